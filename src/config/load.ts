@@ -1,0 +1,215 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type { z } from 'zod';
+import { redactUrl } from '../redact.js';
+import { configSchema, type Config } from './schema.js';
+
+export interface ConfigIssue {
+  /** Dotted path inside the file, e.g. `cameras.front.fps`; empty for the whole file. */
+  path: string;
+  line?: number;
+  message: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly issues: ConfigIssue[],
+  ) {
+    super(`${file}: ${issues.length} configuration error${issues.length === 1 ? '' : 's'}`);
+  }
+
+  /** One line per issue, `file:line: path: message`. */
+  format(): string {
+    return this.issues
+      .map((i) => `${this.file}${i.line ? `:${i.line}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}`)
+      .join('\n');
+  }
+}
+
+export interface LoadedConfig {
+  file: string;
+  config: Config;
+  /** Secret values taken from the config (passwords), for `scrub()`. */
+  secrets: string[];
+}
+
+type PathKey = string | number;
+interface Found {
+  path: PathKey[];
+  message: string;
+  /** Point at the key itself rather than its value. */
+  atKey?: boolean;
+}
+
+/** The line of the node at `path`, or of its nearest ancestor that exists. */
+function lineOf(doc: Document, lc: LineCounter, path: readonly PathKey[], atKey = false): number | undefined {
+  let node: Node | null | undefined = doc.contents;
+  let line = node?.range ? lc.linePos(node.range[0]).line : undefined;
+  for (const [depth, key] of path.entries()) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key));
+      if (!pair) break;
+      const keyNode = pair.key as Node;
+      if (keyNode.range) line = lc.linePos(keyNode.range[0]).line;
+      if (atKey && depth === path.length - 1) break;
+      node = pair.value as Node | null;
+      if (node?.range) line = lc.linePos(node.range[0]).line;
+    } else if (isSeq(node) && typeof key === 'number') {
+      node = node.items[key] as Node | undefined;
+      if (!node) break;
+      if (node.range) line = lc.linePos(node.range[0]).line;
+    } else break;
+  }
+  return line;
+}
+
+const dotted = (path: readonly PathKey[]): string =>
+  path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('');
+
+/**
+ * Replaces `${NAME}` with the environment variable NAME in every string value; `$${` is a
+ * literal `${`. Returns the secrets it substituted so they can be scrubbed from output.
+ */
+function substituteEnv(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  path: PathKey[],
+  issues: Found[],
+  substituted: string[],
+): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$(\$?)\{([^}]*)\}/g, (whole, escape: string, name: string) => {
+      if (escape) return whole.slice(1);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+        issues.push({ path, message: `'\${${name}}' is not a valid environment variable reference` });
+        return '';
+      }
+      const v = env[name];
+      if (v === undefined) {
+        issues.push({ path, message: `environment variable ${name} is not set` });
+        return '';
+      }
+      substituted.push(v);
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...path, i], issues, substituted));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = substituteEnv(v, env, [...path, k], issues, substituted);
+    return out;
+  }
+  return value;
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return `a ${typeof v}`;
+}
+
+function valueAt(data: unknown, path: readonly PathKey[]): unknown {
+  let v = data;
+  for (const k of path) v = v && typeof v === 'object' ? (v as Record<PathKey, unknown>)[k] : undefined;
+  return v;
+}
+
+/** A plain-English message for one zod issue. */
+function describe(issue: z.core.$ZodIssue, value: unknown): string {
+  const unit = (origin: string): string =>
+    origin === 'array' ? ' items' : origin === 'string' ? ' characters' : origin === 'set' ? ' items' : '';
+  switch (issue.code) {
+    case 'invalid_type':
+      return value === undefined ? 'is required' : `must be ${issue.expected === 'tuple' ? 'a pair' : `a ${issue.expected}`}, not ${typeName(value)}`;
+    case 'too_big': {
+      const u = unit(issue.origin);
+      return u ? `must have at most ${issue.maximum}${u}` : `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
+    }
+    case 'too_small': {
+      const u = unit(issue.origin);
+      return u ? `must have at least ${issue.minimum}${u}` : `must be ${issue.inclusive ? 'at least' : 'greater than'} ${issue.minimum}`;
+    }
+    case 'not_multiple_of':
+      return `must be a multiple of ${issue.divisor}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
+    case 'invalid_key':
+      return `name ${issue.issues.map((i) => i.message).join('; ')}`;
+    default:
+      return redactUrl(issue.message);
+  }
+}
+
+function zodIssues(error: z.ZodError, data: unknown): Found[] {
+  const out: Found[] = [];
+  for (const issue of error.issues) {
+    const path = issue.path.filter((p): p is PathKey => typeof p !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push({ path: [...path, key], message: 'unknown key', atKey: true });
+    } else {
+      out.push({ path, message: describe(issue, valueAt(data, path)), atKey: issue.code === 'invalid_key' });
+    }
+  }
+  return out;
+}
+
+/** Parses and validates config text. Throws ConfigError listing every problem at once. */
+export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => ({ path: '', line: e.linePos?.[0]?.line, message: `YAML: ${e.message.split('\n')[0] ?? ''}` })),
+    );
+  }
+  const raw: unknown = doc.toJS();
+  if (raw === null || raw === undefined) throw new ConfigError(file, [{ path: '', message: 'the file is empty' }]);
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, [{ path: '', line: 1, message: 'the top level must be a mapping of sections' }]);
+  }
+  const envIssues: Found[] = [];
+  const substituted: string[] = [];
+  const data = substituteEnv(raw, env, [], envIssues, substituted);
+  const result = configSchema.safeParse(data);
+  const found = [...envIssues, ...(result.success ? [] : zodIssues(result.error, data))];
+  if (found.length || !result.success) {
+    const issues = found
+      .map((i) => ({ path: dotted(i.path), line: lineOf(doc, lc, i.path, i.atKey), message: i.message }))
+      .sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+    throw new ConfigError(file, issues);
+  }
+  const config = result.data;
+  const base = dirname(resolve(file));
+  const abs = (p: string): string => (isAbsolute(p) ? p : resolve(base, p));
+  config.model.path = abs(config.model.path);
+  if (config.model.labels) config.model.labels = abs(config.model.labels);
+  if (config.mqtt.tls) {
+    for (const k of ['ca', 'cert', 'key'] as const) {
+      const p = config.mqtt.tls[k];
+      if (p) config.mqtt.tls[k] = abs(p);
+    }
+  }
+  const secrets = new Set<string>();
+  if (config.mqtt.password) secrets.add(config.mqtt.password);
+  for (const cam of Object.values(config.cameras)) {
+    const pw = new URL(cam.url).password;
+    if (pw) secrets.add(decodeURIComponent(pw));
+  }
+  return { file, config, secrets: [...secrets] };
+}
+
+export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code);
+    throw new ConfigError(file, [{ path: '', message: `cannot read the config file (${why})` }]);
+  }
+  return parseConfig(text, file, env);
+}

@@ -1,0 +1,195 @@
+import { z } from 'zod';
+
+/**
+ * The configuration schema: the one definition of what a config file may contain, used both to
+ * validate files and (through z.infer) as the daemon's configuration type.
+ */
+
+export const PROVIDERS = ['tensorrt', 'cuda', 'webgpu', 'cpu'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+/** Why a name cannot be one level of an MQTT topic (or a URL path segment), or undefined if it can. */
+export function topicLevelProblem(name: string): string | undefined {
+  if (name.length === 0) return 'must not be empty';
+  if (name.length > 64) return 'must be at most 64 characters';
+  if (/[/+#]/.test(name)) return "must not contain '/', '+' or '#' (it is used as an MQTT topic level)";
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'must not contain control characters';
+  if (name.startsWith('$')) return "must not start with '$' (reserved for broker topics)";
+  if (name === '.' || name === '..') return "must not be '.' or '..'";
+  if (name.trim() !== name) return 'must not start or end with spaces';
+  return undefined;
+}
+
+const topicLevel = z.string().superRefine((s, ctx) => {
+  const problem = topicLevelProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+function urlWithSchemes(what: string, schemes: readonly string[]) {
+  return z.string().superRefine((s, ctx) => {
+    let u: URL;
+    try {
+      u = new URL(s);
+    } catch {
+      // Never echo the value: URLs carry passwords.
+      ctx.addIssue({ code: 'custom', message: `not a valid ${what} URL (expected ${schemes[0]}://host[:port]/...)` });
+      return;
+    }
+    const scheme = u.protocol.slice(0, -1);
+    if (!schemes.includes(scheme)) {
+      ctx.addIssue({ code: 'custom', message: `${what} URL scheme '${scheme}' is not one of ${schemes.join(', ')}` });
+    } else if (scheme !== 'file' && !u.hostname) {
+      ctx.addIssue({ code: 'custom', message: `${what} URL has no host` });
+    }
+  });
+}
+
+const int = () => z.number().int();
+
+const mqtt = z
+  .strictObject({
+    /** Broker URL; absent means Argus' embedded broker. */
+    url: urlWithSchemes('MQTT', ['mqtt', 'mqtts', 'ws', 'wss']).optional(),
+    base_topic: z
+      .string()
+      .default('argus')
+      .superRefine((s, ctx) => {
+        for (const level of s.split('/')) {
+          const problem = topicLevelProblem(level);
+          if (problem) ctx.addIssue({ code: 'custom', message: `each level ${problem}` });
+        }
+      }),
+    client_id: z.string().min(1).max(128).optional(),
+    username: z.string().optional(),
+    password: z.string().optional(),
+    keepalive_s: int().min(5).max(3600).default(30),
+    tls: z
+      .strictObject({
+        ca: z.string().min(1).optional(),
+        cert: z.string().min(1).optional(),
+        key: z.string().min(1).optional(),
+        reject_unauthorized: z.boolean().default(true),
+      })
+      .optional(),
+    embedded: z
+      .strictObject({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: int().min(0).max(65535).default(1883),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+const model = z.strictObject({
+  /** ONNX file; a relative path is relative to the config file. */
+  path: z.string().min(1),
+  /** Square input size, used only when the model does not fix it. */
+  input_size: int().min(32).max(4096).multipleOf(32).optional(),
+  /** Class names (JSON array, or one per line), for models without `names` metadata. */
+  labels: z.string().min(1).optional(),
+  conf: z.number().gt(0).max(1).default(0.25),
+  iou: z.number().gt(0).max(1).default(0.45),
+  max_detections: int().min(1).max(10000).default(300),
+});
+
+const detector = z
+  .strictObject({
+    providers: z
+      .array(z.enum(PROVIDERS))
+      .min(1)
+      .default(['cpu'])
+      .refine((p) => new Set(p).size === p.length, 'lists a provider twice'),
+    device_id: int().min(0).max(64).default(0),
+    /** Sessions run in this many worker threads (one per GPU, or several 1-thread CPU sessions). */
+    workers: int().min(1).max(32).default(1),
+    /** ONNX Runtime thread pools; 0 lets ONNX Runtime choose. */
+    intra_op_threads: int().min(0).max(256).default(0),
+    inter_op_threads: int().min(0).max(256).default(0),
+    inference_timeout_ms: int().min(100).max(600000).default(10000),
+  })
+  .prefault({});
+
+const scheduler = z
+  .strictObject({
+    max_batch: int().min(1).max(64).default(4),
+    max_wait_ms: int().min(0).max(10000).default(50),
+  })
+  .prefault({});
+
+const cache = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    /** Largest Hamming distance between frame hashes still counted as "unchanged". */
+    max_distance: int().min(0).max(64).default(4),
+    /** A cached result is reused for at most this long. */
+    max_age_s: z.number().positive().max(3600).default(10),
+  })
+  .prefault({});
+
+const http = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    host: z.string().min(1).default('127.0.0.1'),
+    port: int().min(0).max(65535).default(8080),
+  })
+  .prefault({});
+
+const ffmpeg = z
+  .strictObject({
+    /** A system ffmpeg (e.g. with NVDEC/VAAPI); default: the one from @ffmpeg-installer/ffmpeg. */
+    path: z.string().min(1).optional(),
+  })
+  .prefault({});
+
+const point = z.tuple([z.number().min(0), z.number().min(0)]);
+
+const labelFilter = z.strictObject({
+  min_score: z.number().min(0).max(1).default(0),
+  /** In source pixels². */
+  min_area: z.number().min(0).default(0),
+});
+
+const camera = z.strictObject({
+  url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file']),
+  enabled: z.boolean().default(true),
+  fps: z.number().gt(0).max(60).default(5),
+  /** 1..10; higher is served first when the detector is busy. */
+  priority: int().min(1).max(10).default(5),
+  rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
+  /** Extra ffmpeg arguments placed before -i. */
+  input_args: z.array(z.string()).default([]),
+  hwaccel_args: z.array(z.string()).default([]),
+  objects: z
+    .strictObject({
+      /** Labels to report; absent means all. */
+      track: z.array(topicLevel).min(1).optional(),
+      filters: z.record(topicLevel, labelFilter).default({}),
+    })
+    .prefault({}),
+  zones: z
+    .record(
+      topicLevel,
+      z.strictObject({
+        /** Polygon in source pixels, at least three points. */
+        points: z.array(point).min(3),
+        objects: z.array(topicLevel).min(1).optional(),
+      }),
+    )
+    .default({}),
+});
+
+export const configSchema = z.strictObject({
+  log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+  mqtt,
+  model,
+  detector,
+  scheduler,
+  cache,
+  http,
+  ffmpeg,
+  cameras: z.record(topicLevel, camera).default({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type CameraConfig = z.infer<typeof camera>;

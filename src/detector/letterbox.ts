@@ -1,0 +1,56 @@
+/**
+ * Letterbox geometry, as Ultralytics computes it: scale the source to fit a `dstW`×`dstH`
+ * model input keeping its aspect ratio, centre it, pad the rest (with grey 114).
+ * The same geometry drives ffmpeg's scale/pad filters and maps boxes back to source pixels.
+ */
+export interface Letterbox {
+  srcW: number;
+  srcH: number;
+  dstW: number;
+  dstH: number;
+  scale: number;
+  /** Size of the scaled image inside the padded input. */
+  innerW: number;
+  innerH: number;
+  padLeft: number;
+  padTop: number;
+}
+
+export type Box = [x1: number, y1: number, x2: number, y2: number];
+
+export const LETTERBOX_PAD = 114;
+
+export function letterbox(srcW: number, srcH: number, dstW: number, dstH: number = dstW): Letterbox {
+  if (!(srcW > 0 && srcH > 0 && dstW > 0 && dstH > 0)) {
+    throw new RangeError(`letterbox needs positive sizes, got ${srcW}x${srcH} -> ${dstW}x${dstH}`);
+  }
+  const scale = Math.min(dstW / srcW, dstH / srcH);
+  const innerW = Math.min(dstW, Math.max(1, Math.round(srcW * scale)));
+  const innerH = Math.min(dstH, Math.max(1, Math.round(srcH * scale)));
+  const dw = (dstW - innerW) / 2;
+  const dh = (dstH - innerH) / 2;
+  // Ultralytics rounds (d - 0.1) for the leading side, so an odd pad puts the extra pixel after.
+  const padLeft = Math.max(0, Math.round(dw - 0.1));
+  const padTop = Math.max(0, Math.round(dh - 0.1));
+  return { srcW, srcH, dstW, dstH, scale, innerW, innerH, padLeft, padTop };
+}
+
+/** Maps a box in model-input pixels to source pixels, clipped to the source image. */
+export function toSource(g: Letterbox, box: Readonly<Box>): Box {
+  const sx = g.innerW / g.srcW;
+  const sy = g.innerH / g.srcH;
+  const clip = (v: number, max: number): number => Math.min(max, Math.max(0, v));
+  return [
+    clip((box[0] - g.padLeft) / sx, g.srcW),
+    clip((box[1] - g.padTop) / sy, g.srcH),
+    clip((box[2] - g.padLeft) / sx, g.srcW),
+    clip((box[3] - g.padTop) / sy, g.srcH),
+  ];
+}
+
+/** Maps a box in source pixels into model-input pixels (the inverse of `toSource`, unclipped). */
+export function toModel(g: Letterbox, box: Readonly<Box>): Box {
+  const sx = g.innerW / g.srcW;
+  const sy = g.innerH / g.srcH;
+  return [box[0] * sx + g.padLeft, box[1] * sy + g.padTop, box[2] * sx + g.padLeft, box[3] * sy + g.padTop];
+}
