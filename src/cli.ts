@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+/**
+ * The command line: owns argv, output streams and exit codes. Exit codes: 0 success,
+ * 1 a failure in what was asked (bad config, unreadable model or image), 2 a usage error.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ConfigError, loadConfig } from './config/load.js';
+import { PROVIDERS, type ProviderName } from './config/schema.js';
+import { runDetect } from './commands/detect.js';
+import { summarize } from './commands/validate.js';
+import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/fixture.js';
+
+const USAGE = `Usage: argus <command> [options]
+
+Commands:
+  validate -c FILE            check a config file; print its errors with line numbers
+  detect --model FILE IMAGE…  run a model on images, print one JSON object per image
+      [--conf 0.25] [--iou 0.45] [--labels FILE] [--providers cpu] [--batch 4]
+  model fixture --out FILE    write Argus' generated test model (ONNX)
+      [--size 320] [--stride 32] [--layout channels-first|transposed|flat]
+      [--static-batch N] [--no-names]
+
+Options:
+  -h, --help      show this help
+  -v, --version   print the version`;
+
+class UsageError extends Error {}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function num(v: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`${name} must be a number from ${min} to ${max}, got '${v}'`);
+  return n;
+}
+
+async function validate(args: string[]): Promise<number> {
+  const { values } = parse(args, { config: { type: 'string', short: 'c' } });
+  if (!values.config) throw new UsageError('validate needs -c FILE');
+  try {
+    const loaded = await loadConfig(values.config);
+    process.stdout.write(`${summarize(loaded)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.format()}\n${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+async function detect(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    model: { type: 'string', short: 'm' },
+    labels: { type: 'string' },
+    conf: { type: 'string' },
+    iou: { type: 'string' },
+    providers: { type: 'string' },
+    batch: { type: 'string' },
+    'log-level': { type: 'string' },
+  });
+  if (!values.model) throw new UsageError('detect needs --model FILE');
+  if (positionals.length === 0) throw new UsageError('detect needs at least one IMAGE');
+  const providers = (values.providers ?? 'cpu').split(',').map((p) => p.trim());
+  for (const p of providers) {
+    if (!(PROVIDERS as readonly string[]).includes(p)) throw new UsageError(`unknown provider '${p}' (one of ${PROVIDERS.join(', ')})`);
+  }
+  return runDetect({
+    model: values.model,
+    labels: values.labels,
+    images: positionals,
+    conf: num(values.conf, '--conf', 0.25, 0, 1),
+    iou: num(values.iou, '--iou', 0.45, 0, 1),
+    batch: num(values.batch, '--batch', 4, 1, 64),
+    providers: providers as ProviderName[],
+    logLevel: values['log-level'] ?? 'warn',
+  });
+}
+
+async function model(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'fixture') throw new UsageError(`unknown model command '${sub ?? ''}' (expected: fixture)`);
+  const { values } = parse(rest, {
+    out: { type: 'string', short: 'o' },
+    size: { type: 'string' },
+    stride: { type: 'string' },
+    layout: { type: 'string' },
+    'static-batch': { type: 'string' },
+    'no-names': { type: 'boolean' },
+  });
+  if (!values.out) throw new UsageError('model fixture needs --out FILE');
+  const layout = values.layout ?? DEFAULT_FIXTURE.layout;
+  if (!['channels-first', 'transposed', 'flat'].includes(layout)) throw new UsageError(`unknown layout '${layout}'`);
+  const opts: FixtureOptions = {
+    size: num(values.size, '--size', DEFAULT_FIXTURE.size, 32, 2048),
+    stride: num(values.stride, '--stride', DEFAULT_FIXTURE.stride, 1, 512),
+    layout: layout as FixtureOptions['layout'],
+    batch: values['static-batch'] ? num(values['static-batch'], '--static-batch', 1, 1, 64) : 'dynamic',
+    names: !values['no-names'],
+  };
+  await mkdir(dirname(values.out), { recursive: true });
+  await writeFile(values.out, buildFixtureModel(opts));
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case 'validate':
+        return await validate(args);
+      case 'detect':
+        return await detect(args);
+      case 'model':
+        return await model(args);
+      case '-v':
+      case '--version':
+        process.stdout.write(`${version()}\n`);
+        return 0;
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`argus: ${err.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`argus: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

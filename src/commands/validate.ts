@@ -1,0 +1,14 @@
+import type { LoadedConfig } from '../config/load.js';
+import { redactUrl } from '../redact.js';
+
+/** The one-line summary `argus validate` prints for a valid file. */
+export function summarize({ file, config }: LoadedConfig): string {
+  const cams = Object.values(config.cameras);
+  const enabled = cams.filter((c) => c.enabled).length;
+  const broker = config.mqtt.url ? redactUrl(config.mqtt.url) : `embedded ${config.mqtt.embedded.host}:${config.mqtt.embedded.port}`;
+  return (
+    `${file}: valid; ${cams.length} camera${cams.length === 1 ? '' : 's'} (${enabled} enabled), ` +
+    `model ${config.model.path}, providers ${config.detector.providers.join('>')}, ` +
+    `batch ${config.scheduler.max_batch}/${config.scheduler.max_wait_ms} ms, mqtt ${broker}`
+  );
+}

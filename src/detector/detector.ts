@@ -1,0 +1,213 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { ProviderName } from '../config/schema.js';
+import type { OutputLayout, RawDetection } from './decode.js';
+import type { ModelPlan } from './model.js';
+import type { FromWorker, RunRequest, WorkerInit } from './protocol.js';
+import { describeProviderChoice } from './providers.js';
+
+export interface DetectorOptions {
+  providers: ProviderName[];
+  deviceId: number;
+  workers: number;
+  intraOpThreads: number;
+  interOpThreads: number;
+  conf: number;
+  iou: number;
+  maxDet: number;
+}
+
+export interface BatchResult {
+  /** The input buffer, handed back for reuse. */
+  input: Float32Array;
+  /** One list per batch item, in model-input pixels. */
+  detections: RawDetection[][];
+  inferMs: number;
+}
+
+interface Pending {
+  resolve: (r: BatchResult) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  busy: boolean;
+  pending: Map<number, Pending>;
+}
+
+export class DetectorError extends Error {}
+
+/**
+ * A pool of worker threads, each owning one ONNX Runtime session. `detect` hands a batch to an
+ * idle worker (transferring, not copying, its input) and resolves with the decoded detections.
+ */
+export class Detector {
+  private slots: Slot[] = [];
+  private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending }[] = [];
+  private nextId = 1;
+  private stopped = false;
+  provider: ProviderName | undefined;
+  layout: OutputLayout | undefined;
+
+  constructor(
+    readonly plan: ModelPlan,
+    private readonly opts: DetectorOptions,
+    private readonly log: Logger,
+  ) {}
+
+  get inputSize(): number {
+    return this.plan.inputSize;
+  }
+
+  get labels(): readonly string[] {
+    return this.plan.labels;
+  }
+
+  /** Floats in one frame's slot of a batch buffer. */
+  get frameFloats(): number {
+    return 3 * this.plan.inputSize * this.plan.inputSize;
+  }
+
+  /** Starts every worker, loads and warms up its session. Rejects naming the model on failure. */
+  async start(): Promise<void> {
+    const init: WorkerInit = {
+      modelPath: this.plan.path,
+      inputName: this.plan.inputName,
+      outputName: this.plan.outputName,
+      inputSize: this.plan.inputSize,
+      staticBatch: this.plan.staticBatch,
+      classes: this.plan.labels.length,
+      providers: this.opts.providers,
+      deviceId: this.opts.deviceId,
+      intraOpThreads: this.opts.intraOpThreads,
+      interOpThreads: this.opts.interOpThreads,
+      conf: this.opts.conf,
+      iou: this.opts.iou,
+      maxDet: this.opts.maxDet,
+    };
+    const t0 = performance.now();
+    const results = await Promise.allSettled(Array.from({ length: this.opts.workers }, () => this.spawn(init)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await this.stop();
+      const reason = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+      throw new DetectorError(`${this.plan.path}: ${reason}`);
+    }
+    const ready = (results[0] as PromiseFulfilledResult<Extract<FromWorker, { type: 'ready' }>>).value;
+    this.provider = ready.provider;
+    this.layout = ready.layout;
+    // One line: which provider runs, and why each preferred one was skipped (warn when any was).
+    this.log[ready.skipped.length ? 'warn' : 'info'](
+      { provider: ready.provider, skipped: ready.skipped, workers: this.opts.workers },
+      describeProviderChoice(ready.provider, ready.skipped),
+    );
+    if (this.plan.staticBatch !== null) {
+      this.log.info(`model has a static batch of ${this.plan.staticBatch}: batches run ${this.plan.staticBatch === 1 ? 'item by item' : `in chunks of ${this.plan.staticBatch}`}`);
+    }
+    this.log.info(
+      {
+        model: this.plan.path,
+        input: this.plan.inputSize,
+        labels: this.plan.labels.length,
+        labelsFrom: this.plan.labelsFrom,
+        layout: ready.layout.kind,
+        quantization: this.plan.quantization,
+        startMs: Math.round(performance.now() - t0),
+        warmupMs: Math.round(ready.warmupMs),
+      },
+      'detector ready',
+    );
+  }
+
+  private spawn(init: WorkerInit): Promise<Extract<FromWorker, { type: 'ready' }>> {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: init });
+    const slot: Slot = { worker, busy: false, pending: new Map() };
+    this.slots.push(slot);
+    return new Promise((resolve, reject) => {
+      let started = false;
+      worker.on('message', (msg: FromWorker) => {
+        switch (msg.type) {
+          case 'ready':
+            started = true;
+            resolve(msg);
+            this.pump();
+            break;
+          case 'init-error':
+            reject(new Error(msg.message));
+            break;
+          case 'result':
+          case 'run-error': {
+            const p = slot.pending.get(msg.id);
+            slot.pending.delete(msg.id);
+            slot.busy = false;
+            if (p && msg.type === 'result') p.resolve({ input: msg.input, detections: msg.detections, inferMs: msg.inferMs });
+            else if (p && msg.type === 'run-error') p.reject(Object.assign(new DetectorError(`inference failed: ${msg.message}`), { input: msg.input }));
+            this.pump();
+            break;
+          }
+        }
+      });
+      worker.on('error', (err) => {
+        if (!started) reject(err);
+        this.failSlot(slot, err);
+      });
+      worker.on('exit', (code) => {
+        if (!started) reject(new Error(`worker exited with code ${code} before the model was ready`));
+        this.failSlot(slot, new Error(`detector worker exited (code ${code})`));
+      });
+    });
+  }
+
+  private failSlot(slot: Slot, err: Error): void {
+    for (const p of slot.pending.values()) p.reject(new DetectorError(err.message));
+    slot.pending.clear();
+    this.slots = this.slots.filter((s) => s !== slot);
+  }
+
+  /** Number of workers with no batch in flight. */
+  get idleWorkers(): number {
+    return this.slots.filter((s) => !s.busy).length;
+  }
+
+  get workerCount(): number {
+    return this.slots.length;
+  }
+
+  /**
+   * Runs `count` letterboxed frames laid out NCHW in `input` (count × frameFloats values).
+   * `input` is transferred to a worker: do not touch it until the result hands it back.
+   */
+  detect(input: Float32Array, count: number): Promise<BatchResult> {
+    if (this.stopped) return Promise.reject(new DetectorError('detector is stopped'));
+    if (count < 1 || input.length < count * this.frameFloats) {
+      return Promise.reject(new RangeError(`batch of ${count} needs ${count * this.frameFloats} floats, got ${input.length}`));
+    }
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ req: { input, count }, pending: { resolve, reject } });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.busy) continue;
+      const next = this.waiting.shift();
+      if (!next) return;
+      const id = this.nextId++;
+      slot.busy = true;
+      slot.pending.set(id, next.pending);
+      const msg: RunRequest = { type: 'run', id, ...next.req };
+      slot.worker.postMessage(msg, [msg.input.buffer as ArrayBuffer]);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const w of this.waiting) w.pending.reject(new DetectorError('detector stopped'));
+    this.waiting = [];
+    const slots = this.slots;
+    this.slots = [];
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+  }
+}

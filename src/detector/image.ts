@@ -1,0 +1,42 @@
+import sharp from 'sharp';
+import { letterbox, LETTERBOX_PAD, type Letterbox } from './letterbox.js';
+
+export interface LetterboxedImage {
+  /** size × size × 3 RGB bytes. */
+  rgb: Uint8Array;
+  geometry: Letterbox;
+}
+
+export class ImageError extends Error {}
+
+/**
+ * Decodes an image (file path or bytes) of any format sharp reads, applies its EXIF orientation,
+ * and letterboxes it to `size`×`size` RGB with the same geometry ffmpeg uses for camera frames.
+ */
+export async function loadLetterboxed(source: string | Buffer, size: number, name = typeof source === 'string' ? source : 'image'): Promise<LetterboxedImage> {
+  try {
+    const oriented = sharp(source, { failOn: 'error' }).rotate();
+    const meta = await oriented.metadata();
+    if (!meta.width || !meta.height) throw new Error('no image dimensions');
+    const swap = (meta.orientation ?? 1) >= 5;
+    const srcW = swap ? meta.height : meta.width;
+    const srcH = swap ? meta.width : meta.height;
+    const g = letterbox(srcW, srcH, size);
+    const pad = { r: LETTERBOX_PAD, g: LETTERBOX_PAD, b: LETTERBOX_PAD };
+    const { data, info } = await sharp(source, { failOn: 'error' })
+      .rotate()
+      .removeAlpha()
+      .toColourspace('srgb')
+      .resize(g.innerW, g.innerH, { fit: 'fill', kernel: 'linear' })
+      .extend({ top: g.padTop, left: g.padLeft, bottom: size - g.innerH - g.padTop, right: size - g.innerW - g.padLeft, background: pad })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if (info.width !== size || info.height !== size || info.channels !== 3) {
+      throw new Error(`decoder produced ${info.width}x${info.height}x${info.channels}, expected ${size}x${size}x3`);
+    }
+    return { rgb: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), geometry: g };
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new ImageError(`${name}: cannot read the image (${msg.split('\n')[0]})`);
+  }
+}

@@ -1,0 +1,37 @@
+import type { ProviderName } from '../config/schema.js';
+import type { OutputLayout, RawDetection } from './decode.js';
+import type { Skipped } from './providers.js';
+
+/** Messages between the detector and its worker threads. */
+
+export interface WorkerInit {
+  modelPath: string;
+  inputName: string;
+  outputName: string;
+  inputSize: number;
+  staticBatch: number | null;
+  classes: number;
+  providers: ProviderName[];
+  deviceId: number;
+  intraOpThreads: number;
+  interOpThreads: number;
+  conf: number;
+  iou: number;
+  maxDet: number;
+}
+
+export interface RunRequest {
+  type: 'run';
+  id: number;
+  /** count × 3 × size × size float32 values, transferred to the worker and back. */
+  input: Float32Array;
+  count: number;
+}
+
+export type ToWorker = RunRequest;
+
+export type FromWorker =
+  | { type: 'ready'; provider: ProviderName; skipped: Skipped[]; layout: OutputLayout; warmupMs: number }
+  | { type: 'init-error'; message: string }
+  | { type: 'result'; id: number; input: Float32Array; detections: RawDetection[][]; inferMs: number }
+  | { type: 'run-error'; id: number; input: Float32Array; message: string };

@@ -1,0 +1,62 @@
+import type { ProviderName } from '../config/schema.js';
+
+/** The onnxruntime-node execution-provider option for one configured provider. */
+export function providerOption(name: ProviderName, deviceId: number): string | { name: string; deviceId?: number } {
+  switch (name) {
+    case 'cpu':
+      return 'cpu';
+    case 'webgpu':
+      return { name: 'webgpu' };
+    case 'cuda':
+    case 'tensorrt':
+      return { name, deviceId };
+  }
+}
+
+export interface Skipped {
+  provider: ProviderName;
+  reason: string;
+}
+
+export interface FallbackResult<S> {
+  session: S;
+  provider: ProviderName;
+  skipped: Skipped[];
+}
+
+/** First line of an ONNX Runtime error, without its source-file prefix. */
+export function shortReason(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const line = msg.split('\n').find((l) => l.trim()) ?? msg;
+  const noSource = line.replace(/^\/\S+:\d+\s+/, '');
+  // ORT_ENFORCE messages read "<function> <condition> was false. <the actual reason>".
+  const enforced = /\swas false\.\s*(.+)$/.exec(noSource);
+  return (enforced?.[1] ?? noSource).replace(/\s+/g, ' ').trim().slice(0, 300);
+}
+
+/**
+ * Tries `create` with each provider in order of preference and returns the first session that
+ * could be made, with the reason each earlier provider was skipped. Throws when none works.
+ */
+export async function createWithFallback<S>(
+  providers: readonly ProviderName[],
+  create: (provider: ProviderName) => Promise<S>,
+): Promise<FallbackResult<S>> {
+  const skipped: Skipped[] = [];
+  for (const provider of providers) {
+    try {
+      return { session: await create(provider), provider, skipped };
+    } catch (err) {
+      skipped.push({ provider, reason: shortReason(err) });
+    }
+  }
+  const detail = skipped.map((s) => `${s.provider}: ${s.reason}`).join('; ');
+  throw new Error(`no execution provider could load the model (${detail})`);
+}
+
+/** The one log line that says which provider is in use and why others were skipped. */
+export function describeProviderChoice(provider: ProviderName, skipped: readonly Skipped[]): string {
+  if (skipped.length === 0) return `using execution provider ${provider}`;
+  const why = skipped.map((s) => `${s.provider} (${s.reason})`).join(', ');
+  return `using execution provider ${provider}; skipped ${why}`;
+}

@@ -1,0 +1,87 @@
+/**
+ * Worker thread that owns one ONNX Runtime session. `session.run` blocks the thread for the whole
+ * inference, so it must never run on the daemon's event loop. Inputs arrive as transferred
+ * buffers and go back the same way, so the caller can reuse them.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import ort from 'onnxruntime-node';
+import type { ProviderName } from '../config/schema.js';
+import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
+import { createWithFallback, providerOption } from './providers.js';
+import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
+
+const init = workerData as WorkerInit;
+// Providers that cannot load also log natively at error level; their reasons reach the
+// daemon's log through the fallback line instead, so only fatal native messages are let through.
+ort.env.logLevel = 'fatal';
+const port = parentPort!;
+const post = (msg: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(msg, transfer);
+const plane = 3 * init.inputSize * init.inputSize;
+
+function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOptions {
+  return {
+    executionProviders: [providerOption(provider, init.deviceId)] as ort.InferenceSession.SessionOptions['executionProviders'],
+    graphOptimizationLevel: 'all',
+    // Keeps speed and cuts memory for varying batch sizes (measured in issue 7's notes).
+    enableMemPattern: false,
+    ...(init.intraOpThreads ? { intraOpNumThreads: init.intraOpThreads } : {}),
+    ...(init.interOpThreads ? { interOpNumThreads: init.interOpThreads } : {}),
+    // Errors of providers that cannot load are reported through the fallback log line instead.
+    logSeverityLevel: provider === 'cpu' ? 3 : 4,
+  };
+}
+
+let session: ort.InferenceSession;
+let layout: OutputLayout;
+/** Padding buffer for a static batch larger than the last chunk. */
+let scratch: Float32Array | undefined;
+
+async function infer(input: Float32Array, count: number): Promise<RawDetection[][]> {
+  const size = init.inputSize;
+  const chunk = init.staticBatch ?? count;
+  const out: RawDetection[][] = [];
+  for (let start = 0; start < count; start += chunk) {
+    const n = Math.min(chunk, count - start);
+    let data = input.subarray(start * plane, (start + chunk) * plane);
+    if (data.length < chunk * plane) {
+      scratch ??= new Float32Array(chunk * plane);
+      scratch.set(data);
+      scratch.fill(0, data.length);
+      data = scratch;
+    }
+    const feeds = { [init.inputName]: new ort.Tensor('float32', data, [chunk, 3, size, size]) };
+    const result = await session.run(feeds);
+    const tensor = result[init.outputName];
+    if (!tensor) throw new Error(`model produced no output '${init.outputName}'`);
+    if (!layout) layout = resolveLayout(tensor.dims, init.classes);
+    const values = tensor.data as Float32Array;
+    for (let i = 0; i < n; i++) out.push(decodeYolo(values, layout, i, { conf: init.conf, iou: init.iou, maxDet: init.maxDet }));
+    tensor.dispose();
+  }
+  return out;
+}
+
+async function start(): Promise<void> {
+  const chosen = await createWithFallback(init.providers, (p) =>
+    ort.InferenceSession.create(init.modelPath, sessionOptions(p)),
+  );
+  session = chosen.session;
+  const t0 = performance.now();
+  const warm = new Float32Array((init.staticBatch ?? 1) * plane).fill(114 / 255);
+  const feeds = { [init.inputName]: new ort.Tensor('float32', warm, [init.staticBatch ?? 1, 3, init.inputSize, init.inputSize]) };
+  const result = await session.run(feeds);
+  const tensor = result[init.outputName];
+  if (!tensor) throw new Error(`model has no output named '${init.outputName}'`);
+  layout = resolveLayout(tensor.dims, init.classes);
+  post({ type: 'ready', provider: chosen.provider, skipped: chosen.skipped, layout, warmupMs: performance.now() - t0 });
+}
+
+port.on('message', (msg: ToWorker) => {
+  const t0 = performance.now();
+  infer(msg.input, msg.count).then(
+    (detections) => post({ type: 'result', id: msg.id, input: msg.input, detections, inferMs: performance.now() - t0 }, [msg.input.buffer as ArrayBuffer]),
+    (err: unknown) => post({ type: 'run-error', id: msg.id, input: msg.input, message: err instanceof Error ? err.message : String(err) }, [msg.input.buffer as ArrayBuffer]),
+  );
+});
+
+start().catch((err: unknown) => post({ type: 'init-error', message: err instanceof Error ? err.message : String(err) }));
