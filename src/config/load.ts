@@ -69,7 +69,7 @@ const dotted = (path: readonly PathKey[]): string =>
   path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('');
 
 /**
- * Replaces `${NAME}` with the environment variable NAME in every string value; `$${` is a
+ * Drops keys whose value is null and replaces `${NAME}` with the environment variable NAME in every string value; `$${` is a
  * literal `${`. Returns the secrets it substituted so they can be scrubbed from output.
  */
 function substituteEnv(
@@ -98,7 +98,10 @@ function substituteEnv(
   if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...path, i], issues, substituted));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = substituteEnv(v, env, [...path, k], issues, substituted);
+    for (const [k, v] of Object.entries(value)) {
+      // `key:` with nothing after it means "not set", as in a section whose keys are all commented out.
+      if (v !== null) out[k] = substituteEnv(v, env, [...path, k], issues, substituted);
+    }
     return out;
   }
   return value;
@@ -117,13 +120,18 @@ function valueAt(data: unknown, path: readonly PathKey[]): unknown {
   return v;
 }
 
+function expectedName(expected: string): string {
+  const names: Record<string, string> = { object: 'a mapping', record: 'a mapping', array: 'a list', tuple: 'a pair [x, y]' };
+  return names[expected] ?? `a ${expected}`;
+}
+
 /** A plain-English message for one zod issue. */
 function describe(issue: z.core.$ZodIssue, value: unknown): string {
   const unit = (origin: string): string =>
     origin === 'array' ? ' items' : origin === 'string' ? ' characters' : origin === 'set' ? ' items' : '';
   switch (issue.code) {
     case 'invalid_type':
-      return value === undefined ? 'is required' : `must be ${issue.expected === 'tuple' ? 'a pair' : `a ${issue.expected}`}, not ${typeName(value)}`;
+      return value === undefined ? 'is required' : `must be ${expectedName(issue.expected)}, not ${typeName(value)}`;
     case 'too_big': {
       const u = unit(issue.origin);
       return u ? `must have at most ${issue.maximum}${u}` : `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
@@ -163,7 +171,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   if (doc.errors.length) {
     throw new ConfigError(
       file,
-      doc.errors.map((e) => ({ path: '', line: e.linePos?.[0]?.line, message: `YAML: ${e.message.split('\n')[0] ?? ''}` })),
+      doc.errors.map((e) => ({ path: '', line: lc.linePos(e.pos[0]).line, message: `YAML: ${e.message.split('\n')[0] ?? ''}` })),
     );
   }
   const raw: unknown = doc.toJS();

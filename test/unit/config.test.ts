@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
+import { topicLevelProblem } from '../../src/config/schema.js';
+import { repoRoot } from '../helpers/env.js';
+
+const minimal = 'model:\n  path: m.onnx\n';
+
+function errorsOf(text: string, env: NodeJS.ProcessEnv = {}): { line?: number; path: string; message: string }[] {
+  try {
+    parseConfig(text, 'test.yaml', env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    return err.issues;
+  }
+  assert.fail('expected the config to be rejected');
+}
+
+describe('config', () => {
+  it('accepts a minimal file and fills every default', () => {
+    const { config } = parseConfig(minimal, '/etc/argus/config.yaml', {});
+    assert.equal(config.model.path, '/etc/argus/m.onnx', 'model path is relative to the config file');
+    assert.equal(config.mqtt.base_topic, 'argus');
+    assert.equal(config.mqtt.url, undefined);
+    assert.deepEqual(config.mqtt.embedded, { host: '127.0.0.1', port: 1883 });
+    assert.deepEqual(config.detector.providers, ['cpu']);
+    assert.equal(config.scheduler.max_batch, 4);
+    assert.equal(config.cache.enabled, true);
+    assert.equal(config.http.host, '127.0.0.1');
+    assert.deepEqual(config.cameras, {});
+    assert.equal(config.model.conf, 0.25);
+  });
+
+  it('fills camera defaults', () => {
+    const { config } = parseConfig(`${minimal}cameras:\n  gate:\n    url: rtsp://10.0.0.2/s\n`, 'c.yaml', {});
+    const gate = config.cameras.gate!;
+    assert.equal(gate.enabled, true);
+    assert.equal(gate.fps, 5);
+    assert.equal(gate.priority, 5);
+    assert.equal(gate.rtsp_transport, 'tcp');
+    assert.deepEqual(gate.zones, {});
+  });
+
+  it('validates the shipped example', async () => {
+    const { config } = await loadConfig(join(repoRoot, 'config/example.yaml'), {});
+    assert.ok(Object.keys(config.cameras).length >= 2);
+    assert.equal(config.cameras.front_door?.priority, 8);
+    assert.equal(config.cameras.front_door?.zones.porch?.points.length, 4);
+  });
+
+  it('reports an unknown key with its line', () => {
+    const issues = errorsOf(`${minimal}scheduler:\n  max_batch: 2\n  max_batchh: 3\n`);
+    assert.deepEqual(issues, [{ path: 'scheduler.max_batchh', line: 5, message: 'unknown key' }]);
+  });
+
+  it('reports an unknown top-level section', () => {
+    const issues = errorsOf(`${minimal}detectors:\n  workers: 2\n`);
+    assert.deepEqual(issues, [{ path: 'detectors', line: 3, message: 'unknown key' }]);
+  });
+
+  it('reports wrong types, naming what was given', () => {
+    const issues = errorsOf(`${minimal}cache:\n  enabled: "yes"\n  max_age_s: [1]\n`);
+    assert.deepEqual(issues, [
+      { path: 'cache.enabled', line: 4, message: 'must be a boolean, not a string' },
+      { path: 'cache.max_age_s', line: 5, message: 'must be a number, not a list' },
+    ]);
+  });
+
+  it('reports out-of-range values', () => {
+    const text = `${minimal}  conf: 1.5\nscheduler:\n  max_batch: 0\nhttp:\n  port: 70000\ncameras:\n  a:\n    url: rtsp://h/s\n    fps: 0\n    priority: 11\n`;
+    assert.deepEqual(errorsOf(text), [
+      { path: 'model.conf', line: 3, message: 'must be at most 1' },
+      { path: 'scheduler.max_batch', line: 5, message: 'must be at least 1' },
+      { path: 'http.port', line: 7, message: 'must be at most 65535' },
+      { path: 'cameras.a.fps', line: 11, message: 'must be greater than 0' },
+      { path: 'cameras.a.priority', line: 12, message: 'must be at most 10' },
+    ]);
+  });
+
+  it('reports a missing required key at its parent', () => {
+    assert.deepEqual(errorsOf('model:\n  conf: 0.3\n'), [{ path: 'model.path', line: 2, message: 'is required' }]);
+    assert.deepEqual(errorsOf(`${minimal}cameras:\n  a:\n    fps: 3\n`), [{ path: 'cameras.a.url', line: 5, message: 'is required' }]);
+  });
+
+  it('reports enum errors with the choices', () => {
+    const issues = errorsOf(`${minimal}detector:\n  providers: [cuda, openvino]\n`);
+    assert.equal(issues.length, 1);
+    assert.equal(issues[0]!.path, 'detector.providers[1]');
+    assert.equal(issues[0]!.line, 4);
+    assert.match(issues[0]!.message, /must be one of tensorrt, cuda, webgpu, cpu/);
+  });
+
+  it('rejects a provider listed twice', () => {
+    const issues = errorsOf(`${minimal}detector:\n  providers: [cpu, cpu]\n`);
+    assert.equal(issues[0]!.path, 'detector.providers');
+    assert.match(issues[0]!.message, /twice/);
+  });
+
+  it('rejects bad URLs without echoing them', () => {
+    const text = `${minimal}mqtt:\n  url: "http://user:hunter2@broker"\ncameras:\n  a:\n    url: "not a url hunter2"\n  b:\n    url: "ftp://x:hunter2@cam/s"\n`;
+    const issues = errorsOf(text);
+    assert.deepEqual(
+      issues.map((i) => [i.path, i.line]),
+      [
+        ['mqtt.url', 4],
+        ['cameras.a.url', 7],
+        ['cameras.b.url', 9],
+      ],
+    );
+    assert.match(issues[0]!.message, /scheme 'http' is not one of mqtt, mqtts, ws, wss/);
+    assert.match(issues[1]!.message, /not a valid camera URL/);
+    for (const i of issues) assert.doesNotMatch(i.message, /hunter2/);
+  });
+
+  it('rejects camera names that cannot be an MQTT topic level, at the name line', () => {
+    const cams = ['"a/b"', '"+"', '"#"', '""', '"bad\\u0001"', '"$SYS"', '".."'];
+    const text = `${minimal}cameras:\n${cams.map((c) => `  ${c}:\n    url: rtsp://h/s`).join('\n')}\n`;
+    const issues = errorsOf(text);
+    assert.equal(issues.length, cams.length);
+    issues.forEach((issue, i) => {
+      assert.equal(issue.line, 4 + 2 * i, `line of ${cams[i]}`);
+      assert.match(issue.message, /^name must/);
+    });
+  });
+
+  it('checks zone and label names too', () => {
+    const text = `${minimal}cameras:\n  a:\n    url: rtsp://h/s\n    zones:\n      "x#":\n        points: [[0,0],[1,0],[1,1]]\n    objects:\n      filters:\n        "per+son": { min_score: 0.5 }\n`;
+    const issues = errorsOf(text);
+    assert.deepEqual(
+      issues.map((i) => [i.path, i.line]),
+      [
+        ['cameras.a.zones.x#', 7],
+        ['cameras.a.objects.filters.per+son', 11],
+      ],
+    );
+  });
+
+  it('reports every error at once, in line order', () => {
+    const text = `${minimal}  bogus: 1\nscheduler:\n  max_wait_ms: -1\ncameras:\n  x:\n    url: rtsp://h/s\n    zones:\n      z:\n        points: [[0, 0], [1, 1]]\n`;
+    const issues = errorsOf(text);
+    assert.deepEqual(
+      issues.map((i) => i.line),
+      [3, 5, 11],
+    );
+    assert.match(issues[2]!.message, /at least 3 items/);
+  });
+
+  it('substitutes ${ENV} and reports unset variables with their line', () => {
+    const text = `${minimal}mqtt:\n  url: mqtt://broker:1883\n  username: \${MQ_USER}\n  password: \${MQ_PASS}\ncameras:\n  a:\n    url: rtsp://u:\${CAM_PW}@h/s\n`;
+    const ok = parseConfig(text, 'c.yaml', { MQ_USER: 'argus', MQ_PASS: 's3cret!', CAM_PW: 'p%40ss' });
+    assert.equal(ok.config.mqtt.username, 'argus');
+    assert.equal(ok.config.mqtt.password, 's3cret!');
+    assert.equal(ok.config.cameras.a!.url, 'rtsp://u:p%40ss@h/s');
+    assert.deepEqual(ok.secrets.sort(), ['p@ss', 's3cret!']);
+    const issues = errorsOf(text, { MQ_USER: 'argus' });
+    assert.deepEqual(issues, [
+      { path: 'mqtt.password', line: 6, message: 'environment variable MQ_PASS is not set' },
+      { path: 'cameras.a.url', line: 9, message: 'environment variable CAM_PW is not set' },
+    ]);
+  });
+
+  it('keeps $${ as a literal', () => {
+    const { config } = parseConfig(`${minimal}mqtt:\n  client_id: "a$\${b}"\n`, 'c.yaml', {});
+    assert.equal(config.mqtt.client_id, 'a${b}');
+  });
+
+  it('treats an empty section as unset', () => {
+    const { config } = parseConfig(`${minimal}ffmpeg:\ncache:\n`, 'c.yaml', {});
+    assert.equal(config.ffmpeg.path, undefined);
+    assert.equal(config.cache.max_distance, 4);
+  });
+
+  it('reports YAML syntax errors with a line', () => {
+    const issues = errorsOf(`${minimal}cameras:\n  a: [unclosed\n`);
+    assert.equal(issues.length >= 1, true);
+    assert.match(issues[0]!.message, /^YAML:/);
+    assert.equal(typeof issues[0]!.line, 'number');
+  });
+
+  it('reports duplicate keys', () => {
+    const issues = errorsOf(`${minimal}scheduler:\n  max_batch: 2\n  max_batch: 3\n`);
+    assert.equal(issues[0]!.line, 5);
+    assert.match(issues[0]!.message, /unique/i);
+  });
+
+  it('rejects an empty file and a non-mapping', () => {
+    assert.deepEqual(errorsOf(''), [{ path: '', message: 'the file is empty' }]);
+    assert.deepEqual(errorsOf('- a\n- b\n'), [{ path: '', line: 1, message: 'the top level must be a mapping of sections' }]);
+  });
+
+  it('says when the file cannot be read', async () => {
+    await assert.rejects(loadConfig('/nonexistent/argus.yaml'), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.format(), /^\/nonexistent\/argus\.yaml: cannot read the config file \(no such file\)$/);
+      return true;
+    });
+  });
+
+  it('formats issues as file:line: path: message', () => {
+    const err = new ConfigError('c.yaml', [{ path: 'a.b', line: 3, message: 'is required' }]);
+    assert.equal(err.format(), 'c.yaml:3: a.b: is required');
+  });
+});
+
+describe('topicLevelProblem', () => {
+  it('accepts ordinary names, including spaces inside and unicode', () => {
+    for (const ok of ['front_door', 'Cam-2', 'back yard', 'café']) assert.equal(topicLevelProblem(ok), undefined, ok);
+  });
+  it('rejects wildcards, separators, control characters and reserved forms', () => {
+    for (const bad of ['', 'a/b', '+', 'a#', 'x\u0000', 'tab\t', '$SYS', '.', '..', ' lead', 'x'.repeat(65)]) {
+      assert.notEqual(topicLevelProblem(bad), undefined, JSON.stringify(bad));
+    }
+  });
+});
