@@ -30,7 +30,9 @@ Options:
 class UsageError extends Error {}
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -45,7 +47,8 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 function num(v: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max) throw new UsageError(`${name} must be a number from ${min} to ${max}, got '${v}'`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new UsageError(`${name} must be a number from ${min} to ${max}, got '${v}'`);
   return n;
 }
 
@@ -79,7 +82,8 @@ async function detect(args: string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError('detect needs at least one IMAGE');
   const providers = (values.providers ?? 'cpu').split(',').map((p) => p.trim());
   for (const p of providers) {
-    if (!(PROVIDERS as readonly string[]).includes(p)) throw new UsageError(`unknown provider '${p}' (one of ${PROVIDERS.join(', ')})`);
+    if (!(PROVIDERS as readonly string[]).includes(p))
+      throw new UsageError(`unknown provider '${p}' (one of ${PROVIDERS.join(', ')})`);
   }
   return runDetect({
     model: values.model,
@@ -106,7 +110,8 @@ async function model(args: string[]): Promise<number> {
   });
   if (!values.out) throw new UsageError('model fixture needs --out FILE');
   const layout = values.layout ?? DEFAULT_FIXTURE.layout;
-  if (!['channels-first', 'transposed', 'flat'].includes(layout)) throw new UsageError(`unknown layout '${layout}'`);
+  if (!['channels-first', 'transposed', 'flat'].includes(layout))
+    throw new UsageError(`unknown layout '${layout}'`);
   const opts: FixtureOptions = {
     size: num(values.size, '--size', DEFAULT_FIXTURE.size, 32, 2048),
     stride: num(values.stride, '--stride', DEFAULT_FIXTURE.stride, 1, 512),

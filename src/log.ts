@@ -22,5 +22,8 @@ export function createLogger(opts: LogOptions): Logger {
   const scrubbing: DestinationStream = {
     write: (line: string) => dest.write(scrub(line, secrets)),
   };
-  return pino({ level: opts.level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, scrubbing);
+  return pino(
+    { level: opts.level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    scrubbing,
+  );
 }

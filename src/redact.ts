@@ -5,7 +5,10 @@ const MASK = '***';
 
 /** Hides the password of any URL-like `scheme://user:password@host` inside `text`. */
 export function redactUrl(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)([^/@\s:]*):([^@\s]*)@/gi, (_m, scheme: string, user: string) => `${scheme}${user}:${MASK}@`);
+  return text.replace(
+    /([a-z][a-z0-9+.-]*:\/\/)([^/@\s:]*):([^@\s]*)@/gi,
+    (_m, scheme: string, user: string) => `${scheme}${user}:${MASK}@`,
+  );
 }
 
 /**

@@ -25,7 +25,16 @@ export async function runDetect(opts: DetectOptions): Promise<number> {
     const plan = await planModel({ path: opts.model, labels: opts.labels });
     detector = new Detector(
       plan,
-      { providers: opts.providers, deviceId: 0, workers: 1, intraOpThreads: 0, interOpThreads: 0, conf: opts.conf, iou: opts.iou, maxDet: 300 },
+      {
+        providers: opts.providers,
+        deviceId: 0,
+        workers: 1,
+        intraOpThreads: 0,
+        interOpThreads: 0,
+        conf: opts.conf,
+        iou: opts.iou,
+        maxDet: 300,
+      },
       log,
     );
     await detector.start();
@@ -59,7 +68,9 @@ export async function runDetect(opts: DetectOptions): Promise<number> {
       loaded.forEach(({ name, img }, i) => {
         const g = img.geometry;
         const detections = toDetections(result.detections[i] ?? [], g, detector.labels);
-        process.stdout.write(`${JSON.stringify({ image: name, width: g.srcW, height: g.srcH, detections })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ image: name, width: g.srcW, height: g.srcH, detections })}\n`,
+        );
       });
     }
   } catch (err) {

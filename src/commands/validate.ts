@@ -5,7 +5,9 @@ import { redactUrl } from '../redact.js';
 export function summarize({ file, config }: LoadedConfig): string {
   const cams = Object.values(config.cameras);
   const enabled = cams.filter((c) => c.enabled).length;
-  const broker = config.mqtt.url ? redactUrl(config.mqtt.url) : `embedded ${config.mqtt.embedded.host}:${config.mqtt.embedded.port}`;
+  const broker = config.mqtt.url
+    ? redactUrl(config.mqtt.url)
+    : `embedded ${config.mqtt.embedded.host}:${config.mqtt.embedded.port}`;
   return (
     `${file}: valid; ${cams.length} camera${cams.length === 1 ? '' : 's'} (${enabled} enabled), ` +
     `model ${config.model.path}, providers ${config.detector.providers.join('>')}, ` +

@@ -49,7 +49,9 @@ function lineOf(doc: Document, lc: LineCounter, path: readonly PathKey[], atKey 
   let line = node?.range ? lc.linePos(node.range[0]).line : undefined;
   for (const [depth, key] of path.entries()) {
     if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key));
+      const pair = node.items.find(
+        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key),
+      );
       if (!pair) break;
       const keyNode = pair.key as Node;
       if (keyNode.range) line = lc.linePos(keyNode.range[0]).line;
@@ -95,7 +97,8 @@ function substituteEnv(
       return v;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...path, i], issues, substituted));
+  if (Array.isArray(value))
+    return value.map((v, i) => substituteEnv(v, env, [...path, i], issues, substituted));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
@@ -121,7 +124,12 @@ function valueAt(data: unknown, path: readonly PathKey[]): unknown {
 }
 
 function expectedName(expected: string): string {
-  const names: Record<string, string> = { object: 'a mapping', record: 'a mapping', array: 'a list', tuple: 'a pair [x, y]' };
+  const names: Record<string, string> = {
+    object: 'a mapping',
+    record: 'a mapping',
+    array: 'a list',
+    tuple: 'a pair [x, y]',
+  };
   return names[expected] ?? `a ${expected}`;
 }
 
@@ -131,14 +139,20 @@ function describe(issue: z.core.$ZodIssue, value: unknown): string {
     origin === 'array' ? ' items' : origin === 'string' ? ' characters' : origin === 'set' ? ' items' : '';
   switch (issue.code) {
     case 'invalid_type':
-      return value === undefined ? 'is required' : `must be ${expectedName(issue.expected)}, not ${typeName(value)}`;
+      return value === undefined
+        ? 'is required'
+        : `must be ${expectedName(issue.expected)}, not ${typeName(value)}`;
     case 'too_big': {
       const u = unit(issue.origin);
-      return u ? `must have at most ${issue.maximum}${u}` : `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
+      return u
+        ? `must have at most ${issue.maximum}${u}`
+        : `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
     }
     case 'too_small': {
       const u = unit(issue.origin);
-      return u ? `must have at least ${issue.minimum}${u}` : `must be ${issue.inclusive ? 'at least' : 'greater than'} ${issue.minimum}`;
+      return u
+        ? `must have at least ${issue.minimum}${u}`
+        : `must be ${issue.inclusive ? 'at least' : 'greater than'} ${issue.minimum}`;
     }
     case 'not_multiple_of':
       return `must be a multiple of ${issue.divisor}`;
@@ -171,13 +185,20 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   if (doc.errors.length) {
     throw new ConfigError(
       file,
-      doc.errors.map((e) => ({ path: '', line: lc.linePos(e.pos[0]).line, message: `YAML: ${e.message.split('\n')[0] ?? ''}` })),
+      doc.errors.map((e) => ({
+        path: '',
+        line: lc.linePos(e.pos[0]).line,
+        message: `YAML: ${e.message.split('\n')[0] ?? ''}`,
+      })),
     );
   }
   const raw: unknown = doc.toJS();
-  if (raw === null || raw === undefined) throw new ConfigError(file, [{ path: '', message: 'the file is empty' }]);
+  if (raw === null || raw === undefined)
+    throw new ConfigError(file, [{ path: '', message: 'the file is empty' }]);
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(file, [{ path: '', line: 1, message: 'the top level must be a mapping of sections' }]);
+    throw new ConfigError(file, [
+      { path: '', line: 1, message: 'the top level must be a mapping of sections' },
+    ]);
   }
   const envIssues: Found[] = [];
   const substituted: string[] = [];

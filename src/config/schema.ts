@@ -33,12 +33,18 @@ function urlWithSchemes(what: string, schemes: readonly string[]) {
       u = new URL(s);
     } catch {
       // Never echo the value: URLs carry passwords.
-      ctx.addIssue({ code: 'custom', message: `not a valid ${what} URL (expected ${schemes[0]}://host[:port]/...)` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `not a valid ${what} URL (expected ${schemes[0]}://host[:port]/...)`,
+      });
       return;
     }
     const scheme = u.protocol.slice(0, -1);
     if (!schemes.includes(scheme)) {
-      ctx.addIssue({ code: 'custom', message: `${what} URL scheme '${scheme}' is not one of ${schemes.join(', ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `${what} URL scheme '${scheme}' is not one of ${schemes.join(', ')}`,
+      });
     } else if (scheme !== 'file' && !u.hostname) {
       ctx.addIssue({ code: 'custom', message: `${what} URL has no host` });
     }

@@ -24,7 +24,9 @@ export class LayoutError extends Error {}
 export function resolveLayout(dims: readonly (number | string | null)[], classes?: number): OutputLayout {
   const shown = `[${dims.map((d) => d ?? '?').join(', ')}]`;
   if (dims.length !== 3) {
-    throw new LayoutError(`output shape ${shown} is not a YOLO detection output ([batch, 4+classes, anchors] or [batch, anchors, 4+classes])`);
+    throw new LayoutError(
+      `output shape ${shown} is not a YOLO detection output ([batch, 4+classes, anchors] or [batch, anchors, 4+classes])`,
+    );
   }
   const a = dims[1];
   const b = dims[2];
@@ -83,7 +85,12 @@ export interface DecodeOptions {
  * Decodes batch item `item` of a YOLOv8-style output tensor: each anchor's best class, kept when
  * its score reaches `conf`, boxes turned from centre/size to corners, then class-aware NMS.
  */
-export function decodeYolo(data: Float32Array, layout: OutputLayout, item: number, opts: DecodeOptions): RawDetection[] {
+export function decodeYolo(
+  data: Float32Array,
+  layout: OutputLayout,
+  item: number,
+  opts: DecodeOptions,
+): RawDetection[] {
   const { classes: c, anchors: n } = layout;
   const rows = 4 + c;
   const base = item * rows * n;
@@ -107,7 +114,11 @@ export function decodeYolo(data: Float32Array, layout: OutputLayout, item: numbe
     const cy = data[at + rowStep]!;
     const w = data[at + 2 * rowStep]!;
     const h = data[at + 3 * rowStep]!;
-    candidates.push({ classId: best, score: bestScore, box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2] });
+    candidates.push({
+      classId: best,
+      score: bestScore,
+      box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2],
+    });
   }
   return nms(candidates, opts.iou, opts.maxDet ?? 300);
 }

@@ -87,7 +87,9 @@ export class Detector {
       maxDet: this.opts.maxDet,
     };
     const t0 = performance.now();
-    const results = await Promise.allSettled(Array.from({ length: this.opts.workers }, () => this.spawn(init)));
+    const results = await Promise.allSettled(
+      Array.from({ length: this.opts.workers }, () => this.spawn(init)),
+    );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       await this.stop();
@@ -103,7 +105,9 @@ export class Detector {
       describeProviderChoice(ready.provider, ready.skipped),
     );
     if (this.plan.staticBatch !== null) {
-      this.log.info(`model has a static batch of ${this.plan.staticBatch}: batches run ${this.plan.staticBatch === 1 ? 'item by item' : `in chunks of ${this.plan.staticBatch}`}`);
+      this.log.info(
+        `model has a static batch of ${this.plan.staticBatch}: batches run ${this.plan.staticBatch === 1 ? 'item by item' : `in chunks of ${this.plan.staticBatch}`}`,
+      );
     }
     this.log.info(
       {
@@ -141,8 +145,12 @@ export class Detector {
             const p = slot.pending.get(msg.id);
             slot.pending.delete(msg.id);
             slot.busy = false;
-            if (p && msg.type === 'result') p.resolve({ input: msg.input, detections: msg.detections, inferMs: msg.inferMs });
-            else if (p && msg.type === 'run-error') p.reject(Object.assign(new DetectorError(`inference failed: ${msg.message}`), { input: msg.input }));
+            if (p && msg.type === 'result')
+              p.resolve({ input: msg.input, detections: msg.detections, inferMs: msg.inferMs });
+            else if (p && msg.type === 'run-error')
+              p.reject(
+                Object.assign(new DetectorError(`inference failed: ${msg.message}`), { input: msg.input }),
+              );
             this.pump();
             break;
           }
@@ -181,7 +189,9 @@ export class Detector {
   detect(input: Float32Array, count: number): Promise<BatchResult> {
     if (this.stopped) return Promise.reject(new DetectorError('detector is stopped'));
     if (count < 1 || input.length < count * this.frameFloats) {
-      return Promise.reject(new RangeError(`batch of ${count} needs ${count * this.frameFloats} floats, got ${input.length}`));
+      return Promise.reject(
+        new RangeError(`batch of ${count} needs ${count * this.frameFloats} floats, got ${input.length}`),
+      );
     }
     return new Promise((resolve, reject) => {
       this.waiting.push({ req: { input, count }, pending: { resolve, reject } });

@@ -13,7 +13,11 @@ export class ImageError extends Error {}
  * Decodes an image (file path or bytes) of any format sharp reads, applies its EXIF orientation,
  * and letterboxes it to `size`×`size` RGB with the same geometry ffmpeg uses for camera frames.
  */
-export async function loadLetterboxed(source: string | Buffer, size: number, name = typeof source === 'string' ? source : 'image'): Promise<LetterboxedImage> {
+export async function loadLetterboxed(
+  source: string | Buffer,
+  size: number,
+  name = typeof source === 'string' ? source : 'image',
+): Promise<LetterboxedImage> {
   try {
     const oriented = sharp(source, { failOn: 'error' }).rotate();
     const meta = await oriented.metadata();
@@ -28,11 +32,19 @@ export async function loadLetterboxed(source: string | Buffer, size: number, nam
       .removeAlpha()
       .toColourspace('srgb')
       .resize(g.innerW, g.innerH, { fit: 'fill', kernel: 'linear' })
-      .extend({ top: g.padTop, left: g.padLeft, bottom: size - g.innerH - g.padTop, right: size - g.innerW - g.padLeft, background: pad })
+      .extend({
+        top: g.padTop,
+        left: g.padLeft,
+        bottom: size - g.innerH - g.padTop,
+        right: size - g.innerW - g.padLeft,
+        background: pad,
+      })
       .raw()
       .toBuffer({ resolveWithObject: true });
     if (info.width !== size || info.height !== size || info.channels !== 3) {
-      throw new Error(`decoder produced ${info.width}x${info.height}x${info.channels}, expected ${size}x${size}x3`);
+      throw new Error(
+        `decoder produced ${info.width}x${info.height}x${info.channels}, expected ${size}x${size}x3`,
+      );
     }
     return { rgb: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), geometry: g };
   } catch (err) {

@@ -37,7 +37,9 @@ async function readLabels(path: string): Promise<string[]> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ModelError(`${path}: cannot read the labels file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new ModelError(
+      `${path}: cannot read the labels file (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   let labels: unknown;
   if (extname(path).toLowerCase() === '.json') {
@@ -53,10 +55,19 @@ async function readLabels(path: string): Promise<string[]> {
       labels = arr;
     }
   } else {
-    labels = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+    labels = text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l.length > 0);
   }
-  if (!Array.isArray(labels) || labels.length === 0 || labels.some((l) => typeof l !== 'string' || l === '')) {
-    throw new ModelError(`${path}: labels file must list class names (a JSON array of strings, or one name per line)`);
+  if (
+    !Array.isArray(labels) ||
+    labels.length === 0 ||
+    labels.some((l) => typeof l !== 'string' || l === '')
+  ) {
+    throw new ModelError(
+      `${path}: labels file must list class names (a JSON array of strings, or one name per line)`,
+    );
   }
   return labels as string[];
 }
@@ -69,7 +80,9 @@ export async function planModel(opts: ModelOptions): Promise<ModelPlan> {
     buf = await readFile(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ModelError(`${path}: cannot read the model file (${code === 'ENOENT' ? 'no such file' : code ?? String(err)})`);
+    throw new ModelError(
+      `${path}: cannot read the model file (${code === 'ENOENT' ? 'no such file' : (code ?? String(err))})`,
+    );
   }
   let info: OnnxModelInfo;
   try {
@@ -79,14 +92,19 @@ export async function planModel(opts: ModelOptions): Promise<ModelPlan> {
     throw err;
   }
   if (info.inputs.length !== 1) {
-    throw new ModelError(`${path}: expected one image input, found ${info.inputs.length} (${info.inputs.map((i) => i.name).join(', ')})`);
+    throw new ModelError(
+      `${path}: expected one image input, found ${info.inputs.length} (${info.inputs.map((i) => i.name).join(', ')})`,
+    );
   }
   const input = info.inputs[0]!;
   const output = info.outputs[0]!;
-  if (input.elemType !== 1) throw new ModelError(`${path}: input '${input.name}' is not float32; Argus feeds float32 NCHW images`);
+  if (input.elemType !== 1)
+    throw new ModelError(`${path}: input '${input.name}' is not float32; Argus feeds float32 NCHW images`);
   const [b, ch, h, w] = input.shape;
   if (input.shape.length !== 4 || (typeof ch === 'number' && ch !== 3)) {
-    throw new ModelError(`${path}: input '${input.name}' has shape [${input.shape.join(', ')}], expected [batch, 3, height, width]`);
+    throw new ModelError(
+      `${path}: input '${input.name}' has shape [${input.shape.join(', ')}], expected [batch, 3, height, width]`,
+    );
   }
   let inputSize: number | undefined;
   if (typeof h === 'number' && typeof w === 'number') {
@@ -97,7 +115,9 @@ export async function planModel(opts: ModelOptions): Promise<ModelPlan> {
     inputSize = imgsz && imgsz[0] === imgsz[1] ? imgsz[0] : opts.input_size;
   }
   if (!inputSize) {
-    throw new ModelError(`${path}: the model does not fix its input size and has no imgsz metadata; set model.input_size`);
+    throw new ModelError(
+      `${path}: the model does not fix its input size and has no imgsz metadata; set model.input_size`,
+    );
   }
   let labels = parseUltralyticsNames(info.metadata.names);
   let labelsFrom: ModelPlan['labelsFrom'] = 'model metadata';

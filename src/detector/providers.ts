@@ -1,7 +1,10 @@
 import type { ProviderName } from '../config/schema.js';
 
 /** The onnxruntime-node execution-provider option for one configured provider. */
-export function providerOption(name: ProviderName, deviceId: number): string | { name: string; deviceId?: number } {
+export function providerOption(
+  name: ProviderName,
+  deviceId: number,
+): string | { name: string; deviceId?: number } {
   switch (name) {
     case 'cpu':
       return 'cpu';

@@ -14,7 +14,11 @@ const round = (v: number, places: number): number => {
 };
 
 /** Maps raw detections to labelled boxes in source pixels (clipped), dropping empty boxes. */
-export function toDetections(raw: readonly RawDetection[], g: Letterbox, labels: readonly string[]): Detection[] {
+export function toDetections(
+  raw: readonly RawDetection[],
+  g: Letterbox,
+  labels: readonly string[],
+): Detection[] {
   const out: Detection[] = [];
   for (const d of raw) {
     const b = toSource(g, d.box);

@@ -20,7 +20,9 @@ const plane = 3 * init.inputSize * init.inputSize;
 
 function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOptions {
   return {
-    executionProviders: [providerOption(provider, init.deviceId)] as ort.InferenceSession.SessionOptions['executionProviders'],
+    executionProviders: [
+      providerOption(provider, init.deviceId),
+    ] as ort.InferenceSession.SessionOptions['executionProviders'],
     graphOptimizationLevel: 'all',
     // Keeps speed and cuts memory for varying batch sizes (measured in issue 7's notes).
     enableMemPattern: false,
@@ -55,7 +57,8 @@ async function infer(input: Float32Array, count: number): Promise<RawDetection[]
     if (!tensor) throw new Error(`model produced no output '${init.outputName}'`);
     if (!layout) layout = resolveLayout(tensor.dims, init.classes);
     const values = tensor.data as Float32Array;
-    for (let i = 0; i < n; i++) out.push(decodeYolo(values, layout, i, { conf: init.conf, iou: init.iou, maxDet: init.maxDet }));
+    for (let i = 0; i < n; i++)
+      out.push(decodeYolo(values, layout, i, { conf: init.conf, iou: init.iou, maxDet: init.maxDet }));
     tensor.dispose();
   }
   return out;
@@ -68,20 +71,47 @@ async function start(): Promise<void> {
   session = chosen.session;
   const t0 = performance.now();
   const warm = new Float32Array((init.staticBatch ?? 1) * plane).fill(114 / 255);
-  const feeds = { [init.inputName]: new ort.Tensor('float32', warm, [init.staticBatch ?? 1, 3, init.inputSize, init.inputSize]) };
+  const feeds = {
+    [init.inputName]: new ort.Tensor('float32', warm, [
+      init.staticBatch ?? 1,
+      3,
+      init.inputSize,
+      init.inputSize,
+    ]),
+  };
   const result = await session.run(feeds);
   const tensor = result[init.outputName];
   if (!tensor) throw new Error(`model has no output named '${init.outputName}'`);
   layout = resolveLayout(tensor.dims, init.classes);
-  post({ type: 'ready', provider: chosen.provider, skipped: chosen.skipped, layout, warmupMs: performance.now() - t0 });
+  post({
+    type: 'ready',
+    provider: chosen.provider,
+    skipped: chosen.skipped,
+    layout,
+    warmupMs: performance.now() - t0,
+  });
 }
 
 port.on('message', (msg: ToWorker) => {
   const t0 = performance.now();
   infer(msg.input, msg.count).then(
-    (detections) => post({ type: 'result', id: msg.id, input: msg.input, detections, inferMs: performance.now() - t0 }, [msg.input.buffer as ArrayBuffer]),
-    (err: unknown) => post({ type: 'run-error', id: msg.id, input: msg.input, message: err instanceof Error ? err.message : String(err) }, [msg.input.buffer as ArrayBuffer]),
+    (detections) =>
+      post({ type: 'result', id: msg.id, input: msg.input, detections, inferMs: performance.now() - t0 }, [
+        msg.input.buffer as ArrayBuffer,
+      ]),
+    (err: unknown) =>
+      post(
+        {
+          type: 'run-error',
+          id: msg.id,
+          input: msg.input,
+          message: err instanceof Error ? err.message : String(err),
+        },
+        [msg.input.buffer as ArrayBuffer],
+      ),
   );
 });
 
-start().catch((err: unknown) => post({ type: 'init-error', message: err instanceof Error ? err.message : String(err) }));
+start().catch((err: unknown) =>
+  post({ type: 'init-error', message: err instanceof Error ? err.message : String(err) }),
+);

@@ -105,10 +105,15 @@ export function buildFixtureModel(opts: FixtureOptions = DEFAULT_FIXTURE): Uint8
 
   const g = new ProtoWriter();
   const nodes = [
-    node('AveragePool', ['images'], ['pooled'], [
-      { name: 'kernel_shape', ints: [stride, stride] },
-      { name: 'strides', ints: [stride, stride] },
-    ]),
+    node(
+      'AveragePool',
+      ['images'],
+      ['pooled'],
+      [
+        { name: 'kernel_shape', ints: [stride, stride] },
+        { name: 'strides', ints: [stride, stride] },
+      ],
+    ),
     node('Conv', ['pooled', 'class_w', 'class_b'], ['logits']),
     node('Sigmoid', ['logits'], ['scores']),
     node('Reshape', ['scores', 'scores_shape'], ['scores_flat']),

@@ -23,7 +23,11 @@ export async function tempDir(t: { after: (fn: () => Promise<void>) => void }): 
   return dir;
 }
 
-export async function writeFixture(dir: string, name: string, opts: Partial<FixtureOptions> = {}): Promise<string> {
+export async function writeFixture(
+  dir: string,
+  name: string,
+  opts: Partial<FixtureOptions> = {},
+): Promise<string> {
   const path = join(dir, name);
   await writeFile(path, buildFixtureModel({ ...DEFAULT_FIXTURE, ...opts }));
   return path;

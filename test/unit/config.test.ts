@@ -7,7 +7,10 @@ import { repoRoot } from '../helpers/env.js';
 
 const minimal = 'model:\n  path: m.onnx\n';
 
-function errorsOf(text: string, env: NodeJS.ProcessEnv = {}): { line?: number; path: string; message: string }[] {
+function errorsOf(
+  text: string,
+  env: NodeJS.ProcessEnv = {},
+): { line?: number; path: string; message: string }[] {
   try {
     parseConfig(text, 'test.yaml', env);
   } catch (err) {
@@ -79,8 +82,12 @@ describe('config', () => {
   });
 
   it('reports a missing required key at its parent', () => {
-    assert.deepEqual(errorsOf('model:\n  conf: 0.3\n'), [{ path: 'model.path', line: 2, message: 'is required' }]);
-    assert.deepEqual(errorsOf(`${minimal}cameras:\n  a:\n    fps: 3\n`), [{ path: 'cameras.a.url', line: 5, message: 'is required' }]);
+    assert.deepEqual(errorsOf('model:\n  conf: 0.3\n'), [
+      { path: 'model.path', line: 2, message: 'is required' },
+    ]);
+    assert.deepEqual(errorsOf(`${minimal}cameras:\n  a:\n    fps: 3\n`), [
+      { path: 'cameras.a.url', line: 5, message: 'is required' },
+    ]);
   });
 
   it('reports enum errors with the choices', () => {
@@ -186,13 +193,18 @@ describe('config', () => {
 
   it('rejects an empty file and a non-mapping', () => {
     assert.deepEqual(errorsOf(''), [{ path: '', message: 'the file is empty' }]);
-    assert.deepEqual(errorsOf('- a\n- b\n'), [{ path: '', line: 1, message: 'the top level must be a mapping of sections' }]);
+    assert.deepEqual(errorsOf('- a\n- b\n'), [
+      { path: '', line: 1, message: 'the top level must be a mapping of sections' },
+    ]);
   });
 
   it('says when the file cannot be read', async () => {
     await assert.rejects(loadConfig('/nonexistent/argus.yaml'), (err: unknown) => {
       assert.ok(err instanceof ConfigError);
-      assert.match(err.format(), /^\/nonexistent\/argus\.yaml: cannot read the config file \(no such file\)$/);
+      assert.match(
+        err.format(),
+        /^\/nonexistent\/argus\.yaml: cannot read the config file \(no such file\)$/,
+      );
       return true;
     });
   });
@@ -205,10 +217,23 @@ describe('config', () => {
 
 describe('topicLevelProblem', () => {
   it('accepts ordinary names, including spaces inside and unicode', () => {
-    for (const ok of ['front_door', 'Cam-2', 'back yard', 'café']) assert.equal(topicLevelProblem(ok), undefined, ok);
+    for (const ok of ['front_door', 'Cam-2', 'back yard', 'café'])
+      assert.equal(topicLevelProblem(ok), undefined, ok);
   });
   it('rejects wildcards, separators, control characters and reserved forms', () => {
-    for (const bad of ['', 'a/b', '+', 'a#', 'x\u0000', 'tab\t', '$SYS', '.', '..', ' lead', 'x'.repeat(65)]) {
+    for (const bad of [
+      '',
+      'a/b',
+      '+',
+      'a#',
+      'x\u0000',
+      'tab\t',
+      '$SYS',
+      '.',
+      '..',
+      ' lead',
+      'x'.repeat(65),
+    ]) {
       assert.notEqual(topicLevelProblem(bad), undefined, JSON.stringify(bad));
     }
   });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeYolo, iou, LayoutError, nms, resolveLayout, type RawDetection } from '../../src/detector/decode.js';
+import {
+  decodeYolo,
+  iou,
+  LayoutError,
+  nms,
+  resolveLayout,
+  type RawDetection,
+} from '../../src/detector/decode.js';
 
 /** Builds a [1, 4+C, N] output from anchors given as (cx, cy, w, h, ...scores). */
 function channelsFirst(anchors: number[][]): Float32Array {
@@ -17,8 +24,16 @@ function transposed(anchors: number[][]): Float32Array {
 
 describe('resolveLayout', () => {
   it('reads [B, 4+C, N] and [B, N, 4+C] given the class count', () => {
-    assert.deepEqual(resolveLayout([1, 84, 8400], 80), { kind: 'channels-first', classes: 80, anchors: 8400 });
-    assert.deepEqual(resolveLayout(['batch', 8400, 84], 80), { kind: 'transposed', classes: 80, anchors: 8400 });
+    assert.deepEqual(resolveLayout([1, 84, 8400], 80), {
+      kind: 'channels-first',
+      classes: 80,
+      anchors: 8400,
+    });
+    assert.deepEqual(resolveLayout(['batch', 8400, 84], 80), {
+      kind: 'transposed',
+      classes: 80,
+      anchors: 8400,
+    });
   });
   it('infers the class count from the smaller axis when unknown', () => {
     assert.deepEqual(resolveLayout([1, 6, 100]), { kind: 'channels-first', classes: 2, anchors: 100 });
@@ -43,10 +58,20 @@ describe('iou', () => {
 });
 
 describe('nms', () => {
-  const d = (classId: number, score: number, box: [number, number, number, number]): RawDetection => ({ classId, score, box });
+  const d = (classId: number, score: number, box: [number, number, number, number]): RawDetection => ({
+    classId,
+    score,
+    box,
+  });
   it('keeps the best of overlapping boxes of one class', () => {
-    const kept = nms([d(0, 0.6, [1, 0, 11, 10]), d(0, 0.9, [0, 0, 10, 10]), d(0, 0.5, [50, 50, 60, 60])], 0.45);
-    assert.deepEqual(kept.map((k) => k.score), [0.9, 0.5]);
+    const kept = nms(
+      [d(0, 0.6, [1, 0, 11, 10]), d(0, 0.9, [0, 0, 10, 10]), d(0, 0.5, [50, 50, 60, 60])],
+      0.45,
+    );
+    assert.deepEqual(
+      kept.map((k) => k.score),
+      [0.9, 0.5],
+    );
   });
   it('is class-aware: overlapping boxes of different classes both stay', () => {
     const kept = nms([d(0, 0.9, [0, 0, 10, 10]), d(1, 0.8, [0, 0, 10, 10])], 0.45);
@@ -61,11 +86,17 @@ describe('nms', () => {
   it('caps the result at maxDet, best first', () => {
     const many = Array.from({ length: 10 }, (_, i) => d(0, i / 10, [i * 20, 0, i * 20 + 10, 10]));
     const kept = nms(many, 0.45, 3);
-    assert.deepEqual(kept.map((k) => k.score), [0.9, 0.8, 0.7]);
+    assert.deepEqual(
+      kept.map((k) => k.score),
+      [0.9, 0.8, 0.7],
+    );
   });
   it('suppression is by kept boxes only (chain A>B>C with A∩C empty keeps C)', () => {
     const kept = nms([d(0, 0.9, [0, 0, 10, 10]), d(0, 0.8, [4, 0, 14, 10]), d(0, 0.7, [8, 0, 18, 10])], 0.3);
-    assert.deepEqual(kept.map((k) => k.score), [0.9, 0.7]);
+    assert.deepEqual(
+      kept.map((k) => k.score),
+      [0.9, 0.7],
+    );
   });
 });
 

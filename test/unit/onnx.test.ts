@@ -13,7 +13,12 @@ import { ProtoWriter, readFields } from '../../src/onnx/proto.js';
 describe('protobuf wire codec', () => {
   it('round-trips varints (including negative int64), strings, floats and nested messages', () => {
     const inner = new ProtoWriter().string(1, 'héllo').float(2, 1.5);
-    const buf = new ProtoWriter().varint(1, 300).varint(2, -1).message(3, inner).packedInt64(4, [1, 2, 300]).finish();
+    const buf = new ProtoWriter()
+      .varint(1, 300)
+      .varint(2, -1)
+      .message(3, inner)
+      .packedInt64(4, [1, 2, 300])
+      .finish();
     const fields = [...readFields(buf)];
     assert.equal(fields[0]!.varint, 300n);
     assert.equal(BigInt.asIntN(64, fields[1]!.varint!), -1n);
@@ -48,7 +53,9 @@ describe('ONNX model info', () => {
   });
 
   it('reflects the options: static batch, transposed layout, no names', () => {
-    const info = parseModelInfo(buildFixtureModel({ size: 64, stride: 16, layout: 'transposed', batch: 1, names: false }));
+    const info = parseModelInfo(
+      buildFixtureModel({ size: 64, stride: 16, layout: 'transposed', batch: 1, names: false }),
+    );
     assert.deepEqual(info.inputs[0]!.shape, [1, 3, 64, 64]);
     assert.deepEqual(info.outputs[0]!.shape, [1, 16, 6]);
     assert.equal(info.metadata.names, undefined);
@@ -61,7 +68,11 @@ describe('ONNX model info', () => {
   });
 
   it('parses Ultralytics names and imgsz metadata', () => {
-    assert.deepEqual(parseUltralyticsNames("{0: 'person', 1: \"traffic light\", 2: 'o\\'clock'}"), ['person', 'traffic light', "o'clock"]);
+    assert.deepEqual(parseUltralyticsNames("{0: 'person', 1: \"traffic light\", 2: 'o\\'clock'}"), [
+      'person',
+      'traffic light',
+      "o'clock",
+    ]);
     assert.equal(parseUltralyticsNames('{0: "a", 2: "c"}'), undefined, 'a gap in class ids');
     assert.equal(parseUltralyticsNames('nonsense'), undefined);
     assert.deepEqual(parseUltralyticsImgsz('[480, 640]'), [480, 640]);

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ProviderName } from '../../src/config/schema.js';
-import { createWithFallback, describeProviderChoice, providerOption, shortReason } from '../../src/detector/providers.js';
+import {
+  createWithFallback,
+  describeProviderChoice,
+  providerOption,
+  shortReason,
+} from '../../src/detector/providers.js';
 
 describe('provider fallback', () => {
   it('uses the first provider that loads and records why the others were skipped', async () => {
@@ -9,13 +14,21 @@ describe('provider fallback', () => {
     const result = await createWithFallback(['tensorrt', 'cuda', 'webgpu', 'cpu'], (p) => {
       tried.push(p);
       if (p === 'webgpu' || p === 'cpu') return Promise.resolve(`session:${p}`);
-      return Promise.reject(new Error(`OrtSessionOptionsAppendExecutionProvider_${p}: Failed to load shared library`));
+      return Promise.reject(
+        new Error(`OrtSessionOptionsAppendExecutionProvider_${p}: Failed to load shared library`),
+      );
     });
     assert.deepEqual(tried, ['tensorrt', 'cuda', 'webgpu'], 'stops at the first that works');
     assert.equal(result.session, 'session:webgpu');
     assert.equal(result.provider, 'webgpu');
-    assert.deepEqual(result.skipped.map((s) => s.provider), ['tensorrt', 'cuda']);
-    assert.match(describeProviderChoice(result.provider, result.skipped), /^using execution provider webgpu; skipped tensorrt \(.*Failed to load shared library\), cuda/);
+    assert.deepEqual(
+      result.skipped.map((s) => s.provider),
+      ['tensorrt', 'cuda'],
+    );
+    assert.match(
+      describeProviderChoice(result.provider, result.skipped),
+      /^using execution provider webgpu; skipped tensorrt \(.*Failed to load shared library\), cuda/,
+    );
   });
 
   it('fails with every reason when nothing loads', async () => {

@@ -1,0 +1,261 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { needsShared, repoRoot, runCli, shared, tempDir, writeFixture } from '../helpers/env.js';
+import { boxIou, BUS_REFERENCE, FIXTURE_SCENE, squaresPng } from '../helpers/images.js';
+
+interface DetectLine {
+  image: string;
+  width: number;
+  height: number;
+  detections: { label: string; score: number; box: number[] }[];
+}
+
+const parseLines = (stdout: string): DetectLine[] =>
+  stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as DetectLine);
+
+/** Every expected box is matched by a distinct detection of the same label with IoU ≥ min. */
+function assertMatches(
+  got: DetectLine['detections'],
+  expected: { label: string; box: number[] }[],
+  min: number,
+): void {
+  assert.equal(got.length, expected.length, JSON.stringify(got));
+  const free = [...got];
+  for (const e of expected) {
+    const i = free.findIndex((d) => d.label === e.label && boxIou(d.box, e.box) >= min);
+    assert.ok(
+      i >= 0,
+      `no ${e.label} with IoU ≥ ${min} to ${JSON.stringify(e.box)} in ${JSON.stringify(got)}`,
+    );
+    free.splice(i, 1);
+  }
+}
+
+describe('argus detect', () => {
+  it('prints one JSON object per image with boxes in source pixels (fixture model)', async (t) => {
+    const dir = await tempDir(t);
+    const model = await writeFixture(dir, 'fixture.onnx');
+    const a = join(dir, 'scene.png');
+    const b = join(dir, 'portrait.png');
+    await writeFile(a, await squaresPng(FIXTURE_SCENE.width, FIXTURE_SCENE.height, FIXTURE_SCENE.squares));
+    // 480x640 portrait: scale 0.5, 40 columns of padding on the left; cell (3, 1) = source x 112..176, y 64..128.
+    await writeFile(b, await squaresPng(480, 640, [{ x: 112, y: 64, size: 64, rgb: [255, 255, 255] }]));
+    const r = await runCli(['detect', '--model', model, a, b]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = parseLines(r.stdout);
+    assert.deepEqual(
+      lines.map((l) => [l.image, l.width, l.height]),
+      [
+        [a, 640, 480],
+        [b, 480, 640],
+      ],
+    );
+    assertMatches(lines[0]!.detections, FIXTURE_SCENE.expected, 0.95);
+    assertMatches(lines[1]!.detections, [{ label: 'bright', box: [112, 64, 176, 128] }], 0.95);
+  });
+
+  it('applies --conf', async (t) => {
+    const dir = await tempDir(t);
+    const model = await writeFixture(dir, 'fixture.onnx');
+    const img = join(dir, 'scene.png');
+    // A grey-white square: mean ≈ 0.63, score ≈ sigmoid(20 × 0.63 − 12) ≈ 0.65.
+    await writeFile(img, await squaresPng(640, 480, [{ x: 128, y: 112, size: 64, rgb: [160, 160, 160] }]));
+    const low = parseLines((await runCli(['detect', '--model', model, '--conf', '0.5', img])).stdout);
+    assert.equal(low[0]!.detections.length, 1);
+    const high = parseLines((await runCli(['detect', '--model', model, '--conf', '0.8', img])).stdout);
+    assert.equal(high[0]!.detections.length, 0);
+  });
+
+  it('reproduces the reference result for yolov8n_int8 on bus.jpg', { skip: needsShared }, async () => {
+    const r = await runCli([
+      'detect',
+      '--model',
+      shared('models/yolov8n_int8.onnx'),
+      shared('media/bus.jpg'),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const [line] = parseLines(r.stdout);
+    assert.equal(line!.width, 810);
+    assert.equal(line!.height, 1080);
+    assertMatches(line!.detections, BUS_REFERENCE, 0.9);
+  });
+
+  it('runs yolo11n at 320 and batches several images', { skip: needsShared }, async () => {
+    const bus = shared('media/bus.jpg');
+    const r = await runCli([
+      'detect',
+      '--model',
+      shared('models/yolo11n_int8_320.onnx'),
+      '--batch',
+      '2',
+      bus,
+      bus,
+      bus,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = parseLines(r.stdout);
+    assert.equal(lines.length, 3);
+    for (const l of lines) {
+      assert.ok(l.detections.some((d) => d.label === 'bus'));
+      assert.ok(l.detections.filter((d) => d.label === 'person').length >= 3);
+    }
+    assert.deepEqual(lines[0]!.detections, lines[2]!.detections, 'same image, same result in any batch slot');
+  });
+
+  it('rejects a YOLOX output layout, naming the model', { skip: needsShared }, async () => {
+    const model = shared('models/yolox_nano.onnx');
+    const r = await runCli([
+      'detect',
+      '--model',
+      model,
+      '--labels',
+      shared('models/coco80.json'),
+      shared('media/bus.jpg'),
+    ]);
+    assert.equal(r.code, 1);
+    assert.ok(r.stderr.includes(`argus: ${model}: `), r.stderr);
+    assert.match(r.stderr, /output shape \[1, 3549, 85\] does not fit 80 classes/);
+    assert.equal(r.stdout, '');
+  });
+
+  it('names a missing model file', async () => {
+    const r = await runCli(['detect', '--model', '/nonexistent/model.onnx', 'x.jpg']);
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr.trim(),
+      'argus: /nonexistent/model.onnx: cannot read the model file (no such file)',
+    );
+  });
+
+  it('names a file that is not an ONNX model', async () => {
+    const model = join(repoRoot, 'package.json');
+    const r = await runCli(['detect', '--model', model, 'x.jpg']);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      new RegExp(`^argus: ${model.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not a valid ONNX model`),
+    );
+  });
+
+  it('names an output layout it does not understand', async (t) => {
+    const dir = await tempDir(t);
+    const model = await writeFixture(dir, 'flat.onnx', { layout: 'flat' });
+    const img = join(dir, 'a.png');
+    await writeFile(img, await squaresPng(64, 64, []));
+    const r = await runCli(['detect', '--model', model, img]);
+    assert.equal(r.code, 1);
+    assert.ok(r.stderr.includes(`${model}: output shape [1, 600] is not a YOLO detection output`), r.stderr);
+  });
+
+  it('names unreadable images, still answers for the good ones, and exits non-zero', async (t) => {
+    const dir = await tempDir(t);
+    const model = await writeFixture(dir, 'fixture.onnx');
+    const good = join(dir, 'good.png');
+    const bad = join(dir, 'bad.jpg');
+    const missing = join(dir, 'missing.jpg');
+    await writeFile(good, await squaresPng(FIXTURE_SCENE.width, FIXTURE_SCENE.height, FIXTURE_SCENE.squares));
+    await writeFile(bad, 'not an image at all');
+    const r = await runCli(['detect', '--model', model, bad, good, missing]);
+    assert.equal(r.code, 1);
+    assert.deepEqual(
+      parseLines(r.stdout).map((l) => l.image),
+      [good],
+    );
+    assert.ok(r.stderr.includes(`argus: ${bad}: cannot read the image`), r.stderr);
+    assert.ok(r.stderr.includes(`argus: ${missing}: cannot read the image`), r.stderr);
+  });
+
+  it('rejects bad usage with exit code 2', async () => {
+    assert.equal((await runCli(['detect', 'x.jpg'])).code, 2);
+    assert.equal((await runCli(['detect', '--model', 'm.onnx', '--conf', '7', 'x.jpg'])).code, 2);
+    const r = await runCli(['detect', '--model', 'm.onnx', '--providers', 'openvino', 'x.jpg']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown provider 'openvino'/);
+    assert.equal((await runCli(['frobnicate'])).code, 2);
+  });
+});
+
+describe('argus validate', () => {
+  it('prints a one-line summary and exits 0 for the example config', async () => {
+    const r = await runCli(['validate', '-c', join(repoRoot, 'config/example.yaml')]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, 1);
+    assert.match(
+      lines[0]!,
+      /example\.yaml: valid; 2 cameras \(2 enabled\), model .*argus-fixture\.onnx, providers cpu, batch 4\/50 ms, mqtt embedded 127\.0\.0\.1:1883$/,
+    );
+  });
+
+  it('prints every error with its line and exits 1, never echoing a secret', async (t) => {
+    const dir = await tempDir(t);
+    const file = join(dir, 'bad.yaml');
+    await writeFile(
+      file,
+      [
+        'model:',
+        '  path: m.onnx',
+        'mqtt:',
+        '  url: http://user:${PW}@broker', // line 4: wrong scheme
+        'cameras:',
+        '  "bad/name":', // line 6
+        '    url: rtsp://h/s',
+        '  ok:',
+        '    url: rtsp://h/s',
+        '    fps: 500', // line 10
+        '    colour: red', // line 11
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['validate', '-c', file], { PW: 'hunter2' });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    const lines = r.stderr.trim().split('\n');
+    assert.deepEqual(lines.slice(0, -1), [
+      `${file}:4: mqtt.url: MQTT URL scheme 'http' is not one of mqtt, mqtts, ws, wss`,
+      `${file}:6: cameras.bad/name: name must not contain '/', '+' or '#' (it is used as an MQTT topic level)`,
+      `${file}:10: cameras.ok.fps: must be at most 60`,
+      `${file}:11: cameras.ok.colour: unknown key`,
+    ]);
+    assert.equal(lines.at(-1), `${file}: 4 configuration errors`);
+    assert.doesNotMatch(r.stderr, /hunter2/);
+  });
+
+  it('names a missing config file', async () => {
+    const r = await runCli(['validate', '-c', '/nonexistent/argus.yaml']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^\/nonexistent\/argus\.yaml: cannot read the config file \(no such file\)/);
+  });
+
+  it('needs -c', async () => {
+    const r = await runCli(['validate']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /validate needs -c FILE/);
+  });
+});
+
+describe('argus', () => {
+  it('prints its version and help', async () => {
+    const v = await runCli(['--version']);
+    assert.equal(v.code, 0);
+    assert.match(v.stdout.trim(), /^\d+\.\d+\.\d+$/);
+    const h = await runCli(['--help']);
+    assert.equal(h.code, 0);
+    assert.match(h.stdout, /Usage: argus <command>/);
+  });
+
+  it('writes the fixture model deterministically', async (t) => {
+    const dir = await tempDir(t);
+    const a = join(dir, 'a.onnx');
+    const b = join(dir, 'sub', 'b.onnx');
+    assert.equal((await runCli(['model', 'fixture', '--out', a])).code, 0);
+    assert.equal((await runCli(['model', 'fixture', '--out', b])).code, 0);
+    const { readFile } = await import('node:fs/promises');
+    assert.deepEqual(await readFile(a), await readFile(b));
+  });
+});

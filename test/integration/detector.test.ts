@@ -1,0 +1,260 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { Detector, DetectorError, type DetectorOptions } from '../../src/detector/detector.js';
+import { loadLetterboxed } from '../../src/detector/image.js';
+import { ModelError, planModel } from '../../src/detector/model.js';
+import { rgbToNchw } from '../../src/detector/preprocess.js';
+import { toDetections, type Detection } from '../../src/detector/results.js';
+import { createLogger } from '../../src/log.js';
+import type { FixtureOptions } from '../../src/onnx/fixture.js';
+import { needsShared, shared, tempDir, writeFixture } from '../helpers/env.js';
+import { boxIou, FIXTURE_SCENE, squaresPng } from '../helpers/images.js';
+
+const baseOpts: DetectorOptions = {
+  providers: ['cpu'],
+  deviceId: 0,
+  workers: 1,
+  intraOpThreads: 1,
+  interOpThreads: 1,
+  conf: 0.25,
+  iou: 0.45,
+  maxDet: 300,
+};
+
+function captureLog(): { log: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
+  const out: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out.push(chunk.toString());
+      cb();
+    },
+  });
+  const log = createLogger({ level: 'info', stream: { write: (s: string) => stream.write(s) } });
+  return {
+    log,
+    lines: () =>
+      out
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+async function startFixture(
+  t: Parameters<typeof tempDir>[0],
+  fixture: Partial<FixtureOptions> = {},
+  opts: Partial<DetectorOptions> = {},
+) {
+  const dir = await tempDir(t);
+  const path = await writeFixture(dir, 'fixture.onnx', fixture);
+  const { log, lines } = captureLog();
+  const detector = new Detector(await planModel({ path }), { ...baseOpts, ...opts }, log);
+  await detector.start();
+  t.after(() => detector.stop());
+  return { detector, lines, dir };
+}
+
+/** Letterboxes `images`, runs them as one batch and maps the results to source pixels. */
+async function detectImages(detector: Detector, images: Buffer[]): Promise<Detection[][]> {
+  const size = detector.inputSize;
+  const loaded = await Promise.all(images.map((b) => loadLetterboxed(b, size)));
+  const buffer = new Float32Array(images.length * detector.frameFloats);
+  loaded.forEach((img, i) => rgbToNchw(img.rgb, size, size, buffer, i));
+  const result = await detector.detect(buffer, images.length);
+  return result.detections.map((raw, i) => toDetections(raw, loaded[i]!.geometry, detector.labels));
+}
+
+function assertScene(dets: Detection[], expected: { label: string; box: number[] }[]): void {
+  assert.equal(dets.length, expected.length, JSON.stringify(dets));
+  for (const e of expected) {
+    const d = dets.find((x) => x.label === e.label);
+    assert.ok(d, `no ${e.label} in ${JSON.stringify(dets)}`);
+    assert.ok(
+      boxIou(d.box, e.box) > 0.95,
+      `${e.label}: ${JSON.stringify(d.box)} vs ${JSON.stringify(e.box)}`,
+    );
+    assert.ok(d.score > 0.9, `${e.label} score ${d.score}`);
+  }
+}
+
+const scene = () => squaresPng(FIXTURE_SCENE.width, FIXTURE_SCENE.height, FIXTURE_SCENE.squares);
+const blank = () => squaresPng(FIXTURE_SCENE.width, FIXTURE_SCENE.height, []);
+const shifted = () =>
+  squaresPng(FIXTURE_SCENE.width, FIXTURE_SCENE.height, [{ x: 0, y: 304, size: 64, rgb: [255, 255, 255] }]);
+
+describe('detector with the fixture model (real ONNX Runtime)', () => {
+  it('finds the bright and red squares at their source-pixel boxes', async (t) => {
+    const { detector, lines } = await startFixture(t);
+    assert.equal(detector.provider, 'cpu');
+    assert.deepEqual(detector.labels, ['bright', 'red']);
+    const [dets] = await detectImages(detector, [await scene()]);
+    assertScene(dets!, FIXTURE_SCENE.expected);
+    const ready = lines().find((l) => l.msg === 'detector ready');
+    assert.equal(ready?.layout, 'channels-first');
+    assert.equal(ready?.labelsFrom, 'model metadata');
+  });
+
+  it('runs a dynamic batch in one call, each item with its own result', async (t) => {
+    const { detector } = await startFixture(t);
+    const results = await detectImages(detector, [await scene(), await blank(), await shifted()]);
+    assertScene(results[0]!, FIXTURE_SCENE.expected);
+    assert.deepEqual(results[1], []);
+    assertScene(results[2]!, [{ label: 'bright', box: [0, 304, 64, 368] }]);
+  });
+
+  it('runs a static-batch-1 model item by item and says so once', async (t) => {
+    const { detector, lines } = await startFixture(t, { batch: 1 });
+    const results = await detectImages(detector, [await blank(), await shifted(), await scene()]);
+    assert.deepEqual(results[0], []);
+    assertScene(results[1]!, [{ label: 'bright', box: [0, 304, 64, 368] }]);
+    assertScene(results[2]!, FIXTURE_SCENE.expected);
+    assert.equal(lines().filter((l) => String(l.msg).includes('static batch of 1')).length, 1);
+  });
+
+  it('runs a static batch of 2 in chunks, padding the last', async (t) => {
+    const { detector } = await startFixture(t, { batch: 2 });
+    const results = await detectImages(detector, [await scene(), await blank(), await shifted()]);
+    assertScene(results[0]!, FIXTURE_SCENE.expected);
+    assert.deepEqual(results[1], []);
+    assertScene(results[2]!, [{ label: 'bright', box: [0, 304, 64, 368] }]);
+  });
+
+  it('reads the transposed [B, N, 4+C] layout', async (t) => {
+    const { detector, lines } = await startFixture(t, { layout: 'transposed' });
+    const [dets] = await detectImages(detector, [await scene()]);
+    assertScene(dets!, FIXTURE_SCENE.expected);
+    assert.equal(lines().find((l) => l.msg === 'detector ready')?.layout, 'transposed');
+  });
+
+  it('refuses an output layout it does not understand, naming the model', async (t) => {
+    const dir = await tempDir(t);
+    const path = await writeFixture(dir, 'flat.onnx', { layout: 'flat' });
+    const detector = new Detector(await planModel({ path }), baseOpts, captureLog().log);
+    await assert.rejects(detector.start(), (err: unknown) => {
+      assert.ok(err instanceof DetectorError);
+      assert.ok(err.message.startsWith(path), err.message);
+      assert.match(err.message, /output shape \[1, 600\] is not a YOLO detection output/);
+      return true;
+    });
+  });
+
+  it('needs a labels file when the model has no names, and uses it', async (t) => {
+    const dir = await tempDir(t);
+    const path = await writeFixture(dir, 'nonames.onnx', { names: false });
+    await assert.rejects(
+      planModel({ path }),
+      (err: unknown) =>
+        err instanceof ModelError && /no 'names' metadata; set model.labels/.test(err.message),
+    );
+    const json = join(dir, 'labels.json');
+    await writeFile(json, JSON.stringify(['light', 'crimson']));
+    assert.deepEqual((await planModel({ path, labels: json })).labels, ['light', 'crimson']);
+    const txt = join(dir, 'labels.txt');
+    await writeFile(txt, 'light\n\ncrimson\n');
+    const plan = await planModel({ path, labels: txt });
+    assert.equal(plan.labelsFrom, 'labels file');
+    const detector = new Detector(plan, baseOpts, captureLog().log);
+    await detector.start();
+    t.after(() => detector.stop());
+    const [dets] = await detectImages(detector, [await scene()]);
+    assert.deepEqual(dets!.map((d) => d.label).sort(), ['crimson', 'light']);
+    await writeFile(txt, '');
+    await assert.rejects(planModel({ path, labels: txt }), /labels file must list class names/);
+  });
+
+  it('names the file when the model is missing or not ONNX', async (t) => {
+    const dir = await tempDir(t);
+    await assert.rejects(
+      planModel({ path: join(dir, 'missing.onnx') }),
+      /missing\.onnx: cannot read the model file \(no such file\)/,
+    );
+    const junk = join(dir, 'junk.onnx');
+    await writeFile(junk, 'this is not a model');
+    await assert.rejects(
+      planModel({ path: junk }),
+      (err: unknown) =>
+        err instanceof ModelError && err.message.startsWith(`${junk}: not a valid ONNX model`),
+    );
+  });
+
+  it('transfers the input buffer to the worker and hands it back', async (t) => {
+    const { detector } = await startFixture(t);
+    const input = new Float32Array(2 * detector.frameFloats);
+    const original = input.buffer;
+    const pending = detector.detect(input, 2);
+    assert.equal(
+      original.byteLength,
+      0,
+      'the caller no longer owns the buffer: it was transferred, not copied',
+    );
+    const result = await pending;
+    assert.equal(result.input.length, 2 * detector.frameFloats);
+    assert.equal(result.detections.length, 2);
+    const again = await detector.detect(result.input, 1);
+    assert.equal(again.detections.length, 1, 'the returned buffer is reusable');
+  });
+
+  it('shares batches across a pool of workers', async (t) => {
+    const { detector } = await startFixture(t, {}, { workers: 2 });
+    assert.equal(detector.workerCount, 2);
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, () => detector.detect(new Float32Array(detector.frameFloats), 1)),
+    );
+    assert.equal(runs.length, 6);
+    assert.equal(detector.idleWorkers, 2);
+  });
+
+  it('falls back along the configured providers to one that works, saying why in one line', async (t) => {
+    const { detector, lines } = await startFixture(
+      t,
+      {},
+      { providers: ['tensorrt', 'cuda', 'webgpu', 'cpu'] },
+    );
+    const choice = lines().filter((l) => String(l.msg).startsWith('using execution provider'));
+    assert.equal(choice.length, 1, 'one line');
+    assert.equal(choice[0]!.provider, detector.provider);
+    const skipped = choice[0]!.skipped as { provider: string; reason: string }[];
+    if (detector.provider === 'cpu') {
+      // No GPU here (the development and CI machines have none): every GPU provider is skipped with its reason.
+      assert.deepEqual(
+        skipped.map((s) => s.provider),
+        ['tensorrt', 'cuda', 'webgpu'],
+      );
+      for (const s of skipped) assert.ok(s.reason.length > 0);
+      assert.equal(choice[0]!.level, 40, 'a fallback is a warning');
+    }
+    const [dets] = await detectImages(detector, [await scene()]);
+    assertScene(dets!, FIXTURE_SCENE.expected);
+  });
+
+  it('rejects detect() after stop', async (t) => {
+    const { detector } = await startFixture(t);
+    await detector.stop();
+    await assert.rejects(detector.detect(new Float32Array(detector.frameFloats), 1), /stopped/);
+  });
+});
+
+describe('detector with the real YOLOv8n model', { skip: needsShared }, () => {
+  it('keeps the event loop free while the session runs', async (t) => {
+    const { log } = captureLog();
+    const detector = new Detector(
+      await planModel({ path: shared('models/yolov8n_int8.onnx') }),
+      { ...baseOpts, intraOpThreads: 0 },
+      log,
+    );
+    await detector.start();
+    t.after(() => detector.stop());
+    // Four frames of a static-batch model: several hundred milliseconds of inference.
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    const result = await detector.detect(new Float32Array(4 * detector.frameFloats).fill(0.5), 4);
+    clearInterval(timer);
+    assert.equal(result.detections.length, 4);
+    // Were session.run on this thread, no timer could fire until it returned.
+    assert.ok(ticks >= 5, `only ${ticks} timer ticks during ${result.inferMs.toFixed(0)} ms of inference`);
+  });
+});
