@@ -1,0 +1,134 @@
+/**
+ * Detector benchmark: the bare onnxruntime-node session on the main thread (the physical limit)
+ * against Argus' worker-thread detector on the same model, side by side in one run, plus the
+ * cost of preprocessing one frame and the event-loop delay seen while each runs.
+ * Reports medians of repeated runs; compare ratios, not absolute times (shared, noisy machine).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import ort from 'onnxruntime-node';
+import { pino } from 'pino';
+import { Detector } from '../src/detector/detector.js';
+import { planModel, type ModelPlan } from '../src/detector/model.js';
+import { rgbToNchw } from '../src/detector/preprocess.js';
+
+export interface DetectorBenchRow {
+  model: string;
+  batch: number;
+  bareFps: number;
+  argusFps: number;
+  efficiency: number;
+  bareLoopDelayMaxMs: number;
+  argusLoopDelayMaxMs: number;
+}
+
+export interface DetectorBenchResult {
+  rows: DetectorBenchRow[];
+  preprocessMsPerFrame: Record<string, number>;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+async function timed(fn: () => Promise<void>): Promise<{ ms: number; loopMaxMs: number }> {
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  const t0 = performance.now();
+  await fn();
+  const ms = performance.now() - t0;
+  h.disable();
+  return { ms, loopMaxMs: h.max / 1e6 };
+}
+
+function preprocessMs(plan: ModelPlan): number {
+  const s = plan.inputSize;
+  const frame = new Uint8Array(s * s * 3).map((_, i) => i & 255);
+  const batch = new Float32Array(3 * s * s);
+  const runs: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < 20; i++) rgbToNchw(frame, s, s, batch, 0);
+    runs.push((performance.now() - t0) / 20);
+  }
+  return median(runs);
+}
+
+export async function benchDetector(
+  modelPath: string,
+  batches: number[],
+  opts: { frames: number; repeats: number },
+): Promise<DetectorBenchResult> {
+  const plan = await planModel({ path: modelPath });
+  const name = modelPath.split('/').pop() ?? modelPath;
+  const floats = 3 * plan.inputSize * plan.inputSize;
+  const session = await ort.InferenceSession.create(modelPath, {
+    graphOptimizationLevel: 'all',
+    enableMemPattern: false,
+  });
+  const detector = new Detector(
+    plan,
+    {
+      providers: ['cpu'],
+      deviceId: 0,
+      workers: 1,
+      intraOpThreads: 0,
+      interOpThreads: 0,
+      conf: 0.25,
+      iou: 0.45,
+      maxDet: 300,
+    },
+    pino({ level: 'warn' }),
+  );
+  await detector.start();
+  const rows: DetectorBenchRow[] = [];
+  try {
+    for (const batch of batches) {
+      // A static-batch model runs item by item in both: that is its limit.
+      const chunk = plan.staticBatch ?? batch;
+      const bareData = new Float32Array(batch * floats).fill(0.45);
+      let argusData: Float32Array = new Float32Array(batch * floats).fill(0.45);
+      const calls = Math.max(1, Math.round(opts.frames / batch));
+      const bare: number[] = [];
+      const argus: number[] = [];
+      const bareLoop: number[] = [];
+      const argusLoop: number[] = [];
+      // Interleave the two, so drift in machine load hits both alike.
+      for (let r = 0; r < opts.repeats; r++) {
+        const b = await timed(async () => {
+          for (let c = 0; c < calls; c++) {
+            for (let s = 0; s < batch; s += chunk) {
+              const data = bareData.subarray(s * floats, (s + chunk) * floats);
+              const out = await session.run({
+                [plan.inputName]: new ort.Tensor('float32', data, [chunk, 3, plan.inputSize, plan.inputSize]),
+              });
+              for (const t of Object.values(out)) t.dispose();
+            }
+          }
+        });
+        bare.push((calls * batch * 1000) / b.ms);
+        bareLoop.push(b.loopMaxMs);
+        const a = await timed(async () => {
+          for (let c = 0; c < calls; c++) argusData = (await detector.detect(argusData, batch)).input;
+        });
+        argus.push((calls * batch * 1000) / a.ms);
+        argusLoop.push(a.loopMaxMs);
+      }
+      const row: DetectorBenchRow = {
+        model: name,
+        batch,
+        bareFps: median(bare),
+        argusFps: median(argus),
+        efficiency: median(argus) / median(bare),
+        bareLoopDelayMaxMs: median(bareLoop),
+        argusLoopDelayMaxMs: median(argusLoop),
+      };
+      rows.push(row);
+    }
+  } finally {
+    await detector.stop();
+    await session.release();
+  }
+  return { rows, preprocessMsPerFrame: { [`${name}@${plan.inputSize}`]: preprocessMs(plan) } };
+}

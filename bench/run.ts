@@ -1,0 +1,64 @@
+/**
+ * `npm run bench`: runs the benchmarks and writes bench/results/latest.json and latest.md.
+ * `npm run bench -- --full` repeats more. Models from ../shared are used when present.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildFixtureModel } from '../src/onnx/fixture.js';
+import { benchDetector, type DetectorBenchResult } from './detector.js';
+
+const root = resolve(fileURLToPath(import.meta.url), '../../..');
+const shared = process.env.ARGUS_SHARED_DIR ?? resolve(root, '..', 'shared');
+const full = process.argv.includes('--full');
+
+async function main(): Promise<void> {
+  const tmp = await mkdtemp(join(tmpdir(), 'argus-bench-'));
+  const fixture = join(tmp, 'argus-fixture.onnx');
+  await writeFile(fixture, buildFixtureModel());
+  const models: [string, number[]][] = [[fixture, [1, 2, 4, 8]]];
+  for (const m of ['yolo11n_int8_320.onnx', 'yolov8n_int8.onnx']) {
+    const p = join(shared, 'models', m);
+    if (existsSync(p)) models.push([p, [1, 4]]);
+    else process.stderr.write(`bench: ${p} not found, skipped\n`);
+  }
+  const results: DetectorBenchResult[] = [];
+  for (const [path, batches] of models) {
+    process.stderr.write(`bench: detector ${path}\n`);
+    const heavy = path !== fixture;
+    results.push(await benchDetector(path, batches, { frames: heavy ? 8 : 64, repeats: full ? 7 : 3 }));
+  }
+  await rm(tmp, { recursive: true, force: true });
+  const rows = results.flatMap((r) => r.rows);
+  const pre = Object.assign({}, ...results.map((r) => r.preprocessMsPerFrame)) as Record<string, number>;
+  const machine = { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
+  const out = { date: new Date().toISOString(), machine, detector: rows, preprocessMsPerFrame: pre };
+  const dir = join(root, 'bench', 'results');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
+  const f = (n: number, d = 1): string => n.toFixed(d);
+  const md = [
+    `Machine: ${machine.cpus} × ${machine.cpu}, Node ${machine.node}. Medians of ${full ? 7 : 3} interleaved runs.`,
+    '',
+    '| model | batch | bare ORT frames/s | Argus detector frames/s | efficiency | event-loop max delay, bare / Argus (ms) |',
+    '|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.model} | ${r.batch} | ${f(r.bareFps)} | ${f(r.argusFps)} | ${f(r.efficiency, 2)} | ${f(r.bareLoopDelayMaxMs)} / ${f(r.argusLoopDelayMaxMs)} |`,
+    ),
+    '',
+    '| model@size | preprocess one frame (ms) |',
+    '|---|---|',
+    ...Object.entries(pre).map(([k, v]) => `| ${k} | ${f(v, 2)} |`),
+    '',
+  ].join('\n');
+  await writeFile(join(dir, 'latest.md'), md);
+  process.stdout.write(md);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
