@@ -1,0 +1,340 @@
+import type { Logger } from 'pino';
+import { letterbox, type Letterbox } from '../detector/letterbox.js';
+import { redactUrl } from '../redact.js';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import type { Clock, Timer } from './clock.js';
+import { buildFfmpegArgs } from './ffmpeg-args.js';
+import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
+import { FrameSplitter, type Frame } from './frames.js';
+import { classifyExit, lastErrorLine, parsePadLine, parseScaleLine, StderrRing, type FailureCause } from './stderr.js';
+
+export type CameraState = 'connecting' | 'streaming' | 'backoff' | 'offline' | 'disabled' | 'stopped';
+
+export interface CameraError {
+  cause: FailureCause;
+  message: string;
+  at: number;
+}
+
+/** A camera's state and counters, as published and served. */
+export interface CameraStatus {
+  camera: string;
+  state: CameraState;
+  since: number;
+  restarts: number;
+  framesReceived: number;
+  bytesReceived: number;
+  lastFrameAt: number | null;
+  lastError: CameraError | null;
+  /** When the next connection attempt is due (backoff and offline only). */
+  retryAt: number | null;
+  source: { width: number; height: number } | null;
+}
+
+export interface CameraSettings {
+  name: string;
+  url: string;
+  enabled: boolean;
+  fps: number;
+  /** Model input size. */
+  size: number;
+  rtspTransport: 'tcp' | 'udp';
+  inputArgs: readonly string[];
+  hwaccelArgs: readonly string[];
+  /** ffmpeg's own connect/read timeout. */
+  timeoutS: number;
+  /** No frame for this long (while connecting or streaming) restarts ffmpeg. */
+  stallTimeoutMs: number;
+  backoff: BackoffPolicy;
+  /** After this many consecutive authentication failures the camera is `offline`. */
+  authFailuresBeforeOffline: number;
+  /** A stream that ran this long before failing restarts the backoff from its first step. */
+  stableAfterMs: number;
+  /** Each step of stopping ffmpeg ('q', then SIGTERM, then SIGKILL) waits this long. */
+  stopGraceMs: number;
+  rtspTimeoutOption: 'stimeout' | 'timeout';
+  /** Values to scrub from stderr and errors besides URL passwords. */
+  secrets: readonly string[];
+}
+
+export interface CameraDeps {
+  spawn: SpawnFfmpeg;
+  clock: Clock;
+  random: () => number;
+  /** Turns the URL's host name into an address ffmpeg can use; rejects when it cannot be resolved. */
+  resolveHost: (url: string) => Promise<string>;
+  log: Logger;
+  onFrame: (frame: Frame) => void;
+  onStatus: (status: CameraStatus) => void;
+}
+
+interface Run {
+  handle: FfmpegHandle;
+  splitter: FrameSplitter;
+  ring: StderrRing;
+  startedAt: number;
+  streamingSince: number | null;
+  /** Set when Argus itself ended the run (stall or stop), to classify the exit. */
+  killedFor: 'stall' | 'stop' | null;
+  exited: Promise<void>;
+  markExited: () => void;
+}
+
+/**
+ * Supervises one camera's ffmpeg: connecting → streaming; on exit or stall → backoff (or
+ * offline after repeated authentication failures) → connecting again, with exponential backoff
+ * and jitter; disabled; stopped. It never throws into its caller: every failure becomes a state.
+ */
+export class Camera {
+  private status: CameraStatus;
+  private run: Run | null = null;
+  private timer: Timer | null = null;
+  private watchdog: Timer | null = null;
+  private attempt = 0;
+  private authFailures = 0;
+  private seq = 0;
+  private geometry: Letterbox;
+  private stopping = false;
+  private pendingSource: { srcW: number; srcH: number } | null = null;
+  private readonly log: Logger;
+
+  constructor(
+    readonly settings: CameraSettings,
+    private readonly deps: CameraDeps,
+  ) {
+    this.log = deps.log.child({ camera: settings.name });
+    this.geometry = letterbox(settings.size, settings.size, settings.size);
+    this.status = {
+      camera: settings.name,
+      state: 'stopped',
+      since: deps.clock.now(),
+      restarts: 0,
+      framesReceived: 0,
+      bytesReceived: 0,
+      lastFrameAt: null,
+      lastError: null,
+      retryAt: null,
+      source: null,
+    };
+  }
+
+  get name(): string {
+    return this.settings.name;
+  }
+
+  get state(): CameraState {
+    return this.status.state;
+  }
+
+  snapshot(): CameraStatus {
+    return { ...this.status, lastError: this.status.lastError && { ...this.status.lastError } };
+  }
+
+  get pid(): number | undefined {
+    return this.run?.handle.pid;
+  }
+
+  start(): void {
+    this.stopping = false;
+    if (!this.settings.enabled) {
+      this.setState('disabled');
+      return;
+    }
+    this.connect();
+  }
+
+  private setState(state: CameraState, retryAt: number | null = null): void {
+    const changed = this.status.state !== state;
+    this.status.state = state;
+    this.status.retryAt = retryAt;
+    if (changed) this.status.since = this.deps.clock.now();
+    this.deps.onStatus(this.snapshot());
+  }
+
+  private connect(): void {
+    this.timer = null;
+    this.setState('connecting');
+    this.deps.resolveHost(this.settings.url).then(
+      (url) => {
+        if (this.stopping || this.status.state !== 'connecting') return;
+        this.spawn(url);
+      },
+      (err: unknown) => {
+        if (this.stopping) return;
+        this.fail('unreachable', err instanceof Error ? err.message : String(err), null);
+      },
+    );
+  }
+
+  private spawn(url: string): void {
+    const s = this.settings;
+    const args = buildFfmpegArgs({
+      url,
+      fps: s.fps,
+      size: s.size,
+      rtspTransport: s.rtspTransport,
+      inputArgs: s.inputArgs,
+      hwaccelArgs: s.hwaccelArgs,
+      timeoutS: s.timeoutS,
+      rtspTimeoutOption: s.rtspTimeoutOption,
+    });
+    const ring = new StderrRing(100, s.secrets);
+    let markExited!: () => void;
+    const exited = new Promise<void>((r) => (markExited = r));
+    const run: Run = {
+      handle: undefined as unknown as FfmpegHandle,
+      splitter: new FrameSplitter(s.size * s.size * 3, (data) => this.onFrameData(run, data)),
+      ring,
+      startedAt: this.deps.clock.now(),
+      streamingSince: null,
+      killedFor: null,
+      exited,
+      markExited,
+    };
+    this.run = run;
+    this.pendingSource = null;
+    run.handle = this.deps.spawn(args, {
+      stdout: (chunk) => {
+        if (this.run !== run) return;
+        this.status.bytesReceived += chunk.length;
+        run.splitter.push(chunk);
+      },
+      stderr: (text) => {
+        for (const line of run.ring.push(text)) this.onStderrLine(run, line);
+      },
+      exit: (code, signal, error) => this.onExit(run, code, signal, error),
+    });
+    this.log.debug({ pid: run.handle.pid, url: redactUrl(this.settings.url) }, 'ffmpeg started');
+    this.armWatchdog(run);
+  }
+
+  private onStderrLine(run: Run, line: string): void {
+    if (this.run !== run) return;
+    const scale = parseScaleLine(line);
+    if (scale) {
+      this.pendingSource = scale;
+      return;
+    }
+    const pad = parsePadLine(line);
+    if (pad && this.pendingSource) {
+      const size = this.settings.size;
+      this.geometry = {
+        srcW: this.pendingSource.srcW,
+        srcH: this.pendingSource.srcH,
+        dstW: size,
+        dstH: size,
+        scale: Math.min(size / this.pendingSource.srcW, size / this.pendingSource.srcH),
+        ...pad,
+      };
+      const prev = this.status.source;
+      this.status.source = { width: this.geometry.srcW, height: this.geometry.srcH };
+      if (prev && (prev.width !== this.geometry.srcW || prev.height !== this.geometry.srcH)) {
+        this.log.info({ from: prev, to: this.status.source }, 'stream resolution changed');
+        this.deps.onStatus(this.snapshot());
+      }
+    }
+  }
+
+  private onFrameData(run: Run, data: Buffer): void {
+    const now = this.deps.clock.now();
+    this.status.framesReceived++;
+    this.status.lastFrameAt = now;
+    if (run.streamingSince === null) {
+      run.streamingSince = now;
+      this.authFailures = 0;
+      this.log.info({ source: this.status.source }, 'streaming');
+      this.setState('streaming');
+    }
+    this.armWatchdog(run);
+    this.deps.onFrame({ camera: this.settings.name, seq: ++this.seq, ts: now, data, geometry: this.geometry });
+  }
+
+  private armWatchdog(run: Run): void {
+    if (this.watchdog) this.deps.clock.clearTimeout(this.watchdog);
+    this.watchdog = this.deps.clock.setTimeout(() => {
+      this.watchdog = null;
+      if (this.run !== run || this.stopping) return;
+      run.killedFor = 'stall';
+      this.log.debug('no frame within the stall timeout; terminating ffmpeg');
+      void this.terminate(run, false);
+    }, this.settings.stallTimeoutMs);
+  }
+
+  private onExit(run: Run, code: number | null, signal: NodeJS.Signals | null, error?: Error): void {
+    run.markExited();
+    if (this.run !== run) return;
+    this.run = null;
+    if (this.watchdog) {
+      this.deps.clock.clearTimeout(this.watchdog);
+      this.watchdog = null;
+    }
+    if (this.stopping || run.killedFor === 'stop') return;
+    const lines = run.ring.get();
+    let cause: FailureCause;
+    let message: string;
+    if (run.killedFor === 'stall') {
+      cause = 'stall';
+      const secs = Math.round(this.settings.stallTimeoutMs / 1000);
+      message = run.streamingSince === null ? `no frame within ${secs} s of starting` : `no frame for ${secs} s`;
+    } else if (error) {
+      cause = 'exited';
+      message = `ffmpeg could not start: ${error.message}`;
+    } else {
+      cause = classifyExit(lines, code, signal);
+      message = lastErrorLine(lines) ?? (signal ? `ffmpeg killed by ${signal}` : `ffmpeg exited with code ${code}`);
+    }
+    this.fail(cause, message, run, { code, signal, stderr: lines.slice(-15) });
+  }
+
+  private fail(cause: FailureCause, message: string, run: Run | null, detail: Record<string, unknown> = {}): void {
+    const now = this.deps.clock.now();
+    const s = this.settings;
+    if (run?.streamingSince != null && now - run.streamingSince >= s.stableAfterMs) this.attempt = 0;
+    this.authFailures = cause === 'auth' ? this.authFailures + 1 : 0;
+    this.status.restarts++;
+    this.status.lastError = { cause, message, at: now };
+    const offline = this.authFailures >= s.authFailuresBeforeOffline;
+    const delay = offline ? s.backoff.maxMs : backoffDelay(this.attempt++, s.backoff, this.deps.random);
+    this.log.warn({ cause, error: message, retryInMs: delay, ...detail }, `camera failed (${cause}): ${message}`);
+    this.setState(offline ? 'offline' : 'backoff', now + delay);
+    this.timer = this.deps.clock.setTimeout(() => this.connect(), delay);
+  }
+
+  /** Ends a run: 'q' (when `polite`), then SIGTERM, then SIGKILL, each after the grace period. */
+  private async terminate(run: Run, polite: boolean): Promise<void> {
+    const grace = this.settings.stopGraceMs;
+    const waitExit = (ms: number): Promise<boolean> =>
+      new Promise((resolve) => {
+        const t = this.deps.clock.setTimeout(() => resolve(false), ms);
+        void run.exited.then(() => {
+          this.deps.clock.clearTimeout(t);
+          resolve(true);
+        });
+      });
+    if (polite) {
+      run.handle.quit();
+      if (await waitExit(grace)) return;
+    }
+    run.handle.kill('SIGTERM');
+    if (await waitExit(grace)) return;
+    this.log.warn({ pid: run.handle.pid }, 'ffmpeg ignored SIGTERM; killing it');
+    run.handle.kill('SIGKILL');
+    await run.exited;
+  }
+
+  /** Stops ffmpeg (asking it to quit, then SIGTERM, then SIGKILL) and settles in `stopped`. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    if (this.watchdog) this.deps.clock.clearTimeout(this.watchdog);
+    this.timer = null;
+    this.watchdog = null;
+    const run = this.run;
+    if (run) {
+      run.killedFor = 'stop';
+      await this.terminate(run, true);
+      this.run = null;
+    }
+    this.setState('stopped');
+  }
+}

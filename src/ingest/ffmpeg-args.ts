@@ -1,0 +1,56 @@
+/**
+ * The ffmpeg command line for one camera, as a pure function: decode the stream, limit the
+ * frame rate, scale and letterbox to the model's input size (Ultralytics' geometry: centred,
+ * grey 114, bilinear), and write raw RGB24 frames to stdout. No shell is ever involved: each
+ * argument is passed to the process as it is.
+ */
+export interface FfmpegArgsOptions {
+  url: string;
+  fps: number;
+  /** Model input size: frames come out size × size. */
+  size: number;
+  rtspTransport: 'tcp' | 'udp';
+  inputArgs: readonly string[];
+  hwaccelArgs: readonly string[];
+  /** Connect and read timeout. */
+  timeoutS: number;
+  /** ffmpeg 4.x calls the RTSP socket timeout `-stimeout`; 5.0 and later `-timeout`. */
+  rtspTimeoutOption: 'stimeout' | 'timeout';
+}
+
+export interface FfmpegArgs {
+  /** Options before -i. */
+  input: string[];
+  url: string;
+  /** Options after -i, ending before the output target (pipe:1). */
+  output: string[];
+}
+
+/** The video filter: fps limit, aspect-preserving scale, RGB, then centred padding. */
+export function letterboxFilter(fps: number, size: number): string {
+  const s = size;
+  const fit = `min(${s}/iw\\,${s}/ih)`;
+  return [
+    `fps=${fps}`,
+    `scale=w='max(1\\,min(${s}\\,round(iw*${fit})))':h='max(1\\,min(${s}\\,round(ih*${fit})))':flags=bilinear`,
+    'format=rgb24',
+    // Ultralytics rounds (pad/2 - 0.1): an odd remainder puts the extra pixel after.
+    `pad=w=${s}:h=${s}:x='round((${s}-iw)/2-0.1)':y='round((${s}-ih)/2-0.1)':color=0x727272`,
+  ].join(',');
+}
+
+export function buildFfmpegArgs(o: FfmpegArgsOptions): FfmpegArgs {
+  const scheme = o.url.slice(0, o.url.indexOf(':')).toLowerCase();
+  const micros = String(Math.round(o.timeoutS * 1e6));
+  const input = ['-hide_banner', '-nostats', '-loglevel', 'verbose', ...o.hwaccelArgs];
+  if (scheme === 'rtsp' || scheme === 'rtsps') {
+    input.push('-rtsp_transport', o.rtspTransport, `-${o.rtspTimeoutOption}`, micros);
+    // Camera clocks are often wrong; pace by arrival so fps limiting is steady.
+    input.push('-use_wallclock_as_timestamps', '1');
+  } else if (scheme === 'http' || scheme === 'https' || scheme === 'rtmp') {
+    input.push('-rw_timeout', micros);
+  }
+  input.push('-fflags', '+genpts+discardcorrupt', ...o.inputArgs);
+  const output = ['-an', '-sn', '-dn', '-vf', letterboxFilter(o.fps, o.size), '-pix_fmt', 'rgb24', '-f', 'rawvideo'];
+  return { input, url: o.url, output };
+}

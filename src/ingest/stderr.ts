@@ -1,0 +1,89 @@
+import { scrub } from '../redact.js';
+
+/** Why a camera's ffmpeg stopped. */
+export type FailureCause = 'auth' | 'unreachable' | 'not_found' | 'decode' | 'stall' | 'crashed' | 'exited';
+
+/** The last lines of ffmpeg's stderr, passwords scrubbed as they come in. */
+export class StderrRing {
+  private lines: string[] = [];
+  private carry = '';
+
+  constructor(
+    private readonly capacity = 100,
+    private readonly secrets: readonly string[] = [],
+  ) {}
+
+  /** Feeds raw stderr text; returns the complete lines it contained (scrubbed). */
+  push(text: string): string[] {
+    const parts = (this.carry + text).split(/\r?\n|\r/);
+    this.carry = parts.pop() ?? '';
+    if (this.carry.length > 4096) {
+      parts.push(this.carry);
+      this.carry = '';
+    }
+    const out: string[] = [];
+    for (const raw of parts) {
+      if (!raw.trim()) continue;
+      const line = scrub(raw, this.secrets);
+      out.push(line);
+      this.lines.push(line);
+    }
+    if (this.lines.length > this.capacity) this.lines.splice(0, this.lines.length - this.capacity);
+    return out;
+  }
+
+  get(): string[] {
+    return this.carry.trim() ? [...this.lines, scrub(this.carry, this.secrets)] : [...this.lines];
+  }
+
+  clear(): void {
+    this.lines = [];
+    this.carry = '';
+  }
+}
+
+const RULES: [FailureCause, RegExp][] = [
+  ['auth', /401 Unauthorized|403 Forbidden|authorization failed|authentication failed/i],
+  ['not_found', /404 Not Found|454 Session Not Found|Stream not found|No such file or directory|method DESCRIBE failed: 4\d\d/i],
+  [
+    'unreachable',
+    /Connection refused|No route to host|Network is unreachable|Host is unreachable|Connection timed out|Operation timed out|timed out|Name or service not known|Temporary failure in name resolution|cannot resolve host|Connection reset by peer|End of file|Broken pipe/i,
+  ],
+  ['decode', /Invalid data found when processing input|error while decoding|decode_slice_header error|non-existing PPS|no frame!|Could not find codec parameters|Invalid NAL unit|corrupt/i],
+];
+
+/** The cause of an ffmpeg exit, from its last stderr lines and how it ended. */
+export function classifyExit(lines: readonly string[], code: number | null, signal: string | null): FailureCause {
+  if (signal === 'SIGSEGV' || signal === 'SIGABRT' || signal === 'SIGBUS' || code === 139 || code === 134) return 'crashed';
+  // The last matching line is the most specific: ffmpeg ends with the error that stopped it.
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    for (const [cause, re] of RULES) if (re.test(line)) return cause;
+  }
+  return 'exited';
+}
+
+/** The line that best explains an exit: the last one mentioning an error, else the last line. */
+export function lastErrorLine(lines: readonly string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (/error|failed|refused|unauthorized|not found|invalid|timed out|unreachable/i.test(lines[i]!)) return lines[i];
+  }
+  return lines.at(-1);
+}
+
+/**
+ * Source and letterbox geometry from ffmpeg's verbose filter log, e.g.
+ *   [Parsed_scale_1 @ 0x..] w:810 h:1080 fmt:yuv420p sar:1/1 -> w:240 h:320 fmt:rgb24 ...
+ *   [Parsed_pad_3 @ 0x..] w:240 h:320 -> w:320 h:320 x:40 y:0 color:0x727272FF
+ * ffmpeg logs both each time it (re)configures the filters, i.e. also when the stream's
+ * resolution changes.
+ */
+export function parseScaleLine(line: string): { srcW: number; srcH: number } | undefined {
+  const m = /\[Parsed_scale_\d+ @ [^\]]+\] w:(\d+) h:(\d+) .*-> w:\d+ h:\d+/.exec(line);
+  return m ? { srcW: Number(m[1]), srcH: Number(m[2]) } : undefined;
+}
+
+export function parsePadLine(line: string): { innerW: number; innerH: number; padLeft: number; padTop: number } | undefined {
+  const m = /\[Parsed_pad_\d+ @ [^\]]+\] w:(\d+) h:(\d+) -> w:\d+ h:\d+ x:(\d+) y:(\d+)/.exec(line);
+  return m ? { innerW: Number(m[1]), innerH: Number(m[2]), padLeft: Number(m[3]), padTop: Number(m[4]) } : undefined;
+}
