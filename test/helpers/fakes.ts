@@ -1,0 +1,101 @@
+import { pino } from 'pino';
+import type { Clock, Timer } from '../../src/ingest/clock.js';
+import type { FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
+import type { FfmpegHandle, FfmpegHandlers, SpawnFfmpeg } from '../../src/ingest/ffmpeg-process.js';
+
+/** A clock that moves only when told to. */
+export class FakeClock implements Clock {
+  private t = 1_000_000;
+  private nextId = 1;
+  private timers = new Map<number, { at: number; fn: () => void }>();
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimeout(fn: () => void, ms: number): Timer {
+    const id = this.nextId++;
+    this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
+    return id;
+  }
+
+  clearTimeout(timer: Timer): void {
+    this.timers.delete(timer as number);
+  }
+
+  /** Runs every timer due within `ms`, in order, letting promises settle between them. */
+  async advance(ms: number): Promise<void> {
+    const end = this.t + ms;
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const e of this.timers) if (e[1].at <= end && (!next || e[1].at < next[1].at)) next = e;
+      if (!next) break;
+      this.timers.delete(next[0]);
+      this.t = next[1].at;
+      next[1].fn();
+      await flush();
+    }
+    this.t = end;
+    await flush();
+  }
+
+  get pending(): number {
+    return this.timers.size;
+  }
+}
+
+/** Lets pending promise callbacks run. */
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+export interface FakeProcess extends FfmpegHandle {
+  args: FfmpegArgs;
+  signals: string[];
+  handlers: FfmpegHandlers;
+  exited: boolean;
+  exit(code: number | null, signal?: NodeJS.Signals | null): void;
+}
+
+/**
+ * A scripted ffmpeg: tests feed its stdout and stderr and end it. `obeys` says which requests
+ * make it exit by itself ('q' = quits when asked; 'SIGTERM'; 'SIGKILL' always works).
+ */
+export class FakeFfmpeg {
+  readonly procs: FakeProcess[] = [];
+  obeys: Set<'q' | 'SIGTERM'> = new Set(['q', 'SIGTERM']);
+  private pid = 1000;
+
+  spawn: SpawnFfmpeg = (args, handlers) => {
+    const fake: FakeProcess = {
+      args,
+      handlers,
+      signals: [],
+      exited: false,
+      pid: this.pid++,
+      quit: () => {
+        fake.signals.push('q');
+        if (this.obeys.has('q')) setImmediate(() => fake.exit(0));
+      },
+      kill: (sig) => {
+        fake.signals.push(sig);
+        if (sig === 'SIGKILL' || (sig === 'SIGTERM' && this.obeys.has('SIGTERM'))) setImmediate(() => fake.exit(null, sig));
+      },
+      exit: (code, signal = null) => {
+        if (fake.exited) return;
+        fake.exited = true;
+        handlers.exit(code, signal);
+      },
+    };
+    this.procs.push(fake);
+    return fake;
+  };
+
+  get last(): FakeProcess {
+    const p = this.procs.at(-1);
+    if (!p) throw new Error('ffmpeg was never spawned');
+    return p;
+  }
+}
+
+export const silentLog = pino({ level: 'silent' });

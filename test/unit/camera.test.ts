@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Camera, type CameraSettings, type CameraStatus } from '../../src/ingest/camera.js';
+import type { Frame } from '../../src/ingest/frames.js';
+import { FakeClock, FakeFfmpeg, flush, silentLog } from '../helpers/fakes.js';
+
+const SIZE = 4;
+const FRAME = SIZE * SIZE * 3;
+
+function settings(over: Partial<CameraSettings> = {}): CameraSettings {
+  return {
+    name: 'gate',
+    url: 'rtsp://viewer:s3cret@10.0.0.5/stream',
+    enabled: true,
+    fps: 5,
+    size: SIZE,
+    rtspTransport: 'tcp',
+    inputArgs: [],
+    hwaccelArgs: [],
+    timeoutS: 5,
+    stallTimeoutMs: 10_000,
+    backoff: { initialMs: 1000, maxMs: 60_000, factor: 2 },
+    authFailuresBeforeOffline: 3,
+    stableAfterMs: 30_000,
+    stopGraceMs: 2000,
+    rtspTimeoutOption: 'stimeout',
+    secrets: ['s3cret'],
+    ...over,
+  };
+}
+
+function setup(over: Partial<CameraSettings> = {}) {
+  const clock = new FakeClock();
+  const ff = new FakeFfmpeg();
+  const frames: Frame[] = [];
+  const statuses: CameraStatus[] = [];
+  const cam = new Camera(settings(over), {
+    spawn: ff.spawn,
+    clock,
+    random: () => 0,
+    resolveHost: (url) => Promise.resolve(url),
+    log: silentLog,
+    onFrame: (f) => frames.push(f),
+    onStatus: (s) => statuses.push(s),
+  });
+  const states = () => statuses.map((s) => s.state);
+  return { clock, ff, frames, statuses, cam, states };
+}
+
+const GEOMETRY_LOG =
+  '[Parsed_scale_1 @ 0x1] w:8 h:6 fmt:yuv420p sar:1/1 -> w:4 h:3 fmt:rgb24 sar:1/1 flags:0x2\n[Parsed_pad_3 @ 0x2] w:4 h:3 -> w:4 h:4 x:0 y:0 color:0x727272FF\n';
+
+describe('camera supervisor', () => {
+  it('a disabled camera never starts ffmpeg', async () => {
+    const { cam, ff, states } = setup({ enabled: false });
+    cam.start();
+    await flush();
+    assert.deepEqual(states(), ['disabled']);
+    assert.equal(ff.procs.length, 0);
+  });
+
+  it('goes connecting → streaming on the first frame, with seq, time and geometry on every frame', async () => {
+    const { cam, ff, frames, states, clock, statuses } = setup();
+    cam.start();
+    await flush();
+    assert.deepEqual(states(), ['connecting']);
+    assert.equal(ff.last.args.url, 'rtsp://viewer:s3cret@10.0.0.5/stream');
+    ff.last.handlers.stderr(GEOMETRY_LOG);
+    // One and a half frames, then the rest: the split frame is reassembled.
+    ff.last.handlers.stdout(Buffer.alloc(FRAME + FRAME / 2, 7));
+    await clock.advance(200);
+    ff.last.handlers.stdout(Buffer.alloc(FRAME / 2, 9));
+    assert.deepEqual(states(), ['connecting', 'streaming']);
+    assert.deepEqual(
+      frames.map((f) => [f.camera, f.seq, f.data.length]),
+      [
+        ['gate', 1, FRAME],
+        ['gate', 2, FRAME],
+      ],
+    );
+    assert.equal(frames[1]!.ts - frames[0]!.ts, 200);
+    assert.deepEqual(frames[0]!.geometry, { srcW: 8, srcH: 6, dstW: 4, dstH: 4, scale: 0.5, innerW: 4, innerH: 3, padLeft: 0, padTop: 0 });
+    assert.deepEqual(statuses.at(-1)!.source, { width: 8, height: 6 });
+    assert.equal(cam.snapshot().framesReceived, 2);
+    assert.equal(cam.snapshot().bytesReceived, 2 * FRAME);
+  });
+
+  it('follows a change of stream resolution', async () => {
+    const { cam, ff, frames } = setup();
+    cam.start();
+    await flush();
+    ff.last.handlers.stderr(GEOMETRY_LOG);
+    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    ff.last.handlers.stderr('[Parsed_scale_1 @ 0x1] w:6 h:8 fmt:yuv420p sar:1/1 -> w:3 h:4 fmt:rgb24\n[Parsed_pad_3 @ 0x2] w:3 h:4 -> w:4 h:4 x:0 y:0 color:0x727272FF\n');
+    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    assert.deepEqual([frames[0]!.geometry.srcW, frames[1]!.geometry.srcW], [8, 6]);
+    assert.deepEqual(cam.snapshot().source, { width: 6, height: 8 });
+  });
+
+  it('on exit goes to backoff with the classified cause, then reconnects after the delay', async () => {
+    const { cam, ff, clock, states, statuses } = setup();
+    cam.start();
+    await flush();
+    ff.last.handlers.stderr('[tcp @ 0x1] Connection attempt failed: Connection refused\nrtsp://viewer:s3cret@10.0.0.5/stream: Connection refused\n');
+    ff.last.exit(1);
+    const s = statuses.at(-1)!;
+    assert.equal(s.state, 'backoff');
+    assert.equal(s.lastError?.cause, 'unreachable');
+    assert.equal(s.lastError?.message, 'rtsp://viewer:***@10.0.0.5/stream: Connection refused', 'password scrubbed');
+    assert.equal(s.retryAt! - clock.now(), 500);
+    await clock.advance(499);
+    assert.equal(ff.procs.length, 1);
+    await clock.advance(1);
+    assert.equal(ff.procs.length, 2);
+    assert.deepEqual(states(), ['connecting', 'backoff', 'connecting']);
+    assert.equal(cam.snapshot().restarts, 1);
+  });
+
+  it('backs off exponentially up to the cap while failures continue', async () => {
+    const { cam, ff, clock, statuses } = setup();
+    cam.start();
+    await flush();
+    const delays: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      ff.last.handlers.stderr('rtsp://h/x: Server returned 404 Not Found\n');
+      ff.last.exit(1);
+      const s = statuses.at(-1)!;
+      assert.equal(s.lastError?.cause, 'not_found');
+      delays.push(s.retryAt! - clock.now());
+      await clock.advance(s.retryAt! - clock.now());
+    }
+    assert.deepEqual(delays, [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  });
+
+  it('restarts the backoff after a stream that ran stably', async () => {
+    const { cam, ff, clock, statuses } = setup();
+    cam.start();
+    await flush();
+    for (let i = 0; i < 3; i++) {
+      ff.last.exit(1);
+      await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
+    }
+    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    for (let t = 0; t < 31; t++) {
+      await clock.advance(1000);
+      ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    }
+    ff.last.exit(1);
+    assert.equal(statuses.at(-1)!.retryAt! - clock.now(), 500);
+  });
+
+  it('restarts a stalled ffmpeg: no frame for the stall timeout → SIGTERM → backoff (stall)', async () => {
+    const { cam, ff, clock, statuses, states } = setup();
+    cam.start();
+    await flush();
+    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    await clock.advance(9_999);
+    assert.deepEqual(ff.last.signals, []);
+    await clock.advance(1);
+    assert.deepEqual(ff.last.signals, ['SIGTERM']);
+    await flush();
+    assert.deepEqual(states(), ['connecting', 'streaming', 'backoff']);
+    assert.equal(statuses.at(-1)!.lastError?.cause, 'stall');
+    assert.equal(statuses.at(-1)!.lastError?.message, 'no frame for 10 s');
+  });
+
+  it('also times out a connection that never produces a frame', async () => {
+    const { cam, ff, clock, statuses } = setup();
+    cam.start();
+    await flush();
+    await clock.advance(10_000);
+    await flush();
+    assert.equal(statuses.at(-1)!.lastError?.message, 'no frame within 10 s of starting');
+    assert.equal(ff.procs.length, 1);
+  });
+
+  it('kills a stalled ffmpeg that ignores SIGTERM', async () => {
+    const { cam, ff, clock, statuses } = setup();
+    ff.obeys = new Set();
+    cam.start();
+    await flush();
+    await clock.advance(10_000);
+    await clock.advance(2_000);
+    assert.deepEqual(ff.last.signals, ['SIGTERM', 'SIGKILL']);
+    await flush();
+    assert.equal(statuses.at(-1)!.state, 'backoff');
+  });
+
+  it('goes offline after repeated authentication failures, retrying at the longest interval', async () => {
+    const { cam, ff, clock, statuses } = setup();
+    cam.start();
+    await flush();
+    const auth = 'rtsp://viewer:s3cret@10.0.0.5/stream: Server returned 401 Unauthorized (authorization failed)\n';
+    for (let i = 0; i < 2; i++) {
+      ff.last.handlers.stderr(auth);
+      ff.last.exit(1);
+      assert.equal(statuses.at(-1)!.state, 'backoff');
+      await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
+    }
+    ff.last.handlers.stderr(auth);
+    ff.last.exit(1);
+    const s = statuses.at(-1)!;
+    assert.equal(s.state, 'offline');
+    assert.equal(s.lastError?.cause, 'auth');
+    assert.doesNotMatch(s.lastError!.message, /s3cret/);
+    assert.equal(s.retryAt! - clock.now(), 60_000);
+    await clock.advance(60_000);
+    assert.equal(statuses.at(-1)!.state, 'connecting', 'still retried');
+  });
+
+  it('reports an unresolvable host as unreachable without starting ffmpeg', async () => {
+    const clock = new FakeClock();
+    const ff = new FakeFfmpeg();
+    const statuses: CameraStatus[] = [];
+    const cam = new Camera(settings(), {
+      spawn: ff.spawn,
+      clock,
+      random: () => 0,
+      resolveHost: () => Promise.reject(new Error('cannot resolve host cam.invalid')),
+      log: silentLog,
+      onFrame: () => undefined,
+      onStatus: (s) => statuses.push(s),
+    });
+    cam.start();
+    await flush();
+    assert.equal(ff.procs.length, 0);
+    assert.deepEqual(statuses.at(-1)!.lastError?.cause, 'unreachable');
+    assert.equal(statuses.at(-1)!.lastError?.message, 'cannot resolve host cam.invalid');
+  });
+
+  it('stops politely: q first, and ends in stopped without a restart', async () => {
+    const { cam, ff, clock, states } = setup();
+    cam.start();
+    await flush();
+    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    await cam.stop();
+    assert.deepEqual(ff.last.signals, ['q']);
+    assert.deepEqual(states(), ['connecting', 'streaming', 'stopped']);
+    await clock.advance(120_000);
+    assert.equal(ff.procs.length, 1);
+    assert.equal(clock.pending, 0, 'no timer left behind');
+  });
+
+  it('escalates q → SIGTERM → SIGKILL when ffmpeg ignores each', async () => {
+    const { cam, ff, clock } = setup();
+    cam.start();
+    await flush();
+    ff.obeys = new Set();
+    const stopping = cam.stop();
+    await flush();
+    assert.deepEqual(ff.last.signals, ['q']);
+    await clock.advance(2000);
+    assert.deepEqual(ff.last.signals, ['q', 'SIGTERM']);
+    await clock.advance(2000);
+    assert.deepEqual(ff.last.signals, ['q', 'SIGTERM', 'SIGKILL']);
+    await stopping;
+    assert.equal(cam.state, 'stopped');
+  });
+
+  it('stopping during backoff cancels the retry', async () => {
+    const { cam, ff, clock } = setup();
+    cam.start();
+    await flush();
+    ff.last.exit(1);
+    await cam.stop();
+    await clock.advance(120_000);
+    assert.equal(ff.procs.length, 1);
+    assert.equal(cam.state, 'stopped');
+  });
+
+  it('keeps frame numbers increasing across restarts', async () => {
+    const { cam, ff, clock, frames, statuses } = setup();
+    cam.start();
+    await flush();
+    ff.last.handlers.stdout(Buffer.alloc(2 * FRAME));
+    ff.last.exit(1);
+    await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
+    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    assert.deepEqual(
+      frames.map((f) => f.seq),
+      [1, 2, 3],
+    );
+  });
+});
