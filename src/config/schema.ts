@@ -145,6 +145,21 @@ const ffmpeg = z
   .strictObject({
     /** A system ffmpeg (e.g. with NVDEC/VAAPI); default: the one from @ffmpeg-installer/ffmpeg. */
     path: z.string().min(1).optional(),
+    /** ffmpeg's own connect and read timeout. */
+    timeout_s: z.number().min(1).max(300).default(10),
+    /** A camera that sends no frame for this long has its ffmpeg restarted. */
+    stall_timeout_s: z.number().min(1).max(600).default(20),
+    /** Restart delays grow from the first to the longest, doubling, with jitter. */
+    backoff_initial_s: z.number().min(0.1).max(600).default(1),
+    backoff_max_s: z.number().min(1).max(3600).default(60),
+    /** Consecutive authentication failures before a camera is reported offline. */
+    auth_failures_before_offline: int().min(1).max(100).default(3),
+    /** Stopping waits this long after 'q', then after SIGTERM, before SIGKILL. */
+    stop_grace_s: z.number().min(0.1).max(60).default(2),
+  })
+  .refine((f) => f.backoff_max_s >= f.backoff_initial_s, {
+    message: 'backoff_max_s must not be less than backoff_initial_s',
+    path: ['backoff_max_s'],
   })
   .prefault({});
 

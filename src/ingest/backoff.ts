@@ -12,7 +12,11 @@ export interface BackoffPolicy {
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 60_000, factor: 2 };
 
 /** Delay before restart number `attempt` (0 = first restart). `random` returns [0, 1). */
-export function backoffDelay(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(policy.maxMs, policy.initialMs * policy.factor ** Math.max(0, attempt));
   return Math.round(base / 2 + (base / 2) * random());
 }

@@ -6,7 +6,14 @@ import type { Clock, Timer } from './clock.js';
 import { buildFfmpegArgs } from './ffmpeg-args.js';
 import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
 import { FrameSplitter, type Frame } from './frames.js';
-import { classifyExit, lastErrorLine, parsePadLine, parseScaleLine, StderrRing, type FailureCause } from './stderr.js';
+import {
+  classifyExit,
+  lastErrorLine,
+  parsePadLine,
+  parseScaleLine,
+  StderrRing,
+  type FailureCause,
+} from './stderr.js';
 
 export type CameraState = 'connecting' | 'streaming' | 'backoff' | 'offline' | 'disabled' | 'stopped';
 
@@ -246,7 +253,13 @@ export class Camera {
       this.setState('streaming');
     }
     this.armWatchdog(run);
-    this.deps.onFrame({ camera: this.settings.name, seq: ++this.seq, ts: now, data, geometry: this.geometry });
+    this.deps.onFrame({
+      camera: this.settings.name,
+      seq: ++this.seq,
+      ts: now,
+      data,
+      geometry: this.geometry,
+    });
   }
 
   private armWatchdog(run: Run): void {
@@ -275,18 +288,28 @@ export class Camera {
     if (run.killedFor === 'stall') {
       cause = 'stall';
       const secs = Math.round(this.settings.stallTimeoutMs / 1000);
-      message = run.streamingSince === null ? `no frame within ${secs} s of starting` : `no frame for ${secs} s`;
+      message =
+        run.streamingSince === null ? `no frame within ${secs} s of starting` : `no frame for ${secs} s`;
     } else if (error) {
       cause = 'exited';
       message = `ffmpeg could not start: ${error.message}`;
     } else {
       cause = classifyExit(lines, code, signal);
-      message = lastErrorLine(lines) ?? (signal ? `ffmpeg killed by ${signal}` : `ffmpeg exited with code ${code}`);
+      message =
+        code === 0 && cause === 'unreachable'
+          ? 'stream ended: the camera closed the connection'
+          : (lastErrorLine(lines) ??
+            (signal ? `ffmpeg killed by ${signal}` : `ffmpeg exited with code ${code}`));
     }
     this.fail(cause, message, run, { code, signal, stderr: lines.slice(-15) });
   }
 
-  private fail(cause: FailureCause, message: string, run: Run | null, detail: Record<string, unknown> = {}): void {
+  private fail(
+    cause: FailureCause,
+    message: string,
+    run: Run | null,
+    detail: Record<string, unknown> = {},
+  ): void {
     const now = this.deps.clock.now();
     const s = this.settings;
     if (run?.streamingSince != null && now - run.streamingSince >= s.stableAfterMs) this.attempt = 0;
@@ -295,7 +318,10 @@ export class Camera {
     this.status.lastError = { cause, message, at: now };
     const offline = this.authFailures >= s.authFailuresBeforeOffline;
     const delay = offline ? s.backoff.maxMs : backoffDelay(this.attempt++, s.backoff, this.deps.random);
-    this.log.warn({ cause, error: message, retryInMs: delay, ...detail }, `camera failed (${cause}): ${message}`);
+    this.log.warn(
+      { cause, error: message, retryInMs: delay, ...detail },
+      `camera failed (${cause}): ${message}`,
+    );
     this.setState(offline ? 'offline' : 'backoff', now + delay);
     this.timer = this.deps.clock.setTimeout(() => this.connect(), delay);
   }

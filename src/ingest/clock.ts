@@ -1,5 +1,5 @@
 /** Time, injected so that time-based logic is tested without sleeping. */
-export type Timer = unknown;
+export type Timer = NodeJS.Timeout | number;
 
 export interface Clock {
   now(): number;
@@ -10,5 +10,5 @@ export interface Clock {
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (t) => clearTimeout(t as NodeJS.Timeout),
+  clearTimeout: (t) => clearTimeout(t),
 };

@@ -51,6 +51,16 @@ export function buildFfmpegArgs(o: FfmpegArgsOptions): FfmpegArgs {
     input.push('-rw_timeout', micros);
   }
   input.push('-fflags', '+genpts+discardcorrupt', ...o.inputArgs);
-  const output = ['-an', '-sn', '-dn', '-vf', letterboxFilter(o.fps, o.size), '-pix_fmt', 'rgb24', '-f', 'rawvideo'];
+  const output = [
+    '-an',
+    '-sn',
+    '-dn',
+    '-vf',
+    letterboxFilter(o.fps, o.size),
+    '-pix_fmt',
+    'rgb24',
+    '-f',
+    'rawvideo',
+  ];
   return { input, url: o.url, output };
 }

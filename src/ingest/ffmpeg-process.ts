@@ -34,7 +34,9 @@ export async function defaultFfmpegPath(): Promise<string> {
  */
 export function probeRtspTimeoutOption(ffmpegPath: string): Promise<'stimeout' | 'timeout'> {
   return new Promise((resolve) => {
-    const child = spawn(ffmpegPath, ['-hide_banner', '-h', 'demuxer=rtsp'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(ffmpegPath, ['-hide_banner', '-h', 'demuxer=rtsp'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', () => resolve('timeout'));

@@ -79,7 +79,8 @@ export class FakeFfmpeg {
       },
       kill: (sig) => {
         fake.signals.push(sig);
-        if (sig === 'SIGKILL' || (sig === 'SIGTERM' && this.obeys.has('SIGTERM'))) setImmediate(() => fake.exit(null, sig));
+        if (sig === 'SIGKILL' || (sig === 'SIGTERM' && this.obeys.has('SIGTERM')))
+          setImmediate(() => fake.exit(null, sig));
       },
       exit: (code, signal = null) => {
         if (fake.exited) return;

@@ -1,0 +1,242 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
+import { repoRoot } from './env.js';
+
+/**
+ * Real RTSP servers for integration tests. GStreamer's RTSP server (Debian packages, installed
+ * by .ci/run) is preferred: it is what many cameras run, and serves RTP over TCP and UDP.
+ * Without it, the npm `rtsp-streaming-server` is used, fed by ffmpeg publishers; it serves RTP
+ * over UDP only. ARGUS_TEST_RTSP=npm forces the npm server.
+ */
+
+export type Source =
+  | { kind: 'ball'; width: number; height: number; fps: number }
+  /** A JPEG shown as a still camera. */
+  | { kind: 'image'; path: string; fps: number }
+  /** An H.264 MP4 passed through without re-encoding, looped. */
+  | { kind: 'clip'; path: string };
+
+export interface Mount {
+  name: string;
+  source: Source;
+}
+
+export interface RtspServer {
+  kind: 'gstreamer' | 'npm';
+  /** The transport clients should use with this server. */
+  transport: 'tcp' | 'udp';
+  url(mount: string, credentials?: string): string;
+  /** Kills the server process(es): every client sees its camera drop. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port. */
+  start(): Promise<void>;
+  readonly supportsAuth: boolean;
+}
+
+let gstAvailable: boolean | undefined;
+export function hasGstreamer(): boolean {
+  if (process.env.ARGUS_TEST_RTSP === 'npm') return false;
+  gstAvailable ??=
+    spawnSync(
+      '/usr/bin/python3',
+      [
+        '-c',
+        "import gi; gi.require_version('GstRtspServer', '1.0'); from gi.repository import GstRtspServer",
+      ],
+      {
+        stdio: 'ignore',
+      },
+    ).status === 0;
+  return gstAvailable;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+function gstLaunch(source: Source): string {
+  const h264 = 'x264enc tune=zerolatency speed-preset=ultrafast';
+  switch (source.kind) {
+    case 'ball':
+      return `( videotestsrc is-live=true pattern=ball ! video/x-raw,width=${source.width},height=${source.height},framerate=${source.fps}/1 ! ${h264} key-int-max=${source.fps * 2} ! rtph264pay name=pay0 pt=96 )`;
+    case 'image':
+      return `( multifilesrc location=${source.path} loop=true caps=image/jpeg,framerate=${source.fps}/1 ! jpegdec ! videoconvert ! video/x-raw,format=I420 ! ${h264} key-int-max=${source.fps * 2} ! rtph264pay name=pay0 pt=96 )`;
+    case 'clip':
+      return `( filesrc location=${source.path} ! qtdemux ! h264parse ! rtph264pay name=pay0 pt=96 )`;
+  }
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${out}`)), timeoutMs);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (pattern.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}: ${out}`));
+    });
+  });
+}
+
+function killAndWait(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+class GstServer implements RtspServer {
+  kind = 'gstreamer' as const;
+  transport = 'tcp' as const;
+  supportsAuth = true;
+  private child: ChildProcess | undefined;
+
+  constructor(
+    private readonly port: number,
+    private readonly mounts: Mount[],
+    private readonly auth?: string,
+  ) {}
+
+  url(mount: string, credentials?: string): string {
+    return `rtsp://${credentials ? `${credentials}@` : ''}127.0.0.1:${this.port}/${mount}`;
+  }
+
+  async start(): Promise<void> {
+    const args = [join(repoRoot, 'test/helpers/gst-rtsp-server.py'), '--port', String(this.port)];
+    if (this.auth) args.push('--auth', this.auth);
+    for (const m of this.mounts) args.push('--mount', `${m.name}=${gstLaunch(m.source)}`);
+    this.child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    await waitForLine(this.child, /READY/, 15_000, 'GStreamer RTSP server');
+  }
+
+  kill(): Promise<void> {
+    return killAndWait(this.child);
+  }
+}
+
+class NpmServer implements RtspServer {
+  kind = 'npm' as const;
+  transport = 'udp' as const;
+  supportsAuth = false;
+  private server: ChildProcess | undefined;
+  private publishers: ChildProcess[] = [];
+
+  constructor(
+    private readonly publishPort: number,
+    private readonly clientPort: number,
+    private readonly rtpPortStart: number,
+    private readonly mounts: Mount[],
+  ) {}
+
+  url(mount: string, credentials?: string): string {
+    return `rtsp://${credentials ? `${credentials}@` : ''}127.0.0.1:${this.clientPort}/${mount}`;
+  }
+
+  private publisherArgs(m: Mount): string[] {
+    const x264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-pix_fmt', 'yuv420p'];
+    const out = [
+      '-an',
+      '-f',
+      'rtsp',
+      '-rtsp_transport',
+      'udp',
+      `rtsp://127.0.0.1:${this.publishPort}/${m.name}`,
+    ];
+    const s = m.source;
+    switch (s.kind) {
+      case 'ball':
+        return [
+          '-re',
+          '-f',
+          'lavfi',
+          '-i',
+          `testsrc=size=${s.width}x${s.height}:rate=${s.fps}`,
+          ...x264,
+          '-g',
+          String(s.fps * 2),
+          ...out,
+        ];
+      case 'image':
+        return [
+          '-re',
+          '-loop',
+          '1',
+          '-framerate',
+          String(s.fps),
+          '-i',
+          s.path,
+          ...x264,
+          '-g',
+          String(s.fps * 2),
+          ...out,
+        ];
+      case 'clip':
+        return ['-re', '-stream_loop', '-1', '-i', s.path, '-c:v', 'copy', ...out];
+    }
+  }
+
+  async start(): Promise<void> {
+    const script = join(repoRoot, 'dist/test/helpers/npm-rtsp-server.js');
+    this.server = spawn(
+      process.execPath,
+      [script, String(this.publishPort), String(this.clientPort), String(this.rtpPortStart)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    await waitForLine(this.server, /READY/, 15_000, 'rtsp-streaming-server');
+    const ffmpeg = await defaultFfmpegPath();
+    this.publishers = this.mounts.map((m) =>
+      spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', ...this.publisherArgs(m)], {
+        stdio: ['ignore', 'ignore', 'ignore'],
+      }),
+    );
+    // Give the publishers time to ANNOUNCE their streams.
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+
+  async kill(): Promise<void> {
+    await Promise.all([...this.publishers.map((p) => killAndWait(p)), killAndWait(this.server)]);
+    this.publishers = [];
+  }
+}
+
+/** Starts a real RTSP server serving `mounts`; it is killed when the test ends. */
+export async function startRtspServer(
+  t: { after: (fn: () => Promise<void>) => void },
+  mounts: Mount[],
+  opts: { auth?: string } = {},
+): Promise<RtspServer> {
+  let server: RtspServer;
+  if (hasGstreamer()) {
+    server = new GstServer(await freePort(), mounts, opts.auth);
+  } else {
+    server = new NpmServer(
+      await freePort(),
+      await freePort(),
+      20000 + Math.floor(Math.random() * 20000),
+      mounts,
+    );
+  }
+  t.after(() => server.kill());
+  await server.start();
+  return server;
+}

@@ -1,0 +1,364 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { pino } from 'pino';
+import { parseConfig } from '../../src/config/load.js';
+import { Detector } from '../../src/detector/detector.js';
+import { letterbox } from '../../src/detector/letterbox.js';
+import { planModel } from '../../src/detector/model.js';
+import { rgbToNchw } from '../../src/detector/preprocess.js';
+import { toDetections } from '../../src/detector/results.js';
+import type { CameraStatus } from '../../src/ingest/camera.js';
+import type { Frame } from '../../src/ingest/frames.js';
+import { Ingest } from '../../src/ingest/ingest.js';
+import { hasShared, repoRoot, shared, tempDir, writeFixture } from '../helpers/env.js';
+import { boxIou } from '../helpers/images.js';
+import { freePort, hasGstreamer, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
+
+const SIZE = 320;
+const log = pino({ level: process.env.ARGUS_TEST_LOG ?? 'silent' });
+
+if (!hasGstreamer()) {
+  process.stderr.write(
+    'ingest tests: GStreamer RTSP server not installed (apt packages, see .ci/run); using the npm rtsp-streaming-server over UDP\n',
+  );
+}
+
+/** A camera section for the given URLs, through the real config parser. */
+function camerasConfig(server: RtspServer, cams: Record<string, { url: string; fps?: number }>, extra = '') {
+  const lines = [
+    'model:',
+    '  path: m.onnx',
+    'ffmpeg:',
+    '  timeout_s: 3',
+    '  stall_timeout_s: 10',
+    '  backoff_initial_s: 0.5',
+    '  backoff_max_s: 2',
+    '  stop_grace_s: 1',
+    extra,
+    'cameras:',
+  ];
+  for (const [name, c] of Object.entries(cams)) {
+    lines.push(
+      `  ${name}:`,
+      `    url: "${c.url}"`,
+      `    fps: ${c.fps ?? 5}`,
+      `    rtsp_transport: ${server.transport}`,
+    );
+  }
+  return parseConfig(lines.join('\n'), join(repoRoot, 'test.yaml'), {});
+}
+
+class Recorder {
+  frames: Frame[] = [];
+  statuses: CameraStatus[] = [];
+  framesOf = (cam: string): Frame[] => this.frames.filter((f) => f.camera === cam);
+  last = (cam: string): CameraStatus | undefined => this.statuses.filter((s) => s.camera === cam).at(-1);
+  statesOf = (cam: string): string[] => this.statuses.filter((s) => s.camera === cam).map((s) => s.state);
+}
+
+async function runIngest(
+  t: { after: (fn: () => Promise<void>) => void },
+  server: RtspServer,
+  cams: Record<string, { url: string; fps?: number }>,
+) {
+  const { config, secrets } = camerasConfig(server, cams);
+  const rec = new Recorder();
+  const ingest = new Ingest(
+    { cameras: config.cameras, ffmpeg: config.ffmpeg, size: SIZE, secrets },
+    { log, onFrame: (f) => rec.frames.push(f), onStatus: (s) => rec.statuses.push(s) },
+  );
+  await ingest.start();
+  t.after(() => ingest.stop());
+  return { ingest, rec };
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** An 810×1080 portrait JPEG: grey, with a white 200×200 square at (400, 600). */
+async function portraitJpeg(dir: string): Promise<string> {
+  const path = join(dir, 'portrait.jpg');
+  const raw = Buffer.alloc(810 * 1080 * 3, 114);
+  for (let y = 600; y < 800; y++)
+    for (let x = 400; x < 600; x++) raw.fill(255, (y * 810 + x) * 3, (y * 810 + x) * 3 + 3);
+  await writeFile(
+    path,
+    await sharp(raw, { raw: { width: 810, height: 1080, channels: 3 } })
+      .jpeg({ quality: 95 })
+      .toBuffer(),
+  );
+  return path;
+}
+
+describe('ingest against a real RTSP server and ffmpeg', () => {
+  it('delivers frames at the configured fps and size, letterboxed, with the source geometry', async (t) => {
+    const server = await startRtspServer(t, [
+      { name: 'ball', source: { kind: 'ball', width: 640, height: 480, fps: 15 } },
+    ]);
+    const { rec } = await runIngest(t, server, { ball: { url: server.url('ball'), fps: 5 } });
+    await waitFor('streaming', () => rec.last('ball')?.state === 'streaming');
+    const first = rec.framesOf('ball').length;
+    const t0 = Date.now();
+    await new Promise((r) => setTimeout(r, 4000));
+    const got = rec.framesOf('ball').slice(first);
+    const fps = (got.length * 1000) / (Date.now() - t0);
+    // A 15 fps source limited to 5: far from 15, near 5 (loose bounds: shared, noisy machine).
+    assert.ok(fps > 3 && fps < 7.5, `measured ${fps.toFixed(1)} frames/s`);
+    const f = got.at(-1)!;
+    assert.equal(f.data.length, SIZE * SIZE * 3);
+    assert.deepEqual(f.geometry, letterbox(640, 480, SIZE));
+    assert.deepEqual(rec.last('ball')!.source, { width: 640, height: 480 });
+    // Rows above the picture are letterbox grey 114.
+    assert.deepEqual([...f.data.subarray(0, 6)], [114, 114, 114, 114, 114, 114]);
+    for (let i = 1; i < got.length; i++) assert.equal(got[i]!.seq, got[i - 1]!.seq + 1);
+  });
+
+  it('letterboxes a portrait still camera and maps the fixture model boxes back to source pixels', async (t) => {
+    const dir = await tempDir(t);
+    const image = await portraitJpeg(dir);
+    const server = await startRtspServer(t, [
+      { name: 'still', source: { kind: 'image', path: image, fps: 5 } },
+    ]);
+    const { rec } = await runIngest(t, server, { still: { url: server.url('still'), fps: 2 } });
+    await waitFor('two frames', () => rec.framesOf('still').length >= 2);
+    const frame = rec.framesOf('still').at(-1)!;
+    assert.deepEqual(frame.geometry, letterbox(810, 1080, SIZE));
+    assert.equal(frame.geometry.padLeft, 40);
+    // Pillarbox: the left 40 columns are grey.
+    assert.deepEqual([...frame.data.subarray(0, 3)], [114, 114, 114]);
+    const detector = new Detector(
+      await planModel({ path: await writeFixture(dir, 'fixture.onnx') }),
+      {
+        providers: ['cpu'],
+        deviceId: 0,
+        workers: 1,
+        intraOpThreads: 1,
+        interOpThreads: 1,
+        conf: 0.5,
+        iou: 0.45,
+        maxDet: 100,
+      },
+      log,
+    );
+    await detector.start();
+    t.after(() => detector.stop());
+    const input = new Float32Array(detector.frameFloats);
+    rgbToNchw(frame.data, SIZE, SIZE, input, 0);
+    const result = await detector.detect(input, 1);
+    const dets = toDetections(result.detections[0]!, frame.geometry, detector.labels);
+    // The square covers fixture cells whose union, mapped back, is the square (cells are 108 source px).
+    const bright = dets.filter((d) => d.label === 'bright');
+    assert.ok(bright.length >= 1, JSON.stringify(dets));
+    const union = [
+      Math.min(...bright.map((d) => d.box[0])),
+      Math.min(...bright.map((d) => d.box[1])),
+      Math.max(...bright.map((d) => d.box[2])),
+      Math.max(...bright.map((d) => d.box[3])),
+    ];
+    assert.ok(boxIou(union, [400, 600, 600, 800]) > 0.5, `union of bright cells ${JSON.stringify(union)}`);
+    for (const d of bright)
+      assert.ok(boxIou(d.box, [400, 600, 600, 800]) > 0, `${JSON.stringify(d.box)} lies on the square`);
+  });
+
+  it(
+    'passes a real clip through',
+    { skip: hasShared ? false : '../shared not found: real clip test skipped' },
+    async (t) => {
+      const server = await startRtspServer(t, [
+        { name: 'clip', source: { kind: 'clip', path: shared('media/vtest.mp4') } },
+      ]);
+      const { rec } = await runIngest(t, server, { clip: { url: server.url('clip'), fps: 5 } });
+      await waitFor('frames', () => rec.framesOf('clip').length >= 3);
+      assert.deepEqual(rec.framesOf('clip').at(-1)!.geometry, letterbox(480, 360, SIZE));
+    },
+  );
+
+  it('goes to backoff when the server dies and back to streaming when it returns', async (t) => {
+    const server = await startRtspServer(t, [
+      { name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 10 } },
+    ]);
+    const { rec } = await runIngest(t, server, { cam: { url: server.url('ball'), fps: 5 } });
+    await waitFor('streaming', () => rec.last('cam')?.state === 'streaming');
+    await server.kill();
+    await waitFor('backoff after the server died', () => rec.last('cam')?.state === 'backoff');
+    const failed = rec.last('cam')!;
+    assert.ok(
+      ['stall', 'unreachable'].includes(failed.lastError!.cause),
+      `cause ${failed.lastError!.cause}: ${failed.lastError!.message}`,
+    );
+    await server.start();
+    const before = rec.framesOf('cam').length;
+    await waitFor(
+      'streaming again',
+      () => rec.last('cam')?.state === 'streaming' && rec.framesOf('cam').length > before,
+      45_000,
+    );
+    assert.ok(rec.last('cam')!.restarts >= 1);
+  });
+
+  it('classifies a bad host, a refused connection and an unknown mount, without disturbing a good camera', async (t) => {
+    const server = await startRtspServer(t, [
+      { name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 10 } },
+    ]);
+    const closed = await freePort();
+    const { rec } = await runIngest(t, server, {
+      good: { url: server.url('ball') },
+      nohost: { url: 'rtsp://camera.invalid/stream' },
+      refused: { url: `rtsp://127.0.0.1:${closed}/stream` },
+      nomount: { url: server.url('no-such-mount') },
+    });
+    const causeOf = (cam: string) =>
+      rec.statuses.find((s) => s.camera === cam && s.state === 'backoff')?.lastError?.cause;
+    await waitFor('three failures and a stream', () =>
+      Boolean(
+        causeOf('nohost') &&
+        causeOf('refused') &&
+        causeOf('nomount') &&
+        rec.last('good')?.state === 'streaming',
+      ),
+    );
+    assert.equal(causeOf('nohost'), 'unreachable');
+    assert.match(
+      rec.statuses.find((s) => s.camera === 'nohost' && s.lastError)!.lastError!.message,
+      /cannot resolve host camera\.invalid/,
+    );
+    assert.equal(causeOf('refused'), 'unreachable');
+    assert.match(
+      rec.statuses.find((s) => s.camera === 'refused' && s.lastError)!.lastError!.message,
+      /Connection refused/,
+    );
+    if (server.kind === 'gstreamer') assert.equal(causeOf('nomount'), 'not_found');
+    // The good camera kept streaming throughout: no restart, frames still coming.
+    const n = rec.framesOf('good').length;
+    await waitFor('more frames from the good camera', () => rec.framesOf('good').length > n + 3);
+    assert.equal(rec.last('good')!.restarts, 0);
+    assert.deepEqual(rec.statesOf('good'), ['connecting', 'streaming']);
+  });
+
+  it(
+    'reports refused credentials as auth, never showing the password, then offline',
+    { skip: hasGstreamer() ? false : 'needs the GStreamer RTSP server (auth); .ci/run installs it' },
+    async (t) => {
+      const server = await startRtspServer(
+        t,
+        [{ name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 10 } }],
+        { auth: 'admin:right-pass' },
+      );
+      const lines: string[] = [];
+      const { config, secrets } = parseConfig(
+        [
+          'model:',
+          '  path: m.onnx',
+          'ffmpeg:',
+          '  backoff_initial_s: 0.2',
+          '  backoff_max_s: 1',
+          'cameras:',
+          '  locked:',
+          `    url: "${server.url('ball', 'admin:${CAM_PASS}')}"`,
+          '  open:',
+          `    url: "${server.url('ball', 'admin:right-pass')}"`,
+        ].join('\n'),
+        'test.yaml',
+        { CAM_PASS: 'wrong-pass' },
+      );
+      const rec = new Recorder();
+      const ingest = new Ingest(
+        { cameras: config.cameras, ffmpeg: config.ffmpeg, size: SIZE, secrets },
+        {
+          log: pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) }),
+          onFrame: (f) => rec.frames.push(f),
+          onStatus: (s) => rec.statuses.push(s),
+        },
+      );
+      await ingest.start();
+      t.after(() => ingest.stop());
+      await waitFor('offline', () => rec.last('locked')?.state === 'offline');
+      assert.equal(rec.last('locked')!.lastError!.cause, 'auth');
+      await waitFor('the other camera streams', () => rec.last('open')?.state === 'streaming');
+      const everything = JSON.stringify(rec.statuses) + lines.join('');
+      assert.doesNotMatch(everything, /wrong-pass/);
+      assert.doesNotMatch(everything, /right-pass/);
+      assert.match(lines.join(''), /401 Unauthorized/);
+    },
+  );
+});
+
+describe('ffmpeg children never outlive their process', () => {
+  async function startHarness(t: { after: (fn: () => Promise<void>) => void }) {
+    const server = await startRtspServer(t, [
+      { name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 10 } },
+    ]);
+    const dir = await tempDir(t);
+    const cfg = join(dir, 'argus.yaml');
+    await writeFile(
+      cfg,
+      [
+        'model:',
+        '  path: m.onnx',
+        'cameras:',
+        ...['a', 'b'].flatMap((n) => [
+          `  ${n}:`,
+          `    url: "${server.url('ball')}"`,
+          `    rtsp_transport: ${server.transport}`,
+        ]),
+      ].join('\n'),
+    );
+    const child = spawn(process.execPath, [join(repoRoot, 'dist/test/helpers/ingest-harness.js'), cfg], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    t.after(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      return Promise.resolve();
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const pids = new Set<number>();
+    await waitFor('both cameras streaming', () => {
+      for (const line of out.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const msg = JSON.parse(line) as { type: string; pids?: number[] };
+        if (msg.type === 'pids') msg.pids!.forEach((p) => pids.add(p));
+      }
+      return pids.size === 2;
+    });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
+      child.on('exit', (code, signal) => r({ code, signal })),
+    );
+    return { child, pids: [...pids], exited, output: () => out };
+  }
+
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('SIGTERM stops every ffmpeg and exits 0', async (t) => {
+    const h = await startHarness(t);
+    assert.ok(h.pids.every(alive));
+    h.child.kill('SIGTERM');
+    const { code } = await h.exited;
+    assert.equal(code, 0);
+    assert.match(h.output(), /"type":"stopped"/);
+    assert.deepEqual(h.pids.filter(alive), [], 'no ffmpeg left running');
+  });
+
+  it('SIGKILL leaves no ffmpeg behind: each sees its closed pipe and exits', async (t) => {
+    const h = await startHarness(t);
+    h.child.kill('SIGKILL');
+    await h.exited;
+    await waitFor('ffmpeg processes to exit', () => h.pids.every((p) => !alive(p)), 15_000);
+  });
+});
