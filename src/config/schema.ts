@@ -126,8 +126,10 @@ const scheduler = z
 const cache = z
   .strictObject({
     enabled: z.boolean().default(true),
-    /** Largest Hamming distance between frame hashes still counted as "unchanged". */
-    max_distance: int().min(0).max(64).default(4),
+    /** Most cells of the 32×32 frame hash that may change for a frame to count as unchanged. */
+    max_distance: int().min(0).max(1024).default(2),
+    /** Brightness change (0–255) of a cell that counts as a change. */
+    cell_threshold: int().min(1).max(255).default(10),
     /** A cached result is reused for at most this long. */
     max_age_s: z.number().positive().max(3600).default(10),
   })

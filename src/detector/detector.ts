@@ -34,9 +34,13 @@ interface Slot {
   worker: Worker;
   busy: boolean;
   pending: Map<number, Pending>;
+  deadline: NodeJS.Timeout | undefined;
 }
 
 export class DetectorError extends Error {}
+
+/** A batch missed its deadline; its worker (and session) is being recreated. */
+export class DeadlineError extends DetectorError {}
 
 /**
  * A pool of worker threads, each owning one ONNX Runtime session. `detect` hands a batch to an
@@ -44,9 +48,13 @@ export class DetectorError extends Error {}
  */
 export class Detector {
   private slots: Slot[] = [];
-  private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending }[] = [];
+  private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending; timeoutMs: number | undefined }[] = [];
   private nextId = 1;
   private stopped = false;
+  private init: WorkerInit | undefined;
+  private respawnTimer: NodeJS.Timeout | undefined;
+  /** Sessions recreated after a missed deadline or a crash. */
+  recreated = 0;
   provider: ProviderName | undefined;
   layout: OutputLayout | undefined;
 
@@ -126,7 +134,7 @@ export class Detector {
 
   private spawn(init: WorkerInit): Promise<Extract<FromWorker, { type: 'ready' }>> {
     const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: init });
-    const slot: Slot = { worker, busy: false, pending: new Map() };
+    const slot: Slot = { worker, busy: false, pending: new Map(), deadline: undefined };
     this.slots.push(slot);
     return new Promise((resolve, reject) => {
       let started = false;
@@ -145,6 +153,7 @@ export class Detector {
             const p = slot.pending.get(msg.id);
             slot.pending.delete(msg.id);
             slot.busy = false;
+            clearTimeout(slot.deadline);
             if (p && msg.type === 'result')
               p.resolve({ input: msg.input, detections: msg.detections, inferMs: msg.inferMs });
             else if (p && msg.type === 'run-error')
@@ -162,15 +171,44 @@ export class Detector {
       });
       worker.on('exit', (code) => {
         if (!started) reject(new Error(`worker exited with code ${code} before the model was ready`));
+        const wasLive = this.slots.includes(slot);
         this.failSlot(slot, new Error(`detector worker exited (code ${code})`));
+        if (started && wasLive && !this.stopped) {
+          this.log.error({ code }, 'detector worker died; recreating its session');
+          this.replaceWorker();
+        }
       });
     });
   }
 
   private failSlot(slot: Slot, err: Error): void {
-    for (const p of slot.pending.values()) p.reject(new DetectorError(err.message));
+    clearTimeout(slot.deadline);
+    for (const p of slot.pending.values()) p.reject(err instanceof DetectorError ? err : new DetectorError(err.message));
     slot.pending.clear();
     this.slots = this.slots.filter((s) => s !== slot);
+  }
+
+  /** Starts a new worker in place of a lost one, retrying every few seconds until it loads. */
+  private replaceWorker(): void {
+    if (this.stopped || !this.init) return;
+    this.recreated++;
+    this.spawn(this.init).then(
+      () => this.log.info({ workers: this.slots.length }, 'detector session recreated'),
+      (err: unknown) => {
+        this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not recreate the detector session; retrying in 5 s');
+        this.respawnTimer = setTimeout(() => this.replaceWorker(), 5000);
+      },
+    );
+  }
+
+  /** Abandons a batch that ran past its deadline: the worker is terminated and replaced. */
+  private expire(slot: Slot, timeoutMs: number): void {
+    if (!this.slots.includes(slot)) return;
+    this.log.error({ timeoutMs }, `inference missed its ${timeoutMs} ms deadline; recreating the detector session`);
+    this.failSlot(slot, new DeadlineError(`inference missed its ${timeoutMs} ms deadline`));
+    void slot.worker.terminate();
+    this.replaceWorker();
+    this.pump();
   }
 
   /** Number of workers with no batch in flight. */
@@ -186,7 +224,7 @@ export class Detector {
    * Runs `count` letterboxed frames laid out NCHW in `input` (count × frameFloats values).
    * `input` is transferred to a worker: do not touch it until the result hands it back.
    */
-  detect(input: Float32Array, count: number): Promise<BatchResult> {
+  detect(input: Float32Array, count: number, timeoutMs?: number): Promise<BatchResult> {
     if (this.stopped) return Promise.reject(new DetectorError('detector is stopped'));
     if (count < 1 || input.length < count * this.frameFloats) {
       return Promise.reject(
@@ -194,7 +232,7 @@ export class Detector {
       );
     }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ req: { input, count }, pending: { resolve, reject } });
+      this.waiting.push({ req: { input, count }, pending: { resolve, reject }, timeoutMs });
       this.pump();
     });
   }
@@ -209,15 +247,19 @@ export class Detector {
       slot.pending.set(id, next.pending);
       const msg: RunRequest = { type: 'run', id, ...next.req };
       slot.worker.postMessage(msg, [msg.input.buffer as ArrayBuffer]);
+      const timeoutMs = next.timeoutMs;
+      if (timeoutMs !== undefined) slot.deadline = setTimeout(() => this.expire(slot, timeoutMs), timeoutMs);
     }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.respawnTimer);
     for (const w of this.waiting) w.pending.reject(new DetectorError('detector stopped'));
     this.waiting = [];
     const slots = this.slots;
     this.slots = [];
+    for (const s of slots) this.failSlot(s, new DetectorError('detector stopped'));
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 }
