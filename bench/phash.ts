@@ -9,7 +9,8 @@ const K = 8;
 
 /** cos((2x + 1) u π / 2N) for u < K, x < N: the only DCT terms pHash needs. */
 const COS = new Float64Array(K * N);
-for (let u = 0; u < K; u++) for (let x = 0; x < N; x++) COS[u * N + x] = Math.cos(((2 * x + 1) * u * Math.PI) / (2 * N));
+for (let u = 0; u < K; u++)
+  for (let x = 0; x < N; x++) COS[u * N + x] = Math.cos(((2 * x + 1) * u * Math.PI) / (2 * N));
 
 export type Hash = Uint32Array;
 

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
 import { benchDetector, type DetectorBenchResult } from './detector.js';
+import { benchHash } from './hash.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const shared = process.env.ARGUS_SHARED_DIR ?? resolve(root, '..', 'shared');
@@ -31,10 +32,14 @@ async function main(): Promise<void> {
     results.push(await benchDetector(path, batches, { frames: heavy ? 8 : 64, repeats: full ? 7 : 3 }));
   }
   await rm(tmp, { recursive: true, force: true });
+  process.stderr.write('bench: frame hashes\n');
+  const hashes = [];
+  for (const size of [320, 640])
+    hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
   const rows = results.flatMap((r) => r.rows);
   const pre = Object.assign({}, ...results.map((r) => r.preprocessMsPerFrame)) as Record<string, number>;
   const machine = { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  const out = { date: new Date().toISOString(), machine, detector: rows, preprocessMsPerFrame: pre };
+  const out = { date: new Date().toISOString(), machine, detector: rows, preprocessMsPerFrame: pre, hashes };
   const dir = join(root, 'bench', 'results');
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
@@ -52,6 +57,18 @@ async function main(): Promise<void> {
     '| model@size | preprocess one frame (ms) |',
     '|---|---|',
     ...Object.entries(pre).map(([k, v]) => `| ${k} | ${f(v, 2)} |`),
+    '',
+    'Frame hashes: cost per frame, and share of frames called unchanged (block: ≤ 2 cells changed by > 10; pHash and blockhash: Hamming ≤ 4 of 64).',
+    '',
+    '| size | clip | frames | block hash | pHash | imghash blockhash |',
+    '|---|---|---|---|---|---|',
+    ...hashes.flatMap((h) => [
+      `| ${h.size} | cost per frame (ms) | | ${f(h.ms_per_frame.block, 2)} | ${f(h.ms_per_frame.phash, 2)} | ${f(h.ms_per_frame.imghash_blockhash, 2)} |`,
+      ...h.clips.map(
+        (c) =>
+          `| ${h.size} | ${c.clip} | ${c.frames} | ${f(c.block_unchanged, 2)} | ${f(c.phash_unchanged, 2)} | ${f(c.blockhash_unchanged, 2)} |`,
+      ),
+    ]),
     '',
   ].join('\n');
   await writeFile(join(dir, 'latest.md'), md);

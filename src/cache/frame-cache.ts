@@ -17,7 +17,9 @@ interface Reference {
   detections: Detection[];
 }
 
-export type CacheDecision = { hit: true; detections: Detection[]; distance: number; age: number } | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'expired'; distance?: number };
+export type CacheDecision =
+  | { hit: true; detections: Detection[]; distance: number; age: number }
+  | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'expired'; distance?: number };
 
 /**
  * Per camera, the last frame the model analysed and its result. A new frame whose hash is

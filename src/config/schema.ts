@@ -120,6 +120,12 @@ const scheduler = z
   .strictObject({
     max_batch: int().min(1).max(64).default(4),
     max_wait_ms: int().min(0).max(10000).default(50),
+    /** Batches running at once; 0 means one per detector worker. */
+    max_in_flight: int().min(0).max(64).default(0),
+    /** Frames per camera waiting for the detector; when full the oldest is dropped. */
+    queue_size: int().min(1).max(64).default(3),
+    /** A frame older than this when its turn comes is dropped as stale. */
+    max_frame_age_ms: int().min(50).max(60000).default(2000),
   })
   .prefault({});
 

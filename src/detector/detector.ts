@@ -35,6 +35,13 @@ interface Slot {
   busy: boolean;
   pending: Map<number, Pending>;
   deadline: NodeJS.Timeout | undefined;
+  /** Session loaded and warmed up. */
+  ready: boolean;
+  /** Past its deadline: no longer used, terminated once its run returns. */
+  abandoned: boolean;
+  /** Resolves when the worker has no run in progress. */
+  idle: Promise<void>;
+  markIdle: () => void;
 }
 
 export class DetectorError extends Error {}
@@ -48,11 +55,16 @@ export class DeadlineError extends DetectorError {}
  */
 export class Detector {
   private slots: Slot[] = [];
-  private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending; timeoutMs: number | undefined }[] = [];
+  private waiting: {
+    req: Omit<RunRequest, 'type' | 'id'>;
+    pending: Pending;
+    timeoutMs: number | undefined;
+  }[] = [];
   private nextId = 1;
   private stopped = false;
   private init: WorkerInit | undefined;
   private respawnTimer: NodeJS.Timeout | undefined;
+  private abandoned = new Set<Slot>();
   /** Sessions recreated after a missed deadline or a crash. */
   recreated = 0;
   provider: ProviderName | undefined;
@@ -94,6 +106,7 @@ export class Detector {
       iou: this.opts.iou,
       maxDet: this.opts.maxDet,
     };
+    this.init = init;
     const t0 = performance.now();
     const results = await Promise.allSettled(
       Array.from({ length: this.opts.workers }, () => this.spawn(init)),
@@ -134,7 +147,16 @@ export class Detector {
 
   private spawn(init: WorkerInit): Promise<Extract<FromWorker, { type: 'ready' }>> {
     const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: init });
-    const slot: Slot = { worker, busy: false, pending: new Map(), deadline: undefined };
+    const slot: Slot = {
+      worker,
+      busy: false,
+      pending: new Map(),
+      deadline: undefined,
+      ready: false,
+      abandoned: false,
+      idle: Promise.resolve(),
+      markIdle: () => undefined,
+    };
     this.slots.push(slot);
     return new Promise((resolve, reject) => {
       let started = false;
@@ -142,18 +164,28 @@ export class Detector {
         switch (msg.type) {
           case 'ready':
             started = true;
+            slot.ready = true;
             resolve(msg);
             this.pump();
             break;
           case 'init-error':
             reject(new Error(msg.message));
+            this.slots = this.slots.filter((s) => s !== slot);
+            void worker.terminate();
             break;
           case 'result':
           case 'run-error': {
+            slot.busy = false;
+            slot.markIdle();
+            clearTimeout(slot.deadline);
+            if (slot.abandoned) {
+              // Terminating a worker inside session.run aborts the whole process; now it is idle.
+              this.abandoned.delete(slot);
+              void worker.terminate();
+              return;
+            }
             const p = slot.pending.get(msg.id);
             slot.pending.delete(msg.id);
-            slot.busy = false;
-            clearTimeout(slot.deadline);
             if (p && msg.type === 'result')
               p.resolve({ input: msg.input, detections: msg.detections, inferMs: msg.inferMs });
             else if (p && msg.type === 'run-error')
@@ -183,7 +215,8 @@ export class Detector {
 
   private failSlot(slot: Slot, err: Error): void {
     clearTimeout(slot.deadline);
-    for (const p of slot.pending.values()) p.reject(err instanceof DetectorError ? err : new DetectorError(err.message));
+    for (const p of slot.pending.values())
+      p.reject(err instanceof DetectorError ? err : new DetectorError(err.message));
     slot.pending.clear();
     this.slots = this.slots.filter((s) => s !== slot);
   }
@@ -195,25 +228,36 @@ export class Detector {
     this.spawn(this.init).then(
       () => this.log.info({ workers: this.slots.length }, 'detector session recreated'),
       (err: unknown) => {
-        this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'could not recreate the detector session; retrying in 5 s');
+        this.log.error(
+          { err: err instanceof Error ? err.message : String(err) },
+          'could not recreate the detector session; retrying in 5 s',
+        );
         this.respawnTimer = setTimeout(() => this.replaceWorker(), 5000);
       },
     );
   }
 
-  /** Abandons a batch that ran past its deadline: the worker is terminated and replaced. */
+  /**
+   * Abandons a batch that ran past its deadline: a new session takes the worker's place at
+   * once. The old worker cannot be terminated mid-run (onnxruntime-node aborts the process), so
+   * it is terminated when its run returns.
+   */
   private expire(slot: Slot, timeoutMs: number): void {
     if (!this.slots.includes(slot)) return;
-    this.log.error({ timeoutMs }, `inference missed its ${timeoutMs} ms deadline; recreating the detector session`);
+    this.log.error(
+      { timeoutMs },
+      `inference missed its ${timeoutMs} ms deadline; recreating the detector session`,
+    );
     this.failSlot(slot, new DeadlineError(`inference missed its ${timeoutMs} ms deadline`));
-    void slot.worker.terminate();
+    slot.abandoned = true;
+    this.abandoned.add(slot);
     this.replaceWorker();
     this.pump();
   }
 
   /** Number of workers with no batch in flight. */
   get idleWorkers(): number {
-    return this.slots.filter((s) => !s.busy).length;
+    return this.slots.filter((s) => s.ready && !s.busy).length;
   }
 
   get workerCount(): number {
@@ -239,11 +283,12 @@ export class Detector {
 
   private pump(): void {
     for (const slot of this.slots) {
-      if (slot.busy) continue;
+      if (slot.busy || !slot.ready) continue;
       const next = this.waiting.shift();
       if (!next) return;
       const id = this.nextId++;
       slot.busy = true;
+      slot.idle = new Promise((r) => (slot.markIdle = r));
       slot.pending.set(id, next.pending);
       const msg: RunRequest = { type: 'run', id, ...next.req };
       slot.worker.postMessage(msg, [msg.input.buffer as ArrayBuffer]);
@@ -252,14 +297,28 @@ export class Detector {
     }
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops every worker. A worker in the middle of a run is left to finish it (for at most
+   * `graceMs`), since terminating one inside session.run aborts the process.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.respawnTimer);
     for (const w of this.waiting) w.pending.reject(new DetectorError('detector stopped'));
     this.waiting = [];
-    const slots = this.slots;
+    const slots = [...this.slots, ...this.abandoned];
     this.slots = [];
+    this.abandoned.clear();
     for (const s of slots) this.failSlot(s, new DetectorError('detector stopped'));
-    await Promise.all(slots.map((s) => s.worker.terminate()));
+    await Promise.all(
+      slots.map(async (s) => {
+        if (s.busy) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([s.idle, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
+          clearTimeout(timer);
+        }
+        await s.worker.terminate();
+      }),
+    );
   }
 }

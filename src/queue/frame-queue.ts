@@ -17,7 +17,8 @@ export class FrameQueue<T extends Timestamped> {
   pushed = 0;
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`queue capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`queue capacity must be a positive integer, got ${capacity}`);
     this.items = new Array<T | undefined>(capacity);
   }
 

@@ -28,7 +28,8 @@ export class FairShare {
   /** Picks up to `max` frames; returns the camera of each, in order. */
   pick(contenders: readonly Contender[], max: number): string[] {
     const left = new Map(contenders.filter((c) => c.waiting > 0).map((c) => [c.camera, { ...c }]));
-    for (const c of left.values()) this.pass.set(c.camera, Math.max(this.pass.get(c.camera) ?? 0, this.vtime));
+    for (const c of left.values())
+      this.pass.set(c.camera, Math.max(this.pass.get(c.camera) ?? 0, this.vtime));
     const picks: string[] = [];
     while (picks.length < max && left.size > 0) {
       let best: Contender | undefined;
@@ -43,7 +44,8 @@ export class FairShare {
           pc < pb - 1e-12 ||
           (Math.abs(pc - pb) <= 1e-12 &&
             (c.priority > best.priority ||
-              (c.priority === best.priority && (this.lastServed.get(c.camera) ?? -1) < (this.lastServed.get(best.camera) ?? -1))))
+              (c.priority === best.priority &&
+                (this.lastServed.get(c.camera) ?? -1) < (this.lastServed.get(best.camera) ?? -1))))
         ) {
           best = c;
         }

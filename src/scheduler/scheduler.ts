@@ -136,7 +136,16 @@ export class Scheduler {
     this.cams.set(cfg.name, {
       cfg,
       queue: new FrameQueue<Queued>(cfg.queueSize),
-      stats: old?.stats ?? { frames_in: 0, analysed: 0, cached: 0, errors: 0, ageSum: 0, frame_age_ms_mean: 0, frame_age_ms_last: 0, last_detector_error: null },
+      stats: old?.stats ?? {
+        frames_in: 0,
+        analysed: 0,
+        cached: 0,
+        errors: 0,
+        ageSum: 0,
+        frame_age_ms_mean: 0,
+        frame_age_ms_last: 0,
+        last_detector_error: null,
+      },
     });
   }
 
@@ -165,7 +174,15 @@ export class Scheduler {
     const d = this.deps.cache.lookup(frame.camera, hash, frame.ts);
     if (!d.hit) return false;
     cam.stats.cached++;
-    this.deps.onResult({ camera: frame.camera, seq: frame.seq, ts: frame.ts, geometry: frame.geometry, cached: true, detections: d.detections, data: frame.data });
+    this.deps.onResult({
+      camera: frame.camera,
+      seq: frame.seq,
+      ts: frame.ts,
+      geometry: frame.geometry,
+      cached: true,
+      detections: d.detections,
+      data: frame.data,
+    });
     return true;
   }
 
@@ -207,7 +224,11 @@ export class Scheduler {
   private sendBatch(now: number): void {
     const batch: Queued[] = [];
     while (batch.length < this.settings.maxBatch) {
-      const contenders = [...this.cams.values()].map((c) => ({ camera: c.cfg.name, priority: c.cfg.priority, waiting: c.queue.length }));
+      const contenders = [...this.cams.values()].map((c) => ({
+        camera: c.cfg.name,
+        priority: c.cfg.priority,
+        waiting: c.queue.length,
+      }));
       const [pick] = this.fair.pick(contenders, 1);
       if (!pick) break;
       const cam = this.cams.get(pick)!;
@@ -267,7 +288,10 @@ export class Scheduler {
         const input = (err as { input?: Float32Array }).input;
         if (input) this.pool.push(input);
         const cameras = new Set(batch.map((q) => q.frame.camera));
-        this.deps.log.warn({ cameras: [...cameras], frames: batch.length, err: message }, 'batch failed; its frames are dropped');
+        this.deps.log.warn(
+          { cameras: [...cameras], frames: batch.length, err: message },
+          'batch failed; its frames are dropped',
+        );
         for (const camera of cameras) {
           const cam = this.cams.get(camera);
           if (cam) cam.stats.last_detector_error = { message, at: this.deps.clock.now() };

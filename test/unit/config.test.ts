@@ -175,7 +175,7 @@ describe('config', () => {
   it('treats an empty section as unset', () => {
     const { config } = parseConfig(`${minimal}ffmpeg:\ncache:\n`, 'c.yaml', {});
     assert.equal(config.ffmpeg.path, undefined);
-    assert.equal(config.cache.max_distance, 4);
+    assert.equal(config.cache.max_distance, 2);
   });
 
   it('reports YAML syntax errors with a line', () => {

@@ -39,7 +39,13 @@ function setup(over: Partial<SchedulerSettings> = {}, cache = false) {
   const frame = (camera: string, fill?: number): Frame => {
     const seq = (seqs.get(camera) ?? 0) + 1;
     seqs.set(camera, seq);
-    return { camera, seq, ts: clock.now(), data: Buffer.alloc(SIZE * SIZE * 3, fill ?? (seq * 37) & 255), geometry: letterbox(SIZE, SIZE, SIZE) };
+    return {
+      camera,
+      seq,
+      ts: clock.now(),
+      data: Buffer.alloc(SIZE * SIZE * 3, fill ?? (seq * 37) & 255),
+      geometry: letterbox(SIZE, SIZE, SIZE),
+    };
   };
   return { clock, detector, results, errors, sched, frame, allocations: () => allocations };
 }
@@ -205,7 +211,11 @@ describe('scheduler: priority and fairness', () => {
 
   it('under overload, shares the detector by priority and starves no one', async () => {
     // Detector: 100 ms per single-frame batch, i.e. 10 frames/s. Demand: 37 frames/s.
-    const { sched, detector, frame, clock, results } = setup({ maxBatch: 1, maxInFlight: 1, maxFrameAgeMs: 2000 });
+    const { sched, detector, frame, clock, results } = setup({
+      maxBatch: 1,
+      maxInFlight: 1,
+      maxFrameAgeMs: 2000,
+    });
     const cams = [
       { name: 'busy', priority: 5, fps: 30 },
       { name: 'door', priority: 5, fps: 2 },
@@ -226,7 +236,10 @@ describe('scheduler: priority and fairness', () => {
     // yard (priority 1) still gets served: its share of what door leaves is 1/6 of ≈ 8 frames/s.
     assert.ok(analysed('yard') >= 0.8 * seconds, `yard ${analysed('yard')}`);
     // busy takes the rest but not everything.
-    assert.ok(analysed('busy') < 0.3 * pushed('busy') && analysed('busy') > 4 * analysed('yard'), `busy ${analysed('busy')}`);
+    assert.ok(
+      analysed('busy') < 0.3 * pushed('busy') && analysed('busy') > 4 * analysed('yard'),
+      `busy ${analysed('busy')}`,
+    );
     const total = analysed('busy') + analysed('door') + analysed('yard');
     assert.ok(total >= 0.95 * seconds * 10, `detector kept busy: ${total}`);
     const s = sched.stats().cameras.busy!;
