@@ -10,12 +10,14 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig } from './config/load.js';
 import { PROVIDERS, type ProviderName } from './config/schema.js';
 import { runDetect } from './commands/detect.js';
+import { runDaemon } from './commands/run.js';
 import { summarize } from './commands/validate.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/fixture.js';
 
 const USAGE = `Usage: argus <command> [options]
 
 Commands:
+  run -c FILE                 run the daemon: cameras -> detector -> MQTT
   validate -c FILE            check a config file; print its errors with line numbers
   detect --model FILE IMAGE…  run a model on images, print one JSON object per image
       [--conf 0.25] [--iou 0.45] [--labels FILE] [--providers cpu] [--batch 4]
@@ -128,6 +130,11 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   try {
     switch (command) {
+      case 'run': {
+        const { values } = parse(args, { config: { type: 'string', short: 'c' } });
+        if (!values.config) throw new UsageError('run needs -c FILE');
+        return await runDaemon(values.config);
+      }
       case 'validate':
         return await validate(args);
       case 'detect':
@@ -159,6 +166,8 @@ export async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
+    // The daemon's stages have stopped; leave even if a library kept a handle open.
+    if (process.argv[2] === 'run') setTimeout(() => process.exit(code), 200).unref();
   },
   (err: unknown) => {
     process.stderr.write(`argus: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -45,7 +45,7 @@ function urlWithSchemes(what: string, schemes: readonly string[]) {
         code: 'custom',
         message: `${what} URL scheme '${scheme}' is not one of ${schemes.join(', ')}`,
       });
-    } else if (scheme !== 'file' && !u.hostname) {
+    } else if (scheme !== 'file' && scheme !== 'lavfi' && !u.hostname) {
       ctx.addIssue({ code: 'custom', message: `${what} URL has no host` });
     }
   });
@@ -78,6 +78,12 @@ const mqtt = z
         reject_unauthorized: z.boolean().default(true),
       })
       .optional(),
+    /** Seconds between `stats` messages. */
+    stats_interval_s: z.number().min(1).max(3600).default(30),
+    /** Events and state changes kept while the broker is away (oldest dropped beyond). */
+    buffer_size: int().min(1).max(100000).default(1000),
+    /** Seconds between reconnection attempts (mqtt.js reconnects; Argus only watches). */
+    reconnect_period_s: z.number().min(0.1).max(300).default(2),
     embedded: z
       .strictObject({
         host: z.string().min(1).default('127.0.0.1'),
@@ -180,7 +186,8 @@ const labelFilter = z.strictObject({
 });
 
 const camera = z.strictObject({
-  url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file']),
+  /** Also `lavfi:<filtergraph>`: a synthetic camera made by ffmpeg (demos, tests). */
+  url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file', 'lavfi']),
   enabled: z.boolean().default(true),
   fps: z.number().gt(0).max(60).default(5),
   /** 1..10; higher is served first when the detector is busy. */
@@ -208,6 +215,19 @@ const camera = z.strictObject({
     .default({}),
 });
 
+const events = z
+  .strictObject({
+    /** Frames an object must be seen in before its `new` event. */
+    min_frames: int().min(1).max(100).default(2),
+    /** An object unseen for this long ends. */
+    end_after_s: z.number().min(0.1).max(3600).default(5),
+    /** An `update` is sent when the box overlaps the last reported one less than this... */
+    update_iou: z.number().gt(0).max(1).default(0.7),
+    /** ...or its score rose this much. */
+    update_score: z.number().min(0).max(1).default(0.1),
+  })
+  .prefault({});
+
 export const configSchema = z.strictObject({
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   mqtt,
@@ -217,6 +237,7 @@ export const configSchema = z.strictObject({
   cache,
   http,
   ffmpeg,
+  events,
   cameras: z.record(topicLevel, camera).default({}),
 });
 

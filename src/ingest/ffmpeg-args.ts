@@ -43,7 +43,12 @@ export function buildFfmpegArgs(o: FfmpegArgsOptions): FfmpegArgs {
   const scheme = o.url.slice(0, o.url.indexOf(':')).toLowerCase();
   const micros = String(Math.round(o.timeoutS * 1e6));
   const input = ['-hide_banner', '-nostats', '-loglevel', 'verbose', ...o.hwaccelArgs];
-  if (scheme === 'rtsp' || scheme === 'rtsps') {
+  let url = o.url;
+  if (scheme === 'lavfi') {
+    // A synthetic camera: an ffmpeg filter graph, paced in real time.
+    input.push('-re', '-f', 'lavfi');
+    url = o.url.slice('lavfi:'.length);
+  } else if (scheme === 'rtsp' || scheme === 'rtsps') {
     input.push('-rtsp_transport', o.rtspTransport, `-${o.rtspTimeoutOption}`, micros);
     // Camera clocks are often wrong; pace by arrival so fps limiting is steady.
     input.push('-use_wallclock_as_timestamps', '1');
@@ -62,5 +67,5 @@ export function buildFfmpegArgs(o: FfmpegArgsOptions): FfmpegArgs {
     '-f',
     'rawvideo',
   ];
-  return { input, url: o.url, output };
+  return { input, url, output };
 }

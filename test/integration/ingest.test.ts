@@ -322,14 +322,18 @@ describe('ffmpeg children never outlive their process', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const pids = new Set<number>();
-    await waitFor('both cameras streaming', () => {
-      for (const line of out.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        const msg = JSON.parse(line) as { type: string; pids?: number[] };
-        if (msg.type === 'pids') msg.pids!.forEach((p) => pids.add(p));
-      }
-      return pids.size === 2;
-    });
+    await waitFor(
+      'both cameras streaming',
+      () => {
+        for (const line of out.split('\n')) {
+          if (!line.startsWith('{')) continue;
+          const msg = JSON.parse(line) as { type: string; pids?: number[] };
+          if (msg.type === 'pids') msg.pids!.forEach((p) => pids.add(p));
+        }
+        return pids.size === 2;
+      },
+      60_000,
+    );
     const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
       child.on('exit', (code, signal) => r({ code, signal })),
     );

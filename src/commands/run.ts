@@ -1,0 +1,64 @@
+import { ConfigError, loadConfig } from '../config/load.js';
+import { Daemon } from '../daemon.js';
+import { createLogger } from '../log.js';
+
+/** How long shutdown may take before Argus exits anyway. */
+const STOP_TIMEOUT_MS = 20_000;
+
+/**
+ * `argus run -c FILE`: validates the config (refusing to start on any error), starts the
+ * daemon, and stops it on SIGTERM/SIGINT within a bounded time. Resolves with the exit code.
+ */
+export async function runDaemon(file: string): Promise<number> {
+  let loaded;
+  try {
+    loaded = await loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.format()}\n${err.message}; not starting\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const log = createLogger({ level: loaded.config.log_level, fd: 1, secrets: loaded.secrets });
+  const daemon = new Daemon(loaded, log);
+
+  let stopping: Promise<number> | undefined;
+  const stop = (reason: string, code: number): Promise<number> => {
+    stopping ??= (async () => {
+      log.info({ reason }, 'stopping');
+      const timer = setTimeout(() => {
+        log.error(`shutdown took longer than ${STOP_TIMEOUT_MS / 1000} s; exiting`);
+        process.exit(1);
+      }, STOP_TIMEOUT_MS);
+      timer.unref();
+      await daemon.stop();
+      clearTimeout(timer);
+      return code;
+    })();
+    return stopping;
+  };
+
+  process.on('unhandledRejection', (err) => {
+    log.fatal({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled rejection');
+    process.exit(1);
+  });
+
+  const signalled = new Promise<number>((resolve) => {
+    for (const sig of ['SIGTERM', 'SIGINT'] as const)
+      process.once(sig, () => void stop(sig, 0).then(resolve));
+  });
+
+  try {
+    await daemon.start();
+  } catch (err) {
+    // Startup errors name what is wrong (model file, broker port, ...); the stack is for debugging.
+    const message = err instanceof Error ? err.message : String(err);
+    log.fatal({ err: message }, 'cannot start');
+    log.debug({ stack: err instanceof Error ? err.stack : undefined }, 'startup failure');
+    process.stderr.write(`argus: ${message}\n`);
+    await daemon.stop();
+    return 1;
+  }
+  return signalled;
+}

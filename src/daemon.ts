@@ -1,0 +1,232 @@
+import type { Logger } from 'pino';
+import { FrameCache } from './cache/frame-cache.js';
+import type { LoadedConfig } from './config/load.js';
+import { Detector } from './detector/detector.js';
+import { planModel } from './detector/model.js';
+import type { CameraStatus } from './ingest/camera.js';
+import { systemClock, type Clock } from './ingest/clock.js';
+import { Ingest } from './ingest/ingest.js';
+import { EmbeddedBroker } from './publish/broker.js';
+import { MqttOutput } from './publish/mqtt-output.js';
+import { Reporter } from './publish/reporter.js';
+import { topics, type StatsPayload, type Topics } from './publish/topics.js';
+import { Scheduler, type SchedulerStats } from './scheduler/scheduler.js';
+
+interface Stage {
+  name: string;
+  stop: () => Promise<void> | void;
+}
+
+/**
+ * The composition root: builds the stages, starts them in order (detector, broker, MQTT,
+ * scheduler, cameras) and stops them in reverse, each stop on its own so one failing stop
+ * does not prevent the others.
+ */
+export class Daemon {
+  private started: Stage[] = [];
+  private detector: Detector | undefined;
+  private scheduler: Scheduler | undefined;
+  private ingest: Ingest | undefined;
+  private output: MqttOutput | undefined;
+  private reporter: Reporter | undefined;
+  private topics: Topics;
+  private timers: NodeJS.Timeout[] = [];
+  private startedAt = 0;
+  private lastStats: { at: number; sched: SchedulerStats } | undefined;
+  private statuses = new Map<string, CameraStatus>();
+
+  constructor(
+    private readonly loaded: LoadedConfig,
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.topics = topics(loaded.config.mqtt.base_topic);
+  }
+
+  async start(): Promise<void> {
+    const { config, secrets } = this.loaded;
+    this.startedAt = this.clock.now();
+    const log = this.log;
+
+    const plan = await planModel(config.model);
+    const detector = new Detector(
+      plan,
+      {
+        providers: config.detector.providers,
+        deviceId: config.detector.device_id,
+        workers: config.detector.workers,
+        intraOpThreads: config.detector.intra_op_threads,
+        interOpThreads: config.detector.inter_op_threads,
+        conf: config.model.conf,
+        iou: config.model.iou,
+        maxDet: config.model.max_detections,
+      },
+      log.child({ stage: 'detector' }),
+    );
+    await detector.start();
+    this.detector = detector;
+    this.started.push({ name: 'detector', stop: () => detector.stop() });
+
+    let url = config.mqtt.url;
+    if (!url) {
+      const broker = new EmbeddedBroker(
+        config.mqtt.embedded.host,
+        config.mqtt.embedded.port,
+        log.child({ stage: 'broker' }),
+      );
+      await broker.start();
+      this.started.push({ name: 'broker', stop: () => broker.stop() });
+      url = broker.url;
+    }
+    const output = new MqttOutput(url, config.mqtt, this.topics.status, log.child({ stage: 'mqtt' }));
+    output.start();
+    this.output = output;
+    this.started.push({ name: 'mqtt', stop: () => output.stop() });
+
+    const reporter = new Reporter(config.cameras, config.events, this.topics, output);
+    this.reporter = reporter;
+    this.started.push({ name: 'events', stop: () => reporter.finish() });
+
+    const scheduler = new Scheduler(
+      {
+        maxBatch: config.scheduler.max_batch,
+        maxWaitMs: config.scheduler.max_wait_ms,
+        maxInFlight: config.scheduler.max_in_flight || config.detector.workers,
+        maxFrameAgeMs: config.scheduler.max_frame_age_ms,
+        inferenceTimeoutMs: config.detector.inference_timeout_ms,
+      },
+      {
+        detector,
+        cache: new FrameCache({
+          enabled: config.cache.enabled,
+          maxDistance: config.cache.max_distance,
+          cellThreshold: config.cache.cell_threshold,
+          maxAgeMs: config.cache.max_age_s * 1000,
+        }),
+        clock: this.clock,
+        log: log.child({ stage: 'scheduler' }),
+        onResult: (r) => reporter.onResult(r),
+        onDetectorError: (camera, message) => reporter.onDetectorError(camera, message, this.clock.now()),
+      },
+    );
+    for (const [name, c] of Object.entries(config.cameras)) {
+      if (c.enabled)
+        scheduler.addCamera({ name, priority: c.priority, queueSize: config.scheduler.queue_size });
+    }
+    this.scheduler = scheduler;
+    this.started.push({ name: 'scheduler', stop: () => scheduler.stop() });
+
+    const ingest = new Ingest(
+      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: detector.inputSize, secrets },
+      {
+        log,
+        onFrame: (f) => scheduler.push(f),
+        onStatus: (s) => {
+          this.statuses.set(s.camera, s);
+          reporter.onCameraStatus(s);
+        },
+        clock: this.clock,
+      },
+    );
+    this.ingest = ingest;
+    await ingest.start();
+    this.started.push({ name: 'cameras', stop: () => ingest.stop() });
+
+    this.timers.push(setInterval(() => reporter.tick(this.clock.now()), 1000));
+    this.timers.push(setInterval(() => this.publishStats(), config.mqtt.stats_interval_s * 1000));
+    const cams = Object.values(config.cameras);
+    log.info(
+      {
+        cameras: cams.length,
+        enabled: cams.filter((c) => c.enabled).length,
+        provider: detector.provider,
+        mqtt: url.replace(/\/\/[^@/]*@/, '//***@'),
+      },
+      'argus started',
+    );
+  }
+
+  /** The `stats` message: rates over the last interval, totals since start. */
+  statsPayload(): StatsPayload {
+    const now = this.clock.now();
+    const sched = this.scheduler!.stats();
+    const prev = this.lastStats;
+    const secs = prev
+      ? Math.max(0.001, (now - prev.at) / 1000)
+      : Math.max(0.001, (now - this.startedAt) / 1000);
+    this.lastStats = { at: now, sched };
+    const rate = (cur: number, before: number | undefined): number =>
+      Math.round(((cur - (before ?? 0)) / secs) * 100) / 100;
+    const cameras: StatsPayload['cameras'] = {};
+    for (const [name, c] of Object.entries(sched.cameras)) {
+      const p = prev?.sched.cameras[name];
+      const st = this.statuses.get(name);
+      cameras[name] = {
+        state: st?.state ?? 'stopped',
+        fps_in: rate(c.frames_in, p?.frames_in),
+        fps_analysed: rate(c.analysed, p?.analysed),
+        fps_cached: rate(c.cached, p?.cached),
+        dropped: c.dropped,
+        queue_depth: c.queue_depth,
+        frame_age_ms: Math.round(c.frame_age_ms_mean),
+        restarts: st?.restarts ?? 0,
+      };
+    }
+    const sizes: Record<string, number> = {};
+    sched.batch_sizes.forEach((n, size) => {
+      if (n) sizes[String(size)] = n;
+    });
+    const out = this.output!.stats();
+    return {
+      ts: new Date(now).toISOString(),
+      uptime_s: Math.round((now - this.startedAt) / 1000),
+      cameras,
+      detector: {
+        provider: this.detector?.provider ?? 'none',
+        workers: this.detector?.workerCount ?? 0,
+        batches: sched.batches,
+        batch_sizes: sizes,
+        inference_ms: Math.round(sched.inference_ms_mean * 10) / 10,
+        deadlines_missed: sched.deadlines_missed,
+        sessions_recreated: this.detector?.recreated ?? 0,
+      },
+      cache: {
+        enabled: this.loaded.config.cache.enabled,
+        hit_ratio: Math.round(sched.cache_hit_ratio * 1000) / 1000,
+      },
+      mqtt: {
+        reconnects: out.reconnects,
+        detections_dropped: out.detections_dropped,
+        events_dropped: out.events_dropped,
+        buffered: out.buffered,
+      },
+    };
+  }
+
+  private publishStats(): void {
+    if (!this.output || !this.scheduler) return;
+    this.output.detection(this.topics.stats, JSON.stringify(this.statsPayload()));
+  }
+
+  /**
+   * Stops in reverse order: cameras, then the scheduler (finishing batches in flight), then the
+   * events still open, then MQTT (final states and `offline`), the broker and the detector.
+   */
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    const stages = this.started.reverse();
+    this.started = [];
+    for (const stage of stages) {
+      try {
+        await stage.stop();
+      } catch (err) {
+        this.log.error(
+          { stage: stage.name, err: err instanceof Error ? err.message : String(err) },
+          'error while stopping',
+        );
+      }
+    }
+    this.log.info('argus stopped');
+  }
+}

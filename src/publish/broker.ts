@@ -1,0 +1,51 @@
+import { createServer, type Server } from 'node:net';
+import { Aedes } from 'aedes';
+import type { Logger } from 'pino';
+
+/**
+ * The embedded MQTT broker (aedes), used when no `mqtt.url` is configured, so subscribers work
+ * with nothing else installed. It listens on 127.0.0.1:1883 unless configured otherwise.
+ */
+export class EmbeddedBroker {
+  private aedes: Aedes | undefined;
+  private server: Server | undefined;
+
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    private readonly log: Logger,
+  ) {}
+
+  get url(): string {
+    const addr = this.server?.address();
+    const port = addr && typeof addr === 'object' ? addr.port : this.port;
+    return `mqtt://${this.host.includes(':') ? `[${this.host}]` : this.host}:${port}`;
+  }
+
+  async start(): Promise<void> {
+    const aedes = await Aedes.createBroker();
+    this.aedes = aedes;
+    const server = createServer((socket) => aedes.handle(socket));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new Error(
+            `embedded MQTT broker cannot listen on ${this.host}:${this.port} (${err.code ?? err.message})`,
+          ),
+        ),
+      );
+      server.listen(this.port, this.host, () => resolve());
+    });
+    this.log.info({ url: this.url }, 'embedded MQTT broker listening');
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    const aedes = this.aedes;
+    this.server = undefined;
+    this.aedes = undefined;
+    if (aedes) await new Promise<void>((r) => aedes.close(() => r()));
+    if (server) await new Promise<void>((r) => server.close(() => r()));
+  }
+}

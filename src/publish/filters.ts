@@ -1,0 +1,47 @@
+import type { CameraConfig } from '../config/schema.js';
+import type { Detection } from '../detector/results.js';
+
+/** A detection after the camera's filters, with the zones it is in. */
+export interface ZonedDetection extends Detection {
+  zones: string[];
+}
+
+type Point = readonly [number, number];
+
+/** Even-odd rule point-in-polygon test. */
+export function insidePolygon(p: Point, poly: readonly Point[]): boolean {
+  let inside = false;
+  for (let i = 0, j = poly.length - 1; i < poly.length; j = i++) {
+    const [xi, yi] = poly[i]!;
+    const [xj, yj] = poly[j]!;
+    if (yi > p[1] !== yj > p[1] && p[0] < ((xj - xi) * (p[1] - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+/**
+ * Applies a camera's `objects` filters (labels tracked, per-label minimum score and area) and
+ * finds each detection's zones. An object is in a zone when the bottom centre of its box (where
+ * it stands) is inside the polygon, and the zone accepts its label.
+ */
+export function applyCameraFilters(
+  dets: readonly Detection[],
+  cam: Pick<CameraConfig, 'objects' | 'zones'>,
+): ZonedDetection[] {
+  const track = cam.objects.track;
+  const out: ZonedDetection[] = [];
+  for (const d of dets) {
+    if (track && !track.includes(d.label)) continue;
+    const f = cam.objects.filters[d.label];
+    if (f) {
+      const area = (d.box[2] - d.box[0]) * (d.box[3] - d.box[1]);
+      if (d.score < f.min_score || area < f.min_area) continue;
+    }
+    const foot: Point = [(d.box[0] + d.box[2]) / 2, d.box[3]];
+    const zones = Object.entries(cam.zones)
+      .filter(([, z]) => (!z.objects || z.objects.includes(d.label)) && insidePolygon(foot, z.points))
+      .map(([name]) => name);
+    out.push({ ...d, zones });
+  }
+  return out;
+}

@@ -1,0 +1,153 @@
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { redactUrl } from '../redact.js';
+
+export interface OutputStats {
+  connected: boolean;
+  reconnects: number;
+  detections_dropped: number;
+  events_dropped: number;
+  buffered: number;
+}
+
+/** What the reporter publishes through: the MQTT connection, or a fake in tests. */
+export interface Output {
+  /** Per-frame data: sent at QoS 0 when connected, dropped (and counted) otherwise. */
+  detection(topic: string, payload: string): void;
+  /** Must arrive: QoS 1; kept in a bounded buffer while the broker is away. */
+  event(topic: string, payload: string): void;
+  /** Retained state: only the latest value per topic matters; QoS 1. */
+  state(topic: string, payload: string): void;
+}
+
+/**
+ * The MQTT connection (mqtt.js). Reconnecting is mqtt.js's job: this class only watches its
+ * events. While the broker is away, detections are dropped and counted, events wait in a
+ * bounded buffer (oldest dropped beyond it, counted), and retained states keep their latest
+ * value; all are delivered on reconnect. The last will sets `<base>/status` to `offline`.
+ */
+export class MqttOutput implements Output {
+  private client: MqttClient | undefined;
+  private events: { topic: string; payload: string }[] = [];
+  private states = new Map<string, string>();
+  private reconnects = 0;
+  private detectionsDropped = 0;
+  private eventsDropped = 0;
+  private everConnected = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly cfg: Config['mqtt'],
+    private readonly statusTopic: string,
+    private readonly log: Logger,
+  ) {}
+
+  private options(): IClientOptions {
+    const c = this.cfg;
+    const opts: IClientOptions = {
+      clientId: c.client_id ?? `argus_${Math.random().toString(16).slice(2, 10)}`,
+      keepalive: c.keepalive_s,
+      reconnectPeriod: c.reconnect_period_s * 1000,
+      connectTimeout: 10_000,
+      clean: true,
+      queueQoSZero: false,
+      will: { topic: this.statusTopic, payload: Buffer.from('offline'), qos: 1, retain: true },
+    };
+    if (c.username !== undefined) opts.username = c.username;
+    if (c.password !== undefined) opts.password = c.password;
+    if (c.tls) {
+      if (c.tls.ca) opts.ca = readFileSync(c.tls.ca);
+      if (c.tls.cert) opts.cert = readFileSync(c.tls.cert);
+      if (c.tls.key) opts.key = readFileSync(c.tls.key);
+      opts.rejectUnauthorized = c.tls.reject_unauthorized;
+    }
+    return opts;
+  }
+
+  /** Starts connecting; does not wait for the broker (a broker outage never stops Argus). */
+  start(): void {
+    const broker = redactUrl(this.url);
+    const client = mqtt.connect(this.url, this.options());
+    this.client = client;
+    client.on('connect', () => {
+      this.log.info(
+        { broker, reconnects: this.reconnects },
+        this.everConnected ? 'reconnected to the MQTT broker' : 'connected to the MQTT broker',
+      );
+      this.everConnected = true;
+      this.flush();
+    });
+    client.on('reconnect', () => {
+      this.reconnects++;
+      this.log.debug({ broker }, 'reconnecting to the MQTT broker');
+    });
+    client.on('offline', () => this.log.warn({ broker }, 'MQTT broker unreachable; buffering events'));
+    client.on('error', (err) => this.log.warn({ broker, err: err.message }, 'MQTT error'));
+  }
+
+  private get connected(): boolean {
+    return this.client?.connected === true;
+  }
+
+  private send(topic: string, payload: string, qos: 0 | 1, retain: boolean): void {
+    this.client?.publish(topic, payload, { qos, retain }, (err) => {
+      if (err) this.log.debug({ topic, err: err.message }, 'publish failed');
+    });
+  }
+
+  private flush(): void {
+    this.send(this.statusTopic, 'online', 1, true);
+    for (const [topic, payload] of this.states) this.send(topic, payload, 1, true);
+    this.states.clear();
+    for (const e of this.events.splice(0)) this.send(e.topic, e.payload, 1, false);
+  }
+
+  detection(topic: string, payload: string): void {
+    if (this.connected) this.send(topic, payload, 0, false);
+    else this.detectionsDropped++;
+  }
+
+  event(topic: string, payload: string): void {
+    if (this.connected) return this.send(topic, payload, 1, false);
+    this.events.push({ topic, payload });
+    if (this.events.length > this.cfg.buffer_size) {
+      this.events.shift();
+      this.eventsDropped++;
+    }
+  }
+
+  state(topic: string, payload: string): void {
+    if (this.connected) this.send(topic, payload, 1, true);
+    else this.states.set(topic, payload);
+  }
+
+  stats(): OutputStats {
+    return {
+      connected: this.connected,
+      reconnects: this.reconnects,
+      detections_dropped: this.detectionsDropped,
+      events_dropped: this.eventsDropped,
+      buffered: this.events.length + this.states.size,
+    };
+  }
+
+  /** Publishes `offline` (when connected), waits for what is in flight, and disconnects. */
+  async stop(timeoutMs = 3000): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    this.client = undefined;
+    if (client.connected) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, timeoutMs);
+        client.publish(this.statusTopic, 'offline', { qos: 1, retain: true }, () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    await Promise.race([client.endAsync(), new Promise((r) => setTimeout(r, timeoutMs))]);
+    if (client.connected) client.end(true);
+  }
+}

@@ -1,0 +1,81 @@
+import type { CameraState } from '../ingest/camera.js';
+import type { FailureCause } from '../ingest/stderr.js';
+import type { ZonedDetection } from './filters.js';
+import type { ObjectEvent } from './tracker.js';
+
+/** Every MQTT topic Argus publishes, and its payload. docs/mqtt.md has one heading per topic. */
+
+export const topics = (base: string) => ({
+  /** Retained `online`; the broker's last-will sets `offline`. */
+  status: `${base}/status`,
+  /** Retained CameraStatusPayload. */
+  cameraStatus: (camera: string) => `${base}/cameras/${camera}/status`,
+  /** DetectionsPayload for every answered frame. */
+  detections: (camera: string) => `${base}/cameras/${camera}/detections`,
+  /** Retained count of `label` in view. */
+  count: (camera: string, label: string) => `${base}/cameras/${camera}/${label}`,
+  /** ObjectEvent, QoS 1. */
+  events: `${base}/events`,
+  /** StatsPayload, periodically. */
+  stats: `${base}/stats`,
+});
+
+export type Topics = ReturnType<typeof topics>;
+
+export type AvailabilityPayload = 'online' | 'offline';
+
+export interface CameraStatusPayload {
+  camera: string;
+  state: CameraState;
+  since: string;
+  restarts: number;
+  frames_received: number;
+  last_frame: string | null;
+  source: { width: number; height: number } | null;
+  last_error: { cause: FailureCause | 'detector'; message: string; at: string } | null;
+  retry_at: string | null;
+}
+
+export interface DetectionsPayload {
+  camera: string;
+  ts: string;
+  frame: number;
+  cached: boolean;
+  width: number;
+  height: number;
+  detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] })[];
+}
+
+export type EventPayload = Omit<ObjectEvent, 'start_ts' | 'end_ts'> & {
+  start_ts: string;
+  end_ts: string | null;
+};
+
+export interface StatsPayload {
+  ts: string;
+  uptime_s: number;
+  cameras: Record<
+    string,
+    {
+      state: CameraState;
+      fps_in: number;
+      fps_analysed: number;
+      fps_cached: number;
+      dropped: Record<string, number>;
+      queue_depth: number;
+      frame_age_ms: number;
+      restarts: number;
+    }
+  >;
+  detector: {
+    provider: string;
+    workers: number;
+    batches: number;
+    batch_sizes: Record<string, number>;
+    inference_ms: number;
+    deadlines_missed: number;
+    sessions_recreated: number;
+  };
+  cache: { enabled: boolean; hit_ratio: number };
+  mqtt: { reconnects: number; detections_dropped: number; events_dropped: number; buffered: number };
+}
