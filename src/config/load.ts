@@ -172,7 +172,10 @@ function zodIssues(error: z.ZodError, data: unknown): Found[] {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) out.push({ path: [...path, key], message: 'unknown key', atKey: true });
     } else {
-      out.push({ path, message: describe(issue, valueAt(data, path)), atKey: issue.code === 'invalid_key' });
+      const atKey =
+        issue.code === 'invalid_key' ||
+        (issue.code === 'custom' && (issue.params as { atKey?: boolean } | undefined)?.atKey === true);
+      out.push({ path, message: describe(issue, valueAt(data, path)), atKey });
     }
   }
   return out;

@@ -26,6 +26,21 @@ const topicLevel = z.string().superRefine((s, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/**
+ * A mapping whose keys become topic levels. The names are checked beside the values (not as
+ * record keys, which would leave the values of a badly named entry unchecked), so every error
+ * is reported at once.
+ */
+function namedMap<V extends z.ZodType>(value: V) {
+  return z.record(z.string(), value).superRefine((rec, ctx) => {
+    for (const key of Object.keys(rec)) {
+      const problem = topicLevelProblem(key);
+      if (problem)
+        ctx.addIssue({ code: 'custom', path: [key], message: `name ${problem}`, params: { atKey: true } });
+    }
+  });
+}
+
 function urlWithSchemes(what: string, schemes: readonly string[]) {
   return z.string().superRefine((s, ctx) => {
     let u: URL;
@@ -200,19 +215,16 @@ const camera = z.strictObject({
     .strictObject({
       /** Labels to report; absent means all. */
       track: z.array(topicLevel).min(1).optional(),
-      filters: z.record(topicLevel, labelFilter).default({}),
+      filters: namedMap(labelFilter).default({}),
     })
     .prefault({}),
-  zones: z
-    .record(
-      topicLevel,
-      z.strictObject({
-        /** Polygon in source pixels, at least three points. */
-        points: z.array(point).min(3),
-        objects: z.array(topicLevel).min(1).optional(),
-      }),
-    )
-    .default({}),
+  zones: namedMap(
+    z.strictObject({
+      /** Polygon in source pixels, at least three points. */
+      points: z.array(point).min(3),
+      objects: z.array(topicLevel).min(1).optional(),
+    }),
+  ).default({}),
 });
 
 const events = z
@@ -238,7 +250,7 @@ export const configSchema = z.strictObject({
   http,
   ffmpeg,
   events,
-  cameras: z.record(topicLevel, camera).default({}),
+  cameras: namedMap(camera).default({}),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -131,6 +131,17 @@ describe('config', () => {
     });
   });
 
+  it('checks the settings of a badly named camera too', () => {
+    const issues = errorsOf(`${minimal}cameras:\n  "a/b":\n    url: rtsp://h/s\n    fps: 0\n`);
+    assert.deepEqual(
+      issues.map((i) => [i.path, i.line]),
+      [
+        ['cameras.a/b', 4],
+        ['cameras.a/b.fps', 6],
+      ],
+    );
+  });
+
   it('checks zone and label names too', () => {
     const text = `${minimal}cameras:\n  a:\n    url: rtsp://h/s\n    zones:\n      "x#":\n        points: [[0,0],[1,0],[1,1]]\n    objects:\n      filters:\n        "per+son": { min_score: 0.5 }\n`;
     const issues = errorsOf(text);

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { parseConfig } from '../../src/config/load.js';
+import { EmbeddedBroker } from '../../src/publish/broker.js';
+import { MqttOutput } from '../../src/publish/mqtt-output.js';
+import { Subscriber } from '../helpers/mqtt.js';
+import { freePort } from '../helpers/rtsp.js';
+
+describe('MQTT output against a real broker (aedes, in process)', () => {
+  it('drops detections, buffers events (bounded) and keeps the latest state while the broker is away, then delivers', async (t) => {
+    const port = await freePort();
+    const url = `mqtt://127.0.0.1:${port}`;
+    const { config } = parseConfig(
+      [
+        'model:',
+        '  path: m.onnx',
+        'mqtt:',
+        `  url: ${url}`,
+        '  username: argus',
+        '  password: ${MQTT_PW}',
+        '  buffer_size: 3',
+        '  reconnect_period_s: 0.2',
+      ].join('\n'),
+      'c.yaml',
+      { MQTT_PW: 'broker-secret' },
+    );
+    const lines: string[] = [];
+    const out = new MqttOutput(
+      url,
+      config.mqtt,
+      'argus/status',
+      pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) }),
+    );
+    out.start();
+    t.after(() => out.stop());
+    for (let i = 0; i < 3; i++) out.detection('argus/cameras/a/detections', `d${i}`);
+    for (let i = 0; i < 5; i++) out.event('argus/events', `e${i}`);
+    out.state('argus/cameras/a/status', 'connecting');
+    out.state('argus/cameras/a/status', 'streaming');
+    assert.deepEqual(out.stats(), {
+      connected: false,
+      reconnects: out.stats().reconnects,
+      detections_dropped: 3,
+      events_dropped: 2,
+      buffered: 4,
+    });
+
+    const broker = new EmbeddedBroker('127.0.0.1', port, pino({ level: 'silent' }));
+    await broker.start();
+    t.after(() => broker.stop());
+    const sub = new Subscriber(url);
+    t.after(() => sub.end());
+    await sub.waitFor('the buffered events', () => sub.on('argus/events').length === 3, 15_000);
+    assert.deepEqual(
+      sub.on('argus/events').map((m) => m.payload),
+      ['e2', 'e3', 'e4'],
+      'the oldest were dropped, the rest arrive in order',
+    );
+    await sub.waitFor(
+      'state and availability',
+      () => sub.on('argus/cameras/a/status').length > 0 && sub.on('argus/status').length > 0,
+    );
+    assert.deepEqual(
+      sub.on('argus/cameras/a/status').map((m) => m.payload),
+      ['streaming'],
+    );
+    assert.equal(sub.on('argus/status').at(-1)!.payload, 'online');
+    assert.equal(sub.on('argus/cameras/a/detections').length, 0);
+    out.detection('argus/cameras/a/detections', 'live');
+    await sub.waitFor('a live detection', () => sub.on('argus/cameras/a/detections').length === 1);
+    assert.ok(out.stats().reconnects >= 1, 'mqtt.js did the reconnecting');
+    assert.doesNotMatch(lines.join(''), /broker-secret/);
+  });
+});
