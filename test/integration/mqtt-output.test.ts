@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
+import { Aedes } from 'aedes';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/load.js';
 import { EmbeddedBroker } from '../../src/publish/broker.js';
 import { MqttOutput } from '../../src/publish/mqtt-output.js';
+import { tempDir } from '../helpers/env.js';
 import { Subscriber } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
+
+const hasOpenssl = (): boolean => spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 
 describe('MQTT output against a real broker (aedes, in process)', () => {
   it('drops detections, buffers events (bounded) and keeps the latest state while the broker is away, then delivers', async (t) => {
@@ -72,4 +80,80 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
     assert.ok(out.stats().reconnects >= 1, 'mqtt.js did the reconnecting');
     assert.doesNotMatch(lines.join(''), /broker-secret/);
   });
+});
+
+describe('MQTT over TLS (mqtts://, real TLS server in front of aedes)', () => {
+  it(
+    'connects with the configured CA, and refuses a broker it cannot verify without crashing',
+    { skip: hasOpenssl() ? false : 'openssl not found: TLS test skipped' },
+    async (t) => {
+      const dir = await tempDir(t);
+      const key = join(dir, 'key.pem');
+      const cert = join(dir, 'cert.pem');
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
+      const aedes = await Aedes.createBroker();
+      const server = createTlsServer({ key: await readFile(key), cert: await readFile(cert) }, (socket) =>
+        aedes.handle(socket),
+      );
+      const port = await freePort();
+      await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+      t.after(async () => {
+        await new Promise<void>((r) => aedes.close(() => r()));
+        await new Promise<void>((r) => server.close(() => r()));
+      });
+      const url = `mqtts://127.0.0.1:${port}`;
+      const configured = (tls: string[]) =>
+        parseConfig(
+          ['model:', '  path: m.onnx', 'mqtt:', `  url: ${url}`, '  reconnect_period_s: 0.2', ...tls].join(
+            '\n',
+          ),
+          join(dir, 'c.yaml'),
+          {},
+        ).config.mqtt;
+
+      const lines: string[] = [];
+      const untrusted = new MqttOutput(
+        url,
+        configured([]),
+        'argus/status',
+        pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) }),
+      );
+      untrusted.start();
+      t.after(() => untrusted.stop());
+      const trusted = new MqttOutput(
+        url,
+        configured(['  tls:', '    ca: cert.pem']),
+        'argus/status',
+        pino({ level: 'silent' }),
+      );
+      trusted.start();
+      t.after(() => trusted.stop());
+      const deadline = Date.now() + 10_000;
+      while (!trusted.stats().connected && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      assert.equal(trusted.stats().connected, true, 'connected with the CA from the config');
+      assert.equal(untrusted.stats().connected, false);
+      assert.match(lines.join(''), /self.signed|certificate/i, 'the refusal is logged');
+    },
+  );
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -10,7 +10,7 @@ import type {
   EventPayload,
   StatsPayload,
 } from '../../src/publish/topics.js';
-import { cliPath, needsShared, shared, tempDir, writeFixture } from '../helpers/env.js';
+import { cliPath, needsShared, repoRoot, shared, tempDir, writeFixture } from '../helpers/env.js';
 import { boxIou, BUS_REFERENCE } from '../helpers/images.js';
 import { findMosquitto, startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort, hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
@@ -279,30 +279,36 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     needsShared ||
     (hasGstreamer() ? false : 'needs the GStreamer RTSP server (RTP over TCP); .ci/run installs it');
   it(
-    'finds the bus picture with the real YOLOv8n model through the whole pipeline',
+    'runs the real YOLOv8n model on a still camera (bus.jpg) and a moving one (pedestrians) through the whole pipeline',
     { skip: busSkip },
     async (t) => {
       const dir = await tempDir(t);
       const broker = await startBroker(t);
       const rtsp = await startRtspServer(t, [
         { name: 'bus', source: { kind: 'image', path: shared('media/bus.jpg'), fps: 5 } },
+        { name: 'street', source: { kind: 'clip', path: shared('media/vtest.mp4') } },
       ]);
       const config = await writeConfig(dir, [
         ...common(shared('models/yolov8n_int8.onnx'), broker.url),
         'cameras:',
-        '  bus:',
-        `    url: "${rtsp.url('bus')}"`,
-        `    rtsp_transport: ${rtsp.transport}`,
-        '    fps: 1',
+        ...['bus', 'street'].flatMap((n) => [
+          `  ${n}:`,
+          `    url: "${rtsp.url(n)}"`,
+          `    rtsp_transport: ${rtsp.transport}`,
+          '    fps: 1',
+        ]),
       ]);
       const sub = new Subscriber(broker.url);
       t.after(() => sub.end());
       startDaemon(t, config);
       await sub.waitFor(
-        'detections',
+        'detections from both cameras',
         () =>
-          sub.json<DetectionsPayload>('argus/cameras/bus/detections').some((d) => d.detections.length >= 4),
-        60_000,
+          sub.json<DetectionsPayload>('argus/cameras/bus/detections').some((d) => d.detections.length >= 4) &&
+          sub
+            .json<DetectionsPayload>('argus/cameras/street/detections')
+            .some((d) => d.detections.some((x) => x.label === 'person')),
+        90_000,
       );
       const got = sub
         .json<DetectionsPayload>('argus/cameras/bus/detections')
@@ -318,6 +324,12 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
           `${ref.label} ${JSON.stringify(ref.box)}: best IoU ${best.toFixed(2)} in ${JSON.stringify(got.detections)}`,
         );
       }
+      const street = sub
+        .json<DetectionsPayload>('argus/cameras/street/detections')
+        .find((d) => d.detections.length > 0)!;
+      assert.deepEqual([street.width, street.height], [480, 360]);
+      for (const d of street.detections)
+        assert.ok(d.box[2] <= 480 && d.box[3] <= 360, 'boxes in source pixels');
       await sub.waitFor(
         'retained counts',
         () => sub.on('argus/cameras/bus/person').length > 0 && sub.on('argus/cameras/bus/bus').length > 0,
@@ -325,6 +337,35 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       assert.equal(sub.on('argus/cameras/bus/bus').at(-1)!.payload, '1');
     },
   );
+
+  it('runs the shipped demo (config/demo.yaml): detections and events from the synthetic cameras', async (t) => {
+    const dir = await tempDir(t);
+    const port = await freePort();
+    // The demo as shipped, but on a free port and with the fixture model of this checkout.
+    const demo = (await readFile(join(repoRoot, 'config/demo.yaml'), 'utf8'))
+      .replace('path: ../models/argus-fixture.onnx', `path: ${await writeFixture(dir, 'fixture.onnx')}`)
+      .replace(/^mqtt:$/m, `mqtt:\n  embedded:\n    port: ${port}`);
+    const config = join(dir, 'demo.yaml');
+    await writeFile(config, demo);
+    const sub = new Subscriber(`mqtt://127.0.0.1:${port}`);
+    t.after(() => sub.end());
+    const daemon = startDaemon(t, config);
+    await sub.waitFor(
+      'new and end events, and red patches on the still camera',
+      () => {
+        const ev = sub.json<EventPayload>('argus/events');
+        const still = sub.json<DetectionsPayload>('argus/cameras/still/detections');
+        return (
+          ev.some((e) => e.type === 'new') &&
+          ev.some((e) => e.type === 'end') &&
+          still.some((d) => d.detections.some((x) => x.label === 'red'))
+        );
+      },
+      45_000,
+    );
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+  });
 
   it('refuses to start on a bad config, naming every error, and starts nothing', async (t) => {
     const dir = await tempDir(t);
