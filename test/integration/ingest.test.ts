@@ -321,23 +321,26 @@ describe('ffmpeg children never outlive their process', () => {
     });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const pids = new Set<number>();
+    let pids: number[] = [];
+    const streamed = new Set<string>();
     await waitFor(
       'both cameras streaming',
       () => {
-        for (const line of out.split('\n')) {
+        // Complete lines only; the latest pid list wins (a camera may have restarted).
+        for (const line of out.slice(0, out.lastIndexOf('\n') + 1).split('\n')) {
           if (!line.startsWith('{')) continue;
-          const msg = JSON.parse(line) as { type: string; pids?: number[] };
-          if (msg.type === 'pids') msg.pids!.forEach((p) => pids.add(p));
+          const msg = JSON.parse(line) as { type: string; pids?: number[]; camera?: string; state?: string };
+          if (msg.type === 'pids') pids = msg.pids!;
+          if (msg.type === 'status' && msg.state === 'streaming') streamed.add(msg.camera!);
         }
-        return pids.size === 2;
+        return streamed.size === 2 && pids.length === 2;
       },
       60_000,
     );
     const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
       child.on('exit', (code, signal) => r({ code, signal })),
     );
-    return { child, pids: [...pids], exited, output: () => out };
+    return { child, pids, exited, output: () => out };
   }
 
   const alive = (pid: number): boolean => {
