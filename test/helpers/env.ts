@@ -59,3 +59,12 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
     });
   });
 }
+
+/** Polls `cond` every 100 ms until it holds; fails naming `what` after `timeoutMs`. */
+export async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -14,7 +14,7 @@ import { toDetections } from '../../src/detector/results.js';
 import type { CameraStatus } from '../../src/ingest/camera.js';
 import type { Frame } from '../../src/ingest/frames.js';
 import { Ingest } from '../../src/ingest/ingest.js';
-import { hasShared, repoRoot, shared, tempDir, writeFixture } from '../helpers/env.js';
+import { hasShared, repoRoot, shared, tempDir, writeFixture, waitFor } from '../helpers/env.js';
 import { boxIou } from '../helpers/images.js';
 import { freePort, hasGstreamer, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
 
@@ -74,14 +74,6 @@ async function runIngest(
   await ingest.start();
   t.after(() => ingest.stop());
   return { ingest, rec };
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** An 810×1080 portrait JPEG: grey, with a white 200×200 square at (400, 600). */

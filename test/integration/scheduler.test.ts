@@ -12,7 +12,7 @@ import { systemClock } from '../../src/ingest/clock.js';
 import type { Frame } from '../../src/ingest/frames.js';
 import { Ingest } from '../../src/ingest/ingest.js';
 import { Scheduler, type Result } from '../../src/scheduler/scheduler.js';
-import { repoRoot, tempDir, writeFixture } from '../helpers/env.js';
+import { repoRoot, tempDir, writeFixture, waitFor } from '../helpers/env.js';
 import { startRtspServer } from '../helpers/rtsp.js';
 
 const log = pino({ level: process.env.ARGUS_TEST_LOG ?? 'silent' });
@@ -37,14 +37,6 @@ async function fixtureDetector(t: Parameters<typeof tempDir>[0]): Promise<Detect
   await detector.start();
   t.after(() => detector.stop());
   return detector;
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('detector deadline (real worker threads)', () => {
