@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,6 +15,7 @@ import { toDetections } from '../../src/detector/results.js';
 import type { CameraStatus } from '../../src/ingest/camera.js';
 import type { Frame } from '../../src/ingest/frames.js';
 import { Ingest } from '../../src/ingest/ingest.js';
+import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
 import { hasShared, repoRoot, shared, tempDir, writeFixture, waitFor } from '../helpers/env.js';
 import { boxIou } from '../helpers/images.js';
 import { freePort, hasGstreamer, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
@@ -282,6 +284,67 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
       assert.match(lines.join(''), /401 Unauthorized/);
     },
   );
+});
+
+describe('a stream that changes resolution', () => {
+  it('reports the new source geometry from the frame it changes on', async (t) => {
+    const dir = await tempDir(t);
+    const ffmpeg = await defaultFfmpegPath();
+    // Two MPEG-TS segments of different sizes, back to back: a camera switching resolution.
+    const seg = (name: string, size: string) => {
+      const path = join(dir, name);
+      execFileSync(ffmpeg, [
+        '-y',
+        '-loglevel',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc=s=${size}:r=10:d=3`,
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-pix_fmt',
+        'yuv420p',
+        '-f',
+        'mpegts',
+        path,
+      ]);
+      return readFileSync(path);
+    };
+    const file = join(dir, 'switch.ts');
+    await writeFile(file, Buffer.concat([seg('a.ts', '320x240'), seg('b.ts', '480x640')]));
+    const { config } = parseConfig(
+      [
+        'model:',
+        '  path: m.onnx',
+        'cameras:',
+        '  cam:',
+        `    url: "file://${file}"`,
+        '    input_args: [-re]',
+        '    fps: 5',
+      ].join('\n'),
+      join(repoRoot, 'test.yaml'),
+      {},
+    );
+    const rec = new Recorder();
+    const ingest = new Ingest(
+      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: SIZE, secrets: [] },
+      { log, onFrame: (f) => rec.frames.push(f), onStatus: (s) => rec.statuses.push(s) },
+    );
+    await ingest.start();
+    t.after(() => ingest.stop());
+    await waitFor('frames of both sizes', () => rec.frames.some((f) => f.geometry.srcW === 480), 20_000);
+    const first = rec.frames[0]!.geometry;
+    const last = rec.frames.at(-1)!.geometry;
+    assert.deepEqual(first, letterbox(320, 240, SIZE));
+    assert.deepEqual(last, letterbox(480, 640, SIZE));
+    assert.ok(
+      rec.statuses.some((s) => s.source?.width === 480 && s.source.height === 640),
+      'the status carries the new source size',
+    );
+  });
 });
 
 describe('ffmpeg children never outlive their process', () => {
