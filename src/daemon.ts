@@ -6,11 +6,14 @@ import { planModel } from './detector/model.js';
 import type { CameraStatus } from './ingest/camera.js';
 import { systemClock, type Clock } from './ingest/clock.js';
 import { Ingest } from './ingest/ingest.js';
+import { createMetrics } from './http/metrics.js';
+import { HttpServer, type Health } from './http/server.js';
+import { annotatedJpeg } from './http/snapshot.js';
 import { EmbeddedBroker } from './publish/broker.js';
 import { MqttOutput } from './publish/mqtt-output.js';
 import { Reporter } from './publish/reporter.js';
 import { topics, type StatsPayload, type Topics } from './publish/topics.js';
-import { Scheduler, type SchedulerStats } from './scheduler/scheduler.js';
+import { Scheduler, type Result, type SchedulerStats } from './scheduler/scheduler.js';
 
 interface Stage {
   name: string;
@@ -33,7 +36,11 @@ export class Daemon {
   private timers: NodeJS.Timeout[] = [];
   private startedAt = 0;
   private lastStats: { at: number; sched: SchedulerStats } | undefined;
+  private prevStats: { at: number; sched: SchedulerStats } | undefined;
   private statuses = new Map<string, CameraStatus>();
+  /** The last answered frame of each camera, for snapshots and the live page. */
+  private latest = new Map<string, Result>();
+  private http: HttpServer | undefined;
 
   constructor(
     private readonly loaded: LoadedConfig,
@@ -105,7 +112,10 @@ export class Daemon {
         }),
         clock: this.clock,
         log: log.child({ stage: 'scheduler' }),
-        onResult: (r) => reporter.onResult(r),
+        onResult: (r) => {
+          this.latest.set(r.camera, r);
+          reporter.onResult(r);
+        },
         onDetectorError: (camera, message) => reporter.onDetectorError(camera, message, this.clock.now()),
       },
     );
@@ -115,6 +125,18 @@ export class Daemon {
     }
     this.scheduler = scheduler;
     this.started.push({ name: 'scheduler', stop: () => scheduler.stop() });
+
+    if (config.http.enabled) {
+      const http = new HttpServer(
+        config.http.host,
+        config.http.port,
+        this.httpSource(),
+        log.child({ stage: 'http' }),
+      );
+      await http.start();
+      this.http = http;
+      this.started.push({ name: 'http', stop: () => http.stop() });
+    }
 
     const ingest = new Ingest(
       { cameras: config.cameras, ffmpeg: config.ffmpeg, size: detector.inputSize, secrets },
@@ -146,15 +168,92 @@ export class Daemon {
     );
   }
 
+  health(): Health {
+    const ready = this.detector?.readyWorkers ?? 0;
+    const cameras: Record<string, string> = {};
+    for (const [name, s] of this.statuses) cameras[name] = s.state;
+    return {
+      ok: ready > 0 && this.scheduler !== undefined,
+      detector: { ready_workers: ready, provider: this.detector?.provider ?? null },
+      cameras,
+    };
+  }
+
+  private httpSource() {
+    const { config } = this.loaded;
+    const metrics = createMetrics({
+      scheduler: () => this.scheduler!.stats(),
+      cameras: () =>
+        [...this.statuses.values()].map((s) => ({
+          camera: s.camera,
+          state: s.state,
+          restarts: s.restarts,
+          framesReceived: s.framesReceived,
+          bytesReceived: s.bytesReceived,
+        })),
+      detector: () => ({
+        provider: this.detector?.provider ?? null,
+        readyWorkers: this.detector?.readyWorkers ?? 0,
+        recreated: this.detector?.recreated ?? 0,
+      }),
+      mqtt: () => {
+        const s = this.output!.stats();
+        return {
+          connected: s.connected,
+          reconnects: s.reconnects,
+          detections_dropped: s.detections_dropped,
+          events_dropped: s.events_dropped,
+          buffered: s.buffered,
+        };
+      },
+    });
+    return {
+      health: () => this.health(),
+      cameraNames: () => Object.keys(config.cameras),
+      cameras: () => {
+        const sched = this.scheduler?.stats();
+        const rates = this.scheduler ? this.statsPayload(false).cameras : undefined;
+        return Object.keys(config.cameras).map((name) => {
+          const st = this.statuses.get(name);
+          const latest = this.latest.get(name);
+          return {
+            camera: name,
+            state: st?.state ?? (config.cameras[name]!.enabled ? 'connecting' : 'disabled'),
+            since: st ? new Date(st.since).toISOString() : null,
+            restarts: st?.restarts ?? 0,
+            last_error: st?.lastError ? { cause: st.lastError.cause, message: st.lastError.message } : null,
+            source: st?.source ?? null,
+            fps_in: rates?.[name]?.fps_in ?? 0,
+            fps_analysed: rates?.[name]?.fps_analysed ?? 0,
+            queue_depth: sched?.cameras[name]?.queue_depth ?? 0,
+            has_frame: latest !== undefined,
+            last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
+            cached: latest?.cached ?? false,
+            detections: latest?.detections ?? [],
+          };
+        });
+      },
+      latestJpeg: async (camera: string) => {
+        const r = this.latest.get(camera);
+        return r ? annotatedJpeg(r.data, r.geometry, r.detections) : undefined;
+      },
+      metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
+    };
+  }
+
   /** The `stats` message: rates over the last interval, totals since start. */
-  statsPayload(): StatsPayload {
+  statsPayload(advance = true): StatsPayload {
     const now = this.clock.now();
     const sched = this.scheduler!.stats();
-    const prev = this.lastStats;
+    // The stats message moves the window on; a read for the API measures over the last window.
+    const prev = advance ? this.lastStats : this.prevStats;
     const secs = prev
       ? Math.max(0.001, (now - prev.at) / 1000)
       : Math.max(0.001, (now - this.startedAt) / 1000);
-    this.lastStats = { at: now, sched };
+    if (advance) {
+      this.prevStats = this.lastStats;
+      this.lastStats = { at: now, sched };
+    }
     const rate = (cur: number, before: number | undefined): number =>
       Math.round(((cur - (before ?? 0)) / secs) * 100) / 100;
     const cameras: StatsPayload['cameras'] = {};

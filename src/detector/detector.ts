@@ -260,6 +260,11 @@ export class Detector {
     return this.slots.filter((s) => s.ready && !s.busy).length;
   }
 
+  /** Sessions loaded and able to take a batch (busy or not). */
+  get readyWorkers(): number {
+    return this.slots.filter((s) => s.ready).length;
+  }
+
   get workerCount(): number {
     return this.slots.length;
   }

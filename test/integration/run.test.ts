@@ -10,7 +10,7 @@ import type {
   EventPayload,
   StatsPayload,
 } from '../../src/publish/topics.js';
-import { cliPath, needsShared, repoRoot, shared, tempDir, writeFixture } from '../helpers/env.js';
+import { cliPath, needsShared, repoRoot, shared, tempDir, waitFor, writeFixture } from '../helpers/env.js';
 import { boxIou, BUS_REFERENCE } from '../helpers/images.js';
 import { findMosquitto, startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort, hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
@@ -87,6 +87,8 @@ const common = (model: string, mqttUrl: string | null, mqttExtra: string[] = [])
   'events:',
   '  min_frames: 2',
   '  end_after_s: 1.5',
+  'http:',
+  '  port: 0',
   'ffmpeg:',
   '  stall_timeout_s: 10',
   '  backoff_initial_s: 0.5',
@@ -363,6 +365,76 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       },
       45_000,
     );
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+  });
+
+  it('serves health, metrics, camera states, annotated snapshots and the live page over HTTP on localhost', async (t) => {
+    const dir = await tempDir(t);
+    const broker = await startBroker(t);
+    const config = await writeConfig(dir, [
+      ...common(await writeFixture(dir, 'fixture.onnx'), broker.url),
+      'cameras:',
+      '  blinker:',
+      `    url: "${BLINKER}"`,
+      '  "back door":',
+      '    url: rtsp://127.0.0.1:9/none',
+    ]);
+    const daemon = startDaemon(t, config);
+    let base = '';
+    await waitFor('the HTTP server', () => {
+      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(daemon.output());
+      if (m) base = m[1]!;
+      return base !== '';
+    });
+    const get = (path: string, init?: RequestInit) => fetch(base + path, init);
+    let cams: { camera: string; state: string; has_frame: boolean; detections: unknown[] }[] = [];
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      cams = (await (await get('/api/cameras')).json()) as typeof cams;
+      if (cams.find((c) => c.camera === 'blinker')?.detections.length) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const blinker = cams.find((c) => c.camera === 'blinker')!;
+    assert.equal(blinker.state, 'streaming');
+    assert.equal(blinker.detections.length, 1);
+    assert.ok(['connecting', 'backoff'].includes(cams.find((c) => c.camera === 'back door')!.state));
+
+    const health = await get('/healthz');
+    assert.equal(health.status, 200);
+    const h = (await health.json()) as {
+      ok: boolean;
+      detector: { ready_workers: number; provider: string };
+      cameras: Record<string, string>;
+    };
+    assert.deepEqual(
+      [h.ok, h.detector.ready_workers, h.detector.provider, h.cameras.blinker],
+      [true, 1, 'cpu', 'streaming'],
+    );
+
+    const metrics = await (await get('/metrics')).text();
+    assert.match(metrics, /^argus_camera_frames_received_total\{camera="blinker"\} [1-9]\d*$/m);
+    assert.match(metrics, /^argus_camera_state\{camera="blinker",state="streaming"\} 1$/m);
+    assert.match(metrics, /^argus_camera_frames_dropped_total\{camera="blinker",reason="full"\} \d+$/m);
+    assert.match(metrics, /^argus_detector_ready_workers 1$/m);
+    assert.match(metrics, /^argus_mqtt_connected 1$/m);
+
+    const jpg = await get('/api/cameras/blinker/latest.jpg');
+    assert.equal(jpg.headers.get('content-type'), 'image/jpeg');
+    const img = sharp(Buffer.from(await jpg.arrayBuffer()));
+    const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([info.width, info.height], [320, 240]);
+    // The box [192,112,256,176] is drawn at half scale: its left edge runs down x = 96, in red.
+    const px = (x: number, y: number) => [
+      ...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3),
+    ];
+    const [r, g, b] = px(96, 72);
+    assert.ok(r! > 180 && g! < 120 && b! < 120, `box edge colour ${JSON.stringify([r, g, b])}`);
+    assert.deepEqual((await get('/api/cameras/back%20door/latest.jpg')).status, 404, 'no frame yet');
+    assert.equal((await get('/api/cameras/..%2F..%2Fetc%2Fpasswd/latest.jpg')).status, 404);
+    assert.equal((await get('/api/cameras', { method: 'POST' })).status, 405);
+    const page = await (await get('/')).text();
+    assert.match(page, /<title>Argus<\/title>/);
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0);
   });

@@ -1,0 +1,114 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { LIVE_PAGE } from './page.js';
+
+export interface Health {
+  ok: boolean;
+  detector: { ready_workers: number; provider: string | null };
+  cameras: Record<string, string>;
+}
+
+/** What the HTTP API reads from the running daemon. */
+export interface HttpSource {
+  health(): Health;
+  cameras(): unknown[];
+  /** Names of the configured cameras (the only names a URL may address). */
+  cameraNames(): string[];
+  latestJpeg(camera: string): Promise<Buffer | undefined>;
+  metrics(): Promise<{ contentType: string; body: string }>;
+}
+
+/**
+ * Health, metrics and the live page, over plain node:http. Binds to 127.0.0.1 unless told
+ * otherwise. Read-only: every route is a GET.
+ */
+export class HttpServer {
+  private server: Server | undefined;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly source: HttpSource,
+    private readonly log: Logger,
+  ) {}
+
+  get url(): string {
+    const addr = this.server?.address();
+    const port = addr && typeof addr === 'object' ? addr.port : this.port;
+    return `http://${this.host.includes(':') ? `[${this.host}]` : this.host}:${port}`;
+  }
+
+  async start(): Promise<void> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.log.warn(
+          { url: req.url, err: err instanceof Error ? err.message : String(err) },
+          'HTTP request failed',
+        );
+        if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+        else res.end();
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new Error(`HTTP server cannot listen on ${this.host}:${this.port} (${err.code ?? err.message})`),
+        ),
+      );
+      server.listen(this.port, this.host, () => resolve());
+    });
+    this.log.info({ url: this.url }, 'HTTP server listening');
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+    }
+    const path = new URL(req.url ?? '/', 'http://argus').pathname;
+    if (path === '/healthz') {
+      const h = this.source.health();
+      return send(res, h.ok ? 200 : 503, 'application/json', JSON.stringify(h));
+    }
+    if (path === '/metrics') {
+      const m = await this.source.metrics();
+      return send(res, 200, m.contentType, m.body);
+    }
+    if (path === '/api/cameras')
+      return send(res, 200, 'application/json', JSON.stringify(this.source.cameras()));
+    if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
+    const m = /^\/api\/cameras\/([^/]+)\/latest\.jpg$/.exec(path);
+    if (m) {
+      let name: string;
+      try {
+        name = decodeURIComponent(m[1]!);
+      } catch {
+        return send(res, 400, 'text/plain; charset=utf-8', 'bad camera name\n');
+      }
+      // Only configured names are looked up: nothing from the URL reaches a file path.
+      if (!this.source.cameraNames().includes(name))
+        return send(res, 404, 'text/plain; charset=utf-8', 'no such camera\n');
+      const jpeg = await this.source.latestJpeg(name);
+      if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no analysed frame yet\n');
+      res.setHeader('Cache-Control', 'no-store');
+      return send(res, 200, 'image/jpeg', jpeg);
+    }
+    return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', type);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.end(body);
+}
