@@ -14,6 +14,7 @@ import { MqttOutput } from './publish/mqtt-output.js';
 import { Reporter } from './publish/reporter.js';
 import { topics, type StatsPayload, type Topics } from './publish/topics.js';
 import { Scheduler, type Result, type SchedulerStats } from './scheduler/scheduler.js';
+import { SystemdNotifier } from './ops/notify.js';
 
 interface Stage {
   name: string;
@@ -41,6 +42,7 @@ export class Daemon {
   /** The last answered frame of each camera, for snapshots and the live page. */
   private latest = new Map<string, Result>();
   private http: HttpServer | undefined;
+  private notifier: SystemdNotifier;
 
   constructor(
     private readonly loaded: LoadedConfig,
@@ -48,6 +50,7 @@ export class Daemon {
     private readonly clock: Clock = systemClock,
   ) {
     this.topics = topics(loaded.config.mqtt.base_topic);
+    this.notifier = new SystemdNotifier(process.env, log.child({ stage: 'systemd' }));
   }
 
   async start(): Promise<void> {
@@ -156,6 +159,17 @@ export class Daemon {
 
     this.timers.push(setInterval(() => reporter.tick(this.clock.now()), 1000));
     this.timers.push(setInterval(() => this.publishStats(), config.mqtt.stats_interval_s * 1000));
+    // The watchdog is fed from the event loop, and only while a detector session is ready: a
+    // stuck loop or a detector that cannot recover stops the pings and systemd restarts Argus.
+    const watchdogMs = this.notifier.watchdogIntervalMs;
+    if (watchdogMs) {
+      this.timers.push(
+        setInterval(() => {
+          if (this.health().ok) this.notifier.watchdog();
+          else log.warn('unhealthy: withholding the systemd watchdog ping');
+        }, watchdogMs),
+      );
+    }
     const cams = Object.values(config.cameras);
     log.info(
       {
@@ -165,6 +179,9 @@ export class Daemon {
         mqtt: url.replace(/\/\/[^@/]*@/, '//***@'),
       },
       'argus started',
+    );
+    await this.notifier.ready(
+      `${cams.filter((c) => c.enabled).length} cameras, ${detector.provider ?? 'no'} detector`,
     );
   }
 
@@ -312,6 +329,7 @@ export class Daemon {
    * events still open, then MQTT (final states and `offline`), the broker and the detector.
    */
   async stop(): Promise<void> {
+    await this.notifier.stopping();
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     const stages = this.started.reverse();

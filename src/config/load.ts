@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { redactUrl } from '../redact.js';
@@ -84,6 +85,29 @@ function substituteEnv(
   if (typeof value === 'string') {
     return value.replace(/\$(\$?)\{([^}]*)\}/g, (whole, escape: string, name: string) => {
       if (escape) return whole.slice(1);
+      const credential = /^credential:([A-Za-z0-9_.-]+)$/.exec(name);
+      if (credential) {
+        // A systemd credential (LoadCredential=), read from $CREDENTIALS_DIRECTORY.
+        const dir = env.CREDENTIALS_DIRECTORY;
+        if (!dir) {
+          issues.push({
+            path,
+            message: `'\${${name}}' needs a systemd credential, but CREDENTIALS_DIRECTORY is not set`,
+          });
+          return '';
+        }
+        try {
+          const v = readFileSync(join(dir, credential[1]!), 'utf8').replace(/\r?\n$/, '');
+          substituted.push(v);
+          return v;
+        } catch {
+          issues.push({
+            path,
+            message: `systemd credential ${credential[1]!} cannot be read from CREDENTIALS_DIRECTORY`,
+          });
+          return '';
+        }
+      }
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
         issues.push({ path, message: `'\${${name}}' is not a valid environment variable reference` });
         return '';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -438,6 +438,58 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0);
   });
+
+  const notifySkip =
+    spawnSync('sh', ['-c', 'command -v systemd-notify && test -x /usr/bin/python3']).status === 0
+      ? false
+      : 'needs systemd-notify and python3';
+  it(
+    'speaks the systemd notify protocol: READY, WATCHDOG pings, STOPPING',
+    { skip: notifySkip },
+    async (t) => {
+      const dir = await tempDir(t);
+      const socketPath = join(dir, 'notify.sock');
+      const listener = spawn(
+        '/usr/bin/python3',
+        [join(repoRoot, 'test/helpers/notify-socket.py'), socketPath],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      t.after(() => {
+        listener.kill('SIGKILL');
+        return Promise.resolve();
+      });
+      let got = '';
+      listener.stdout.on('data', (d: Buffer) => (got += d.toString()));
+      await waitFor('the notify socket', () => got.includes('LISTENING'));
+      const config = await writeConfig(dir, [
+        ...common(await writeFixture(dir, 'fixture.onnx'), null, [
+          '  embedded:',
+          `    port: ${await freePort()}`,
+        ]),
+        'cameras:',
+        '  blinker:',
+        `    url: "${BLINKER}"`,
+      ]);
+      const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
+        stdio: 'ignore',
+        env: { ...process.env, NOTIFY_SOCKET: socketPath, WATCHDOG_USEC: '600000' },
+      });
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      t.after(() => {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        return Promise.resolve();
+      });
+      await waitFor(
+        'READY=1 and watchdog pings',
+        () =>
+          /READY=1 STATUS=1 cameras, cpu detector/.test(got) && (got.match(/WATCHDOG=1/g) ?? []).length >= 3,
+        30_000,
+      );
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      await waitFor('STOPPING=1', () => got.includes('STOPPING=1'), 5000);
+    },
+  );
 
   it('refuses to start on a bad config, naming every error, and starts nothing', async (t) => {
     const dir = await tempDir(t);

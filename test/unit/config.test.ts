@@ -178,6 +178,23 @@ describe('config', () => {
     ]);
   });
 
+  it('reads ${credential:NAME} from the systemd credentials directory, as a secret', async (t) => {
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'argus-cred-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(join(dir, 'mqtt_password'), 'from-systemd\n');
+    const text = `${minimal}mqtt:\n  url: mqtt://b:1883\n  password: \${credential:mqtt_password}\n`;
+    const ok = parseConfig(text, 'c.yaml', { CREDENTIALS_DIRECTORY: dir });
+    assert.equal(ok.config.mqtt.password, 'from-systemd');
+    assert.deepEqual(ok.secrets, ['from-systemd']);
+    assert.match(errorsOf(text, {})[0]!.message, /CREDENTIALS_DIRECTORY is not set/);
+    assert.match(
+      errorsOf(text.replace('mqtt_password', 'other'), { CREDENTIALS_DIRECTORY: dir })[0]!.message,
+      /credential other cannot be read/,
+    );
+  });
+
   it('keeps $${ as a literal', () => {
     const { config } = parseConfig(`${minimal}mqtt:\n  client_id: "a$\${b}"\n`, 'c.yaml', {});
     assert.equal(config.mqtt.client_id, 'a${b}');

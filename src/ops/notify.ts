@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process';
+import type { Logger } from 'pino';
+
+/**
+ * The systemd notify protocol (sd_notify): READY once started, WATCHDOG pings, STOPPING on
+ * shutdown, STATUS lines. Node cannot send unix datagrams, so messages go through systemd's own
+ * `systemd-notify` (the unit sets NotifyAccess=all). Without NOTIFY_SOCKET (not under systemd)
+ * every call is a no-op.
+ */
+export class SystemdNotifier {
+  private pingRunning = false;
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly log: Logger,
+    private readonly command = 'systemd-notify',
+  ) {}
+
+  get enabled(): boolean {
+    return Boolean(this.env.NOTIFY_SOCKET);
+  }
+
+  /** Half of WATCHDOG_USEC, as systemd recommends; undefined when no watchdog is set. */
+  get watchdogIntervalMs(): number | undefined {
+    const usec = Number(this.env.WATCHDOG_USEC);
+    if (!this.enabled || !Number.isFinite(usec) || usec <= 0) return undefined;
+    const pid = this.env.WATCHDOG_PID;
+    if (pid && Number(pid) !== process.pid) return undefined;
+    return Math.max(100, Math.floor(usec / 2000));
+  }
+
+  send(...assignments: string[]): Promise<void> {
+    if (!this.enabled) return Promise.resolve();
+    return new Promise((resolve) => {
+      const child = spawn(this.command, assignments, { stdio: 'ignore', env: this.env });
+      child.on('error', (err) => {
+        this.log.warn({ err: err.message }, 'cannot notify systemd');
+        resolve();
+      });
+      child.on('exit', () => resolve());
+    });
+  }
+
+  ready(status: string): Promise<void> {
+    return this.send('READY=1', `STATUS=${status}`);
+  }
+
+  stopping(): Promise<void> {
+    return this.send('STOPPING=1', 'STATUS=stopping');
+  }
+
+  /** One watchdog ping; skipped while the previous one is still being sent. */
+  watchdog(): void {
+    if (this.pingRunning) return;
+    this.pingRunning = true;
+    void this.send('WATCHDOG=1').then(() => (this.pingRunning = false));
+  }
+}
