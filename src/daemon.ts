@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { FrameCache } from './cache/frame-cache.js';
-import type { LoadedConfig } from './config/load.js';
+import { ConfigError, loadConfig, type LoadedConfig } from './config/load.js';
 import { Detector } from './detector/detector.js';
 import { planModel } from './detector/model.js';
 import type { CameraStatus } from './ingest/camera.js';
@@ -45,7 +45,7 @@ export class Daemon {
   private notifier: SystemdNotifier;
 
   constructor(
-    private readonly loaded: LoadedConfig,
+    private loaded: LoadedConfig,
     private readonly log: Logger,
     private readonly clock: Clock = systemClock,
   ) {
@@ -197,7 +197,6 @@ export class Daemon {
   }
 
   private httpSource() {
-    const { config } = this.loaded;
     const metrics = createMetrics({
       scheduler: () => this.scheduler!.stats(),
       cameras: () =>
@@ -226,16 +225,16 @@ export class Daemon {
     });
     return {
       health: () => this.health(),
-      cameraNames: () => Object.keys(config.cameras),
+      cameraNames: () => Object.keys(this.loaded.config.cameras),
       cameras: () => {
         const sched = this.scheduler?.stats();
         const rates = this.scheduler ? this.statsPayload(false).cameras : undefined;
-        return Object.keys(config.cameras).map((name) => {
+        return Object.keys(this.loaded.config.cameras).map((name) => {
           const st = this.statuses.get(name);
           const latest = this.latest.get(name);
           return {
             camera: name,
-            state: st?.state ?? (config.cameras[name]!.enabled ? 'connecting' : 'disabled'),
+            state: st?.state ?? (this.loaded.config.cameras[name]!.enabled ? 'connecting' : 'disabled'),
             since: st ? new Date(st.since).toISOString() : null,
             restarts: st?.restarts ?? 0,
             last_error: st?.lastError ? { cause: st.lastError.cause, message: st.lastError.message } : null,
@@ -322,6 +321,61 @@ export class Daemon {
   private publishStats(): void {
     if (!this.output || !this.scheduler) return;
     this.output.detection(this.topics.stats, JSON.stringify(this.statsPayload()));
+  }
+
+  /**
+   * Reloads the config file (SIGHUP). An invalid file changes nothing. Camera changes apply at
+   * once: added cameras start, removed ones stop, changed ones restart, the rest keep streaming.
+   * Changes to other sections are reported as needing a restart. Returns whether it applied.
+   */
+  async reload(): Promise<boolean> {
+    if (!this.ingest || !this.scheduler || !this.reporter) {
+      this.log.warn('reload: still starting; ignored');
+      return false;
+    }
+    let next: LoadedConfig;
+    try {
+      next = await loadConfig(this.loaded.file);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      for (const i of err.issues) this.log.error({ line: i.line, path: i.path }, `reload: ${i.message}`);
+      this.log.error(`reload: ${err.message}; the running configuration is unchanged`);
+      return false;
+    }
+    const { cameras, ...rest } = next.config;
+    const { cameras: oldCameras, ...oldRest } = this.loaded.config;
+    const needRestart = (Object.keys(rest) as (keyof typeof rest)[]).filter(
+      (k) => JSON.stringify(rest[k]) !== JSON.stringify(oldRest[k]),
+    );
+    if (needRestart.length)
+      this.log.warn(
+        { sections: needRestart },
+        `reload: changes to ${needRestart.join(', ')} need a restart; not applied`,
+      );
+    const scheduler = this.scheduler!;
+    const result = await this.ingest!.reconcile(cameras, next.secrets);
+    for (const name of result.removed) {
+      scheduler.removeCamera(name);
+      this.latest.delete(name);
+      this.statuses.delete(name);
+    }
+    for (const name of [...result.added, ...result.restarted]) {
+      const c = cameras[name]!;
+      scheduler.removeCamera(name);
+      if (c.enabled)
+        scheduler.addCamera({
+          name,
+          priority: c.priority,
+          queueSize: this.loaded.config.scheduler.queue_size,
+        });
+    }
+    this.reporter!.setCameras(cameras);
+    // The logger scrubs the same array: new secrets are hidden from now on.
+    for (const secret of next.secrets)
+      if (!this.loaded.secrets.includes(secret)) this.loaded.secrets.push(secret);
+    this.loaded = { ...this.loaded, config: { ...this.loaded.config, cameras } };
+    this.log.info({ ...result, cameras: Object.keys(cameras).length }, 'configuration reloaded');
+    return true;
   }
 
   /**

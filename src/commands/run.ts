@@ -44,6 +44,16 @@ export async function runDaemon(file: string): Promise<number> {
     process.exit(1);
   });
 
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    log.info('SIGHUP: reloading the configuration');
+    daemon
+      .reload()
+      .catch((err: unknown) =>
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'reload failed'),
+      );
+  });
+
   const signalled = new Promise<number>((resolve) => {
     for (const sig of ['SIGTERM', 'SIGINT'] as const)
       process.once(sig, () => void stop(sig, 0).then(resolve));

@@ -20,7 +20,7 @@ export class Reporter {
   private detectorErrors = new Map<string, { message: string; at: number }>();
 
   constructor(
-    private readonly cameras: Record<string, CameraConfig>,
+    private cameras: Record<string, CameraConfig>,
     private readonly events: Config['events'],
     private readonly topics: Topics,
     private readonly out: Output,
@@ -119,6 +119,17 @@ export class Reporter {
       this.emit(t.expire(now));
       this.publishCounts(camera);
     }
+  }
+
+  /** A reloaded camera section: removed cameras' objects end, changed filters apply from now. */
+  setCameras(cameras: Record<string, CameraConfig>): void {
+    for (const [camera, t] of this.trackers) {
+      if (camera in cameras) continue;
+      this.emit(t.endAll());
+      this.publishCounts(camera);
+      this.trackers.delete(camera);
+    }
+    this.cameras = cameras;
   }
 
   /** On shutdown: every object in view ends, and counts go to zero. */

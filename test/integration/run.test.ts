@@ -491,6 +491,85 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     },
   );
 
+  it('reloads on SIGHUP: starts, stops and restarts only the cameras that changed', async (t) => {
+    const dir = await tempDir(t);
+    const broker = await startBroker(t);
+    const model = await writeFixture(dir, 'fixture.onnx');
+    const still = (colour: string) => `"lavfi:color=c=${colour}:s=320x240:r=5"`;
+    const cams = (entries: [string, string, number][]) => [
+      'cameras:',
+      ...entries.flatMap(([n, url, fps]) => [`  ${n}:`, `    url: ${url}`, `    fps: ${fps}`]),
+    ];
+    const base = common(model, broker.url);
+    const config = await writeConfig(dir, [
+      ...base,
+      ...cams([
+        ['keep', `"${BLINKER}"`, 5],
+        ['drop', still('blue'), 2],
+        ['change', still('green'), 2],
+      ]),
+    ]);
+    const sub = new Subscriber(broker.url);
+    t.after(() => sub.end());
+    const daemon = startDaemon(t, config);
+    const streaming = (cam: string) => status(sub, cam).at(-1)?.state === 'streaming';
+    await sub.waitFor(
+      'three cameras streaming',
+      () => streaming('keep') && streaming('drop') && streaming('change'),
+      30_000,
+    );
+    const keepStatuses = status(sub, 'keep').length;
+    const changeStatuses = status(sub, 'change').length;
+
+    // An invalid file changes nothing.
+    await writeFile(config, 'cameras: [not, a, mapping\n');
+    daemon.child.kill('SIGHUP');
+    await waitFor('the reload error', () =>
+      /reload: .*the running configuration is unchanged/.test(daemon.output()),
+    );
+
+    const lines = [
+      ...base.map((l) => (l === '  stats_interval_s: 2' ? '  stats_interval_s: 3' : l)),
+      ...cams([
+        ['keep', `"${BLINKER}"`, 5],
+        ['change', still('green'), 3],
+        ['added', still('yellow'), 2],
+      ]),
+    ];
+    await writeConfig(dir, lines);
+    daemon.child.kill('SIGHUP');
+    await sub.waitFor(
+      'the reload applied',
+      () =>
+        status(sub, 'drop').at(-1)?.state === 'stopped' &&
+        streaming('added') &&
+        streaming('change') &&
+        status(sub, 'change').length > changeStatuses,
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(status(sub, 'keep').length, keepStatuses, 'the unchanged camera had no state change');
+    const frames = sub.json<DetectionsPayload>('argus/cameras/keep/detections').map((d) => d.frame);
+    for (let i = 1; i < frames.length; i++)
+      assert.ok(
+        frames[i]! > frames[i - 1]!,
+        `frame numbers of the unchanged camera never restart: ${frames[i - 1]} then ${frames[i]}`,
+      );
+    assert.ok(
+      status(sub, 'change')
+        .slice(changeStatuses)
+        .some((s) => s.state === 'stopped'),
+      'the changed camera restarted',
+    );
+    assert.match(daemon.output(), /changes to mqtt need a restart; not applied/);
+    assert.match(
+      daemon.output(),
+      /"added":\["added"\],"removed":\["drop"\],"restarted":\["change"\],"unchanged":\["keep"\]/,
+    );
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+  });
+
   it('refuses to start on a bad config, naming every error, and starts nothing', async (t) => {
     const dir = await tempDir(t);
     const port = await freePort();
