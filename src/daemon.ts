@@ -342,18 +342,18 @@ export class Daemon {
       this.log.error(`reload: ${err.message}; the running configuration is unchanged`);
       return false;
     }
-    const { cameras, ...rest } = next.config;
-    const { cameras: oldCameras, ...oldRest } = this.loaded.config;
-    const needRestart = (Object.keys(rest) as (keyof typeof rest)[]).filter(
-      (k) => JSON.stringify(rest[k]) !== JSON.stringify(oldRest[k]),
+    const cameras = next.config.cameras;
+    const sections = Object.keys(next.config) as (keyof typeof next.config)[];
+    const needRestart = sections.filter(
+      (k) => k !== 'cameras' && JSON.stringify(next.config[k]) !== JSON.stringify(this.loaded.config[k]),
     );
     if (needRestart.length)
       this.log.warn(
         { sections: needRestart },
         `reload: changes to ${needRestart.join(', ')} need a restart; not applied`,
       );
-    const scheduler = this.scheduler!;
-    const result = await this.ingest!.reconcile(cameras, next.secrets);
+    const scheduler = this.scheduler;
+    const result = await this.ingest.reconcile(cameras, next.secrets);
     for (const name of result.removed) {
       scheduler.removeCamera(name);
       this.latest.delete(name);
@@ -369,7 +369,7 @@ export class Daemon {
           queueSize: this.loaded.config.scheduler.queue_size,
         });
     }
-    this.reporter!.setCameras(cameras);
+    this.reporter.setCameras(cameras);
     // The logger scrubs the same array: new secrets are hidden from now on.
     for (const secret of next.secrets)
       if (!this.loaded.secrets.includes(secret)) this.loaded.secrets.push(secret);
