@@ -7,7 +7,8 @@ import type { CameraStatus } from './ingest/camera.js';
 import { systemClock, type Clock } from './ingest/clock.js';
 import { Ingest } from './ingest/ingest.js';
 import { createMetrics } from './http/metrics.js';
-import { HttpServer, type Health } from './http/server.js';
+import { HttpError, HttpServer, type Health } from './http/server.js';
+import { ImageError, loadLetterboxed } from './detector/image.js';
 import { annotatedJpeg } from './http/snapshot.js';
 import { EmbeddedBroker } from './publish/broker.js';
 import { MqttOutput } from './publish/mqtt-output.js';
@@ -15,6 +16,9 @@ import { Reporter } from './publish/reporter.js';
 import { topics, type StatsPayload, type Topics } from './publish/topics.js';
 import { Scheduler, type Result, type SchedulerStats } from './scheduler/scheduler.js';
 import { SystemdNotifier } from './ops/notify.js';
+
+/** The scheduler's name for images posted to /api/detect (no camera can be named so). */
+const API_CAMERA = '\u0000api';
 
 interface Stage {
   name: string;
@@ -42,6 +46,9 @@ export class Daemon {
   /** The last answered frame of each camera, for snapshots and the live page. */
   private latest = new Map<string, Result>();
   private http: HttpServer | undefined;
+  /** Images posted to /api/detect wait for their answer here, by frame number. */
+  private apiPending = new Map<number, { resolve: (r: Result) => void; reject: (e: Error) => void }>();
+  private apiSeq = 0;
   private notifier: SystemdNotifier;
 
   constructor(
@@ -116,8 +123,15 @@ export class Daemon {
         clock: this.clock,
         log: log.child({ stage: 'scheduler' }),
         onResult: (r) => {
+          if (r.camera === API_CAMERA) return this.apiPending.get(r.seq)?.resolve(r);
           this.latest.set(r.camera, r);
           reporter.onResult(r);
+        },
+        onDrop: (frame, reason) => {
+          if (frame.camera === API_CAMERA)
+            this.apiPending
+              .get(frame.seq)
+              ?.reject(new HttpError(503, `the detector is busy: the image was dropped (${reason})`));
         },
         onDetectorError: (camera, message) => reporter.onDetectorError(camera, message, this.clock.now()),
       },
@@ -126,6 +140,13 @@ export class Daemon {
       if (c.enabled)
         scheduler.addCamera({ name, priority: c.priority, queueSize: config.scheduler.queue_size });
     }
+    // Images posted to /api/detect share the detector with the cameras, at their own priority.
+    scheduler.addCamera({
+      name: API_CAMERA,
+      priority: config.http.detect_priority,
+      queueSize: 16,
+      cache: false,
+    });
     this.scheduler = scheduler;
     this.started.push({ name: 'scheduler', stop: () => scheduler.stop() });
 
@@ -198,7 +219,7 @@ export class Daemon {
 
   private httpSource() {
     const metrics = createMetrics({
-      scheduler: () => this.scheduler!.stats(),
+      scheduler: () => this.schedulerStats(),
       cameras: () =>
         [...this.statuses.values()].map((s) => ({
           camera: s.camera,
@@ -254,13 +275,57 @@ export class Daemon {
         return r ? annotatedJpeg(r.data, r.geometry, r.detections) : undefined;
       },
       metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
+      detect: (image: Buffer, name: string) => this.detectImage(image, name),
     };
+  }
+
+  /** Scheduler stats of the cameras (posted images are not a camera). */
+  private schedulerStats(): SchedulerStats {
+    const stats = this.scheduler!.stats();
+    delete stats.cameras[API_CAMERA];
+    return stats;
+  }
+
+  /** One posted image through the scheduler: the same JSON as `argus detect`. */
+  private async detectImage(image: Buffer, name: string): Promise<unknown> {
+    const detector = this.detector!;
+    let img;
+    try {
+      img = await loadLetterboxed(image, detector.inputSize, name);
+    } catch (err) {
+      if (err instanceof ImageError) throw new HttpError(400, err.message);
+      throw err;
+    }
+    const seq = ++this.apiSeq;
+    const g = img.geometry;
+    const result = await new Promise<Result>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new HttpError(504, 'no answer from the detector in time')),
+        60_000,
+      );
+      const done = () => {
+        clearTimeout(timer);
+        this.apiPending.delete(seq);
+      };
+      this.apiPending.set(seq, {
+        resolve: (r) => (done(), resolve(r)),
+        reject: (e) => (done(), reject(e)),
+      });
+      this.scheduler!.push({
+        camera: API_CAMERA,
+        seq,
+        ts: this.clock.now(),
+        data: Buffer.from(img.rgb.buffer, img.rgb.byteOffset, img.rgb.byteLength),
+        geometry: g,
+      });
+    });
+    return { image: name, width: g.srcW, height: g.srcH, detections: result.detections };
   }
 
   /** The `stats` message: rates over the last interval, totals since start. */
   statsPayload(advance = true): StatsPayload {
     const now = this.clock.now();
-    const sched = this.scheduler!.stats();
+    const sched = this.schedulerStats();
     // The stats message moves the window on; a read for the API measures over the last window.
     const prev = advance ? this.lastStats : this.prevStats;
     const secs = prev

@@ -167,6 +167,10 @@ const http = z
     enabled: z.boolean().default(true),
     host: z.string().min(1).default('127.0.0.1'),
     port: int().min(0).max(65535).default(8080),
+    /** Largest image POST /api/detect accepts. */
+    max_body_mb: z.number().gt(0).max(200).default(10),
+    /** Priority of POST /api/detect images among the cameras (1..10). */
+    detect_priority: int().min(1).max(10).default(5),
   })
   .prefault({});
 

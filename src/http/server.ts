@@ -2,6 +2,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from 'pino';
 import { LIVE_PAGE } from './page.js';
 
+/** An error with the HTTP status it should be answered with. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface Health {
   ok: boolean;
   detector: { ready_workers: number; provider: string | null };
@@ -16,6 +26,8 @@ export interface HttpSource {
   cameraNames(): string[];
   latestJpeg(camera: string): Promise<Buffer | undefined>;
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** Runs one image through the scheduler; rejects with HttpError. */
+  detect(image: Buffer, name: string): Promise<unknown>;
 }
 
 /**
@@ -30,6 +42,7 @@ export class HttpServer {
     private readonly port: number,
     private readonly source: HttpSource,
     private readonly log: Logger,
+    private readonly maxBodyBytes = 10 * 1024 * 1024,
   ) {}
 
   get url(): string {
@@ -41,6 +54,8 @@ export class HttpServer {
   async start(): Promise<void> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
+        if (err instanceof HttpError)
+          return send(res, err.status, 'application/json', JSON.stringify({ error: err.message }));
         this.log.warn(
           { url: req.url, err: err instanceof Error ? err.message : String(err) },
           'HTTP request failed',
@@ -62,11 +77,20 @@ export class HttpServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://argus').pathname;
+    if (path === '/api/detect') {
+      if (req.method !== 'POST') {
+        res.setHeader('Allow', 'POST');
+        return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+      }
+      const body = await readBody(req, this.maxBodyBytes);
+      const { data, name } = imageFromBody(body, req.headers['content-type']);
+      return send(res, 200, 'application/json', JSON.stringify(await this.source.detect(data, name)));
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     }
-    const path = new URL(req.url ?? '/', 'http://argus').pathname;
     if (path === '/healthz') {
       const h = this.source.health();
       return send(res, h.ok ? 200 : 503, 'application/json', JSON.stringify(h));
@@ -111,4 +135,49 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
   res.setHeader('Content-Type', type);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.end(body);
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (declared > limit) {
+      reject(new HttpError(413, `body of ${declared} bytes is over the ${limit}-byte limit`));
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new HttpError(413, `body is over the ${limit}-byte limit`));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** The image in a request body: the body itself, or the first file part of a multipart form. */
+export function imageFromBody(body: Buffer, contentType: string | undefined): { data: Buffer; name: string } {
+  if (body.length === 0)
+    throw new HttpError(400, 'empty body: send the image bytes, or a multipart form with a file');
+  const m = /^multipart\/form-data;.*boundary="?([^";]+)"?/i.exec(contentType ?? '');
+  if (!m) return { data: body, name: 'upload' };
+  const delimiter = Buffer.from(`--${m[1]!}`);
+  let start = body.indexOf(delimiter);
+  while (start >= 0) {
+    const headerEnd = body.indexOf('\r\n\r\n', start);
+    if (headerEnd < 0) break;
+    const headers = body.subarray(start + delimiter.length, headerEnd).toString('latin1');
+    const next = body.indexOf(delimiter, headerEnd + 4);
+    if (next < 0) break;
+    const file = /filename="([^"]*)"/i.exec(headers);
+    if (file) return { data: body.subarray(headerEnd + 4, next - 2), name: file[1] || 'upload' };
+    start = next;
+  }
+  throw new HttpError(400, 'multipart form has no file part');
 }

@@ -54,12 +54,13 @@ export class FrameQueue<T extends Timestamped> {
   }
 
   /** Drops frames captured before `cutoff`; returns how many. */
-  dropOlderThan(cutoff: number): number {
+  dropOlderThan(cutoff: number, onDrop?: (item: T) => void): number {
     let n = 0;
     while (this.size && this.items[this.head]!.ts < cutoff) {
-      this.shift();
+      const item = this.shift()!;
       this.dropped.stale++;
       n++;
+      onDrop?.(item);
     }
     return n;
   }

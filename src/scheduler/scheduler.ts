@@ -32,6 +32,8 @@ export interface SchedulerCamera {
   name: string;
   priority: number;
   queueSize: number;
+  /** Whether unchanged frames may be answered from the cache (default true). */
+  cache?: boolean;
 }
 
 /** One answered frame: analysed by the model, or answered from the cache. */
@@ -96,6 +98,8 @@ export interface SchedulerDeps {
   onResult: (r: Result) => void;
   /** A batch holding this camera's frames failed (deadline, detector error). */
   onDetectorError?: (camera: string, message: string) => void;
+  /** A frame was dropped without an answer (queue full, stale, or its batch failed). */
+  onDrop?: (frame: Frame, reason: Drop) => void;
   /** Allocates batch buffers (tests count allocations). */
   allocate?: (floats: number) => Float32Array;
 }
@@ -162,11 +166,12 @@ export class Scheduler {
     if (!cam || this.stopped) return;
     cam.stats.frames_in++;
     let hash: BlockHash | undefined;
-    if (this.deps.cache.enabled) {
+    if (this.deps.cache.enabled && cam.cfg.cache !== false) {
       hash = blockHash(frame.data, this.deps.detector.inputSize);
       if (this.answerFromCache(cam, frame, hash)) return;
     }
-    cam.queue.push({ frame, hash, ts: frame.ts });
+    const evicted = cam.queue.push({ frame, hash, ts: frame.ts });
+    if (evicted) this.deps.onDrop?.(evicted.frame, 'full');
     this.dispatch();
   }
 
@@ -207,7 +212,7 @@ export class Scheduler {
       let total = 0;
       let oldest = Infinity;
       for (const c of this.cams.values()) {
-        c.queue.dropOlderThan(cutoff);
+        c.queue.dropOlderThan(cutoff, (q) => this.deps.onDrop?.(q.frame, 'stale'));
         total += c.queue.length;
         const head = c.queue.peek();
         if (head && head.ts < oldest) oldest = head.ts;
@@ -300,6 +305,7 @@ export class Scheduler {
         for (const q of batch) {
           const cam = this.cams.get(q.frame.camera);
           if (cam) cam.stats.errors++;
+          this.deps.onDrop?.(q.frame, 'error');
         }
         this.settle();
       },

@@ -433,6 +433,59 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.deepEqual((await get('/api/cameras/back%20door/latest.jpg')).status, 404, 'no frame yet');
     assert.equal((await get('/api/cameras/..%2F..%2Fetc%2Fpasswd/latest.jpg')).status, 404);
     assert.equal((await get('/api/cameras', { method: 'POST' })).status, 405);
+    // POST /api/detect: through the same scheduler; raw bytes or multipart; bad bodies get 400.
+    const png = await sharp({
+      create: { width: 640, height: 480, channels: 3, background: { r: 114, g: 114, b: 114 } },
+    })
+      .composite([
+        {
+          input: await sharp({
+            create: { width: 64, height: 64, channels: 3, background: { r: 255, g: 255, b: 255 } },
+          })
+            .png()
+            .toBuffer(),
+          left: 128,
+          top: 112,
+        },
+      ])
+      .png()
+      .toBuffer();
+    const raw = await get('/api/detect', {
+      method: 'POST',
+      body: png,
+      headers: { 'Content-Type': 'image/png' },
+    });
+    assert.equal(raw.status, 200);
+    const answer = (await raw.json()) as {
+      image: string;
+      width: number;
+      height: number;
+      detections: { label: string; box: number[] }[];
+    };
+    assert.deepEqual([answer.image, answer.width, answer.height], ['upload', 640, 480]);
+    assert.deepEqual(
+      answer.detections.map((d) => [d.label, d.box]),
+      [['bright', [128, 112, 192, 176]]],
+    );
+    const form = new FormData();
+    form.append('image', new Blob([png], { type: 'image/png' }), 'square.png');
+    const multi = (await (await get('/api/detect', { method: 'POST', body: form })).json()) as typeof answer;
+    assert.equal(multi.image, 'square.png');
+    assert.deepEqual(multi.detections, answer.detections);
+    const bad = await get('/api/detect', { method: 'POST', body: 'not an image' });
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { error: string }).error, /upload: cannot read the image/);
+    assert.equal(
+      (await get('/api/detect', { method: 'POST', body: new Uint8Array(11 * 1024 * 1024) })).status,
+      413,
+    );
+    assert.equal((await get('/api/detect')).status, 405);
+    assert.doesNotMatch(
+      await (await get('/metrics')).text(),
+      /\\u0000|api"/,
+      'posted images are not a camera in the metrics',
+    );
+
     const page = await (await get('/')).text();
     assert.match(page, /<title>Argus<\/title>/);
     daemon.child.kill('SIGTERM');
