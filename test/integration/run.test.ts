@@ -623,6 +623,66 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.equal((await daemon.exited).code, 0);
   });
 
+  it('never shows a password: not in logs, errors, MQTT, HTTP or metric labels', async (t) => {
+    const dir = await tempDir(t);
+    const broker = await startBroker(t);
+    const closed = await freePort();
+    const config = await writeConfig(dir, [
+      ...common(
+        await writeFixture(dir, 'fixture.onnx'),
+        broker.url.replace('mqtt://', 'mqtt://argus:${MQTT_PW}@'),
+      ),
+      'cameras:',
+      '  locked:',
+      `    url: "rtsp://admin:\${CAM_PW}@127.0.0.1:${closed}/stream"`,
+      '  blinker:',
+      `    url: "${BLINKER}"`,
+    ]);
+    const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CAM_PW: 'Cam-Secret-77', MQTT_PW: 'Mqtt-Secret-88' },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    t.after(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      return Promise.resolve();
+    });
+    const sub = new Subscriber(broker.url);
+    t.after(() => sub.end());
+    await sub.waitFor(
+      'the locked camera failing',
+      () => status(sub, 'locked').some((s) => s.last_error?.message.includes('Connection refused')),
+      30_000,
+    );
+    let base = '';
+    await waitFor('the HTTP server', () => {
+      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(out);
+      if (m) base = m[1]!;
+      return base !== '';
+    });
+    assert.equal(new URL(base).hostname, '127.0.0.1', 'HTTP binds to localhost by default');
+    const http = (
+      await Promise.all(
+        ['/api/cameras', '/metrics', '/healthz'].map(async (p) => (await fetch(base + p)).text()),
+      )
+    ).join('\n');
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    const mqttText = sub.messages.map((m) => m.topic + m.payload).join('\n');
+    for (const [where, text] of [
+      ['logs', out],
+      ['MQTT', mqttText],
+      ['HTTP', http],
+    ] as const) {
+      assert.doesNotMatch(text, /Cam-Secret-77|Mqtt-Secret-88/, `a password leaked into ${where}`);
+    }
+    assert.match(mqttText, /rtsp:\/\/admin:\*\*\*@127\.0\.0\.1/, 'the error keeps the URL, password masked');
+    assert.match(out, /mqtt:\/\/argus:\*\*\*@127\.0\.0\.1/);
+  });
+
   it('refuses to start on a bad config, naming every error, and starts nothing', async (t) => {
     const dir = await tempDir(t);
     const port = await freePort();
