@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { HttpError, HttpServer, imageFromBody, type HttpSource } from '../../src/http/server.js';
+
+function source(over: Partial<HttpSource> = {}): HttpSource {
+  return {
+    health: () => ({
+      ok: false,
+      detector: { ready_workers: 0, provider: null },
+      cameras: { gate: 'backoff' },
+    }),
+    cameras: () => [],
+    cameraNames: () => ['gate'],
+    latestJpeg: () => Promise.resolve(undefined),
+    metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
+    detect: () => Promise.reject(new HttpError(503, 'the detector is busy')),
+    ...over,
+  };
+}
+
+async function serve(
+  t: { after: (fn: () => Promise<void>) => void },
+  src: HttpSource,
+  maxBody = 1024,
+): Promise<string> {
+  const server = new HttpServer('127.0.0.1', 0, src, pino({ level: 'silent' }), maxBody);
+  await server.start();
+  t.after(() => server.stop());
+  return server.url;
+}
+
+describe('HTTP server', () => {
+  it('answers 503 with the camera states when no detector session is ready', async (t) => {
+    const base = await serve(t, source());
+    const res = await fetch(`${base}/healthz`);
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), {
+      ok: false,
+      detector: { ready_workers: 0, provider: null },
+      cameras: { gate: 'backoff' },
+    });
+  });
+
+  it('404s unknown routes and cameras, 405s other methods, and passes detector errors through', async (t) => {
+    const base = await serve(t, source());
+    assert.equal((await fetch(`${base}/nope`)).status, 404);
+    assert.equal((await fetch(`${base}/api/cameras/other/latest.jpg`)).status, 404);
+    assert.equal((await fetch(`${base}/api/cameras/gate/latest.jpg`)).status, 404);
+    assert.equal((await fetch(`${base}/api/cameras/%E0%A4%A/latest.jpg`)).status, 400);
+    assert.equal((await fetch(`${base}/metrics`, { method: 'DELETE' })).status, 405);
+    const busy = await fetch(`${base}/api/detect`, { method: 'POST', body: 'x' });
+    assert.equal(busy.status, 503);
+    assert.deepEqual(await busy.json(), { error: 'the detector is busy' });
+    const big = await fetch(`${base}/api/detect`, { method: 'POST', body: new Uint8Array(2048) });
+    assert.equal(big.status, 413);
+    assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: '' })).status, 400);
+  });
+
+  it('takes the first file of a multipart form', () => {
+    const body = Buffer.from(
+      '--XyZ\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--XyZ\r\nContent-Disposition: form-data; name="image"; filename="cam.jpg"\r\nContent-Type: image/jpeg\r\n\r\nJPEGDATA\r\n--XyZ--\r\n',
+    );
+    const got = imageFromBody(body, 'multipart/form-data; boundary=XyZ');
+    assert.equal(got.name, 'cam.jpg');
+    assert.equal(got.data.toString(), 'JPEGDATA');
+    assert.throws(
+      () =>
+        imageFromBody(
+          Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--XyZ--'),
+          'multipart/form-data; boundary=XyZ',
+        ),
+      /no file part/,
+    );
+    assert.deepEqual(imageFromBody(Buffer.from('raw'), 'image/png'), {
+      data: Buffer.from('raw'),
+      name: 'upload',
+    });
+  });
+});
