@@ -349,8 +349,10 @@ describe('a stream that changes resolution', () => {
 
 describe('ffmpeg children never outlive their process', () => {
   async function startHarness(t: { after: (fn: () => Promise<void>) => void }) {
+    // One mount per camera, and quick restarts: the test is about the children, not the server.
     const server = await startRtspServer(t, [
-      { name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 10 } },
+      { name: 'a', source: { kind: 'ball', width: 320, height: 240, fps: 10 } },
+      { name: 'b', source: { kind: 'ball', width: 320, height: 240, fps: 10 } },
     ]);
     const dir = await tempDir(t);
     const cfg = join(dir, 'argus.yaml');
@@ -359,10 +361,14 @@ describe('ffmpeg children never outlive their process', () => {
       [
         'model:',
         '  path: m.onnx',
+        'ffmpeg:',
+        '  stall_timeout_s: 5',
+        '  backoff_initial_s: 0.5',
+        '  backoff_max_s: 2',
         'cameras:',
         ...['a', 'b'].flatMap((n) => [
           `  ${n}:`,
-          `    url: "${server.url('ball')}"`,
+          `    url: "${server.url(n)}"`,
           `    rtsp_transport: ${server.transport}`,
         ]),
       ].join('\n'),
@@ -375,7 +381,14 @@ describe('ffmpeg children never outlive their process', () => {
       return Promise.resolve();
     });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    t.after(() => {
+      if (!/"type":"pids"/.test(out))
+        process.stderr.write(`harness output:\n${out}\nharness stderr:\n${err}\n`);
+      return Promise.resolve();
+    });
     let pids: number[] = [];
     const streamed = new Set<string>();
     await waitFor(
