@@ -97,6 +97,17 @@ const common = (model: string, mqttUrl: string | null, mqttExtra: string[] = [])
   '  stop_grace_s: 1',
 ];
 
+/** The HTTP server's address, from the daemon's log line (tests listen on port 0). */
+async function httpBase(output: () => string): Promise<string> {
+  let base = '';
+  await waitFor('the HTTP server', () => {
+    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(output());
+    if (m) base = m[1]!;
+    return base !== '';
+  });
+  return base;
+}
+
 const status = (sub: Subscriber, cam: string) => sub.json<CameraStatusPayload>(`argus/cameras/${cam}/status`);
 
 describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', () => {
@@ -382,12 +393,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       '    url: rtsp://127.0.0.1:9/none',
     ]);
     const daemon = startDaemon(t, config);
-    let base = '';
-    await waitFor('the HTTP server', () => {
-      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(daemon.output());
-      if (m) base = m[1]!;
-      return base !== '';
-    });
+    const base = await httpBase(daemon.output);
     const get = (path: string, init?: RequestInit) => fetch(base + path, init);
     let cams: { camera: string; state: string; has_frame: boolean; detections: unknown[] }[] = [];
     const deadline = Date.now() + 30_000;
@@ -658,12 +664,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       () => status(sub, 'locked').some((s) => s.last_error?.message.includes('Connection refused')),
       30_000,
     );
-    let base = '';
-    await waitFor('the HTTP server', () => {
-      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(out);
-      if (m) base = m[1]!;
-      return base !== '';
-    });
+    const base = await httpBase(() => out);
     assert.equal(new URL(base).hostname, '127.0.0.1', 'HTTP binds to localhost by default');
     const http = (
       await Promise.all(
@@ -705,12 +706,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
         '    fps: 2',
       ]);
       const daemon = startDaemon(t, config);
-      let base = '';
-      await waitFor('the HTTP server', () => {
-        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(daemon.output());
-        if (m) base = m[1]!;
-        return base !== '';
-      });
+      const base = await httpBase(daemon.output);
       const { chromium } = await import('playwright-core');
       const browser = await chromium.launch({
         executablePath: '/usr/bin/chromium',
