@@ -10,6 +10,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig } from './config/load.js';
 import { PROVIDERS, type ProviderName } from './config/schema.js';
 import { runDetect } from './commands/detect.js';
+import { inspectModel } from './commands/model.js';
 import { runDaemon } from './commands/run.js';
 import { summarize } from './commands/validate.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/fixture.js';
@@ -21,6 +22,8 @@ Commands:
   validate -c FILE            check a config file; print its errors with line numbers
   detect --model FILE IMAGE…  run a model on images, print one JSON object per image
       [--conf 0.25] [--iou 0.45] [--labels FILE] [--providers cpu] [--batch 4]
+  model inspect FILE          inputs, outputs, batch, labels, opset, quantization
+      [--labels FILE] [--json]
   model fixture --out FILE    write Argus' generated test model (ONNX)
       [--size 320] [--stride 32] [--layout channels-first|transposed|flat]
       [--static-batch N] [--no-names]
@@ -101,7 +104,13 @@ async function detect(args: string[]): Promise<number> {
 
 async function model(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'fixture') throw new UsageError(`unknown model command '${sub ?? ''}' (expected: fixture)`);
+  if (sub === 'inspect') {
+    const { values, positionals } = parse(rest, { labels: { type: 'string' }, json: { type: 'boolean' } });
+    if (positionals.length !== 1) throw new UsageError('model inspect needs one FILE');
+    return inspectModel(positionals[0]!, values.labels, values.json === true);
+  }
+  if (sub !== 'fixture')
+    throw new UsageError(`unknown model command '${sub ?? ''}' (expected: inspect, fixture)`);
   const { values } = parse(rest, {
     out: { type: 'string', short: 'o' },
     size: { type: 'string' },

@@ -249,6 +249,29 @@ describe('argus', () => {
     assert.match(h.stdout, /Usage: argus <command>/);
   });
 
+  it('inspects a model: signature, batch, labels, quantization', async (t) => {
+    const dir = await tempDir(t);
+    const model = await writeFixture(dir, 'static.onnx', { batch: 1, layout: 'transposed' });
+    const r = await runCli(['model', 'inspect', '--json', model]);
+    assert.equal(r.code, 0, r.stderr);
+    const info = JSON.parse(r.stdout) as Record<string, unknown>;
+    assert.deepEqual(
+      [info.batch, info.input_size, info.labels, info.quantization, info.label_names, info.outputs],
+      ['static 1', 320, 2, 'none', ['bright', 'red'], [{ name: 'output0', shape: '[1, 100, 6]' }]],
+    );
+    const text = await runCli(['model', 'inspect', model]);
+    assert.match(text.stdout, /batch {9}static 1/);
+    const bad = await runCli(['model', 'inspect', join(repoRoot, 'package.json')]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /package\.json: not a valid ONNX model/);
+  });
+
+  it('reports the real model as dynamic-int8 with 80 labels', { skip: needsShared }, async () => {
+    const r = await runCli(['model', 'inspect', '--json', shared('models/yolov8n_int8.onnx')]);
+    const info = JSON.parse(r.stdout) as Record<string, unknown>;
+    assert.deepEqual([info.quantization, info.labels, info.batch], ['dynamic-int8', 80, 'static 1']);
+  });
+
   it('writes the fixture model deterministically', async (t) => {
     const dir = await tempDir(t);
     const a = join(dir, 'a.onnx');
