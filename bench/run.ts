@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
 import { benchDetector, type DetectorBenchResult } from './detector.js';
 import { benchHash } from './hash.js';
+import { benchPipeline, type PipelineRow } from './pipeline.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const shared = process.env.ARGUS_SHARED_DIR ?? resolve(root, '..', 'shared');
@@ -31,15 +32,45 @@ async function main(): Promise<void> {
     const heavy = path !== fixture;
     results.push(await benchDetector(path, batches, { frames: heavy ? 8 : 64, repeats: full ? 7 : 3 }));
   }
-  await rm(tmp, { recursive: true, force: true });
   process.stderr.write('bench: frame hashes\n');
   const hashes = [];
   for (const size of [320, 640])
     hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
+  const pipeModel = existsSync(join(shared, 'models', 'yolo11n_int8_320.onnx'))
+    ? join(shared, 'models', 'yolo11n_int8_320.onnx')
+    : fixture;
+  const pipeline: PipelineRow[] = [];
+  for (const cameras of full ? [1, 2, 4, 8] : [1, 2, 4]) {
+    for (const mode of ['argus', 'naive'] as const) {
+      process.stderr.write(`bench: pipeline ${mode}, ${cameras} cameras\n`);
+      pipeline.push(
+        await benchPipeline({
+          root,
+          model: pipeModel,
+          cameras,
+          fps: 10,
+          seconds: full ? 30 : 12,
+          warmupSeconds: 5,
+          cache: false,
+          mode,
+          maxBatch: 4,
+          workers: 1,
+        }),
+      );
+    }
+  }
   const rows = results.flatMap((r) => r.rows);
   const pre = Object.assign({}, ...results.map((r) => r.preprocessMsPerFrame)) as Record<string, number>;
   const machine = { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  const out = { date: new Date().toISOString(), machine, detector: rows, preprocessMsPerFrame: pre, hashes };
+  await rm(tmp, { recursive: true, force: true });
+  const out = {
+    date: new Date().toISOString(),
+    machine,
+    detector: rows,
+    preprocessMsPerFrame: pre,
+    hashes,
+    pipeline: { model: pipeModel.split('/').pop(), rows: pipeline },
+  };
   const dir = join(root, 'bench', 'results');
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
@@ -57,6 +88,15 @@ async function main(): Promise<void> {
     '| model@size | preprocess one frame (ms) |',
     '|---|---|',
     ...Object.entries(pre).map(([k, v]) => `| ${k} | ${f(v, 2)} |`),
+    '',
+    `Pipeline: synthetic 640×480 cameras at 10 frames/s each, ${pipeModel.split('/').pop()}, cache off, measured by an MQTT subscriber.`,
+    '',
+    '| design | cameras | offered fps | analysed fps | p50 / p99 latency (ms) | CPU daemon / ffmpeg (%) | peak RSS (MB) |',
+    '|---|---|---|---|---|---|---|',
+    ...pipeline.map(
+      (p) =>
+        `| ${p.mode === 'argus' ? 'Argus' : 'naive'} | ${p.cameras} | ${p.offered_fps} | ${f(p.analysed_fps)} | ${f(p.latency_p50_ms, 0)} / ${f(p.latency_p99_ms, 0)} | ${f(p.cpu_daemon_pct, 0)} / ${f(p.cpu_ffmpeg_pct, 0)} | ${f(p.peak_rss_mb, 0)} |`,
+    ),
     '',
     'Frame hashes: cost per frame, and share of frames called unchanged (block: ≤ 2 cells changed by > 10; pHash and blockhash: Hamming ≤ 4 of 64).',
     '',
