@@ -3,7 +3,7 @@ import { letterbox, type Letterbox } from '../detector/letterbox.js';
 import { redactUrl } from '../redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import type { Clock, Timer } from './clock.js';
-import { buildFfmpegArgs } from './ffmpeg-args.js';
+import { buildFfmpegArgs, type FfmpegArgsOptions } from './ffmpeg-args.js';
 import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
 import { FrameSplitter, type Frame } from './frames.js';
 import {
@@ -38,18 +38,10 @@ export interface CameraStatus {
   source: { width: number; height: number } | null;
 }
 
-export interface CameraSettings {
+/** A camera's ffmpeg options (see buildFfmpegArgs) and how it is supervised. */
+export interface CameraSettings extends FfmpegArgsOptions {
   name: string;
-  url: string;
   enabled: boolean;
-  fps: number;
-  /** Model input size. */
-  size: number;
-  rtspTransport: 'tcp' | 'udp';
-  inputArgs: readonly string[];
-  hwaccelArgs: readonly string[];
-  /** ffmpeg's own connect/read timeout. */
-  timeoutS: number;
   /** No frame for this long (while connecting or streaming) restarts ffmpeg. */
   stallTimeoutMs: number;
   backoff: BackoffPolicy;
@@ -59,7 +51,6 @@ export interface CameraSettings {
   stableAfterMs: number;
   /** Each step of stopping ffmpeg ('q', then SIGTERM, then SIGKILL) waits this long. */
   stopGraceMs: number;
-  rtspTimeoutOption: 'stimeout' | 'timeout';
   /** Values to scrub from stderr and errors besides URL passwords. */
   secrets: readonly string[];
 }
@@ -175,16 +166,7 @@ export class Camera {
 
   private spawn(url: string): void {
     const s = this.settings;
-    const args = buildFfmpegArgs({
-      url,
-      fps: s.fps,
-      size: s.size,
-      rtspTransport: s.rtspTransport,
-      inputArgs: s.inputArgs,
-      hwaccelArgs: s.hwaccelArgs,
-      timeoutS: s.timeoutS,
-      rtspTimeoutOption: s.rtspTimeoutOption,
-    });
+    const args = buildFfmpegArgs({ ...s, url });
     const ring = new StderrRing(100, s.secrets);
     let markExited!: () => void;
     const exited = new Promise<void>((r) => (markExited = r));

@@ -7,16 +7,15 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/load.js';
-import { Detector } from '../../src/detector/detector.js';
 import { letterbox } from '../../src/detector/letterbox.js';
-import { planModel } from '../../src/detector/model.js';
 import { rgbToNchw } from '../../src/detector/preprocess.js';
 import { toDetections } from '../../src/detector/results.js';
 import type { CameraStatus } from '../../src/ingest/camera.js';
 import type { Frame } from '../../src/ingest/frames.js';
 import { Ingest } from '../../src/ingest/ingest.js';
 import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
-import { hasShared, repoRoot, shared, tempDir, writeFixture, waitFor } from '../helpers/env.js';
+import { fixtureDetector } from '../helpers/detector.js';
+import { hasShared, repoRoot, shared, tempDir, waitFor } from '../helpers/env.js';
 import { boxIou } from '../helpers/images.js';
 import { freePort, hasGstreamer, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
 
@@ -129,22 +128,7 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
     assert.equal(frame.geometry.padLeft, 40);
     // Pillarbox: the left 40 columns are grey.
     assert.deepEqual([...frame.data.subarray(0, 3)], [114, 114, 114]);
-    const detector = new Detector(
-      await planModel({ path: await writeFixture(dir, 'fixture.onnx') }),
-      {
-        providers: ['cpu'],
-        deviceId: 0,
-        workers: 1,
-        intraOpThreads: 1,
-        interOpThreads: 1,
-        conf: 0.5,
-        iou: 0.45,
-        maxDet: 100,
-      },
-      log,
-    );
-    await detector.start();
-    t.after(() => detector.stop());
+    const detector = await fixtureDetector(t, log);
     const input = new Float32Array(detector.frameFloats);
     rgbToNchw(frame.data, SIZE, SIZE, input, 0);
     const result = await detector.detect(input, 1);

@@ -6,42 +6,19 @@ import { pino } from 'pino';
 import sharp from 'sharp';
 import { FrameCache } from '../../src/cache/frame-cache.js';
 import { parseConfig } from '../../src/config/load.js';
-import { DeadlineError, Detector } from '../../src/detector/detector.js';
-import { planModel } from '../../src/detector/model.js';
+import { DeadlineError } from '../../src/detector/detector.js';
 import { systemClock } from '../../src/ingest/clock.js';
 import type { Frame } from '../../src/ingest/frames.js';
 import { Ingest } from '../../src/ingest/ingest.js';
 import { Scheduler, type Result } from '../../src/scheduler/scheduler.js';
-import { repoRoot, tempDir, writeFixture, waitFor } from '../helpers/env.js';
+import { fixtureDetector } from '../helpers/detector.js';
+import { repoRoot, tempDir, waitFor } from '../helpers/env.js';
 import { startRtspServer } from '../helpers/rtsp.js';
 
 const log = pino({ level: process.env.ARGUS_TEST_LOG ?? 'silent' });
-const detectorOpts = {
-  providers: ['cpu' as const],
-  deviceId: 0,
-  workers: 1,
-  intraOpThreads: 1,
-  interOpThreads: 1,
-  conf: 0.5,
-  iou: 0.45,
-  maxDet: 100,
-};
-
-async function fixtureDetector(t: Parameters<typeof tempDir>[0]): Promise<Detector> {
-  const dir = await tempDir(t);
-  const detector = new Detector(
-    await planModel({ path: await writeFixture(dir, 'fixture.onnx') }),
-    detectorOpts,
-    log,
-  );
-  await detector.start();
-  t.after(() => detector.stop());
-  return detector;
-}
-
 describe('detector deadline (real worker threads)', () => {
   it('abandons a batch that misses its deadline, recreates the session, and keeps working', async (t) => {
-    const detector = await fixtureDetector(t);
+    const detector = await fixtureDetector(t, log);
     const big = new Float32Array(64 * detector.frameFloats).fill(0.5);
     await assert.rejects(
       detector.detect(big, 64, 1),
@@ -82,7 +59,7 @@ describe('cache on real camera frames', () => {
       { name: 'still', source: { kind: 'image', path: still, fps: 5 } },
       { name: 'ball', source: { kind: 'ball', width: 640, height: 480, fps: 10 } },
     ]);
-    const detector = await fixtureDetector(t);
+    const detector = await fixtureDetector(t, log);
     const { config } = parseConfig(
       [
         'model:',
