@@ -4,19 +4,16 @@
  * cache answers is "missed" when its reused result differs from the truth (a label's count
  * changed). Reports the share of frames analysed with the cache on, and the share missed.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { blockHash } from '../src/cache/block-hash.js';
 import { FrameCache } from '../src/cache/frame-cache.js';
-import { Detector } from '../src/detector/detector.js';
 import { letterbox } from '../src/detector/letterbox.js';
 import { planModel } from '../src/detector/model.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
 import { toDetections, type Detection } from '../src/detector/results.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
-import { letterboxFilter } from '../src/ingest/ffmpeg-args.js';
+import { cpuDetector, decodeFrames, stillClip } from './common.js';
 
 export interface CacheBenchRow {
   clip: string;
@@ -42,21 +39,7 @@ export async function benchCache(
   const ffmpeg = await defaultFfmpegPath();
   const plan = await planModel({ path: model });
   const size = plan.inputSize;
-  const detector = new Detector(
-    plan,
-    {
-      providers: ['cpu'],
-      deviceId: 0,
-      workers: 1,
-      intraOpThreads: 0,
-      interOpThreads: 0,
-      conf: 0.25,
-      iou: 0.45,
-      maxDet: 300,
-    },
-    pino({ level: 'warn' }),
-  );
-  await detector.start();
+  const detector = await cpuDetector(plan);
   const clips: [string, string[], [number, number]][] = [];
   for (const [name, file, w, h] of [
     ['pedestrians', 'vtest.mp4', 480, 360],
@@ -67,55 +50,21 @@ export async function benchCache(
   }
   const bus = join(shared, 'media', 'bus.jpg');
   if (existsSync(bus)) {
-    const still = `/tmp/argus-bench-cache-still-${process.pid}.mkv`;
-    execFileSync(ffmpeg, [
-      '-y',
-      '-loglevel',
-      'error',
-      '-loop',
-      '1',
-      '-framerate',
-      String(opts.fps),
-      '-i',
-      bus,
-      '-t',
-      String(opts.seconds),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-crf',
-      '28',
-      '-pix_fmt',
-      'yuv420p',
-      still,
-    ]);
+    const still = stillClip(
+      ffmpeg,
+      ['-loop', '1', '-framerate', String(opts.fps), '-i', bus],
+      opts.seconds,
+      28,
+      `/tmp/argus-bench-cache-still-${process.pid}.mkv`,
+    );
     clips.push(['still camera (bus.jpg, H.264)', ['-i', still], [810, 1080]]);
   }
   const rows: CacheBenchRow[] = [];
   try {
     for (const [clip, args, [w, h]] of clips) {
-      const raw = execFileSync(
-        ffmpeg,
-        [
-          '-loglevel',
-          'error',
-          ...args,
-          '-vf',
-          letterboxFilter(opts.fps, size),
-          '-pix_fmt',
-          'rgb24',
-          '-f',
-          'rawvideo',
-          'pipe:1',
-        ],
-        { maxBuffer: 1 << 30 },
-      );
-      const n = raw.length / (size * size * 3);
+      const frames = decodeFrames(ffmpeg, args, opts.fps, size);
+      const n = frames.length;
       const g = letterbox(w, h, size);
-      const frames = Array.from({ length: n }, (_, i) =>
-        raw.subarray(i * size * size * 3, (i + 1) * size * size * 3),
-      );
       const truth: Detection[][] = [];
       let input: Float32Array = new Float32Array(detector.frameFloats);
       for (const f of frames) {

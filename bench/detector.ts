@@ -6,9 +6,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import ort from 'onnxruntime-node';
-import { pino } from 'pino';
-import { Detector } from '../src/detector/detector.js';
 import { planModel, type ModelPlan } from '../src/detector/model.js';
+import { cpuDetector } from './common.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
 
 export interface DetectorBenchRow {
@@ -67,21 +66,7 @@ export async function benchDetector(
     graphOptimizationLevel: 'all',
     enableMemPattern: false,
   });
-  const detector = new Detector(
-    plan,
-    {
-      providers: ['cpu'],
-      deviceId: 0,
-      workers: 1,
-      intraOpThreads: 0,
-      interOpThreads: 0,
-      conf: 0.25,
-      iou: 0.45,
-      maxDet: 300,
-    },
-    pino({ level: 'warn' }),
-  );
-  await detector.start();
+  const detector = await cpuDetector(plan);
   const rows: DetectorBenchRow[] = [];
   try {
     for (const batch of batches) {

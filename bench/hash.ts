@@ -4,12 +4,11 @@
  * the cost of hashing one model-ready frame, and the share of frames a cache would call
  * "unchanged" on real clips (pedestrians, a parking lot, cars) and on a still camera.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { blockDistance, blockHash } from '../src/cache/block-hash.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
-import { letterboxFilter } from '../src/ingest/ffmpeg-args.js';
+import { decodeFrames, stillClip } from './common.js';
 import { hamming, phash } from './phash.js';
 
 interface ImghashModule {
@@ -61,26 +60,7 @@ export async function benchHash(
   const ffmpeg = await defaultFfmpegPath();
   const imghash = (await import('imghash')) as unknown as { default?: ImghashModule } & ImghashModule;
   const hashRaw = (imghash.default ?? imghash).hashRaw;
-  const decode = (args: string[]): Buffer[] => {
-    const raw = execFileSync(
-      ffmpeg,
-      [
-        '-loglevel',
-        'error',
-        ...args,
-        '-vf',
-        letterboxFilter(5, size),
-        '-pix_fmt',
-        'rgb24',
-        '-f',
-        'rawvideo',
-        'pipe:1',
-      ],
-      { maxBuffer: 1 << 30 },
-    );
-    const n = raw.length / (size * size * 3);
-    return Array.from({ length: n }, (_, i) => raw.subarray(i * size * size * 3, (i + 1) * size * size * 3));
-  };
+  const decode = (args: string[]): Buffer[] => decodeFrames(ffmpeg, args, 5, size);
   const clips: [string, string[]][] = [];
   for (const [name, file] of [
     ['pedestrians (vtest.mp4)', 'vtest.mp4'],
@@ -94,24 +74,7 @@ export async function benchHash(
   const stillSrc = existsSync(join(shared, 'media', 'bus.jpg'))
     ? ['-loop', '1', '-framerate', '5', '-i', join(shared, 'media', 'bus.jpg')]
     : ['-f', 'lavfi', '-i', 'smptebars=size=640x480:rate=5'];
-  const still = `/tmp/argus-bench-still-${process.pid}.mkv`;
-  execFileSync(ffmpeg, [
-    '-y',
-    '-loglevel',
-    'error',
-    ...stillSrc,
-    '-t',
-    '10',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-crf',
-    '30',
-    '-pix_fmt',
-    'yuv420p',
-    still,
-  ]);
+  const still = stillClip(ffmpeg, stillSrc, 10, 30, `/tmp/argus-bench-still-${process.pid}.mkv`);
   clips.push(['still camera (H.264)', ['-i', still]]);
 
   const timing = { block: [] as number[], phash: [] as number[], imghash_blockhash: [] as number[] };

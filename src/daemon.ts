@@ -146,6 +146,7 @@ export class Daemon {
       priority: config.http.detect_priority,
       queueSize: 16,
       cache: false,
+      internal: true,
     });
     this.scheduler = scheduler;
     this.started.push({ name: 'scheduler', stop: () => scheduler.stop() });
@@ -219,7 +220,7 @@ export class Daemon {
 
   private httpSource() {
     const metrics = createMetrics({
-      scheduler: () => this.schedulerStats(),
+      scheduler: () => this.scheduler!.stats(),
       cameras: () =>
         [...this.statuses.values()].map((s) => ({
           camera: s.camera,
@@ -279,13 +280,6 @@ export class Daemon {
     };
   }
 
-  /** Scheduler stats of the cameras (posted images are not a camera). */
-  private schedulerStats(): SchedulerStats {
-    const stats = this.scheduler!.stats();
-    delete stats.cameras[API_CAMERA];
-    return stats;
-  }
-
   /** One posted image through the scheduler: the same JSON as `argus detect`. */
   private async detectImage(image: Buffer, name: string): Promise<unknown> {
     const detector = this.detector!;
@@ -325,7 +319,7 @@ export class Daemon {
   /** The `stats` message: rates over the last interval, totals since start. */
   statsPayload(advance = true): StatsPayload {
     const now = this.clock.now();
-    const sched = this.schedulerStats();
+    const sched = this.scheduler!.stats();
     // The stats message moves the window on; a read for the API measures over the last window.
     const prev = advance ? this.lastStats : this.prevStats;
     const secs = prev

@@ -16,141 +16,205 @@ export interface MetricsSource {
   mqtt(): StatsPayload['mqtt'] & { connected: boolean };
 }
 
+interface Snapshot {
+  sched: SchedulerStats;
+  cams: ReturnType<MetricsSource['cameras']>;
+  det: ReturnType<MetricsSource['detector']>;
+  mqtt: ReturnType<MetricsSource['mqtt']>;
+}
+
+type Set = (labels: Record<string, string>, v: number) => void;
+
 const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 'disabled', 'stopped'];
 
 /**
  * Prometheus metrics, read from the running stages at scrape time (one registry per daemon, no
- * globals). Names are listed in docs/operations.md. Label values are camera names (validated as
- * topic levels) and fixed words: never URLs.
+ * globals). Every metric of one scrape reads the same snapshot, taken once. Names are listed in
+ * docs/operations.md. Label values are camera names (validated as topic levels) and fixed words:
+ * never URLs.
  */
 export function createMetrics(src: MetricsSource): Registry {
   const registry = new Registry();
-  const counter = (
+  let snap: Snapshot | undefined;
+  const snapshot = (): Snapshot => {
+    if (!snap) {
+      snap = { sched: src.scheduler(), cams: src.cameras(), det: src.detector(), mqtt: src.mqtt() };
+      setImmediate(() => (snap = undefined));
+    }
+    return snap;
+  };
+  const metric = (
+    kind: 'counter' | 'gauge',
     name: string,
     help: string,
     labelNames: string[],
-    read: (set: (labels: Record<string, string>, v: number) => void) => void,
-  ) =>
-    new Counter({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      collect() {
-        this.reset();
-        read((labels, v) => this.inc(labels, Math.max(0, v)));
-      },
-    });
-  const gauge = (
-    name: string,
-    help: string,
-    labelNames: string[],
-    read: (set: (labels: Record<string, string>, v: number) => void) => void,
-  ) =>
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      collect() {
-        this.reset();
-        read((labels, v) => this.set(labels, v));
-      },
-    });
+    read: (s: Snapshot, set: Set) => void,
+  ): void => {
+    if (kind === 'counter') {
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect() {
+          this.reset();
+          read(snapshot(), (labels, v) => this.inc(labels, Math.max(0, v)));
+        },
+      });
+    } else {
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect() {
+          this.reset();
+          read(snapshot(), (labels, v) => this.set(labels, v));
+        },
+      });
+    }
+  };
+  const perCamera = (pick: (c: Snapshot['cams'][number]) => number) => (s: Snapshot, set: Set) => {
+    for (const c of s.cams) set({ camera: c.camera }, pick(c));
+  };
+  const perQueue = (pick: (c: SchedulerStats['cameras'][string]) => number) => (s: Snapshot, set: Set) => {
+    for (const [camera, c] of Object.entries(s.sched.cameras)) set({ camera }, pick(c));
+  };
 
-  counter(
+  metric(
+    'counter',
     'argus_camera_frames_received_total',
     'Frames received from the camera (ffmpeg)',
     ['camera'],
-    (set) => {
-      for (const c of src.cameras()) set({ camera: c.camera }, c.framesReceived);
-    },
+    perCamera((c) => c.framesReceived),
   );
-  counter(
+  metric(
+    'counter',
     'argus_camera_bytes_received_total',
     'Bytes of raw frames received from ffmpeg',
     ['camera'],
-    (set) => {
-      for (const c of src.cameras()) set({ camera: c.camera }, c.bytesReceived);
+    perCamera((c) => c.bytesReceived),
+  );
+  metric(
+    'counter',
+    'argus_camera_restarts_total',
+    'ffmpeg restarts',
+    ['camera'],
+    perCamera((c) => c.restarts),
+  );
+  metric(
+    'gauge',
+    'argus_camera_state',
+    'The camera state: 1 for the current one',
+    ['camera', 'state'],
+    (s, set) => {
+      for (const c of s.cams)
+        for (const state of STATES) set({ camera: c.camera, state }, c.state === state ? 1 : 0);
     },
   );
-  counter('argus_camera_restarts_total', 'ffmpeg restarts', ['camera'], (set) => {
-    for (const c of src.cameras()) set({ camera: c.camera }, c.restarts);
-  });
-  gauge('argus_camera_state', 'The camera state: 1 for the current one', ['camera', 'state'], (set) => {
-    for (const c of src.cameras())
-      for (const s of STATES) set({ camera: c.camera, state: s }, c.state === s ? 1 : 0);
-  });
-  counter('argus_camera_frames_analysed_total', 'Frames analysed by the model', ['camera'], (set) => {
-    for (const [camera, s] of Object.entries(src.scheduler().cameras)) set({ camera }, s.analysed);
-  });
-  counter('argus_camera_frames_cached_total', 'Frames answered from the frame cache', ['camera'], (set) => {
-    for (const [camera, s] of Object.entries(src.scheduler().cameras)) set({ camera }, s.cached);
-  });
-  counter(
+  metric(
+    'counter',
+    'argus_camera_frames_analysed_total',
+    'Frames analysed by the model',
+    ['camera'],
+    perQueue((c) => c.analysed),
+  );
+  metric(
+    'counter',
+    'argus_camera_frames_cached_total',
+    'Frames answered from the frame cache',
+    ['camera'],
+    perQueue((c) => c.cached),
+  );
+  metric(
+    'counter',
     'argus_camera_frames_dropped_total',
     'Frames dropped, by reason (full, stale, error)',
     ['camera', 'reason'],
-    (set) => {
-      for (const [camera, s] of Object.entries(src.scheduler().cameras))
-        for (const [reason, n] of Object.entries(s.dropped)) set({ camera, reason }, n);
+    (s, set) => {
+      for (const [camera, c] of Object.entries(s.sched.cameras))
+        for (const [reason, n] of Object.entries(c.dropped)) set({ camera, reason }, n);
     },
   );
-  gauge('argus_camera_queue_depth', 'Frames waiting for the detector', ['camera'], (set) => {
-    for (const [camera, s] of Object.entries(src.scheduler().cameras)) set({ camera }, s.queue_depth);
-  });
-  gauge(
+  metric(
+    'gauge',
+    'argus_camera_queue_depth',
+    'Frames waiting for the detector',
+    ['camera'],
+    perQueue((c) => c.queue_depth),
+  );
+  metric(
+    'gauge',
     'argus_camera_frame_age_seconds',
     'Mean time frames waited before their batch was sent',
     ['camera'],
-    (set) => {
-      for (const [camera, s] of Object.entries(src.scheduler().cameras))
-        set({ camera }, s.frame_age_ms_mean / 1000);
+    perQueue((c) => c.frame_age_ms_mean / 1000),
+  );
+  metric(
+    'counter',
+    'argus_detector_batches_total',
+    'Batches sent to the detector, by size',
+    ['size'],
+    (s, set) => {
+      s.sched.batch_sizes.forEach((n, size) => {
+        if (size > 0) set({ size: String(size) }, n);
+      });
     },
   );
-  counter('argus_detector_batches_total', 'Batches sent to the detector, by size', ['size'], (set) => {
-    src.scheduler().batch_sizes.forEach((n, size) => {
-      if (size > 0) set({ size: String(size) }, n);
-    });
-  });
-  gauge('argus_detector_inference_seconds', 'Mean inference time of a batch', [], (set) =>
-    set({}, src.scheduler().inference_ms_mean / 1000),
-  );
-  gauge('argus_detector_batches_in_flight', 'Batches running now', [], (set) =>
-    set({}, src.scheduler().in_flight),
-  );
-  counter('argus_detector_deadlines_missed_total', 'Batches abandoned past their deadline', [], (set) =>
-    set({}, src.scheduler().deadlines_missed),
-  );
-  counter(
-    'argus_detector_sessions_recreated_total',
-    'Sessions recreated after a deadline or a crash',
-    [],
-    (set) => set({}, src.detector().recreated),
-  );
-  gauge('argus_detector_ready_workers', 'Detector sessions loaded and ready', [], (set) =>
-    set({}, src.detector().readyWorkers),
-  );
-  gauge('argus_cache_hit_ratio', 'Share of answered frames that came from the cache', [], (set) =>
-    set({}, src.scheduler().cache_hit_ratio),
-  );
-  gauge('argus_mqtt_connected', '1 when connected to the broker', [], (set) =>
-    set({}, src.mqtt().connected ? 1 : 0),
-  );
-  counter('argus_mqtt_reconnects_total', 'Reconnection attempts to the broker', [], (set) =>
-    set({}, src.mqtt().reconnects),
-  );
-  counter(
-    'argus_mqtt_detections_dropped_total',
-    'Detection messages dropped while the broker was away',
-    [],
-    (set) => set({}, src.mqtt().detections_dropped),
-  );
-  counter(
-    'argus_mqtt_events_dropped_total',
-    'Events dropped from a full buffer while the broker was away',
-    [],
-    (set) => set({}, src.mqtt().events_dropped),
-  );
+
+  const scalars: ['counter' | 'gauge', string, string, (s: Snapshot) => number][] = [
+    [
+      'gauge',
+      'argus_detector_inference_seconds',
+      'Mean inference time of a batch',
+      (s) => s.sched.inference_ms_mean / 1000,
+    ],
+    ['gauge', 'argus_detector_batches_in_flight', 'Batches running now', (s) => s.sched.in_flight],
+    [
+      'counter',
+      'argus_detector_deadlines_missed_total',
+      'Batches abandoned past their deadline',
+      (s) => s.sched.deadlines_missed,
+    ],
+    [
+      'counter',
+      'argus_detector_sessions_recreated_total',
+      'Sessions recreated after a deadline or a crash',
+      (s) => s.det.recreated,
+    ],
+    [
+      'gauge',
+      'argus_detector_ready_workers',
+      'Detector sessions loaded and ready',
+      (s) => s.det.readyWorkers,
+    ],
+    [
+      'gauge',
+      'argus_cache_hit_ratio',
+      'Share of answered frames that came from the cache',
+      (s) => s.sched.cache_hit_ratio,
+    ],
+    ['gauge', 'argus_mqtt_connected', '1 when connected to the broker', (s) => (s.mqtt.connected ? 1 : 0)],
+    [
+      'counter',
+      'argus_mqtt_reconnects_total',
+      'Reconnection attempts to the broker',
+      (s) => s.mqtt.reconnects,
+    ],
+    [
+      'counter',
+      'argus_mqtt_detections_dropped_total',
+      'Detection messages dropped while the broker was away',
+      (s) => s.mqtt.detections_dropped,
+    ],
+    [
+      'counter',
+      'argus_mqtt_events_dropped_total',
+      'Events dropped from a full buffer while the broker was away',
+      (s) => s.mqtt.events_dropped,
+    ],
+  ];
+  for (const [kind, name, help, value] of scalars)
+    metric(kind, name, help, [], (s, set) => set({}, value(s)));
   return registry;
 }

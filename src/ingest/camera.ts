@@ -72,6 +72,7 @@ interface Run {
   ring: StderrRing;
   startedAt: number;
   streamingSince: number | null;
+  lastFrameAt: number | null;
   /** Set when Argus itself ended the run (stall or stop), to classify the exit. */
   killedFor: 'stall' | 'stop' | null;
   exited: Promise<void>;
@@ -176,6 +177,7 @@ export class Camera {
       ring,
       startedAt: this.deps.clock.now(),
       streamingSince: null,
+      lastFrameAt: null,
       killedFor: null,
       exited,
       markExited,
@@ -234,7 +236,7 @@ export class Camera {
       this.log.info({ source: this.status.source }, 'streaming');
       this.setState('streaming');
     }
-    this.armWatchdog(run);
+    run.lastFrameAt = now;
     this.deps.onFrame({
       camera: this.settings.name,
       seq: ++this.seq,
@@ -244,15 +246,21 @@ export class Camera {
     });
   }
 
-  private armWatchdog(run: Run): void {
-    if (this.watchdog) this.deps.clock.clearTimeout(this.watchdog);
+  /**
+   * Restarts ffmpeg when no frame arrived for the stall timeout. One timer per run, not one per
+   * frame: when it fires after recent frames it simply waits out the rest of the timeout.
+   */
+  private armWatchdog(run: Run, delay = this.settings.stallTimeoutMs): void {
     this.watchdog = this.deps.clock.setTimeout(() => {
       this.watchdog = null;
       if (this.run !== run || this.stopping) return;
+      const quiet = this.deps.clock.now() - (run.lastFrameAt ?? run.startedAt);
+      if (quiet < this.settings.stallTimeoutMs)
+        return this.armWatchdog(run, this.settings.stallTimeoutMs - quiet);
       run.killedFor = 'stall';
       this.log.debug('no frame within the stall timeout; terminating ffmpeg');
       void this.terminate(run, false);
-    }, this.settings.stallTimeoutMs);
+    }, delay);
   }
 
   private onExit(run: Run, code: number | null, signal: NodeJS.Signals | null, error?: Error): void {

@@ -34,6 +34,8 @@ export interface SchedulerCamera {
   queueSize: number;
   /** Whether unchanged frames may be answered from the cache (default true). */
   cache?: boolean;
+  /** Not a camera (e.g. images posted to the HTTP API): left out of stats. */
+  internal?: boolean;
 }
 
 /** One answered frame: analysed by the model, or answered from the cache. */
@@ -228,14 +230,16 @@ export class Scheduler {
 
   private sendBatch(now: number): void {
     const batch: Queued[] = [];
+    const contenders = [...this.cams.values()].map((c) => ({
+      camera: c.cfg.name,
+      priority: c.cfg.priority,
+      waiting: c.queue.length,
+    }));
     while (batch.length < this.settings.maxBatch) {
-      const contenders = [...this.cams.values()].map((c) => ({
-        camera: c.cfg.name,
-        priority: c.cfg.priority,
-        waiting: c.queue.length,
-      }));
+      // One frame at a time: a frame answered from the cache leaves its slot to the next pick.
       const [pick] = this.fair.pick(contenders, 1);
       if (!pick) break;
+      contenders.find((c) => c.camera === pick)!.waiting--;
       const cam = this.cams.get(pick)!;
       const q = cam.queue.shift()!;
       // A frame queued before its camera's previous analysis finished may now match it.
@@ -340,6 +344,7 @@ export class Scheduler {
     let analysed = 0;
     let cached = 0;
     for (const [name, c] of this.cams) {
+      if (c.cfg.internal) continue;
       const s = c.stats;
       analysed += s.analysed;
       cached += s.cached;
