@@ -67,5 +67,3 @@ export function hamming(a: Hash, b: Hash): number {
   for (let i = 0; i < a.length; i++) d += popcount((a[i]! ^ b[i]!) >>> 0);
   return d;
 }
-
-export const hashHex = (h: Hash): string => [...h].map((w) => w.toString(16).padStart(8, '0')).join('');

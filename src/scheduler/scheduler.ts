@@ -322,10 +322,6 @@ export class Scheduler {
     this.dispatch();
   }
 
-  start(): void {
-    this.stopped = false;
-  }
-
   /** Stops taking frames, drops what is queued, and waits for the batches in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
