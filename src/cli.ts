@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from './config/load.js';
 import { PROVIDERS, type ProviderName } from './config/schema.js';
 import { runDetect } from './commands/detect.js';
 import { inspectModel } from './commands/model.js';
+import { runPrepare } from './commands/prepare.js';
 import { runDaemon } from './commands/run.js';
 import { summarize } from './commands/validate.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/fixture.js';
@@ -24,6 +25,9 @@ Commands:
       [--conf 0.25] [--iou 0.45] [--labels FILE] [--providers cpu] [--batch 4]
   model inspect FILE          inputs, outputs, batch, labels, opset, quantization
       [--labels FILE] [--json]
+  model prepare FILE --out FILE
+                              make a static batch dynamic, int8 ConvInteger -> fp32 (or fp16)
+      [--batch dynamic|keep] [--precision fp32|fp16|keep] [--check-image IMAGE]… [--labels FILE]
   model fixture --out FILE    write Argus' generated test model (ONNX)
       [--size 320] [--stride 32] [--layout channels-first|transposed|flat]
       [--static-batch N] [--no-names]
@@ -102,6 +106,32 @@ async function detect(args: string[]): Promise<number> {
   });
 }
 
+async function prepare(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    out: { type: 'string', short: 'o' },
+    batch: { type: 'string' },
+    precision: { type: 'string' },
+    'check-image': { type: 'string', multiple: true },
+    labels: { type: 'string' },
+  });
+  if (positionals.length !== 1) throw new UsageError('model prepare needs one FILE');
+  if (!values.out) throw new UsageError('model prepare needs --out FILE');
+  const batch = values.batch ?? 'dynamic';
+  const precision = values.precision ?? 'fp32';
+  if (batch !== 'dynamic' && batch !== 'keep')
+    throw new UsageError(`--batch must be dynamic or keep, got '${batch}'`);
+  if (precision !== 'fp32' && precision !== 'fp16' && precision !== 'keep')
+    throw new UsageError(`--precision must be fp32, fp16 or keep, got '${precision}'`);
+  return runPrepare({
+    input: positionals[0]!,
+    out: values.out,
+    batch,
+    precision,
+    labels: values.labels,
+    checkImages: values['check-image'] ?? [],
+  });
+}
+
 async function model(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'inspect') {
@@ -109,8 +139,9 @@ async function model(args: string[]): Promise<number> {
     if (positionals.length !== 1) throw new UsageError('model inspect needs one FILE');
     return inspectModel(positionals[0]!, values.labels, values.json === true);
   }
+  if (sub === 'prepare') return prepare(rest);
   if (sub !== 'fixture')
-    throw new UsageError(`unknown model command '${sub ?? ''}' (expected: inspect, fixture)`);
+    throw new UsageError(`unknown model command '${sub ?? ''}' (expected: inspect, prepare, fixture)`);
   const { values } = parse(rest, {
     out: { type: 'string', short: 'o' },
     size: { type: 'string' },

@@ -4,7 +4,7 @@ import { ImageError, loadLetterboxed, type LetterboxedImage } from '../detector/
 import { ModelError, planModel } from '../detector/model.js';
 import { rgbToNchw } from '../detector/preprocess.js';
 import { toDetections } from '../detector/results.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 
 export interface DetectOptions {
   model: string;
@@ -17,27 +17,35 @@ export interface DetectOptions {
   logLevel: string;
 }
 
+type OpenOptions = Pick<DetectOptions, 'model' | 'labels' | 'conf' | 'iou' | 'providers'>;
+
+/** A started one-worker detector for a command; throws ModelError or DetectorError. */
+export async function openDetector(opts: OpenOptions, log: Logger): Promise<Detector> {
+  const plan = await planModel({ path: opts.model, labels: opts.labels });
+  const detector = new Detector(
+    plan,
+    {
+      providers: opts.providers,
+      deviceId: 0,
+      workers: 1,
+      intraOpThreads: 0,
+      interOpThreads: 0,
+      conf: opts.conf,
+      iou: opts.iou,
+      maxDet: 300,
+    },
+    log,
+  );
+  await detector.start();
+  return detector;
+}
+
 /** `argus detect`: one JSON object per image on stdout, errors on stderr naming the file. */
 export async function runDetect(opts: DetectOptions): Promise<number> {
   const log = createLogger({ level: opts.logLevel, fd: 2 });
   let detector: Detector;
   try {
-    const plan = await planModel({ path: opts.model, labels: opts.labels });
-    detector = new Detector(
-      plan,
-      {
-        providers: opts.providers,
-        deviceId: 0,
-        workers: 1,
-        intraOpThreads: 0,
-        interOpThreads: 0,
-        conf: opts.conf,
-        iou: opts.iou,
-        maxDet: 300,
-      },
-      log,
-    );
-    await detector.start();
+    detector = await openDetector(opts, log);
   } catch (err) {
     if (err instanceof ModelError || err instanceof DetectorError) {
       process.stderr.write(`argus: ${err.message}\n`);

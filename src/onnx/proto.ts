@@ -17,6 +17,8 @@ export interface Field {
   bytes?: Uint8Array;
   /** For fixed32 fields. */
   fixed32?: number;
+  /** For fixed64 fields: the 8 raw bytes (a view, no copy). */
+  fixed64?: Uint8Array;
 }
 
 /** Iterates the fields of one message. Nested messages are left as byte views. */
@@ -46,8 +48,8 @@ export function* readFields(buf: Uint8Array): Generator<Field> {
         break;
       case WireType.Fixed64:
         if (pos + 8 > buf.length) throw new ProtoError('truncated fixed64');
+        yield { no, wire, fixed64: buf.subarray(pos, pos + 8) };
         pos += 8;
-        yield { no, wire };
         break;
       case WireType.Bytes: {
         const len = Number(varint());
@@ -124,6 +126,23 @@ export class ProtoWriter {
     this.flush();
     this.parts.push(b);
     return this;
+  }
+
+  /** Re-emits a field exactly as it was read. */
+  field(f: Field): this {
+    switch (f.wire) {
+      case WireType.Varint:
+        return this.varint(f.no, f.varint ?? 0n);
+      case WireType.Bytes:
+        return this.bytes(f.no, f.bytes ?? new Uint8Array(0));
+      case WireType.Fixed32:
+        return this.float(f.no, f.fixed32 ?? 0);
+      default:
+        this.key(f.no, WireType.Fixed64);
+        this.flush();
+        this.parts.push(f.fixed64 ?? new Uint8Array(8));
+        return this;
+    }
   }
 
   packedInt64(no: number, values: readonly number[]): this {

@@ -1,0 +1,478 @@
+/**
+ * An editable view of an ONNX model: nodes, initializers and the graph's signature are decoded,
+ * everything else is carried through byte for byte. Used by `argus model prepare`.
+ * Field numbers follow onnx/onnx.proto3.
+ */
+import { decodeString, type Field, ProtoError, ProtoWriter, readFields, WireType } from './proto.js';
+import type { Dim } from './model-info.js';
+
+export class GraphEditError extends Error {}
+
+export const DataType = {
+  FLOAT: 1,
+  UINT8: 2,
+  INT8: 3,
+  UINT16: 4,
+  INT16: 5,
+  INT32: 6,
+  INT64: 7,
+  STRING: 8,
+  BOOL: 9,
+  FLOAT16: 10,
+  DOUBLE: 11,
+  UINT32: 12,
+  UINT64: 13,
+  BFLOAT16: 16,
+} as const;
+
+const ELEMENT_BYTES: Record<number, number> = {
+  1: 4,
+  2: 1,
+  3: 1,
+  4: 2,
+  5: 2,
+  6: 4,
+  7: 8,
+  9: 1,
+  10: 2,
+  11: 8,
+  12: 4,
+  13: 8,
+  16: 2,
+};
+
+export const AttrType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, INTS: 7, GRAPHS: 10 } as const;
+
+/** A tensor with its data normalised to little-endian bytes (what `raw_data` holds). */
+export interface Tensor {
+  name: string;
+  dims: number[];
+  dataType: number;
+  data: Uint8Array;
+}
+
+export interface Attribute {
+  name: string;
+  type: number;
+  /** The attribute as read, re-emitted unchanged; a pass that edits the attribute drops it. */
+  raw?: Uint8Array;
+  int?: bigint;
+  ints?: bigint[];
+  tensor?: Tensor;
+}
+
+export interface Node {
+  name: string;
+  op: string;
+  domain: string;
+  inputs: string[];
+  outputs: string[];
+  attributes: Attribute[];
+}
+
+export interface ValueInfo {
+  name: string;
+  elemType: number;
+  shape: Dim[] | undefined;
+  /** As read; used when the value is not a plain tensor type. */
+  raw?: Uint8Array;
+}
+
+export interface Graph {
+  nodes: Node[];
+  initializers: Tensor[];
+  inputs: ValueInfo[];
+  outputs: ValueInfo[];
+  valueInfo: ValueInfo[];
+  /** Fields carried through unchanged: name, doc string, quantization annotations. */
+  other: Field[];
+}
+
+export interface Model {
+  graph: Graph;
+  metadata: Map<string, string>;
+  /** Model fields other than the graph and metadata, in their original order. */
+  other: Field[];
+}
+
+// ---- decoding ---------------------------------------------------------------------------------
+
+function varints(f: Field): bigint[] {
+  if (f.wire === WireType.Varint) return [f.varint ?? 0n];
+  const out: bigint[] = [];
+  // A packed repeated varint field: parse the bytes as consecutive varints of field 1.
+  if (f.bytes) {
+    const b = f.bytes;
+    let pos = 0;
+    while (pos < b.length) {
+      let v = 0n;
+      let shift = 0n;
+      for (;;) {
+        if (pos >= b.length) throw new ProtoError('truncated packed varint');
+        const byte = b[pos++]!;
+        v |= BigInt(byte & 0x7f) << shift;
+        if ((byte & 0x80) === 0) break;
+        shift += 7n;
+      }
+      out.push(v);
+    }
+  }
+  return out;
+}
+
+function decodeTensor(buf: Uint8Array): Tensor {
+  let name = '';
+  const dims: number[] = [];
+  let dataType = 0;
+  let raw: Uint8Array | undefined;
+  const floats: Uint8Array[] = [];
+  const ints32: bigint[] = [];
+  const ints64: bigint[] = [];
+  const uints64: bigint[] = [];
+  const doubles: Uint8Array[] = [];
+  for (const f of readFields(buf)) {
+    switch (f.no) {
+      case 1:
+        dims.push(...varints(f).map(Number));
+        break;
+      case 2:
+        dataType = Number(f.varint ?? 0n);
+        break;
+      case 4:
+        if (f.bytes) floats.push(f.bytes);
+        else if (f.fixed32 !== undefined) {
+          const b = new Uint8Array(4);
+          new DataView(b.buffer).setFloat32(0, f.fixed32, true);
+          floats.push(b);
+        }
+        break;
+      case 5:
+        ints32.push(...varints(f));
+        break;
+      case 7:
+        ints64.push(...varints(f));
+        break;
+      case 8:
+        name = decodeString(f.bytes);
+        break;
+      case 9:
+        raw = f.bytes;
+        break;
+      case 10:
+        if (f.bytes) doubles.push(f.bytes);
+        else if (f.fixed64) doubles.push(f.fixed64);
+        break;
+      case 11:
+        uints64.push(...varints(f));
+        break;
+      case 13:
+      case 14: // external_data; data_location (0 DEFAULT, 1 EXTERNAL)
+        if (f.no === 13 || f.varint === 1n) {
+          throw new GraphEditError(
+            `tensor '${name}' keeps its data in an external file, which is not supported`,
+          );
+        }
+        break;
+      case 6:
+        throw new GraphEditError(`tensor '${name}' holds strings, which is not supported`);
+      default:
+        break;
+    }
+  }
+  const size = ELEMENT_BYTES[dataType];
+  if (size === undefined) throw new GraphEditError(`tensor '${name}' has unsupported data type ${dataType}`);
+  let data: Uint8Array;
+  if (raw) data = raw;
+  else if (floats.length) data = concat(floats);
+  else if (doubles.length) data = concat(doubles);
+  else {
+    const values = ints32.length ? ints32 : ints64.length ? ints64 : uints64;
+    data = new Uint8Array(values.length * size);
+    const view = new DataView(data.buffer);
+    values.forEach((v, i) => {
+      if (size === 8) view.setBigInt64(i * 8, BigInt.asIntN(64, v), true);
+      else if (size === 4) view.setInt32(i * 4, Number(BigInt.asIntN(32, v)), true);
+      else if (size === 2) view.setUint16(i * 2, Number(BigInt.asUintN(16, v)), true);
+      else view.setUint8(i, Number(BigInt.asUintN(8, v)));
+    });
+  }
+  const count = dims.reduce((a, b) => a * b, 1);
+  if (data.length !== count * size) {
+    throw new GraphEditError(
+      `tensor '${name}' has ${data.length} bytes of data for shape [${dims.join(', ')}]`,
+    );
+  }
+  // Own the bytes, aligned, so typed-array views work (a Buffer's slice() would be a view).
+  return { name, dims, dataType, data: new Uint8Array(data) };
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+function decodeAttribute(buf: Uint8Array): Attribute {
+  const a: Attribute = { name: '', type: 0, raw: buf };
+  for (const f of readFields(buf)) {
+    if (f.no === 1) a.name = decodeString(f.bytes);
+    else if (f.no === 20) a.type = Number(f.varint ?? 0n);
+    else if (f.no === 3) a.int = f.varint;
+    else if (f.no === 8) (a.ints ??= []).push(...varints(f));
+    else if (f.no === 5 && f.bytes) a.tensor = decodeTensor(f.bytes);
+  }
+  return a;
+}
+
+function decodeNode(buf: Uint8Array): Node {
+  const n: Node = { name: '', op: '', domain: '', inputs: [], outputs: [], attributes: [] };
+  for (const f of readFields(buf)) {
+    if (f.no === 1) n.inputs.push(decodeString(f.bytes));
+    else if (f.no === 2) n.outputs.push(decodeString(f.bytes));
+    else if (f.no === 3) n.name = decodeString(f.bytes);
+    else if (f.no === 4) n.op = decodeString(f.bytes);
+    else if (f.no === 7) n.domain = decodeString(f.bytes);
+    else if (f.no === 5 && f.bytes) n.attributes.push(decodeAttribute(f.bytes));
+  }
+  for (const a of n.attributes) {
+    if (a.type === AttrType.GRAPH || a.type === AttrType.GRAPHS) {
+      throw new GraphEditError(
+        `node '${n.name || n.op}' (${n.op}) has a subgraph; control flow is not supported`,
+      );
+    }
+  }
+  return n;
+}
+
+function decodeValueInfo(buf: Uint8Array): ValueInfo {
+  const v: ValueInfo = { name: '', elemType: 0, shape: undefined, raw: buf };
+  for (const f of readFields(buf)) {
+    if (f.no === 1) v.name = decodeString(f.bytes);
+    if (f.no !== 2 || !f.bytes) continue;
+    for (const t of readFields(f.bytes)) {
+      if (t.no !== 1 || !t.bytes) continue;
+      for (const tt of readFields(t.bytes)) {
+        if (tt.no === 1) v.elemType = Number(tt.varint ?? 0n);
+        if (tt.no === 2 && tt.bytes) {
+          v.shape = [];
+          for (const d of readFields(tt.bytes)) {
+            if (d.no !== 1 || !d.bytes) continue;
+            let dim: Dim = null;
+            for (const x of readFields(d.bytes)) {
+              if (x.no === 1) dim = Number(x.varint ?? 0n);
+              if (x.no === 2) dim = decodeString(x.bytes);
+            }
+            v.shape.push(dim);
+          }
+        }
+      }
+    }
+  }
+  return v;
+}
+
+function decodeGraph(buf: Uint8Array): Graph {
+  const g: Graph = { nodes: [], initializers: [], inputs: [], outputs: [], valueInfo: [], other: [] };
+  for (const f of readFields(buf)) {
+    if (f.no === 1 && f.bytes) g.nodes.push(decodeNode(f.bytes));
+    else if (f.no === 5 && f.bytes) g.initializers.push(decodeTensor(f.bytes));
+    else if (f.no === 11 && f.bytes) g.inputs.push(decodeValueInfo(f.bytes));
+    else if (f.no === 12 && f.bytes) g.outputs.push(decodeValueInfo(f.bytes));
+    else if (f.no === 13 && f.bytes) g.valueInfo.push(decodeValueInfo(f.bytes));
+    else if (f.no === 15) throw new GraphEditError('sparse initializers are not supported');
+    else g.other.push(f);
+  }
+  return g;
+}
+
+export function decodeModel(buf: Uint8Array): Model {
+  const model: Model = { graph: undefined as unknown as Graph, metadata: new Map(), other: [] };
+  try {
+    for (const f of readFields(buf)) {
+      if (f.no === 7 && f.bytes) model.graph = decodeGraph(f.bytes);
+      else if (f.no === 14 && f.bytes) {
+        let key = '';
+        let value = '';
+        for (const e of readFields(f.bytes)) {
+          if (e.no === 1) key = decodeString(e.bytes);
+          if (e.no === 2) value = decodeString(e.bytes);
+        }
+        model.metadata.set(key, value);
+      } else model.other.push(f);
+    }
+  } catch (err) {
+    if (err instanceof ProtoError) throw new GraphEditError(`not a valid ONNX model (${err.message})`);
+    throw err;
+  }
+  if (!model.graph) throw new GraphEditError('not a valid ONNX model (no graph)');
+  return model;
+}
+
+// ---- encoding ---------------------------------------------------------------------------------
+
+export function encodeTensor(t: Tensor): ProtoWriter {
+  const w = new ProtoWriter();
+  if (t.dims.length) w.packedInt64(1, t.dims);
+  return w.varint(2, t.dataType).string(8, t.name).bytes(9, t.data);
+}
+
+/** Attributes still holding `raw` are re-emitted verbatim; a pass that edits one drops `raw`. */
+function encodeAttribute(a: Attribute): Uint8Array {
+  if (a.raw) return a.raw;
+  const w = new ProtoWriter().string(1, a.name).varint(20, a.type);
+  if (a.type === AttrType.INT) w.varint(3, a.int ?? 0n);
+  else if (a.type === AttrType.INTS) w.packedInt64(8, (a.ints ?? []).map(Number));
+  else if (a.type === AttrType.TENSOR && a.tensor) w.message(5, encodeTensor(a.tensor));
+  else throw new GraphEditError(`cannot encode attribute '${a.name}' of type ${a.type}`);
+  return w.finish();
+}
+
+function encodeNode(n: Node): ProtoWriter {
+  const w = new ProtoWriter();
+  for (const i of n.inputs) w.string(1, i);
+  for (const o of n.outputs) w.string(2, o);
+  if (n.name) w.string(3, n.name);
+  w.string(4, n.op);
+  for (const a of n.attributes) w.bytes(5, encodeAttribute(a));
+  if (n.domain) w.string(7, n.domain);
+  return w;
+}
+
+/** Value infos still holding `raw` are re-emitted verbatim; a pass that edits one drops `raw`. */
+export function encodeValueInfo(v: ValueInfo): Uint8Array {
+  if (v.raw) return v.raw;
+  const w = new ProtoWriter().string(1, v.name);
+  const tensorType = new ProtoWriter().varint(1, v.elemType);
+  if (v.shape) {
+    const shape = new ProtoWriter();
+    for (const d of v.shape) {
+      const dim = new ProtoWriter();
+      if (typeof d === 'number') dim.varint(1, d);
+      else if (typeof d === 'string') dim.string(2, d);
+      shape.message(1, dim);
+    }
+    tensorType.message(2, shape);
+  }
+  return w.message(2, new ProtoWriter().message(1, tensorType)).finish();
+}
+
+function encodeGraph(g: Graph): ProtoWriter {
+  const w = new ProtoWriter();
+  for (const n of g.nodes) w.message(1, encodeNode(n));
+  for (const f of g.other) w.field(f);
+  for (const t of g.initializers) w.message(5, encodeTensor(t));
+  for (const v of g.inputs) w.bytes(11, encodeValueInfo(v));
+  for (const v of g.outputs) w.bytes(12, encodeValueInfo(v));
+  for (const v of g.valueInfo) w.bytes(13, encodeValueInfo(v));
+  return w;
+}
+
+export function encodeModel(m: Model): Uint8Array {
+  const w = new ProtoWriter();
+  for (const f of m.other) w.field(f);
+  w.message(7, encodeGraph(m.graph));
+  for (const [key, value] of m.metadata) w.message(14, new ProtoWriter().string(1, key).string(2, value));
+  return w.finish();
+}
+
+// ---- helpers for passes -----------------------------------------------------------------------
+
+export function floatsOf(t: Tensor): Float32Array {
+  if (t.dataType !== DataType.FLOAT) throw new GraphEditError(`tensor '${t.name}' is not float32`);
+  return new Float32Array(t.data.buffer, t.data.byteOffset, t.data.byteLength / 4);
+}
+
+/** Integer tensor values as numbers (int8, uint8, int32, int64). */
+export function intsOf(t: Tensor): number[] {
+  const v = new DataView(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+  const out: number[] = [];
+  const n = t.data.byteLength / (ELEMENT_BYTES[t.dataType] ?? 1);
+  for (let i = 0; i < n; i++) {
+    if (t.dataType === DataType.INT8) out.push(v.getInt8(i));
+    else if (t.dataType === DataType.UINT8) out.push(v.getUint8(i));
+    else if (t.dataType === DataType.INT32) out.push(v.getInt32(i * 4, true));
+    else if (t.dataType === DataType.INT64) out.push(Number(v.getBigInt64(i * 8, true)));
+    else throw new GraphEditError(`tensor '${t.name}' is not an integer tensor`);
+  }
+  return out;
+}
+
+export function int64Tensor(name: string, values: number[]): Tensor {
+  const data = new Uint8Array(new BigInt64Array(values.map((x) => BigInt(x))).buffer);
+  return { name, dims: [values.length], dataType: DataType.INT64, data };
+}
+
+export function floatTensor(name: string, dims: number[], values: Float32Array): Tensor {
+  return { name, dims, dataType: DataType.FLOAT, data: new Uint8Array(values.buffer.slice(0)) };
+}
+
+/** Rounds float32 values to IEEE half precision (round to nearest even), as bit patterns. */
+export function toFloat16Bits(values: Float32Array): Uint16Array {
+  const out = new Uint16Array(values.length);
+  const f32 = new Float32Array(1);
+  const u32 = new Uint32Array(f32.buffer);
+  for (let i = 0; i < values.length; i++) {
+    f32[0] = values[i]!;
+    const x = u32[0]!;
+    const sign = (x >>> 16) & 0x8000;
+    const exp = (x >>> 23) & 0xff;
+    let mant = x & 0x7fffff;
+    if (exp === 0xff) {
+      out[i] = sign | 0x7c00 | (mant ? 0x200 : 0);
+      continue;
+    }
+    let e = exp - 127 + 15;
+    if (e >= 0x1f) {
+      out[i] = sign | 0x7c00;
+      continue;
+    }
+    if (e <= 0) {
+      if (e < -10) {
+        out[i] = sign;
+        continue;
+      }
+      mant |= 0x800000;
+      const shift = 14 - e;
+      const half = 1 << (shift - 1);
+      const rest = mant & ((1 << shift) - 1);
+      let m = mant >>> shift;
+      if (rest > half || (rest === half && m & 1)) m++;
+      out[i] = sign | m;
+      continue;
+    }
+    let m = mant >>> 13;
+    const rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest === 0x1000 && m & 1)) {
+      m++;
+      if (m === 0x400) {
+        m = 0;
+        e++;
+        if (e >= 0x1f) {
+          out[i] = sign | 0x7c00;
+          continue;
+        }
+      }
+    }
+    out[i] = sign | (e << 10) | m;
+  }
+  return out;
+}
+
+/** Half-precision bit patterns back to numbers. */
+export function fromFloat16Bits(bits: Uint16Array): Float32Array {
+  const out = new Float32Array(bits.length);
+  for (let i = 0; i < bits.length; i++) {
+    const h = bits[i]!;
+    const sign = h & 0x8000 ? -1 : 1;
+    const e = (h >>> 10) & 0x1f;
+    const m = h & 0x3ff;
+    if (e === 0) out[i] = sign * m * 2 ** -24;
+    else if (e === 0x1f) out[i] = m ? NaN : sign * Infinity;
+    else out[i] = sign * (1 + m / 1024) * 2 ** (e - 15);
+  }
+  return out;
+}
