@@ -13,7 +13,7 @@ import { planModel } from '../src/detector/model.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
 import { toDetections, type Detection } from '../src/detector/results.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
-import { cpuDetector, decodeFrames, stillClip } from './common.js';
+import { startDetector, decodeFrames, stillClip } from './common.js';
 
 export interface CacheBenchRow {
   clip: string;
@@ -39,7 +39,7 @@ export async function benchCache(
   const ffmpeg = await defaultFfmpegPath();
   const plan = await planModel({ path: model });
   const size = plan.inputSize;
-  const detector = await cpuDetector(plan);
+  const detector = await startDetector(plan);
   const clips: [string, string[], [number, number]][] = [];
   for (const [name, file, w, h] of [
     ['pedestrians', 'vtest.mp4', 480, 360],

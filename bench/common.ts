@@ -3,14 +3,15 @@ import { execFileSync } from 'node:child_process';
 import { pino } from 'pino';
 import { Detector } from '../src/detector/detector.js';
 import type { ModelPlan } from '../src/detector/model.js';
+import type { ProviderName } from '../src/config/schema.js';
 import { letterboxFilter } from '../src/ingest/ffmpeg-args.js';
 
-/** A started one-worker CPU detector with ONNX Runtime's default threads. */
-export async function cpuDetector(plan: ModelPlan): Promise<Detector> {
+/** A started one-worker detector (CPU unless told) with ONNX Runtime's default threads. */
+export async function startDetector(plan: ModelPlan, provider: ProviderName = 'cpu'): Promise<Detector> {
   const detector = new Detector(
     plan,
     {
-      providers: ['cpu'],
+      providers: [provider],
       deviceId: 0,
       workers: 1,
       intraOpThreads: 0,
@@ -79,3 +80,9 @@ export function stillClip(
   ]);
   return path;
 }
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};

@@ -7,29 +7,27 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import ort from 'onnxruntime-node';
 import { planModel, type ModelPlan } from '../src/detector/model.js';
-import { cpuDetector } from './common.js';
+import { startDetector, median } from './common.js';
+import type { ProviderName } from '../src/config/schema.js';
+import { providerOption } from '../src/detector/providers.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
 
 export interface DetectorBenchRow {
   model: string;
+  provider: ProviderName;
   batch: number;
   bareFps: number;
-  argusFps: number;
-  efficiency: number;
+  /** Null when only the bare session was measured. */
+  argusFps: number | null;
+  efficiency: number | null;
   bareLoopDelayMaxMs: number;
-  argusLoopDelayMaxMs: number;
+  argusLoopDelayMaxMs: number | null;
 }
 
 export interface DetectorBenchResult {
   rows: DetectorBenchRow[];
   preprocessMsPerFrame: Record<string, number>;
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 async function timed(fn: () => Promise<void>): Promise<{ ms: number; loopMaxMs: number }> {
   const h = monitorEventLoopDelay({ resolution: 5 });
@@ -57,16 +55,21 @@ function preprocessMs(plan: ModelPlan): number {
 export async function benchDetector(
   modelPath: string,
   batches: number[],
-  opts: { frames: number; repeats: number },
+  opts: { frames: number; repeats: number; provider?: ProviderName; argus?: boolean; name?: string },
 ): Promise<DetectorBenchResult> {
   const plan = await planModel({ path: modelPath });
-  const name = modelPath.split('/').pop() ?? modelPath;
+  const name = opts.name ?? modelPath.split('/').pop() ?? modelPath;
+  const provider = opts.provider ?? 'cpu';
   const floats = 3 * plan.inputSize * plan.inputSize;
+  // The same session options as Argus' worker (src/detector/worker.ts).
   const session = await ort.InferenceSession.create(modelPath, {
+    executionProviders: [
+      providerOption(provider, 0),
+    ] as ort.InferenceSession.SessionOptions['executionProviders'],
     graphOptimizationLevel: 'all',
     enableMemPattern: false,
   });
-  const detector = await cpuDetector(plan);
+  const detector = opts.argus === false ? undefined : await startDetector(plan, provider);
   const rows: DetectorBenchRow[] = [];
   try {
     for (const batch of batches) {
@@ -94,6 +97,7 @@ export async function benchDetector(
         });
         bare.push((calls * batch * 1000) / b.ms);
         bareLoop.push(b.loopMaxMs);
+        if (!detector) continue;
         const a = await timed(async () => {
           for (let c = 0; c < calls; c++) argusData = (await detector.detect(argusData, batch)).input;
         });
@@ -102,17 +106,18 @@ export async function benchDetector(
       }
       const row: DetectorBenchRow = {
         model: name,
+        provider,
         batch,
         bareFps: median(bare),
-        argusFps: median(argus),
-        efficiency: median(argus) / median(bare),
+        argusFps: detector ? median(argus) : null,
+        efficiency: detector ? median(argus) / median(bare) : null,
         bareLoopDelayMaxMs: median(bareLoop),
-        argusLoopDelayMaxMs: median(argusLoop),
+        argusLoopDelayMaxMs: detector ? median(argusLoop) : null,
       };
       rows.push(row);
     }
   } finally {
-    await detector.stop();
+    await detector?.stop();
     await session.release();
   }
   return { rows, preprocessMsPerFrame: { [`${name}@${plan.inputSize}`]: preprocessMs(plan) } };

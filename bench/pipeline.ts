@@ -16,17 +16,27 @@ import { EmbeddedBroker } from '../src/publish/broker.js';
 
 export interface PipelineRow {
   mode: 'argus' | 'naive';
+  /** What varied in this run, e.g. "cache on", "max_in_flight 2". */
+  label: string;
   cameras: number;
   cache: boolean;
   /** Frames offered by the cameras per second (all cameras). */
   offered_fps: number;
   analysed_fps: number;
   answered_fps: number;
+  /** Frames the daemon dropped per second (queue full or stale); null for the naive design. */
+  dropped_fps: number | null;
+  /** Mean batch size over the measurement; null for the naive design (always 1). */
+  mean_batch: number | null;
   latency_p50_ms: number;
   latency_p99_ms: number;
   cpu_daemon_pct: number;
   cpu_ffmpeg_pct: number;
+  /** Answered frames per CPU-second of the daemon and its ffmpeg children together. */
+  answered_per_cpu_s: number;
   peak_rss_mb: number;
+  /** [seconds into the measurement, RSS MB], when sampling was asked for. */
+  rss_series: [number, number][];
 }
 
 const CLK = 100; // USER_HZ on Linux
@@ -56,9 +66,9 @@ function children(pid: number): number[] {
   return out;
 }
 
-function peakRssMb(pid: number): number {
+function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;
@@ -75,23 +85,54 @@ const pct = (xs: number[], p: number): number => {
 export const syntheticCamera = (i: number, fps: number): string =>
   `lavfi:testsrc2=s=640x480:r=${fps},hue=h=${i * 40}`;
 
-export async function benchPipeline(opts: {
+interface StatsSnapshot {
+  detector: { batch_sizes: Record<string, number> };
+  cameras: Record<string, { dropped: Record<string, number> }>;
+}
+
+const batchTotals = (s: StatsSnapshot | undefined): [number, number] => {
+  let batches = 0;
+  let frames = 0;
+  for (const [size, n] of Object.entries(s?.detector.batch_sizes ?? {})) {
+    batches += n;
+    frames += n * Number(size);
+  }
+  return [batches, frames];
+};
+
+const droppedTotal = (s: StatsSnapshot | undefined): number =>
+  Object.values(s?.cameras ?? {}).reduce(
+    (a, c) => a + Object.values(c.dropped).reduce((x, y) => x + y, 0) - (c.dropped.error ?? 0),
+    0,
+  );
+
+export interface PipelineOptions {
   root: string;
   model: string;
-  cameras: number;
+  /** Camera URLs (lavfi: synthetic or looped files), one per camera. */
+  sources: string[];
   fps: number;
   seconds: number;
   warmupSeconds: number;
   cache: boolean;
   mode: 'argus' | 'naive';
-  maxBatch: number;
-  workers: number;
-}): Promise<PipelineRow> {
+  label?: string;
+  /** Extra YAML lines under `scheduler:` (max_batch, max_wait_ms, …). */
+  scheduler?: Record<string, number | boolean>;
+  /** Extra YAML lines under `detector:`. */
+  detector?: Record<string, number | string>;
+  /** Sample RSS this often (seconds) during the measurement; 0 = no series. */
+  rssEverySeconds?: number;
+}
+
+export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-bench-pipe-'));
   const broker = new EmbeddedBroker('127.0.0.1', 0, pino({ level: 'silent' }));
   await broker.start();
-  const names = Array.from({ length: opts.cameras }, (_, i) => `cam${i}`);
+  const names = opts.sources.map((_, i) => `cam${i}`);
   const config = join(dir, 'argus.yaml');
+  const section = (name: string, values: Record<string, number | string | boolean> | undefined): string[] =>
+    values ? [`${name}:`, ...Object.entries(values).map(([k, v]) => `  ${k}: ${v}`)] : [];
   await writeFile(
     config,
     [
@@ -100,31 +141,29 @@ export async function benchPipeline(opts: {
       `  path: ${opts.model}`,
       'mqtt:',
       `  url: ${broker.url}`,
-      '  stats_interval_s: 3600',
+      '  stats_interval_s: 1',
       'http:',
       '  enabled: false',
-      'detector:',
-      `  workers: ${opts.workers}`,
-      ...(opts.workers > 1 ? ['  intra_op_threads: 1'] : []),
-      'scheduler:',
-      `  max_batch: ${opts.maxBatch}`,
+      ...section('detector', opts.detector),
+      ...section('scheduler', opts.scheduler),
       'cache:',
       `  enabled: ${opts.cache}`,
       'cameras:',
-      ...names.flatMap((n, i) => [
-        `  ${n}:`,
-        `    url: "${syntheticCamera(i, opts.fps)}"`,
-        `    fps: ${opts.fps}`,
-      ]),
+      ...names.flatMap((n, i) => [`  ${n}:`, `    url: "${opts.sources[i]}"`, `    fps: ${opts.fps}`]),
     ].join('\n'),
   );
   const latencies: number[] = [];
   let analysed = 0;
   let answered = 0;
   let measuring = false;
+  let lastStats: StatsSnapshot | undefined;
   const sub = mqtt.connect(broker.url);
-  sub.on('connect', () => sub.subscribe('argus/cameras/+/detections'));
-  sub.on('message', (_topic, payload) => {
+  sub.on('connect', () => sub.subscribe(['argus/cameras/+/detections', 'argus/stats']));
+  sub.on('message', (topic, payload) => {
+    if (topic === 'argus/stats') {
+      lastStats = JSON.parse(payload.toString()) as StatsSnapshot;
+      return;
+    }
     if (!measuring) return;
     const msg = JSON.parse(payload.toString()) as { ts: string; cached: boolean };
     answered++;
@@ -141,25 +180,43 @@ export async function benchPipeline(opts: {
     const pid = child.pid!;
     const ff0 = children(pid).reduce((a, p) => a + procTimes(p), 0);
     const d0 = procTimes(pid);
+    const stats0 = lastStats;
     measuring = true;
     const t0 = Date.now();
+    const series: [number, number][] = [];
+    const every = (opts.rssEverySeconds ?? 0) * 1000;
+    const sampler = every
+      ? setInterval(() => series.push([Math.round((Date.now() - t0) / 1000), statusMb(pid, 'VmRSS')]), every)
+      : undefined;
     await new Promise((r) => setTimeout(r, opts.seconds * 1000));
+    clearInterval(sampler);
     measuring = false;
     const secs = (Date.now() - t0) / 1000;
     const d1 = procTimes(pid);
     const ff1 = children(pid).reduce((a, p) => a + procTimes(p), 0);
+    const stats1 = lastStats;
+    const [b0, f0] = batchTotals(stats0);
+    const [b1, f1] = batchTotals(stats1);
+    const cpuDaemon = ((d1 - d0) / secs) * 100;
+    const cpuFfmpeg = (Math.max(0, ff1 - ff0) / secs) * 100;
+    const argus = opts.mode === 'argus';
     return {
       mode: opts.mode,
-      cameras: opts.cameras,
+      label: opts.label ?? '',
+      cameras: opts.sources.length,
       cache: opts.cache,
-      offered_fps: opts.cameras * opts.fps,
+      offered_fps: opts.sources.length * opts.fps,
       analysed_fps: analysed / secs,
       answered_fps: answered / secs,
+      dropped_fps: argus ? (droppedTotal(stats1) - droppedTotal(stats0)) / secs : null,
+      mean_batch: argus && b1 > b0 ? (f1 - f0) / (b1 - b0) : null,
       latency_p50_ms: pct(latencies, 50),
       latency_p99_ms: pct(latencies, 99),
-      cpu_daemon_pct: ((d1 - d0) / secs) * 100,
-      cpu_ffmpeg_pct: (Math.max(0, ff1 - ff0) / secs) * 100,
-      peak_rss_mb: peakRssMb(pid),
+      cpu_daemon_pct: cpuDaemon,
+      cpu_ffmpeg_pct: cpuFfmpeg,
+      answered_per_cpu_s: answered / secs / Math.max(0.01, (cpuDaemon + cpuFfmpeg) / 100),
+      peak_rss_mb: statusMb(pid, 'VmHWM'),
+      rss_series: series,
     };
   } finally {
     child.kill('SIGTERM');

@@ -1,140 +1,307 @@
 /**
- * `npm run bench`: runs the benchmarks and writes bench/results/latest.json and latest.md.
- * `npm run bench -- --full` repeats more. Models from ../shared are used when present.
+ * `npm run bench`: measures, in one run on one machine, where Argus stands against its physical
+ * limit (bare onnxruntime-node) and against a naive design, and writes
+ * bench/results/latest.json and latest.md.
+ *
+ *   npm run bench                      short mode, a few minutes
+ *   npm run bench -- --full            more repeats, longer runs, plus a 10-minute 8-camera soak
+ *   npm run bench -- --provider cuda --batches 1,2,4,8,16 --sections models,limit,pipeline
+ *
+ * Models from ../shared are used when present (the fixture model otherwise); they are prepared
+ * with `argus model prepare`'s passes into a temporary directory, never copied into the repo.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { PROVIDERS, type ProviderName } from '../src/config/schema.js';
+import { decodeModel, encodeModel } from '../src/onnx/graph.js';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
-import { benchDetector, type DetectorBenchResult } from './detector.js';
+import { prepareModel, type Precision } from '../src/onnx/prepare.js';
 import { benchCache, type CacheBenchRow } from './cache.js';
+import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchHash } from './hash.js';
-import { benchPipeline, type PipelineRow } from './pipeline.js';
+import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
+import { renderMarkdown } from './report.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const shared = process.env.ARGUS_SHARED_DIR ?? resolve(root, '..', 'shared');
-const full = process.argv.includes('--full');
+const SECTIONS = ['models', 'limit', 'pipeline', 'levers', 'cache', 'hash', 'soak'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const { values } = parseArgs({
+  options: {
+    full: { type: 'boolean' },
+    provider: { type: 'string' },
+    batches: { type: 'string' },
+    sections: { type: 'string' },
+    precision: { type: 'string' },
+  },
+});
+const full = values.full === true;
+const provider = (values.provider ?? 'cpu') as ProviderName;
+if (!PROVIDERS.includes(provider)) throw new Error(`--provider must be one of ${PROVIDERS.join(', ')}`);
+const batches = (values.batches ?? '1,2,4,8').split(',').map(Number);
+const precision = (values.precision ?? 'fp32') as Precision;
+const sections = new Set<Section>(
+  (values.sections?.split(',') ?? SECTIONS.filter((s) => s !== 'soak' || full)) as Section[],
+);
+const repeats = full ? 7 : 3;
+const log = (msg: string): boolean => process.stderr.write(`bench: ${msg}\n`);
+
+export interface BenchResults {
+  date: string;
+  machine: { cpus: number; cpu: string; node: string; provider: ProviderName };
+  full: boolean;
+  repeats: number;
+  models: { original: string; prepared: string; rows: DetectorBenchRow[] }[];
+  limit: { model: string; rows: DetectorBenchRow[]; preprocessMsPerFrame: number } | null;
+  pipeline: { model: string; rows: PipelineRow[]; efficiency: Efficiency | null } | null;
+  levers: { model: string; rows: PipelineRow[] } | null;
+  cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
+  cacheReplay: CacheBenchRow[];
+  hashes: Awaited<ReturnType<typeof benchHash>>[];
+  soak: PipelineRow | null;
+}
+
+export interface Efficiency {
+  cameras: number;
+  analysed_fps: number;
+  mean_batch: number;
+  bare_batch: number;
+  bare_fps: number;
+  ratio: number;
+}
+
+async function prepared(src: string, dir: string, p: Precision): Promise<string> {
+  const model = decodeModel(readFileSync(src));
+  prepareModel(model, { batch: 'dynamic', precision: p });
+  const out = join(dir, basename(src).replace(/\.onnx$/, `.${p}.onnx`));
+  await writeFile(out, encodeModel(model));
+  return out;
+}
+
+/** The bare session's frames/s at the batch size nearest the daemon's mean batch. */
+function efficiencyOf(rows: PipelineRow[], limit: DetectorBenchRow[]): Efficiency | null {
+  const argus = rows.filter((r) => r.mode === 'argus' && r.mean_batch !== null);
+  const top = argus.at(-1);
+  if (!top || !limit.length) return null;
+  const near = [...limit].sort(
+    (a, b) => Math.abs(a.batch - top.mean_batch!) - Math.abs(b.batch - top.mean_batch!),
+  )[0]!;
+  return {
+    cameras: top.cameras,
+    analysed_fps: top.analysed_fps,
+    mean_batch: top.mean_batch!,
+    bare_batch: near.batch,
+    bare_fps: near.bareFps,
+    ratio: top.analysed_fps / near.bareFps,
+  };
+}
 
 async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'argus-bench-'));
-  const fixture = join(tmp, 'argus-fixture.onnx');
-  await writeFile(fixture, buildFixtureModel());
-  const models: [string, number[]][] = [[fixture, [1, 2, 4, 8]]];
-  for (const m of ['yolo11n_int8_320.onnx', 'yolov8n_int8.onnx']) {
-    const p = join(shared, 'models', m);
-    if (existsSync(p)) models.push([p, [1, 4]]);
-    else process.stderr.write(`bench: ${p} not found, skipped\n`);
-  }
-  const results: DetectorBenchResult[] = [];
-  for (const [path, batches] of models) {
-    process.stderr.write(`bench: detector ${path}\n`);
-    const heavy = path !== fixture;
-    results.push(await benchDetector(path, batches, { frames: heavy ? 8 : 64, repeats: full ? 7 : 3 }));
-  }
-  process.stderr.write('bench: frame hashes\n');
-  const hashes = [];
-  for (const size of [320, 640])
-    hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
-  let cacheRows: CacheBenchRow[] = [];
-  const cacheModel = join(shared, 'models', 'yolo11n_int8_320.onnx');
-  if (existsSync(cacheModel)) {
-    process.stderr.write('bench: frame cache on real clips\n');
-    cacheRows = await benchCache(shared, cacheModel, {
-      maxDistance: 2,
-      cellThreshold: 10,
-      maxAgeS: 10,
-      fps: 5,
-      seconds: full ? 60 : 20,
-    });
-  }
-  const pipeModel = existsSync(join(shared, 'models', 'yolo11n_int8_320.onnx'))
-    ? join(shared, 'models', 'yolo11n_int8_320.onnx')
-    : fixture;
-  const pipeline: PipelineRow[] = [];
-  for (const cameras of full ? [1, 2, 4, 8] : [1, 2, 4]) {
-    for (const mode of ['argus', 'naive'] as const) {
-      process.stderr.write(`bench: pipeline ${mode}, ${cameras} cameras\n`);
-      pipeline.push(
-        await benchPipeline({
-          root,
-          model: pipeModel,
-          cameras,
-          fps: 10,
-          seconds: full ? 30 : 12,
-          warmupSeconds: 5,
-          cache: false,
-          mode,
-          maxBatch: 4,
-          workers: 1,
-        }),
-      );
-    }
-  }
-  const rows = results.flatMap((r) => r.rows);
-  const pre = Object.assign({}, ...results.map((r) => r.preprocessMsPerFrame)) as Record<string, number>;
-  const machine = { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  await rm(tmp, { recursive: true, force: true });
-  const out = {
+  const out: BenchResults = {
     date: new Date().toISOString(),
-    machine,
-    detector: rows,
-    preprocessMsPerFrame: pre,
-    hashes,
-    pipeline: { model: pipeModel.split('/').pop(), rows: pipeline },
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, provider },
+    full,
+    repeats,
+    models: [],
+    limit: null,
+    pipeline: null,
+    levers: null,
+    cacheLive: null,
+    cacheReplay: [],
+    hashes: [],
+    soak: null,
   };
+  try {
+    const fixture = join(tmp, 'argus-fixture.onnx');
+    await writeFile(fixture, buildFixtureModel());
+    const sharedModel = (m: string): string | undefined => {
+      const p = join(shared, 'models', m);
+      if (existsSync(p)) return p;
+      log(`${p} not found, skipped`);
+      return undefined;
+    };
+    const v8 = sharedModel('yolov8n_int8.onnx');
+    const y11 = sharedModel('yolo11n_int8_320.onnx');
+
+    // 1. Prepared against original, bare sessions, batch 1 (the originals have a static batch of 1).
+    const preparedOf = new Map<string, string>();
+    for (const src of [y11, v8]) {
+      if (!src) continue;
+      preparedOf.set(src, await prepared(src, tmp, precision));
+      if (!sections.has('models')) continue;
+      log(`model prepare: ${basename(src)} int8 vs ${precision}`);
+      const rows: DetectorBenchRow[] = [];
+      // Alternate the two so drift in machine load hits both alike.
+      for (let r = 0; r < repeats; r++) {
+        for (const [path, name] of [
+          [src, basename(src)],
+          [preparedOf.get(src)!, `${basename(src)} → ${precision}`],
+        ] as const) {
+          const res = await benchDetector(path, [1], { frames: 8, repeats: 1, provider, argus: false, name });
+          rows.push(...res.rows);
+        }
+      }
+      out.models.push({
+        original: basename(src),
+        prepared: `${precision}, dynamic batch`,
+        rows: medianRows(rows),
+      });
+    }
+
+    // 2. The limit: bare onnxruntime-node at each batch size, and Argus' detector beside it.
+    const pipeModel = (y11 && preparedOf.get(y11)) ?? fixture;
+    const pipeName = y11 ? `${basename(y11)} → ${precision}` : 'argus-fixture.onnx';
+    if (sections.has('limit')) {
+      log(`limit: ${pipeName} at batch ${batches.join(', ')}`);
+      const res = await benchDetector(pipeModel, batches, { frames: 32, repeats, provider, name: pipeName });
+      out.limit = {
+        model: pipeName,
+        rows: res.rows,
+        preprocessMsPerFrame: Object.values(res.preprocessMsPerFrame)[0]!,
+      };
+    }
+
+    // 3. The daemon against the naive design: N synthetic cameras, cache off.
+    const seconds = full ? 30 : 10;
+    const base = {
+      root,
+      model: pipeModel,
+      fps: 10,
+      seconds,
+      warmupSeconds: 6,
+      cache: false,
+      detector: { providers: `[${provider}]` },
+    };
+    if (sections.has('pipeline')) {
+      const rows: PipelineRow[] = [];
+      for (const n of [1, 2, 4, 8]) {
+        const sources = Array.from({ length: n }, (_, i) => syntheticCamera(i, 10));
+        for (const mode of ['argus', 'naive'] as const) {
+          log(`pipeline: ${mode}, ${n} cameras`);
+          rows.push(await benchPipeline({ ...base, sources, mode }));
+        }
+      }
+      out.pipeline = { model: pipeName, rows, efficiency: efficiencyOf(rows, out.limit?.rows ?? []) };
+    }
+
+    // 4. Levers at saturation (8 cameras), one changed at a time against the defaults.
+    if (sections.has('levers')) {
+      const sources = Array.from({ length: 8 }, (_, i) => syntheticCamera(i, 10));
+      const variants: [string, Record<string, number | boolean>, Record<string, number | string>][] = [
+        ['defaults', {}, {}],
+        ['max_in_flight 2', { max_in_flight: 2 }, {}],
+        ['max_batch 1', { max_batch: 1 }, {}],
+        ['max_batch 8', { max_batch: 8 }, {}],
+      ];
+      const rows: PipelineRow[] = [];
+      for (const [label, scheduler, detector] of variants) {
+        log(`lever: ${label}`);
+        rows.push(
+          await benchPipeline({
+            ...base,
+            sources,
+            mode: 'argus',
+            label,
+            scheduler,
+            detector: { ...base.detector, ...detector },
+          }),
+        );
+      }
+      // The int8 original, for the prepared model's effect on the whole pipeline.
+      if (y11) {
+        log('lever: int8 original model');
+        rows.push(
+          await benchPipeline({ ...base, model: y11, sources, mode: 'argus', label: 'int8 original model' }),
+        );
+      }
+      out.levers = { model: pipeName, rows };
+    }
+
+    // 5. A mostly static fleet, live: still scenes with sensor noise and one real clip.
+    if (sections.has('cache')) {
+      const bus = join(shared, 'media', 'bus.jpg');
+      const clip = join(shared, 'media', 'vtest.mp4');
+      const still = (i: number): string =>
+        existsSync(bus)
+          ? `lavfi:movie=${bus}:loop=0,setpts=N/(10*TB),hue=h=${i * 45},noise=alls=6:allf=t`
+          : `lavfi:color=c=0x${(0x203040 + i * 0x101010).toString(16)}:s=640x480:r=10,noise=alls=6:allf=t`;
+      const sources = [...Array.from({ length: 7 }, (_, i) => still(i))];
+      sources.push(existsSync(clip) ? `lavfi:movie=${clip}:loop=0,setpts=N/(10*TB)` : syntheticCamera(7, 10));
+      const rows: PipelineRow[] = [];
+      for (const [mode, cache, label] of [
+        ['argus', true, 'Argus, cache on'],
+        ['argus', false, 'Argus, cache off'],
+        ['naive', false, 'naive'],
+      ] as const) {
+        log(`cache, live fleet: ${label}`);
+        rows.push(
+          await benchPipeline({ ...base, fps: 5, sources, mode, cache, label, seconds: full ? 60 : 20 }),
+        );
+      }
+      const on = rows[0]!;
+      const naive = rows[2]!;
+      out.cacheLive = {
+        model: pipeName,
+        rows,
+        perCpuRatio: on.answered_per_cpu_s / naive.answered_per_cpu_s,
+      };
+      if (y11) {
+        log('cache: replay over real clips');
+        out.cacheReplay = await benchCache(shared, pipeModel, {
+          maxDistance: 2,
+          cellThreshold: 10,
+          maxAgeS: 10,
+          fps: 5,
+          seconds: full ? 60 : 20,
+        });
+      }
+    }
+
+    if (sections.has('hash')) {
+      log('frame hashes');
+      for (const size of full ? [320, 640] : [320])
+        out.hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
+    }
+
+    // 6. Full mode: ten minutes of 8 saturated cameras, RSS sampled every 30 s.
+    if (sections.has('soak')) {
+      log('soak: 8 cameras for 10 minutes');
+      const sources = Array.from({ length: 8 }, (_, i) => syntheticCamera(i, 10));
+      out.soak = await benchPipeline({
+        ...base,
+        sources,
+        mode: 'argus',
+        seconds: 600,
+        rssEverySeconds: 30,
+        label: 'soak',
+      });
+    }
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
   const dir = join(root, 'bench', 'results');
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
-  const f = (n: number, d = 1): string => n.toFixed(d);
-  const md = [
-    `Machine: ${machine.cpus} × ${machine.cpu}, Node ${machine.node}. Medians of ${full ? 7 : 3} interleaved runs.`,
-    '',
-    '| model | batch | bare ORT frames/s | Argus detector frames/s | efficiency | event-loop max delay, bare / Argus (ms) |',
-    '|---|---|---|---|---|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.model} | ${r.batch} | ${f(r.bareFps)} | ${f(r.argusFps)} | ${f(r.efficiency, 2)} | ${f(r.bareLoopDelayMaxMs)} / ${f(r.argusLoopDelayMaxMs)} |`,
-    ),
-    '',
-    '| model@size | preprocess one frame (ms) |',
-    '|---|---|',
-    ...Object.entries(pre).map(([k, v]) => `| ${k} | ${f(v, 2)} |`),
-    '',
-    `Pipeline: synthetic 640×480 cameras at 10 frames/s each, ${pipeModel.split('/').pop()}, cache off, measured by an MQTT subscriber.`,
-    '',
-    '| design | cameras | offered fps | analysed fps | p50 / p99 latency (ms) | CPU daemon / ffmpeg (%) | peak RSS (MB) |',
-    '|---|---|---|---|---|---|---|',
-    ...pipeline.map(
-      (p) =>
-        `| ${p.mode === 'argus' ? 'Argus' : 'naive'} | ${p.cameras} | ${p.offered_fps} | ${f(p.analysed_fps)} | ${f(p.latency_p50_ms, 0)} / ${f(p.latency_p99_ms, 0)} | ${f(p.cpu_daemon_pct, 0)} / ${f(p.cpu_ffmpeg_pct, 0)} | ${f(p.peak_rss_mb, 0)} |`,
-    ),
-    '',
-    'Frame cache (defaults: 2 cells, threshold 10, max age 10 s) replayed over real clips at 5 frames/s, yolo11n_int8_320: share of frames the model still analyses, share answered from the cache whose counts of confident objects (score ≥ 0.5) differ from what the model says for that frame, and how often those counts change from frame to frame anyway.',
-    '',
-    '| clip | frames | analysed with the cache | missed changes |',
-    '|---|---|---|---|',
-    ...cacheRows.map(
-      (c) =>
-        `| ${c.clip} | ${c.frames} | ${f(c.analysed_share * 100, 0)} % | ${f(c.missed_share * 100, 1)} % |`,
-    ),
-    '',
-    'Frame hashes: cost per frame, and share of frames called unchanged (block: ≤ 2 cells changed by > 10; pHash and blockhash: Hamming ≤ 4 of 64).',
-    '',
-    '| size | clip | frames | block hash | pHash | imghash blockhash |',
-    '|---|---|---|---|---|---|',
-    ...hashes.flatMap((h) => [
-      `| ${h.size} | cost per frame (ms) | | ${f(h.ms_per_frame.block, 2)} | ${f(h.ms_per_frame.phash, 2)} | ${f(h.ms_per_frame.imghash_blockhash, 2)} |`,
-      ...h.clips.map(
-        (c) =>
-          `| ${h.size} | ${c.clip} | ${c.frames} | ${f(c.block_unchanged, 2)} | ${f(c.phash_unchanged, 2)} | ${f(c.blockhash_unchanged, 2)} |`,
-      ),
-    ]),
-    '',
-  ].join('\n');
+  const md = renderMarkdown(out);
   await writeFile(join(dir, 'latest.md'), md);
   process.stdout.write(md);
+}
+
+/** Per model and batch, the median of the rows measured in separate alternating repeats. */
+function medianRows(rows: DetectorBenchRow[]): DetectorBenchRow[] {
+  const groups = new Map<string, DetectorBenchRow[]>();
+  for (const r of rows)
+    groups.set(`${r.model}|${r.batch}`, [...(groups.get(`${r.model}|${r.batch}`) ?? []), r]);
+  return [...groups.values()].map((g) => {
+    const s = [...g].sort((a, b) => a.bareFps - b.bareFps);
+    return s[s.length >> 1]!;
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,119 @@
+/** Renders bench/results/latest.json as the markdown tables README's performance section quotes. */
+import type { BenchResults } from './run.js';
+import type { PipelineRow } from './pipeline.js';
+
+const f = (n: number | null | undefined, d = 1): string =>
+  n === null || n === undefined ? '–' : n.toFixed(d);
+
+function pipelineTable(rows: PipelineRow[], first: 'design' | 'variant'): string[] {
+  return [
+    `| ${first} | cameras | offered fps | analysed fps | answered fps | dropped fps | mean batch | p50 / p99 latency (ms) | CPU daemon / ffmpeg (%) | answered per CPU-s | peak RSS (MB) |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (p) =>
+        `| ${first === 'design' ? (p.mode === 'argus' ? 'Argus' : 'naive') : p.label} | ${p.cameras} | ${p.offered_fps} | ${f(p.analysed_fps)} | ${f(p.answered_fps)} | ${f(p.dropped_fps)} | ${f(p.mean_batch, 2)} | ${f(p.latency_p50_ms, 0)} / ${f(p.latency_p99_ms, 0)} | ${f(p.cpu_daemon_pct, 0)} / ${f(p.cpu_ffmpeg_pct, 0)} | ${f(p.answered_per_cpu_s)} | ${f(p.peak_rss_mb, 0)} |`,
+    ),
+  ];
+}
+
+export function renderMarkdown(r: BenchResults): string {
+  const m = r.machine;
+  const md: string[] = [
+    `Machine: ${m.cpus} × ${m.cpu}, Node ${m.node}, provider ${m.provider}. ${r.full ? 'Full' : 'Short'} mode; detector figures are medians of ${r.repeats} interleaved runs.`,
+    '',
+  ];
+  if (r.models.length) {
+    md.push(
+      '**Model preparation** (`argus model prepare`): bare onnxruntime-node, batch 1, original int8 against prepared.',
+      '',
+      '| model | frames/s | × original |',
+      '|---|---|---|',
+    );
+    for (const g of r.models) {
+      const base = g.rows[0]?.bareFps ?? 0;
+      for (const row of g.rows) md.push(`| ${row.model} | ${f(row.bareFps)} | ${f(row.bareFps / base, 2)} |`);
+    }
+    md.push('');
+  }
+  if (r.limit) {
+    md.push(
+      `**The limit**: bare onnxruntime-node on the main thread against Argus' worker-thread detector, ${r.limit.model}; preprocessing one frame ${f(r.limit.preprocessMsPerFrame, 2)} ms.`,
+      '',
+      '| batch | bare frames/s | Argus detector frames/s | ratio | event-loop max delay, bare / Argus (ms) |',
+      '|---|---|---|---|---|',
+      ...r.limit.rows.map(
+        (x) =>
+          `| ${x.batch} | ${f(x.bareFps)} | ${f(x.argusFps)} | ${f(x.efficiency, 2)} | ${f(x.bareLoopDelayMaxMs)} / ${f(x.argusLoopDelayMaxMs)} |`,
+      ),
+      '',
+    );
+  }
+  if (r.pipeline) {
+    md.push(
+      `**Pipeline**: synthetic 640×480 cameras at 10 frames/s each, ${r.pipeline.model}, cache off, measured by an MQTT subscriber (latency = capture to delivery). The naive design runs one \`session.run\` per frame as it arrives, on the main thread.`,
+      '',
+      ...pipelineTable(r.pipeline.rows, 'design'),
+      '',
+    );
+    const e = r.pipeline.efficiency;
+    if (e) {
+      md.push(
+        `**Efficiency** at ${e.cameras} cameras: ${f(e.analysed_fps)} analysed frames/s (mean batch ${f(e.mean_batch, 2)}) ÷ bare ${f(e.bare_fps)} frames/s at batch ${e.bare_batch} = **${f(e.ratio, 2)}**.`,
+        '',
+      );
+    }
+  }
+  if (r.levers) {
+    md.push(
+      `**Levers** at 8 cameras (saturated), one change at a time, ${r.levers.model} unless said.`,
+      '',
+      ...pipelineTable(r.levers.rows, 'variant'),
+      '',
+    );
+  }
+  if (r.cacheLive) {
+    md.push(
+      `**Cache, live**: a mostly static fleet — 7 still scenes with sensor noise and one real pedestrian clip, 5 frames/s each, ${r.cacheLive.model}. Answered frames per CPU-second (daemon + ffmpeg), Argus with the cache ÷ naive: **${f(r.cacheLive.perCpuRatio, 2)}×**.`,
+      '',
+      ...pipelineTable(r.cacheLive.rows, 'variant'),
+      '',
+    );
+  }
+  if (r.cacheReplay.length) {
+    md.push(
+      'Cache replayed over real clips at 5 frames/s (defaults: 2 cells, threshold 10, max age 10 s): share of frames the model still analyses; share answered from the cache whose counts of confident objects (score ≥ 0.5) differ from what the model says for that frame; how often those counts change from frame to frame anyway.',
+      '',
+      '| clip | frames | analysed with the cache | changes missed | truth changes |',
+      '|---|---|---|---|---|',
+      ...r.cacheReplay.map(
+        (c) =>
+          `| ${c.clip} | ${c.frames} | ${f(c.analysed_share * 100, 0)} % | ${f(c.missed_share * 100, 1)} % | ${f(c.truth_change_share * 100, 0)} % |`,
+      ),
+      '',
+    );
+  }
+  if (r.hashes.length) {
+    md.push(
+      'Frame hashes: cost per frame, and share of frames called unchanged (block: ≤ 2 cells changed by > 10; pHash and blockhash: Hamming ≤ 4 of 64).',
+      '',
+      '| size | clip | frames | block hash | pHash | imghash blockhash |',
+      '|---|---|---|---|---|---|',
+      ...r.hashes.flatMap((h) => [
+        `| ${h.size} | cost per frame (ms) | | ${f(h.ms_per_frame.block, 2)} | ${f(h.ms_per_frame.phash, 2)} | ${f(h.ms_per_frame.imghash_blockhash, 2)} |`,
+        ...h.clips.map(
+          (c) =>
+            `| ${h.size} | ${c.clip} | ${c.frames} | ${f(c.block_unchanged, 2)} | ${f(c.phash_unchanged, 2)} | ${f(c.blockhash_unchanged, 2)} |`,
+        ),
+      ]),
+      '',
+    );
+  }
+  if (r.soak) {
+    const s = r.soak;
+    md.push(
+      `**Soak**: 8 cameras for ${Math.round(s.rss_series.at(-1)?.[0] ?? 0)} s: ${f(s.analysed_fps)} analysed frames/s, p50/p99 ${f(s.latency_p50_ms, 0)}/${f(s.latency_p99_ms, 0)} ms, peak RSS ${f(s.peak_rss_mb, 0)} MB. RSS (MB) every 30 s: ${s.rss_series.map(([, mb]) => f(mb, 0)).join(', ')}.`,
+      '',
+    );
+  }
+  return md.join('\n');
+}
