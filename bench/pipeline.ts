@@ -219,8 +219,17 @@ export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow>
       rss_series: series,
     };
   } finally {
+    const spawned = child.pid ? children(child.pid) : [];
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
+    // The naive design can die with its ffmpeg children still running; leave none behind.
+    for (const pid of spawned) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     await sub.endAsync();
     await broker.stop();
     await rm(dir, { recursive: true, force: true });

@@ -65,7 +65,7 @@ export function renderMarkdown(r: BenchResults): string {
   }
   if (r.levers) {
     md.push(
-      `**Levers** at 8 cameras (saturated), one change at a time, ${r.levers.model} unless said.`,
+      `**Levers** at ${r.levers.rows[0]?.cameras ?? '?'} cameras (saturated), one change at a time, ${r.levers.model} unless said.`,
       '',
       ...pipelineTable(r.levers.rows, 'variant'),
       '',

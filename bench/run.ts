@@ -25,6 +25,8 @@ import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchHash } from './hash.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { renderMarkdown } from './report.js';
+import { stillClip } from './common.js';
+import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const shared = process.env.ARGUS_SHARED_DIR ?? resolve(root, '..', 'shared');
@@ -38,6 +40,8 @@ const { values } = parseArgs({
     batches: { type: 'string' },
     sections: { type: 'string' },
     precision: { type: 'string' },
+    cameras: { type: 'string' },
+    out: { type: 'string' },
   },
 });
 const full = values.full === true;
@@ -45,6 +49,10 @@ const provider = (values.provider ?? 'cpu') as ProviderName;
 if (!PROVIDERS.includes(provider)) throw new Error(`--provider must be one of ${PROVIDERS.join(', ')}`);
 const batches = (values.batches ?? '1,2,4,8').split(',').map(Number);
 const precision = (values.precision ?? 'fp32') as Precision;
+const cameraCounts = (values.cameras ?? '1,2,4,8').split(',').map(Number);
+const saturated = Math.max(...cameraCounts);
+/** Results go to bench/results/<out>.json and .md. */
+const outName = values.out ?? 'latest';
 const sections = new Set<Section>(
   (values.sections?.split(',') ?? SECTIONS.filter((s) => s !== 'soak' || full)) as Section[],
 );
@@ -180,7 +188,7 @@ async function main(): Promise<void> {
     };
     if (sections.has('pipeline')) {
       const rows: PipelineRow[] = [];
-      for (const n of [1, 2, 4, 8]) {
+      for (const n of cameraCounts) {
         const sources = Array.from({ length: n }, (_, i) => syntheticCamera(i, 10));
         for (const mode of ['argus', 'naive'] as const) {
           log(`pipeline: ${mode}, ${n} cameras`);
@@ -190,14 +198,17 @@ async function main(): Promise<void> {
       out.pipeline = { model: pipeName, rows, efficiency: efficiencyOf(rows, out.limit?.rows ?? []) };
     }
 
-    // 4. Levers at saturation (8 cameras), one changed at a time against the defaults.
+    // 4. Levers at saturation, one changed at a time against the defaults.
     if (sections.has('levers')) {
-      const sources = Array.from({ length: 8 }, (_, i) => syntheticCamera(i, 10));
+      const sources = Array.from({ length: saturated }, (_, i) => syntheticCamera(i, 10));
       const variants: [string, Record<string, number | boolean>, Record<string, number | string>][] = [
         ['defaults', {}, {}],
         ['max_in_flight 2', { max_in_flight: 2 }, {}],
         ['max_batch 1', { max_batch: 1 }, {}],
         ['max_batch 8', { max_batch: 8 }, {}],
+        ['queue_size 1', { queue_size: 1 }, {}],
+        ['threads do not spin', {}, { thread_spinning: 'false' }],
+        ['2 workers × 1 thread', {}, { workers: 2, intra_op_threads: 1 }],
       ];
       const rows: PipelineRow[] = [];
       for (const [label, scheduler, detector] of variants) {
@@ -225,14 +236,25 @@ async function main(): Promise<void> {
 
     // 5. A mostly static fleet, live: still scenes with sensor noise and one real clip.
     if (sections.has('cache')) {
+      // Still scenes are encoded once with temporal sensor noise (x264, like a camera's stream)
+      // and looped: ffmpeg's movie source loops a file cheaply, a picture it re-decodes flat out.
+      const ffmpeg = await defaultFfmpegPath();
       const bus = join(shared, 'media', 'bus.jpg');
+      const picture = existsSync(bus)
+        ? ['-loop', '1', '-framerate', '10', '-i', bus]
+        : ['-f', 'lavfi', '-i', 'testsrc=s=640x480:r=10'];
+      const noisy = stillClip(
+        ffmpeg,
+        [...picture, '-vf', 'scale=640:-2,noise=alls=6:allf=t'],
+        10,
+        23,
+        join(tmp, 'still.mp4'),
+      );
+      const loop = (file: string, i: number): string =>
+        `lavfi:movie=${file}:loop=0,setpts=N/(10*TB),hue=h=${i * 45}`;
+      const sources = Array.from({ length: 7 }, (_, i) => loop(noisy, i));
       const clip = join(shared, 'media', 'vtest.mp4');
-      const still = (i: number): string =>
-        existsSync(bus)
-          ? `lavfi:movie=${bus}:loop=0,setpts=N/(10*TB),hue=h=${i * 45},noise=alls=6:allf=t`
-          : `lavfi:color=c=0x${(0x203040 + i * 0x101010).toString(16)}:s=640x480:r=10,noise=alls=6:allf=t`;
-      const sources = [...Array.from({ length: 7 }, (_, i) => still(i))];
-      sources.push(existsSync(clip) ? `lavfi:movie=${clip}:loop=0,setpts=N/(10*TB)` : syntheticCamera(7, 10));
+      sources.push(existsSync(clip) ? loop(clip, 0) : syntheticCamera(7, 10));
       const rows: PipelineRow[] = [];
       for (const [mode, cache, label] of [
         ['argus', true, 'Argus, cache on'],
@@ -287,9 +309,9 @@ async function main(): Promise<void> {
   }
   const dir = join(root, 'bench', 'results');
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
+  await writeFile(join(dir, `${outName}.json`), `${JSON.stringify(out, null, 2)}\n`);
   const md = renderMarkdown(out);
-  await writeFile(join(dir, 'latest.md'), md);
+  await writeFile(join(dir, `${outName}.md`), md);
   process.stdout.write(md);
 }
 

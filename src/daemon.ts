@@ -74,6 +74,7 @@ export class Daemon {
         workers: config.detector.workers,
         intraOpThreads: config.detector.intra_op_threads,
         interOpThreads: config.detector.inter_op_threads,
+        spinning: config.detector.thread_spinning,
         conf: config.model.conf,
         iou: config.model.iou,
         maxDet: config.model.max_detections,
@@ -108,6 +109,7 @@ export class Daemon {
       {
         maxBatch: config.scheduler.max_batch,
         maxWaitMs: config.scheduler.max_wait_ms,
+        fillWhenIdle: config.scheduler.fill_when_idle,
         maxInFlight: config.scheduler.max_in_flight || config.detector.workers,
         maxFrameAgeMs: config.scheduler.max_frame_age_ms,
         inferenceTimeoutMs: config.detector.inference_timeout_ms,

@@ -133,6 +133,8 @@ const detector = z
     /** ONNX Runtime thread pools; 0 lets ONNX Runtime choose. */
     intra_op_threads: int().min(0).max(256).default(0),
     inter_op_threads: int().min(0).max(256).default(0),
+    /** ONNX Runtime's idle threads spin for work (faster hand-off, burns CPU others could use). */
+    thread_spinning: z.boolean().default(true),
     inference_timeout_ms: int().min(100).max(600000).default(10000),
   })
   .prefault({});
@@ -140,7 +142,10 @@ const detector = z
 const scheduler = z
   .strictObject({
     max_batch: int().min(1).max(64).default(4),
+    /** How long a partial batch may wait to fill while the detector is busy. */
     max_wait_ms: int().min(0).max(10000).default(50),
+    /** Also wait max_wait_ms when the detector is idle (fuller batches, more latency). */
+    fill_when_idle: z.boolean().default(false),
     /** Batches running at once; 0 means one per detector worker. */
     max_in_flight: int().min(0).max(64).default(0),
     /** Frames per camera waiting for the detector; when full the oldest is dropped. */

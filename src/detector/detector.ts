@@ -12,6 +12,8 @@ export interface DetectorOptions {
   workers: number;
   intraOpThreads: number;
   interOpThreads: number;
+  /** Let ONNX Runtime's idle pool threads spin for work (its default); false yields the cores. */
+  spinning?: boolean;
   conf: number;
   iou: number;
   maxDet: number;
@@ -102,6 +104,7 @@ export class Detector {
       deviceId: this.opts.deviceId,
       intraOpThreads: this.opts.intraOpThreads,
       interOpThreads: this.opts.interOpThreads,
+      spinning: this.opts.spinning ?? true,
       conf: this.opts.conf,
       iou: this.opts.iou,
       maxDet: this.opts.maxDet,

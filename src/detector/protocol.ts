@@ -15,6 +15,7 @@ export interface WorkerInit {
   deviceId: number;
   intraOpThreads: number;
   interOpThreads: number;
+  spinning: boolean;
   conf: number;
   iou: number;
   maxDet: number;

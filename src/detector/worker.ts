@@ -28,6 +28,10 @@ function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOpt
     enableMemPattern: false,
     ...(init.intraOpThreads ? { intraOpNumThreads: init.intraOpThreads } : {}),
     ...(init.interOpThreads ? { interOpNumThreads: init.interOpThreads } : {}),
+    // Session config entries session.intra_op.allow_spinning / inter_op.allow_spinning.
+    ...(init.spinning
+      ? {}
+      : { extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } } }),
     // Errors of providers that cannot load are reported through the fallback log line instead.
     logSeverityLevel: provider === 'cpu' ? 3 : 4,
   };

@@ -20,7 +20,14 @@ export interface BatchDetector {
 
 export interface SchedulerSettings {
   maxBatch: number;
+  /** How long a partial batch may wait to fill while the detector is busy. */
   maxWaitMs: number;
+  /**
+   * Also hold a partial batch for `maxWaitMs` when no batch is running (throughput over
+   * latency). Off by default: an idle detector takes what is waiting at once, and batches form
+   * by themselves under load, while the previous batch runs.
+   */
+  fillWhenIdle?: boolean;
   /** Batches running at once: one per detector worker. */
   maxInFlight: number;
   /** Frames older than this when their turn comes are dropped as stale. */
@@ -108,7 +115,8 @@ export interface SchedulerDeps {
 
 /**
  * Merges the cameras' frames into batches for the detector: a batch leaves when `maxBatch`
- * frames wait or the oldest has waited `maxWaitMs`; frames are picked by fair share of
+ * frames wait, when the oldest has waited `maxWaitMs`, or at once when no batch is running
+ * (unless `fillWhenIdle`); frames are picked by fair share of
  * priority (see FairShare); at most `maxInFlight` batches run at once, so the next is being
  * filled while the current runs. Unchanged frames are answered from the cache and never wait.
  */
@@ -220,7 +228,8 @@ export class Scheduler {
         if (head && head.ts < oldest) oldest = head.ts;
       }
       if (total === 0) return;
-      if (total < this.settings.maxBatch && now - oldest < this.settings.maxWaitMs) {
+      const idle = this.inFlight === 0 && !this.settings.fillWhenIdle;
+      if (!idle && total < this.settings.maxBatch && now - oldest < this.settings.maxWaitMs) {
         this.armTimer(oldest + this.settings.maxWaitMs);
         return;
       }

@@ -20,7 +20,16 @@ function setup(over: Partial<SchedulerSettings> = {}, cache = false) {
   const errors: [string, string][] = [];
   let allocations = 0;
   const sched = new Scheduler(
-    { maxBatch: 4, maxWaitMs: 50, maxInFlight: 1, maxFrameAgeMs: 5000, inferenceTimeoutMs: 1000, ...over },
+    {
+      maxBatch: 4,
+      maxWaitMs: 50,
+      // Most tests here look at batch forming itself; the idle-detector rule has its own tests.
+      fillWhenIdle: true,
+      maxInFlight: 1,
+      maxFrameAgeMs: 5000,
+      inferenceTimeoutMs: 1000,
+      ...over,
+    },
     {
       detector,
       cache: new FrameCache({ enabled: cache, maxDistance: 2, cellThreshold: 10, maxAgeMs: 10_000 }),
@@ -73,6 +82,38 @@ describe('scheduler: forming batches', () => {
     await clock.advance(1);
     assert.equal(detector.calls.length, 1);
     assert.equal(detector.calls[0]!.count, 2);
+  });
+
+  it('an idle detector takes a partial batch at once; under load batches form while one runs', async () => {
+    const { sched, detector, frame, clock } = setup({ fillWhenIdle: false });
+    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
+    sched.addCamera({ name: 'b', priority: 5, queueSize: 8 });
+    sched.push(frame('a'));
+    assert.equal(detector.calls.length, 1, 'no max_wait_ms when nothing is running');
+    assert.equal(detector.calls[0]!.count, 1);
+    // While that batch runs, frames wait: no second batch is sent, however long they wait.
+    sched.push(frame('b'));
+    await clock.advance(10);
+    sched.push(frame('a'));
+    await clock.advance(100);
+    assert.equal(detector.calls.length, 1);
+    // It returns: the waiting frames leave together at once.
+    detector.calls[0]!.resolve([[]], 20);
+    await flush();
+    assert.equal(detector.calls.length, 2);
+    assert.equal(detector.calls[1]!.count, 2);
+  });
+
+  it('with a second batch slot, a partial batch waits max_wait_ms while the first runs', async () => {
+    const { sched, detector, frame, clock } = setup({ fillWhenIdle: false, maxInFlight: 2 });
+    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
+    sched.push(frame('a'));
+    assert.equal(detector.calls.length, 1);
+    sched.push(frame('a'));
+    await clock.advance(49);
+    assert.equal(detector.calls.length, 1, 'the second slot waits to fill');
+    await clock.advance(1);
+    assert.equal(detector.calls.length, 2);
   });
 
   it('writes each frame into its slot of the batch buffer as float NCHW', () => {
