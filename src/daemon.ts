@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+import { detectorThreads } from './detector/threads.js';
 import type { Logger } from 'pino';
 import { FrameCache } from './cache/frame-cache.js';
 import { ConfigError, loadConfig, type LoadedConfig } from './config/load.js';
@@ -66,13 +68,14 @@ export class Daemon {
     const log = this.log;
 
     const plan = await planModel(config.model);
+    const threads = detectorThreads(config.detector, availableParallelism());
     const detector = new Detector(
       plan,
       {
         providers: config.detector.providers,
         deviceId: config.detector.device_id,
-        workers: config.detector.workers,
-        intraOpThreads: config.detector.intra_op_threads,
+        workers: threads.workers,
+        intraOpThreads: threads.intraOpThreads,
         interOpThreads: config.detector.inter_op_threads,
         spinning: config.detector.thread_spinning,
         conf: config.model.conf,
@@ -110,7 +113,7 @@ export class Daemon {
         maxBatch: config.scheduler.max_batch,
         maxWaitMs: config.scheduler.max_wait_ms,
         fillWhenIdle: config.scheduler.fill_when_idle,
-        maxInFlight: config.scheduler.max_in_flight || config.detector.workers,
+        maxInFlight: config.scheduler.max_in_flight || threads.workers,
         maxFrameAgeMs: config.scheduler.max_frame_age_ms,
         inferenceTimeoutMs: config.detector.inference_timeout_ms,
       },

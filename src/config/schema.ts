@@ -128,13 +128,13 @@ const detector = z
       .default(['cpu'])
       .refine((p) => new Set(p).size === p.length, 'lists a provider twice'),
     device_id: int().min(0).max(64).default(0),
-    /** Sessions run in this many worker threads (one per GPU, or several 1-thread CPU sessions). */
-    workers: int().min(1).max(32).default(1),
-    /** ONNX Runtime thread pools; 0 lets ONNX Runtime choose. */
+    /** Sessions, each in its own worker thread; 0 = one per GPU, or up to 4 sharing the CPU cores. */
+    workers: int().min(0).max(32).default(0),
+    /** ONNX Runtime thread pools; 0 lets Argus (with workers: 0) or ONNX Runtime choose. */
     intra_op_threads: int().min(0).max(256).default(0),
     inter_op_threads: int().min(0).max(256).default(0),
     /** ONNX Runtime's idle threads spin for work (faster hand-off, burns CPU others could use). */
-    thread_spinning: z.boolean().default(true),
+    thread_spinning: z.boolean().default(false),
     inference_timeout_ms: int().min(100).max(600000).default(10000),
   })
   .prefault({});
@@ -149,7 +149,7 @@ const scheduler = z
     /** Batches running at once; 0 means one per detector worker. */
     max_in_flight: int().min(0).max(64).default(0),
     /** Frames per camera waiting for the detector; when full the oldest is dropped. */
-    queue_size: int().min(1).max(64).default(3),
+    queue_size: int().min(1).max(64).default(1),
     /** A frame older than this when its turn comes is dropped as stale. */
     max_frame_age_ms: int().min(50).max(60000).default(2000),
   })

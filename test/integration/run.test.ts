@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -416,14 +417,18 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     };
     assert.deepEqual(
       [h.ok, h.detector.ready_workers, h.detector.provider, h.cameras.blinker],
-      [true, 1, 'cpu', 'streaming'],
+      // workers: 0 (the default) = one CPU session per core, up to 4.
+      [true, Math.min(4, availableParallelism()), 'cpu', 'streaming'],
     );
 
     const metrics = await (await get('/metrics')).text();
     assert.match(metrics, /^argus_camera_frames_received_total\{camera="blinker"\} [1-9]\d*$/m);
     assert.match(metrics, /^argus_camera_state\{camera="blinker",state="streaming"\} 1$/m);
     assert.match(metrics, /^argus_camera_frames_dropped_total\{camera="blinker",reason="full"\} \d+$/m);
-    assert.match(metrics, /^argus_detector_ready_workers 1$/m);
+    assert.match(
+      metrics,
+      new RegExp(`^argus_detector_ready_workers ${Math.min(4, availableParallelism())}$`, 'm'),
+    );
     assert.match(metrics, /^argus_mqtt_connected 1$/m);
 
     const jpg = await get('/api/cameras/blinker/latest.jpg');
