@@ -49,7 +49,7 @@ const provider = (values.provider ?? 'cpu') as ProviderName;
 if (!PROVIDERS.includes(provider)) throw new Error(`--provider must be one of ${PROVIDERS.join(', ')}`);
 const batches = (values.batches ?? '1,2,4,8').split(',').map(Number);
 const precision = (values.precision ?? 'fp32') as Precision;
-const cameraCounts = (values.cameras ?? '1,2,4,8').split(',').map(Number);
+const cameraCounts = (values.cameras ?? '1,2,4,8,16').split(',').map(Number);
 const saturated = Math.max(...cameraCounts);
 /** Results go to bench/results/<out>.json and .md. */
 const outName = values.out ?? 'latest';

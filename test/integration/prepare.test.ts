@@ -7,7 +7,8 @@ import ort from 'onnxruntime-node';
 import { decodeModel, encodeModel } from '../../src/onnx/graph.js';
 import { parseModelInfo, quantizationOf } from '../../src/onnx/model-info.js';
 import { prepareModel } from '../../src/onnx/prepare.js';
-import { needsShared, runCli, shared, tempDir, writeFixture } from '../helpers/env.js';
+import { execFile } from 'node:child_process';
+import { needsShared, repoRoot, runCli, shared, tempDir, writeFixture } from '../helpers/env.js';
 import { buildQuantizedModel, floatReference, Q } from '../helpers/quantized-model.js';
 import { iou } from '../../src/detector/decode.js';
 
@@ -96,6 +97,22 @@ describe('model prepare passes (real ONNX Runtime)', () => {
     assert.throws(
       () => prepareModel(model, { batch: 'keep', precision: 'fp32' }),
       /Cast 'Cast_cf' \(Cast\) does not cast to float/,
+    );
+  });
+
+  it('fp16 refuses an op it has no half-precision rule for, and the batch pass a Reshape it cannot rewrite', () => {
+    const model = decodeModel(buildQuantizedModel().bytes);
+    model.graph.nodes.find((n) => n.op === 'Sigmoid')!.op = 'NonMaxSuppression';
+    assert.throws(
+      () => prepareModel(model, { batch: 'keep', precision: 'fp16' }),
+      /fp16: no half-precision rule for op\(s\) NonMaxSuppression/,
+    );
+    const other = decodeModel(buildQuantizedModel().bytes);
+    const reshape = other.graph.nodes.find((n) => n.outputs[0] === 'flat3')!;
+    reshape.attributes.push({ name: 'allowzero', type: 2, int: 1n });
+    assert.throws(
+      () => prepareModel(other, { batch: 'dynamic', precision: 'keep' }),
+      /Reshape 'Reshape_flat3' \(Reshape\): batch spelled out next to -1 with allowzero=1/,
     );
   });
 
@@ -202,5 +219,22 @@ describe('argus model prepare (CLI)', () => {
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /float tensors → fp16/);
     assert.match(res.stdout, /bus\.jpg: 5 detections, same labels, box IoU ≥ 0\.9/);
+  });
+});
+
+describe('bench/probe.js (what bench/gpu.sh asks before each provider)', () => {
+  it('says ok for the CPU, and gives the reason for a provider that cannot run here', async () => {
+    const probe = join(repoRoot, 'dist/bench/probe.js');
+    const run = (provider: string) =>
+      new Promise<{ code: number | null; out: string }>((done) => {
+        execFile(process.execPath, [probe, provider], (err, stdout) =>
+          done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout.trim() }),
+        );
+      });
+    assert.deepEqual(await run('cpu'), { code: 0, out: 'ok' });
+    const cuda = await run('cuda');
+    if (cuda.code === 0) return; // a machine with CUDA: nothing to check here
+    assert.equal(cuda.code, 1);
+    assert.ok(cuda.out.length > 0 && cuda.out !== 'ok', cuda.out);
   });
 });
