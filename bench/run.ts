@@ -3,8 +3,9 @@
  * limit (bare onnxruntime-node) and against a naive design, and writes
  * bench/results/latest.json and latest.md.
  *
- *   npm run bench                      short mode, a few minutes
- *   npm run bench -- --full            more repeats, longer runs, plus a 10-minute 8-camera soak
+ *   npm run bench              short mode (≈ 7 min): pipeline at 1, 4, 16 cameras, the main levers
+ *   npm run bench -- --full    1–16 cameras, every lever, 7 repeats, 30 s runs, a 10-minute
+ *                              8-camera soak sampling RSS (≈ 35 min)
  *   npm run bench -- --provider cuda --batches 1,2,4,8,16 --sections models,limit,pipeline
  *
  * Models from ../shared are used when present (the fixture model otherwise); they are prepared
@@ -49,7 +50,7 @@ const provider = (values.provider ?? 'cpu') as ProviderName;
 if (!PROVIDERS.includes(provider)) throw new Error(`--provider must be one of ${PROVIDERS.join(', ')}`);
 const batches = (values.batches ?? '1,2,4,8').split(',').map(Number);
 const precision = (values.precision ?? 'fp32') as Precision;
-const cameraCounts = (values.cameras ?? '1,2,4,8,16').split(',').map(Number);
+const cameraCounts = (values.cameras ?? (full ? '1,2,4,8,16' : '1,4,16')).split(',').map(Number);
 const saturated = Math.max(...cameraCounts);
 /** Results go to bench/results/<out>.json and .md. */
 const outName = values.out ?? 'latest';
@@ -207,10 +208,14 @@ async function main(): Promise<void> {
         ['1 worker, ORT threads (old default)', {}, { workers: 1, intra_op_threads: 0 }],
         ['threads spin (old default)', {}, { thread_spinning: 'true' }],
         ['queue_size 3 (old default)', { queue_size: 3 }, {}],
-        ['max_in_flight 1', { max_in_flight: 1 }, {}],
-        ['max_batch 1', { max_batch: 1 }, {}],
-        ['max_batch 8', { max_batch: 8 }, {}],
       ];
+      if (full) {
+        variants.push(
+          ['max_in_flight 1', { max_in_flight: 1 }, {}],
+          ['max_batch 1', { max_batch: 1 }, {}],
+          ['max_batch 8', { max_batch: 8 }, {}],
+        );
+      }
       const rows: PipelineRow[] = [];
       for (const [label, scheduler, detector] of variants) {
         log(`lever: ${label}`);
@@ -226,7 +231,7 @@ async function main(): Promise<void> {
         );
       }
       // The int8 original, for the prepared model's effect on the whole pipeline.
-      if (y11) {
+      if (y11 && full) {
         log('lever: int8 original model');
         rows.push(
           await benchPipeline({ ...base, model: y11, sources, mode: 'argus', label: 'int8 original model' }),
