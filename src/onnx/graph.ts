@@ -3,7 +3,15 @@
  * everything else is carried through byte for byte. Used by `argus model prepare`.
  * Field numbers follow onnx/onnx.proto3.
  */
-import { decodeString, type Field, ProtoError, ProtoWriter, readFields, WireType } from './proto.js';
+import {
+  decodeString,
+  type Field,
+  ProtoError,
+  ProtoWriter,
+  readFields,
+  readPackedVarints,
+  WireType,
+} from './proto.js';
 import type { Dim } from './model-info.js';
 
 export class GraphEditError extends Error {}
@@ -97,27 +105,10 @@ export interface Model {
 
 // ---- decoding ---------------------------------------------------------------------------------
 
+/** A repeated integer field, packed or not. */
 function varints(f: Field): bigint[] {
   if (f.wire === WireType.Varint) return [f.varint ?? 0n];
-  const out: bigint[] = [];
-  // A packed repeated varint field: parse the bytes as consecutive varints of field 1.
-  if (f.bytes) {
-    const b = f.bytes;
-    let pos = 0;
-    while (pos < b.length) {
-      let v = 0n;
-      let shift = 0n;
-      for (;;) {
-        if (pos >= b.length) throw new ProtoError('truncated packed varint');
-        const byte = b[pos++]!;
-        v |= BigInt(byte & 0x7f) << shift;
-        if ((byte & 0x80) === 0) break;
-        shift += 7n;
-      }
-      out.push(v);
-    }
-  }
-  return out;
+  return f.bytes ? readPackedVarints(f.bytes) : [];
 }
 
 function decodeTensor(buf: Uint8Array): Tensor {

@@ -22,20 +22,38 @@ export interface Field {
 }
 
 /** Iterates the fields of one message. Nested messages are left as byte views. */
+/** Reads the varint at `pos`; returns it and the position after it. */
+export function readVarint(buf: Uint8Array, pos: number): [value: bigint, next: number] {
+  let result = 0n;
+  let shift = 0n;
+  for (;;) {
+    if (pos >= buf.length) throw new ProtoError('truncated varint');
+    const b = buf[pos++]!;
+    result |= BigInt(b & 0x7f) << shift;
+    if ((b & 0x80) === 0) return [result, pos];
+    shift += 7n;
+    if (shift > 70n) throw new ProtoError('varint too long');
+  }
+}
+
+/** Every varint in a packed repeated field's bytes. */
+export function readPackedVarints(buf: Uint8Array): bigint[] {
+  const out: bigint[] = [];
+  for (let pos = 0; pos < buf.length;) {
+    const [v, next] = readVarint(buf, pos);
+    out.push(v);
+    pos = next;
+  }
+  return out;
+}
+
 export function* readFields(buf: Uint8Array): Generator<Field> {
   let pos = 0;
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const varint = (): bigint => {
-    let result = 0n;
-    let shift = 0n;
-    for (;;) {
-      if (pos >= buf.length) throw new ProtoError('truncated varint');
-      const b = buf[pos++]!;
-      result |= BigInt(b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7n;
-      if (shift > 70n) throw new ProtoError('varint too long');
-    }
+    const [v, next] = readVarint(buf, pos);
+    pos = next;
+    return v;
   };
   while (pos < buf.length) {
     const key = Number(varint());
