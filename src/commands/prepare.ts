@@ -36,7 +36,12 @@ export async function runPrepare(opts: PrepareCommandOptions): Promise<number> {
   try {
     const model = decodeModel(await readFileOr(opts.input));
     const report = prepareModel(model, opts);
-    await writeFile(tmp, encodeModel(model));
+    try {
+      await writeFile(tmp, encodeModel(model));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new PrepareError(`cannot write ${opts.out} (${code === 'ENOENT' ? 'no such directory' : code})`);
+    }
     for (const line of report) process.stdout.write(`  ${line}\n`);
     await selfCheck(opts, tmp);
     const mismatches = await checkImages(opts, tmp);

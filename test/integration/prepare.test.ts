@@ -150,6 +150,10 @@ describe('argus model prepare (CLI)', () => {
     assert.equal(notModel.code, 1);
     assert.match(notModel.stderr, /junk\.onnx: not a valid ONNX model/);
     assert.ok(!existsSync(join(dir, 'x.onnx')), 'nothing written');
+
+    const noDir = await runCli(['model', 'prepare', src, '--out', join(dir, 'missing', 'y.onnx')]);
+    assert.equal(noDir.code, 1);
+    assert.match(noDir.stderr, /cannot write .*missing\/y\.onnx \(no such directory\)/);
   });
 
   it(
