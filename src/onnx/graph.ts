@@ -398,7 +398,13 @@ export function int64Tensor(name: string, values: number[]): Tensor {
 }
 
 export function floatTensor(name: string, dims: number[], values: Float32Array): Tensor {
-  return { name, dims, dataType: DataType.FLOAT, data: new Uint8Array(values.buffer.slice(0)) };
+  // A copy of just this view's bytes (the array may be a view into a larger buffer).
+  return {
+    name,
+    dims,
+    dataType: DataType.FLOAT,
+    data: new Uint8Array(values.buffer, values.byteOffset, values.byteLength).slice(),
+  };
 }
 
 /** Rounds float32 values to IEEE half precision (round to nearest even), as bit patterns. */
