@@ -3,7 +3,7 @@
  * limit (bare onnxruntime-node) and against a naive design, and writes
  * bench/results/latest.json and latest.md.
  *
- *   npm run bench              short mode (≈ 7 min): pipeline at 1, 4, 16 cameras, the main levers
+ *   npm run bench              short mode (≈ 5 min): pipeline at 1, 4, 16 cameras, the main levers
  *   npm run bench -- --full    1–16 cameras, every lever, 7 repeats, 30 s runs, a 10-minute
  *                              8-camera soak sampling RSS (≈ 35 min)
  *   npm run bench -- --provider cuda --batches 1,2,4,8,16 --sections models,limit,pipeline
