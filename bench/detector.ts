@@ -9,7 +9,7 @@ import ort from 'onnxruntime-node';
 import { planModel, type ModelPlan } from '../src/detector/model.js';
 import { startDetector, median } from './common.js';
 import type { ProviderName } from '../src/config/schema.js';
-import { providerOption } from '../src/detector/providers.js';
+import { BASE_SESSION_OPTIONS, providerOption } from '../src/detector/providers.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
 
 export interface DetectorBenchRow {
@@ -61,13 +61,12 @@ export async function benchDetector(
   const name = opts.name ?? modelPath.split('/').pop() ?? modelPath;
   const provider = opts.provider ?? 'cpu';
   const floats = 3 * plan.inputSize * plan.inputSize;
-  // The same session options as Argus' worker (src/detector/worker.ts).
+  // The same session options as Argus' worker.
   const session = await ort.InferenceSession.create(modelPath, {
     executionProviders: [
       providerOption(provider, 0),
     ] as ort.InferenceSession.SessionOptions['executionProviders'],
-    graphOptimizationLevel: 'all',
-    enableMemPattern: false,
+    ...BASE_SESSION_OPTIONS,
   });
   const detector = opts.argus === false ? undefined : await startDetector(plan, provider);
   const rows: DetectorBenchRow[] = [];

@@ -5,6 +5,7 @@ import { iou, resolveLayout } from '../detector/decode.js';
 import type { Detector } from '../detector/detector.js';
 import { loadLetterboxed } from '../detector/image.js';
 import { planModel } from '../detector/model.js';
+import { BASE_SESSION_OPTIONS } from '../detector/providers.js';
 import { rgbToNchw } from '../detector/preprocess.js';
 import { type Detection, toDetections } from '../detector/results.js';
 import { createLogger } from '../log.js';
@@ -82,11 +83,7 @@ function probe(size: number, batch: number): Float32Array {
 
 async function session(path: string): Promise<ort.InferenceSession> {
   try {
-    // The detector's own options: graph optimisation 'all' is what makes the fp32 rewrite pay.
-    return await ort.InferenceSession.create(path, {
-      graphOptimizationLevel: 'all',
-      enableMemPattern: false,
-    });
+    return await ort.InferenceSession.create(path, BASE_SESSION_OPTIONS);
   } catch (err) {
     throw new PrepareError(`ONNX Runtime cannot load the prepared model: ${(err as Error).message}`);
   }

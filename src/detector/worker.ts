@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import type { ProviderName } from '../config/schema.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
-import { createWithFallback, providerOption } from './providers.js';
+import { BASE_SESSION_OPTIONS, createWithFallback, providerOption } from './providers.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 
 const init = workerData as WorkerInit;
@@ -23,9 +23,7 @@ function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOpt
     executionProviders: [
       providerOption(provider, init.deviceId),
     ] as ort.InferenceSession.SessionOptions['executionProviders'],
-    graphOptimizationLevel: 'all',
-    // Keeps speed and cuts memory for varying batch sizes (measured in issue 7's notes).
-    enableMemPattern: false,
+    ...BASE_SESSION_OPTIONS,
     ...(init.intraOpThreads ? { intraOpNumThreads: init.intraOpThreads } : {}),
     ...(init.interOpThreads ? { interOpNumThreads: init.interOpThreads } : {}),
     // Session config entries session.intra_op.allow_spinning / inter_op.allow_spinning.
