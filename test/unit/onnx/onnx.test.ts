@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildFixtureModel, DEFAULT_FIXTURE } from '../../src/onnx/fixture.js';
+import { buildFixtureModel, DEFAULT_FIXTURE } from '../../../src/onnx/fixture.js';
 import {
   ModelFormatError,
   parseModelInfo,
   parseUltralyticsImgsz,
   parseUltralyticsNames,
   quantizationOf,
-} from '../../src/onnx/model-info.js';
-import { ProtoWriter, readFields } from '../../src/onnx/proto.js';
-import { fromFloat16Bits, toFloat16Bits } from '../../src/onnx/graph.js';
+} from '../../../src/onnx/model-info.js';
+import { ProtoWriter, readFields } from '../../../src/onnx/proto.js';
+import { fromFloat16Bits, toFloat16Bits } from '../../../src/onnx/graph.js';
 
 describe('protobuf wire codec', () => {
   it('round-trips varints (including negative int64), strings, floats and nested messages', () => {

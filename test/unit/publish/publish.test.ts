@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/config/load.js';
-import { letterbox } from '../../src/detector/letterbox.js';
-import type { Detection } from '../../src/detector/results.js';
-import type { CameraStatus } from '../../src/ingest/camera.js';
-import { applyCameraFilters, insidePolygon, type ZonedDetection } from '../../src/publish/filters.js';
-import type { Output } from '../../src/publish/mqtt-output.js';
-import { Reporter } from '../../src/publish/reporter.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { letterbox } from '../../../src/detector/letterbox.js';
+import type { Detection } from '../../../src/detector/results.js';
+import type { CameraStatus } from '../../../src/ingest/camera.js';
+import { applyCameraFilters, insidePolygon, type ZonedDetection } from '../../../src/publish/filters.js';
+import type { Output } from '../../../src/publish/mqtt-output.js';
+import { Reporter } from '../../../src/publish/reporter.js';
 import {
   topics,
   type CameraStatusPayload,
   type DetectionsPayload,
   type EventPayload,
-} from '../../src/publish/topics.js';
-import { Tracker } from '../../src/publish/tracker.js';
+} from '../../../src/publish/topics.js';
+import { Tracker } from '../../../src/publish/tracker.js';
 
 const cameraConfig = (yaml: string) =>
   parseConfig(`model:\n  path: m.onnx\ncameras:\n  gate:\n    url: rtsp://h/s\n${yaml}`, 'c.yaml', {}).config;

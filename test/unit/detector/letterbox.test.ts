@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { letterbox, toModel, toSource, type Box } from '../../src/detector/letterbox.js';
+import { letterbox, toModel, toSource, type Box } from '../../../src/detector/letterbox.js';
 
 const close = (a: readonly number[], b: readonly number[], eps = 1e-6): void =>
   a.forEach((v, i) => assert.ok(Math.abs(v - b[i]!) <= eps, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { HttpError, HttpServer, imageFromBody, type HttpSource } from '../../src/http/server.js';
+import { HttpError, HttpServer, imageFromBody, type HttpSource } from '../../../src/http/server.js';
 
 function source(over: Partial<HttpSource> = {}): HttpSource {
   return {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
-import { topicLevelProblem } from '../../src/config/schema.js';
-import { repoRoot } from '../helpers/env.js';
+import { ConfigError, loadConfig, parseConfig } from '../../../src/config/load.js';
+import { topicLevelProblem } from '../../../src/config/schema.js';
+import { repoRoot } from '../../helpers/env.js';
 
 const minimal = 'model:\n  path: m.onnx\n';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Camera, type CameraSettings, type CameraStatus } from '../../src/ingest/camera.js';
-import type { Frame } from '../../src/ingest/frames.js';
-import { FakeClock, FakeFfmpeg, flush, silentLog } from '../helpers/fakes.js';
+import { Camera, type CameraSettings, type CameraStatus } from '../../../src/ingest/camera.js';
+import type { Frame } from '../../../src/ingest/frames.js';
+import { FakeClock, FakeFfmpeg, flush, silentLog } from '../../helpers/fakes.js';
 
 const SIZE = 4;
 const FRAME = SIZE * SIZE * 3;

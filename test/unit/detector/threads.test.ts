@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { detectorThreads } from '../../src/detector/threads.js';
+import { detectorThreads } from '../../../src/detector/threads.js';
 
 describe('detector threads', () => {
   const auto = { workers: 0, intra_op_threads: 0 };

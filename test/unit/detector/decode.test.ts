@@ -7,7 +7,7 @@ import {
   nms,
   resolveLayout,
   type RawDetection,
-} from '../../src/detector/decode.js';
+} from '../../../src/detector/decode.js';
 
 /** Builds a [1, 4+C, N] output from anchors given as (cx, cy, w, h, ...scores). */
 function channelsFirst(anchors: number[][]): Float32Array {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { rgbToNchw } from '../../src/detector/preprocess.js';
+import { rgbToNchw } from '../../../src/detector/preprocess.js';
 
 describe('rgbToNchw', () => {
   it('writes planes R, G, B scaled to [0, 1] into the given batch slot', () => {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ProviderName } from '../../src/config/schema.js';
+import type { ProviderName } from '../../../src/config/schema.js';
 import {
   createWithFallback,
   describeProviderChoice,
   providerOption,
   shortReason,
-} from '../../src/detector/providers.js';
+} from '../../../src/detector/providers.js';
 
 describe('provider fallback', () => {
   it('uses the first provider that loads and records why the others were skipped', async () => {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { FrameCache } from '../../src/cache/frame-cache.js';
-import { DeadlineError } from '../../src/detector/detector.js';
-import { letterbox } from '../../src/detector/letterbox.js';
-import type { Frame } from '../../src/ingest/frames.js';
-import { FrameQueue } from '../../src/queue/frame-queue.js';
-import { FairShare } from '../../src/scheduler/fair-share.js';
-import { Scheduler, type Result, type SchedulerSettings } from '../../src/scheduler/scheduler.js';
-import { FakeDetector } from '../helpers/fake-detector.js';
-import { FakeClock, flush, silentLog } from '../helpers/fakes.js';
+import { FrameCache } from '../../../src/cache/frame-cache.js';
+import { DeadlineError } from '../../../src/detector/detector.js';
+import { letterbox } from '../../../src/detector/letterbox.js';
+import type { Frame } from '../../../src/ingest/frames.js';
+import { FrameQueue } from '../../../src/queue/frame-queue.js';
+import { FairShare } from '../../../src/scheduler/fair-share.js';
+import { Scheduler, type Result, type SchedulerSettings } from '../../../src/scheduler/scheduler.js';
+import { FakeDetector } from '../../helpers/fake-detector.js';
+import { FakeClock, flush, silentLog } from '../../helpers/fakes.js';
 
 const SIZE = 32;
 

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { backoffDelay, DEFAULT_BACKOFF } from '../../src/ingest/backoff.js';
-import { buildFfmpegArgs, letterboxFilter, type FfmpegArgsOptions } from '../../src/ingest/ffmpeg-args.js';
-import { FrameSplitter } from '../../src/ingest/frames.js';
-import { resolveUrlHost } from '../../src/ingest/resolve.js';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../../src/ingest/backoff.js';
+import { buildFfmpegArgs, letterboxFilter, type FfmpegArgsOptions } from '../../../src/ingest/ffmpeg-args.js';
+import { FrameSplitter } from '../../../src/ingest/frames.js';
+import { resolveUrlHost } from '../../../src/ingest/resolve.js';
 import {
   classifyExit,
   lastErrorLine,
   parsePadLine,
   parseScaleLine,
   StderrRing,
-} from '../../src/ingest/stderr.js';
+} from '../../../src/ingest/stderr.js';
 
 const base: FfmpegArgsOptions = {
   url: 'rtsp://10.0.0.5:554/stream1',
