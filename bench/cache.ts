@@ -6,13 +6,10 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { blockHash } from '../src/cache/block-hash.js';
-import { FrameCache } from '../src/cache/frame-cache.js';
-import { letterbox } from '../src/detector/letterbox.js';
-import { planModel } from '../src/detector/model.js';
-import { rgbToNchw } from '../src/detector/preprocess.js';
-import { toDetections, type Detection } from '../src/detector/results.js';
-import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
+import { FrameCache } from '../src/cache/index.js';
+import type { Detection, Frame } from '../src/core/frame.js';
+import { letterbox } from '../src/core/geometry.js';
+import { defaultFfmpegPath } from '../src/ingest/index.js';
 import { startDetector, decodeFrames, stillClip } from './common.js';
 
 export interface CacheBenchRow {
@@ -37,9 +34,8 @@ export async function benchCache(
   opts: { maxDistance: number; cellThreshold: number; maxAgeS: number; fps: number; seconds: number },
 ): Promise<CacheBenchRow[]> {
   const ffmpeg = await defaultFfmpegPath();
-  const plan = await planModel({ path: model });
-  const size = plan.inputSize;
-  const detector = await startDetector(plan);
+  const detector = await startDetector(model);
+  const size = detector.inputSize;
   const clips: [string, string[], [number, number]][] = [];
   for (const [name, file, w, h] of [
     ['pedestrians', 'vtest.mp4', 480, 360],
@@ -64,32 +60,31 @@ export async function benchCache(
     for (const [clip, args, [w, h]] of clips) {
       const frames = decodeFrames(ffmpeg, args, opts.fps, size);
       const n = frames.length;
-      const g = letterbox(w, h, size);
+      const geometry = letterbox(w, h, size);
+      const cam: Frame[] = frames.map((data, i) => ({
+        camera: 'cam',
+        seq: i + 1,
+        ts: (i * 1000) / opts.fps,
+        data,
+        geometry,
+      }));
       const truth: Detection[][] = [];
-      let input: Float32Array = new Float32Array(detector.frameFloats);
-      for (const f of frames) {
-        rgbToNchw(f, size, size, input, 0);
-        const r = await detector.detect(input, 1);
-        input = r.input;
-        truth.push(toDetections(r.detections[0]!, g, detector.labels));
-      }
+      for (const f of cam) truth.push((await detector.detect([f])).detections[0]!);
       const cache = new FrameCache({
         enabled: true,
-        maxDistance: opts.maxDistance,
-        cellThreshold: opts.cellThreshold,
-        maxAgeMs: opts.maxAgeS * 1000,
+        max_distance: opts.maxDistance,
+        cell_threshold: opts.cellThreshold,
+        max_age_s: opts.maxAgeS,
       });
       let analysed = 0;
       let missed = 0;
-      frames.forEach((f, i) => {
-        const ts = (i * 1000) / opts.fps;
-        const hash = blockHash(f, size);
-        const d = cache.lookup('cam', hash, ts);
-        if (d.hit) {
-          if (counts(d.detections) !== counts(truth[i]!)) missed++;
+      cam.forEach((f, i) => {
+        const reused = cache.lookup(f);
+        if (reused) {
+          if (counts(reused) !== counts(truth[i]!)) missed++;
         } else {
           analysed++;
-          cache.store('cam', hash, ts, truth[i]!);
+          cache.store(f, truth[i]!);
         }
       });
       let changes = 0;

@@ -1,29 +1,20 @@
 /** Pieces the benchmarks share: a CPU detector, real clips decoded to model-ready frames. */
 import { execFileSync } from 'node:child_process';
 import { pino } from 'pino';
-import { Detector } from '../src/detector/detector.js';
-import type { ModelPlan } from '../src/detector/model.js';
-import type { ProviderName } from '../src/config/schema.js';
-import { letterboxFilter } from '../src/ingest/ffmpeg-args.js';
+import type { ProviderName } from '../src/config/index.js';
+import { openDetector, type Detector } from '../src/detector/index.js';
+import { letterboxFilter } from '../src/ingest/index.js';
 
-/** A started one-worker detector (CPU unless told) with ONNX Runtime's default threads. */
-export async function startDetector(plan: ModelPlan, provider: ProviderName = 'cpu'): Promise<Detector> {
-  const detector = new Detector(
-    plan,
-    {
-      providers: [provider],
-      deviceId: 0,
-      workers: 1,
-      intraOpThreads: 0,
-      interOpThreads: 0,
-      conf: 0.25,
-      iou: 0.45,
-      maxDet: 300,
-    },
+/**
+ * A started one-session detector (CPU unless told) with ONNX Runtime's default threads and
+ * spinning, as a bare session has them.
+ */
+export function startDetector(path: string, provider: ProviderName = 'cpu'): Promise<Detector> {
+  return openDetector(
+    { path },
+    { providers: [provider], workers: 1, thread_spinning: true },
     pino({ level: 'warn' }),
   );
-  await detector.start();
-  return detector;
 }
 
 /** Decodes ffmpeg input `args` into letterboxed RGB frames of `size`, at `fps`, as Argus' ingest does. */

@@ -1,16 +1,19 @@
 /**
  * Detector benchmark: the bare onnxruntime-node session on the main thread (the physical limit)
  * against Argus' worker-thread detector on the same model, side by side in one run, plus the
- * cost of preprocessing one frame and the event-loop delay seen while each runs.
+ * cost of preprocessing one frame and the event-loop delay seen while each runs. Both take the
+ * same RGB24 frames and convert them to float NCHW (the bare side with the same function,
+ * untimed buffers aside); Argus' detector also decodes the output (NMS, source boxes).
  * Reports medians of repeated runs; compare ratios, not absolute times (shared, noisy machine).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import ort from 'onnxruntime-node';
-import { planModel, type ModelPlan } from '../src/detector/model.js';
-import { startDetector, median } from './common.js';
-import type { ProviderName } from '../src/config/schema.js';
-import { BASE_SESSION_OPTIONS, providerOption } from '../src/detector/providers.js';
+import type { Picture } from '../src/core/frame.js';
+import { letterbox } from '../src/core/geometry.js';
+import type { ProviderName } from '../src/config/index.js';
+import { BASE_SESSION_OPTIONS, planModel, providerOption, type ModelPlan } from '../src/detector/index.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
+import { startDetector, median } from './common.js';
 
 export interface DetectorBenchRow {
   model: string;
@@ -68,14 +71,16 @@ export async function benchDetector(
     ] as ort.InferenceSession.SessionOptions['executionProviders'],
     ...BASE_SESSION_OPTIONS,
   });
-  const detector = opts.argus === false ? undefined : await startDetector(plan, provider);
+  const detector = opts.argus === false ? undefined : await startDetector(modelPath, provider);
+  const size = plan.inputSize;
+  const frame: Picture = { data: Buffer.alloc(3 * size * size, 115), geometry: letterbox(size, size, size) };
   const rows: DetectorBenchRow[] = [];
   try {
     for (const batch of batches) {
       // A static-batch model runs item by item in both: that is its limit.
       const chunk = plan.staticBatch ?? batch;
-      const bareData = new Float32Array(batch * floats).fill(0.45);
-      let argusData: Float32Array = new Float32Array(batch * floats).fill(0.45);
+      const bareData = new Float32Array(batch * floats);
+      const pictures = Array.from({ length: batch }, () => frame);
       const calls = Math.max(1, Math.round(opts.frames / batch));
       const bare: number[] = [];
       const argus: number[] = [];
@@ -85,6 +90,7 @@ export async function benchDetector(
       for (let r = 0; r < opts.repeats; r++) {
         const b = await timed(async () => {
           for (let c = 0; c < calls; c++) {
+            for (let i = 0; i < batch; i++) rgbToNchw(frame.data, size, size, bareData, i);
             for (let s = 0; s < batch; s += chunk) {
               const data = bareData.subarray(s * floats, (s + chunk) * floats);
               const out = await session.run({
@@ -98,7 +104,7 @@ export async function benchDetector(
         bareLoop.push(b.loopMaxMs);
         if (!detector) continue;
         const a = await timed(async () => {
-          for (let c = 0; c < calls; c++) argusData = (await detector.detect(argusData, batch)).input;
+          for (let c = 0; c < calls; c++) await detector.detect(pictures);
         });
         argus.push((calls * batch * 1000) / a.ms);
         argusLoop.push(a.loopMaxMs);

@@ -7,15 +7,18 @@
 import { spawn } from 'node:child_process';
 import mqtt from 'mqtt';
 import ort from 'onnxruntime-node';
-import { loadConfig } from '../src/config/load.js';
+import { letterbox } from '../src/core/geometry.js';
+import { loadConfig } from '../src/config/index.js';
 import { decodeYolo, resolveLayout } from '../src/detector/decode.js';
-import { planModel } from '../src/detector/model.js';
+import { planModel } from '../src/detector/index.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
 import { toDetections } from '../src/detector/results.js';
-import { buildFfmpegArgs } from '../src/ingest/ffmpeg-args.js';
-import { defaultFfmpegPath, probeRtspTimeoutOption } from '../src/ingest/ffmpeg-process.js';
-import { FrameSplitter } from '../src/ingest/frames.js';
-import { letterbox } from '../src/detector/letterbox.js';
+import {
+  buildFfmpegArgs,
+  defaultFfmpegPath,
+  FrameSplitter,
+  probeRtspTimeoutOption,
+} from '../src/ingest/index.js';
 
 const { config } = await loadConfig(process.argv[2]!);
 const plan = await planModel(config.model);
@@ -27,16 +30,7 @@ const rtspTimeoutOption = await probeRtspTimeoutOption(ffmpeg);
 const children: ReturnType<typeof spawn>[] = [];
 
 for (const [name, cam] of Object.entries(config.cameras)) {
-  const a = buildFfmpegArgs({
-    url: cam.url,
-    fps: cam.fps,
-    size,
-    rtspTransport: cam.rtsp_transport,
-    inputArgs: cam.input_args,
-    hwaccelArgs: cam.hwaccel_args,
-    timeoutS: 10,
-    rtspTimeoutOption,
-  });
+  const a = buildFfmpegArgs(cam, { timeout_s: 10 }, { url: cam.url, size, rtspTimeoutOption });
   const input = a.input.map((x) => (x === 'verbose' ? 'error' : x));
   const child = spawn(ffmpeg, [...input, '-i', a.url, ...a.output, 'pipe:1'], {
     stdio: ['ignore', 'pipe', 'ignore'],

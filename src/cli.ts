@@ -7,14 +7,9 @@ import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, loadConfig } from './config/load.js';
-import { PROVIDERS, type ProviderName } from './config/schema.js';
-import { runDetect } from './commands/detect.js';
-import { inspectModel } from './commands/model.js';
-import { runPrepare } from './commands/prepare.js';
-import { runDaemon } from './commands/run.js';
-import { summarize } from './commands/validate.js';
-import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/fixture.js';
+import { ConfigError, loadConfig, PROVIDERS, type ProviderName } from './config/index.js';
+import { inspectModel, runDaemon, runDetect, runPrepare, summarize } from './commands/index.js';
+import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/index.js';
 
 const USAGE = `Usage: argus <command> [options]
 

@@ -1,14 +1,7 @@
-import type { Detection } from '../detector/results.js';
-import { blockDistance, type BlockHash } from './block-hash.js';
-
-export interface CacheSettings {
-  enabled: boolean;
-  /** Most cells allowed to change for a frame to count as unchanged. */
-  maxDistance: number;
-  /** Brightness difference (0..255) above which a cell counts as changed. */
-  cellThreshold: number;
-  maxAgeMs: number;
-}
+import type { Detection, Frame } from '../core/frame.js';
+import type { Config } from '../config/index.js';
+import type { ResultCache } from '../scheduler/index.js';
+import { blockDistance, blockHash, type BlockHash } from './block-hash.js';
 
 interface Reference {
   hash: BlockHash;
@@ -23,36 +16,54 @@ export type CacheDecision =
 
 /**
  * Per camera, the last frame the model analysed and its result. A new frame whose hash is
- * within `maxDistance` of it, and no older than `maxAgeMs` after it, reuses the result.
+ * within `max_distance` of it, and no older than `max_age_s` after it, reuses the result.
+ * Frames are hashed here, once each: a frame looked up on arrival and again when its turn comes
+ * (or stored after its analysis) is not hashed twice.
  */
-export class FrameCache {
+export class FrameCache implements ResultCache {
   private refs = new Map<string, Reference>();
+  private hashes = new WeakMap<Frame, BlockHash>();
 
-  constructor(private readonly settings: CacheSettings) {}
+  constructor(private readonly cfg: Config['cache']) {}
 
   get enabled(): boolean {
-    return this.settings.enabled;
+    return this.cfg.enabled;
   }
 
-  lookup(camera: string, hash: BlockHash, ts: number): CacheDecision {
-    const s = this.settings;
-    if (!s.enabled) return { hit: false, reason: 'disabled' };
-    const ref = this.refs.get(camera);
+  private hash(frame: Frame): BlockHash {
+    let h = this.hashes.get(frame);
+    if (!h) {
+      h = blockHash(frame.data, frame.geometry.dstW);
+      this.hashes.set(frame, h);
+    }
+    return h;
+  }
+
+  /** Whether `frame` may reuse its camera's last result, and why not. */
+  decide(frame: Frame): CacheDecision {
+    const c = this.cfg;
+    if (!c.enabled) return { hit: false, reason: 'disabled' };
+    const ref = this.refs.get(frame.camera);
     if (!ref) return { hit: false, reason: 'empty' };
-    const age = ts - ref.ts;
+    const age = frame.ts - ref.ts;
     // Whatever it looks like, a scene is analysed again once the result is max_age old.
-    if (age > s.maxAgeMs || age < 0) return { hit: false, reason: 'expired' };
-    const distance = blockDistance(hash, ref.hash, s.cellThreshold);
-    if (distance > s.maxDistance) return { hit: false, reason: 'changed', distance };
+    if (age > c.max_age_s * 1000 || age < 0) return { hit: false, reason: 'expired' };
+    const distance = blockDistance(this.hash(frame), ref.hash, c.cell_threshold);
+    if (distance > c.max_distance) return { hit: false, reason: 'changed', distance };
     return { hit: true, detections: ref.detections, distance, age };
   }
 
+  lookup(frame: Frame): Detection[] | undefined {
+    const d = this.decide(frame);
+    return d.hit ? d.detections : undefined;
+  }
+
   /** Records an analysed frame as its camera's reference (ignoring results older than it). */
-  store(camera: string, hash: BlockHash, ts: number, detections: Detection[]): void {
-    if (!this.settings.enabled) return;
-    const ref = this.refs.get(camera);
-    if (ref && ref.ts > ts) return;
-    this.refs.set(camera, { hash, ts, detections });
+  store(frame: Frame, detections: Detection[]): void {
+    if (!this.cfg.enabled) return;
+    const ref = this.refs.get(frame.camera);
+    if (ref && ref.ts > frame.ts) return;
+    this.refs.set(frame.camera, { hash: this.hash(frame), ts: frame.ts, detections });
   }
 
   forget(camera: string): void {

@@ -1,10 +1,8 @@
-import type { ProviderName } from '../config/schema.js';
-import { Detector, DetectorError } from '../detector/detector.js';
-import { ImageError, loadLetterboxed, type LetterboxedImage } from '../detector/image.js';
-import { ModelError, planModel } from '../detector/model.js';
-import { rgbToNchw } from '../detector/preprocess.js';
-import { toDetections } from '../detector/results.js';
-import { createLogger, type Logger } from '../log.js';
+import type { Picture } from '../core/frame.js';
+import type { ProviderName } from '../config/index.js';
+import { DetectorError, ModelError, openDetector, type Detector } from '../detector/index.js';
+import { ImageError, loadLetterboxed } from '../ingest/index.js';
+import { createLogger } from '../log.js';
 
 export interface DetectOptions {
   model: string;
@@ -17,35 +15,17 @@ export interface DetectOptions {
   logLevel: string;
 }
 
-type OpenOptions = Pick<DetectOptions, 'model' | 'labels' | 'conf' | 'iou' | 'providers'>;
-
-/** A started one-worker detector for a command; throws ModelError or DetectorError. */
-export async function openDetector(opts: OpenOptions, log: Logger): Promise<Detector> {
-  const plan = await planModel({ path: opts.model, labels: opts.labels });
-  const detector = new Detector(
-    plan,
-    {
-      providers: opts.providers,
-      deviceId: 0,
-      workers: 1,
-      intraOpThreads: 0,
-      interOpThreads: 0,
-      conf: opts.conf,
-      iou: opts.iou,
-      maxDet: 300,
-    },
-    log,
-  );
-  await detector.start();
-  return detector;
-}
-
 /** `argus detect`: one JSON object per image on stdout, errors on stderr naming the file. */
 export async function runDetect(opts: DetectOptions): Promise<number> {
   const log = createLogger({ level: opts.logLevel, fd: 2 });
   let detector: Detector;
   try {
-    detector = await openDetector(opts, log);
+    detector = await openDetector(
+      { path: opts.model, labels: opts.labels, conf: opts.conf, iou: opts.iou },
+      // One session with ONNX Runtime's own thread choice and spinning: a command has the machine.
+      { providers: opts.providers, workers: 1, thread_spinning: true },
+      log,
+    );
   } catch (err) {
     if (err instanceof ModelError || err instanceof DetectorError) {
       process.stderr.write(`argus: ${err.message}\n`);
@@ -55,14 +35,12 @@ export async function runDetect(opts: DetectOptions): Promise<number> {
   }
   let failed = 0;
   try {
-    const size = detector.inputSize;
-    let buffer: Float32Array = new Float32Array(opts.batch * detector.frameFloats);
     for (let start = 0; start < opts.images.length; start += opts.batch) {
       const names = opts.images.slice(start, start + opts.batch);
-      const loaded: { name: string; img: LetterboxedImage }[] = [];
+      const loaded: { name: string; picture: Picture }[] = [];
       for (const name of names) {
         try {
-          loaded.push({ name, img: await loadLetterboxed(name, size) });
+          loaded.push({ name, picture: await loadLetterboxed(name, detector.inputSize) });
         } catch (err) {
           if (!(err instanceof ImageError)) throw err;
           process.stderr.write(`argus: ${err.message}\n`);
@@ -70,12 +48,10 @@ export async function runDetect(opts: DetectOptions): Promise<number> {
         }
       }
       if (loaded.length === 0) continue;
-      loaded.forEach(({ img }, slot) => rgbToNchw(img.rgb, size, size, buffer, slot));
-      const result = await detector.detect(buffer, loaded.length);
-      buffer = result.input;
-      loaded.forEach(({ name, img }, i) => {
-        const g = img.geometry;
-        const detections = toDetections(result.detections[i] ?? [], g, detector.labels);
+      const result = await detector.detect(loaded.map((l) => l.picture));
+      loaded.forEach(({ name, picture }, i) => {
+        const g = picture.geometry;
+        const detections = result.detections[i] ?? [];
         process.stdout.write(
           `${JSON.stringify({ image: name, width: g.srcW, height: g.srcH, detections })}\n`,
         );

@@ -1,4 +1,4 @@
-import { ModelError, planModel } from '../detector/model.js';
+import { ModelError, planModel } from '../detector/index.js';
 
 /** `argus model inspect FILE`: what Argus reads from a model, before running it. */
 export async function inspectModel(path: string, labels: string | undefined, json: boolean): Promise<number> {

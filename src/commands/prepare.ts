@@ -1,17 +1,24 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import ort from 'onnxruntime-node';
-import { iou, resolveLayout } from '../detector/decode.js';
-import type { Detector } from '../detector/detector.js';
-import { loadLetterboxed } from '../detector/image.js';
-import { planModel } from '../detector/model.js';
-import { BASE_SESSION_OPTIONS } from '../detector/providers.js';
-import { rgbToNchw } from '../detector/preprocess.js';
-import { type Detection, toDetections } from '../detector/results.js';
+import type { Detection } from '../core/frame.js';
+import { iou } from '../core/geometry.js';
+import {
+  BASE_SESSION_OPTIONS,
+  openDetector,
+  planModel,
+  resolveLayout,
+  type Detector,
+} from '../detector/index.js';
+import { loadLetterboxed } from '../ingest/index.js';
 import { createLogger } from '../log.js';
-import { decodeModel, encodeModel, GraphEditError } from '../onnx/graph.js';
-import { type PrepareOptions, prepareModel } from '../onnx/prepare.js';
-import { openDetector } from './detect.js';
+import {
+  decodeModel,
+  encodeModel,
+  GraphEditError,
+  prepareModel,
+  type PrepareOptions,
+} from '../onnx/index.js';
 
 export interface PrepareCommandOptions extends PrepareOptions {
   input: string;
@@ -173,15 +180,11 @@ function scoreChange(
 
 async function detectAll(detector: Detector, images: string[]): Promise<Detection[][]> {
   const out: Detection[][] = [];
-  let buffer = new Float32Array(detector.frameFloats);
   for (const image of images) {
-    const img = await loadLetterboxed(image, detector.inputSize).catch((err: Error) => {
+    const picture = await loadLetterboxed(image, detector.inputSize).catch((err: Error) => {
       throw new PrepareError(err.message);
     });
-    rgbToNchw(img.rgb, detector.inputSize, detector.inputSize, buffer, 0);
-    const result = await detector.detect(buffer, 1);
-    buffer = result.input as Float32Array<ArrayBuffer>;
-    out.push(toDetections(result.detections[0] ?? [], img.geometry, detector.labels));
+    out.push((await detector.detect([picture])).detections[0] ?? []);
   }
   return out;
 }
@@ -190,10 +193,13 @@ async function detectAll(detector: Detector, images: string[]): Promise<Detectio
 async function checkImages(opts: PrepareCommandOptions, tmp: string): Promise<number> {
   if (opts.checkImages.length === 0) return 0;
   const log = createLogger({ level: 'warn', fd: 2 });
-  const common = { labels: opts.labels, conf: 0.25, iou: 0.45, providers: ['cpu' as const] };
   const results: Detection[][][] = [];
-  for (const model of [opts.input, tmp]) {
-    const detector = await openDetector({ ...common, model }, log).catch((err: Error) => {
+  for (const path of [opts.input, tmp]) {
+    const detector = await openDetector(
+      { path, labels: opts.labels },
+      { providers: ['cpu'], workers: 1, thread_spinning: true },
+      log,
+    ).catch((err: Error) => {
       throw new PrepareError(err.message);
     });
     try {

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError, loadConfig } from '../config/index.js';
 import { Daemon } from '../daemon.js';
 import { createLogger } from '../log.js';
 

@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../config/load.js';
+import type { LoadedConfig } from '../config/index.js';
 import { redactUrl } from '../redact.js';
 
 /** The one-line summary `argus validate` prints for a valid file. */

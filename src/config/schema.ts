@@ -264,3 +264,15 @@ export const configSchema = z.strictObject({
 
 export type Config = z.infer<typeof configSchema>;
 export type CameraConfig = z.infer<typeof camera>;
+
+/**
+ * One section filled in with its defaults, for tools that run a stage outside the daemon
+ * (`argus detect`, the bench): `sectionConfig('detector', { workers: 1 })`. Throws on values the
+ * schema refuses.
+ */
+export function sectionConfig<K extends Exclude<keyof Config, 'cameras' | 'log_level'>>(
+  key: K,
+  partial: z.input<(typeof configSchema.shape)[K]>,
+): Config[K] {
+  return configSchema.shape[key].parse(partial) as Config[K];
+}

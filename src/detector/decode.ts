@@ -1,4 +1,4 @@
-import type { Box } from './letterbox.js';
+import { iou, type Box } from '../core/geometry.js';
 
 /** A detection in model-input pixels, before mapping to the source image. */
 export interface RawDetection {
@@ -43,15 +43,6 @@ export function resolveLayout(dims: readonly (number | string | null)[], classes
   if (a < b && a > 4) return { kind: 'channels-first', classes: a - 4, anchors: b };
   if (b < a && b > 4) return { kind: 'transposed', classes: b - 4, anchors: a };
   throw new LayoutError(`output shape ${shown} is not a YOLO detection output`);
-}
-
-export function iou(p: Readonly<Box>, q: Readonly<Box>): number {
-  const ix = Math.min(p[2], q[2]) - Math.max(p[0], q[0]);
-  const iy = Math.min(p[3], q[3]) - Math.max(p[1], q[1]);
-  if (ix <= 0 || iy <= 0) return 0;
-  const inter = ix * iy;
-  const union = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - inter;
-  return union > 0 ? inter / union : 0;
 }
 
 /**

@@ -1,25 +1,25 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { ProviderName } from '../config/schema.js';
+import type { Detection, Picture } from '../core/frame.js';
+import type { Config } from '../config/index.js';
+import type { BatchDetector, BatchDetections } from '../scheduler/index.js';
 import type { OutputLayout, RawDetection } from './decode.js';
 import type { ModelPlan } from './model.js';
+import { InputPool } from './preprocess.js';
 import type { FromWorker, RunRequest, WorkerInit } from './protocol.js';
 import { describeProviderChoice } from './providers.js';
+import { toDetections } from './results.js';
+import { detectorThreads } from './threads.js';
 
-export interface DetectorOptions {
-  providers: ProviderName[];
-  deviceId: number;
-  workers: number;
-  intraOpThreads: number;
-  interOpThreads: number;
-  /** Let ONNX Runtime's idle pool threads spin for work (its default); false yields the cores. */
-  spinning?: boolean;
-  conf: number;
-  iou: number;
-  maxDet: number;
+/** The detector's slices of the configuration. */
+export interface DetectorConfig {
+  detector: Config['detector'];
+  model: Pick<Config['model'], 'conf' | 'iou' | 'max_detections'>;
 }
 
-export interface BatchResult {
+/** A batch as a worker answers it: detections in model-input pixels. */
+interface RawBatch {
   /** The input buffer, handed back for reuse. */
   input: Float32Array;
   /** One list per batch item, in model-input pixels. */
@@ -27,8 +27,18 @@ export interface BatchResult {
   inferMs: number;
 }
 
+export interface DetectorStats {
+  provider: Config['detector']['providers'][number] | null;
+  workers: number;
+  readyWorkers: number;
+  /** Sessions recreated after a missed deadline or a crash. */
+  sessionsRecreated: number;
+  deadlinesMissed: number;
+  buffersAllocated: number;
+}
+
 interface Pending {
-  resolve: (r: BatchResult) => void;
+  resolve: (r: RawBatch) => void;
   reject: (e: Error) => void;
 }
 
@@ -52,31 +62,38 @@ export class DetectorError extends Error {}
 export class DeadlineError extends DetectorError {}
 
 /**
- * A pool of worker threads, each owning one ONNX Runtime session. `detect` hands a batch to an
- * idle worker (transferring, not copying, its input) and resolves with the decoded detections.
+ * A pool of worker threads, each owning one ONNX Runtime session. `detect` takes letterboxed
+ * pictures, packs them into a pooled batch buffer, hands it to an idle worker (transferring, not
+ * copying, it) and resolves with each picture's detections in its source pixels. A batch that
+ * misses `inference_timeout_ms` is abandoned and its session replaced.
  */
-export class Detector {
+export class Detector implements BatchDetector {
   private slots: Slot[] = [];
-  private waiting: {
-    req: Omit<RunRequest, 'type' | 'id'>;
-    pending: Pending;
-    timeoutMs: number | undefined;
-  }[] = [];
+  private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending }[] = [];
   private nextId = 1;
   private stopped = false;
   private init: WorkerInit | undefined;
   private respawnTimer: NodeJS.Timeout | undefined;
   private abandoned = new Set<Slot>();
-  /** Sessions recreated after a missed deadline or a crash. */
-  recreated = 0;
-  provider: ProviderName | undefined;
+  private recreated = 0;
+  private deadlines = 0;
+  private readonly pool: InputPool;
+  private readonly workers: number;
+  private readonly intraOpThreads: number;
+  provider: Config['detector']['providers'][number] | undefined;
   layout: OutputLayout | undefined;
 
   constructor(
     readonly plan: ModelPlan,
-    private readonly opts: DetectorOptions,
+    private readonly cfg: DetectorConfig,
     private readonly log: Logger,
-  ) {}
+    cores = availableParallelism(),
+  ) {
+    const threads = detectorThreads(cfg.detector, cores);
+    this.workers = threads.workers;
+    this.intraOpThreads = threads.intraOpThreads;
+    this.pool = new InputPool(plan.inputSize);
+  }
 
   get inputSize(): number {
     return this.plan.inputSize;
@@ -86,9 +103,9 @@ export class Detector {
     return this.plan.labels;
   }
 
-  /** Floats in one frame's slot of a batch buffer. */
-  get frameFloats(): number {
-    return 3 * this.plan.inputSize * this.plan.inputSize;
+  /** Batches that can run at once: one per session. */
+  get concurrency(): number {
+    return this.workers;
   }
 
   /** Starts every worker, loads and warms up its session. Rejects naming the model on failure. */
@@ -100,20 +117,18 @@ export class Detector {
       inputSize: this.plan.inputSize,
       staticBatch: this.plan.staticBatch,
       classes: this.plan.labels.length,
-      providers: this.opts.providers,
-      deviceId: this.opts.deviceId,
-      intraOpThreads: this.opts.intraOpThreads,
-      interOpThreads: this.opts.interOpThreads,
-      spinning: this.opts.spinning ?? true,
-      conf: this.opts.conf,
-      iou: this.opts.iou,
-      maxDet: this.opts.maxDet,
+      providers: this.cfg.detector.providers,
+      deviceId: this.cfg.detector.device_id,
+      intraOpThreads: this.intraOpThreads,
+      interOpThreads: this.cfg.detector.inter_op_threads,
+      spinning: this.cfg.detector.thread_spinning,
+      conf: this.cfg.model.conf,
+      iou: this.cfg.model.iou,
+      maxDet: this.cfg.model.max_detections,
     };
     this.init = init;
     const t0 = performance.now();
-    const results = await Promise.allSettled(
-      Array.from({ length: this.opts.workers }, () => this.spawn(init)),
-    );
+    const results = await Promise.allSettled(Array.from({ length: this.workers }, () => this.spawn(init)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       await this.stop();
@@ -125,7 +140,7 @@ export class Detector {
     this.layout = ready.layout;
     // One line: which provider runs, and why each preferred one was skipped (warn when any was).
     this.log[ready.skipped.length ? 'warn' : 'info'](
-      { provider: ready.provider, skipped: ready.skipped, workers: this.opts.workers },
+      { provider: ready.provider, skipped: ready.skipped, workers: this.workers },
       describeProviderChoice(ready.provider, ready.skipped),
     );
     if (this.plan.staticBatch !== null) {
@@ -251,6 +266,7 @@ export class Detector {
       { timeoutMs },
       `inference missed its ${timeoutMs} ms deadline; recreating the detector session`,
     );
+    this.deadlines++;
     this.failSlot(slot, new DeadlineError(`inference missed its ${timeoutMs} ms deadline`));
     slot.abandoned = true;
     this.abandoned.add(slot);
@@ -272,19 +288,46 @@ export class Detector {
     return this.slots.length;
   }
 
+  stats(): DetectorStats {
+    return {
+      provider: this.provider ?? null,
+      workers: this.slots.length,
+      readyWorkers: this.readyWorkers,
+      sessionsRecreated: this.recreated,
+      deadlinesMissed: this.deadlines,
+      buffersAllocated: this.pool.allocated,
+    };
+  }
+
   /**
-   * Runs `count` letterboxed frames laid out NCHW in `input` (count × frameFloats values).
-   * `input` is transferred to a worker: do not touch it until the result hands it back.
+   * Runs the model on letterboxed pictures (one batch) and resolves with each picture's
+   * detections, mapped back to its source pixels. Rejects with DetectorError (DeadlineError past
+   * `inference_timeout_ms`).
    */
-  detect(input: Float32Array, count: number, timeoutMs?: number): Promise<BatchResult> {
-    if (this.stopped) return Promise.reject(new DetectorError('detector is stopped'));
-    if (count < 1 || input.length < count * this.frameFloats) {
-      return Promise.reject(
-        new RangeError(`batch of ${count} needs ${count * this.frameFloats} floats, got ${input.length}`),
-      );
+  async detect(pictures: readonly Picture[]): Promise<BatchDetections> {
+    if (this.stopped) throw new DetectorError('detector is stopped');
+    if (pictures.length === 0) return { detections: [], inferMs: 0 };
+    const input = this.pool.pack(pictures);
+    let raw: RawBatch;
+    try {
+      raw = await this.run(input, pictures.length);
+    } catch (err) {
+      // The buffer comes back with a failed run; one lost with its worker is allocated anew.
+      const back = (err as { input?: Float32Array }).input;
+      if (back) this.pool.release(back);
+      throw err;
     }
+    this.pool.release(raw.input);
+    const detections: Detection[][] = pictures.map((p, i) =>
+      toDetections(raw.detections[i] ?? [], p.geometry, this.plan.labels),
+    );
+    return { detections, inferMs: raw.inferMs };
+  }
+
+  /** `input` is transferred to a worker: it is not touched until the result hands it back. */
+  private run(input: Float32Array, count: number): Promise<RawBatch> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ req: { input, count }, pending: { resolve, reject }, timeoutMs });
+      this.waiting.push({ req: { input, count }, pending: { resolve, reject } });
       this.pump();
     });
   }
@@ -300,8 +343,8 @@ export class Detector {
       slot.pending.set(id, next.pending);
       const msg: RunRequest = { type: 'run', id, ...next.req };
       slot.worker.postMessage(msg, [msg.input.buffer as ArrayBuffer]);
-      const timeoutMs = next.timeoutMs;
-      if (timeoutMs !== undefined) slot.deadline = setTimeout(() => this.expire(slot, timeoutMs), timeoutMs);
+      const timeoutMs = this.cfg.detector.inference_timeout_ms;
+      slot.deadline = setTimeout(() => this.expire(slot, timeoutMs), timeoutMs);
     }
   }
 

@@ -7,7 +7,7 @@ import {
   parseUltralyticsNames,
   quantizationOf,
   type OnnxModelInfo,
-} from '../onnx/model-info.js';
+} from '../onnx/index.js';
 
 /** Everything the detector needs to know about a model before starting sessions. */
 export interface ModelPlan {

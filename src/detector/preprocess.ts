@@ -1,6 +1,8 @@
+import type { Picture } from '../core/frame.js';
+
 /**
- * Converts letterboxed RGB24 frames (HWC, uint8) into the model's float32 NCHW input,
- * scaled to [0, 1], written in place into a caller-owned batch buffer.
+ * Converts letterboxed RGB24 pictures (HWC, uint8) into the model's float32 NCHW input, scaled
+ * to [0, 1], in batch buffers that are reused rather than allocated per batch.
  */
 const LUT = new Float32Array(256);
 for (let i = 0; i < 256; i++) LUT[i] = i / 255;
@@ -21,5 +23,54 @@ export function rgbToNchw(src: Uint8Array, w: number, h: number, dst: Float32Arr
     dst[r + i] = LUT[src[j]!]!;
     dst[g + i] = LUT[src[j + 1]!]!;
     dst[b + i] = LUT[src[j + 2]!]!;
+  }
+}
+
+/** Free buffers kept beyond those in flight; more are let go. */
+const KEEP = 8;
+
+/**
+ * Batch input buffers for one model size. A buffer travels to a worker thread and back with
+ * its batch (transferred, not copied) and returns here; every buffer is as large as the largest
+ * batch seen, so a steady stream of batches allocates one buffer per batch in flight.
+ */
+export class InputPool {
+  private free: Float32Array[] = [];
+  private largest = 1;
+  /** Buffers allocated so far. */
+  allocated = 0;
+
+  constructor(readonly size: number) {}
+
+  /** Floats in one picture's slot. */
+  get frameFloats(): number {
+    return 3 * this.size * this.size;
+  }
+
+  /** A buffer holding `pictures` as NCHW floats, slot by slot. */
+  pack(pictures: readonly Picture[]): Float32Array {
+    const s = this.size;
+    for (const p of pictures) {
+      if (p.geometry.dstW !== s || p.geometry.dstH !== s)
+        throw new RangeError(`picture is ${p.geometry.dstW}x${p.geometry.dstH}, the model takes ${s}x${s}`);
+    }
+    this.largest = Math.max(this.largest, pictures.length);
+    const need = pictures.length * this.frameFloats;
+    let buf: Float32Array | undefined;
+    while (!buf && this.free.length) {
+      const b = this.free.pop()!;
+      if (b.length >= need) buf = b;
+    }
+    if (!buf) {
+      buf = new Float32Array(this.largest * this.frameFloats);
+      this.allocated++;
+    }
+    pictures.forEach((p, i) => rgbToNchw(p.data, s, s, buf, i));
+    return buf;
+  }
+
+  /** Gives a buffer back once its batch is done. */
+  release(buf: Float32Array): void {
+    if (this.free.length < KEEP) this.free.push(buf);
   }
 }

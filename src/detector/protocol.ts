@@ -1,4 +1,4 @@
-import type { ProviderName } from '../config/schema.js';
+import type { ProviderName } from '../config/index.js';
 import type { OutputLayout, RawDetection } from './decode.js';
 import type { Skipped } from './providers.js';
 

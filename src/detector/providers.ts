@@ -1,4 +1,4 @@
-import type { ProviderName } from '../config/schema.js';
+import type { ProviderName } from '../config/index.js';
 
 /**
  * Session options every Argus session uses: the detector's workers, and the tools that measure

@@ -1,12 +1,6 @@
+import type { Detection } from '../core/frame.js';
+import { toSource, type Letterbox } from '../core/geometry.js';
 import type { RawDetection } from './decode.js';
-import { toSource, type Box, type Letterbox } from './letterbox.js';
-
-/** A detection as Argus reports it: a label, a score and a box in source pixels. */
-export interface Detection {
-  label: string;
-  score: number;
-  box: Box;
-}
 
 const round = (v: number, places: number): number => {
   const f = 10 ** places;

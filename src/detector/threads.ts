@@ -1,4 +1,4 @@
-import type { ProviderName } from '../config/schema.js';
+import type { ProviderName } from '../config/index.js';
 
 export interface ThreadSettings {
   providers: readonly ProviderName[];

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
-import type { ProviderName } from '../config/schema.js';
+import type { ProviderName } from '../config/index.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { BASE_SESSION_OPTIONS, createWithFallback, providerOption } from './providers.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';

@@ -1,26 +1,14 @@
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { CameraState } from '../ingest/camera.js';
-import type { StatsPayload } from '../publish/topics.js';
-import type { SchedulerStats } from '../scheduler/scheduler.js';
-
-export interface MetricsSource {
-  scheduler(): SchedulerStats;
-  cameras(): {
-    camera: string;
-    state: CameraState;
-    restarts: number;
-    framesReceived: number;
-    bytesReceived: number;
-  }[];
-  detector(): { provider: string | null; readyWorkers: number; recreated: number };
-  mqtt(): StatsPayload['mqtt'] & { connected: boolean };
-}
+import type { DetectorStats } from '../detector/index.js';
+import type { CameraState, CameraStatus } from '../ingest/index.js';
+import type { OutputStats, StatsSources } from '../publish/index.js';
+import type { SchedulerStats } from '../scheduler/index.js';
 
 interface Snapshot {
   sched: SchedulerStats;
-  cams: ReturnType<MetricsSource['cameras']>;
-  det: ReturnType<MetricsSource['detector']>;
-  mqtt: ReturnType<MetricsSource['mqtt']>;
+  cams: CameraStatus[];
+  det: DetectorStats;
+  mqtt: OutputStats;
 }
 
 type Set = (labels: Record<string, string>, v: number) => void;
@@ -33,12 +21,17 @@ const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 
  * docs/operations.md. Label values are camera names (validated as topic levels) and fixed words:
  * never URLs.
  */
-export function createMetrics(src: MetricsSource): Registry {
+export function createMetrics(src: StatsSources): Registry {
   const registry = new Registry();
   let snap: Snapshot | undefined;
   const snapshot = (): Snapshot => {
     if (!snap) {
-      snap = { sched: src.scheduler(), cams: src.cameras(), det: src.detector(), mqtt: src.mqtt() };
+      snap = {
+        sched: src.scheduler.stats(),
+        cams: src.ingest.statuses(),
+        det: src.detector.stats(),
+        mqtt: src.output.stats(),
+      };
       setImmediate(() => (snap = undefined));
     }
     return snap;
@@ -141,14 +134,14 @@ export function createMetrics(src: MetricsSource): Registry {
     'argus_camera_queue_depth',
     'Frames waiting for the detector',
     ['camera'],
-    perQueue((c) => c.queue_depth),
+    perQueue((c) => c.queueDepth),
   );
   metric(
     'gauge',
     'argus_camera_frame_age_seconds',
     'Mean time frames waited before their batch was sent',
     ['camera'],
-    perQueue((c) => c.frame_age_ms_mean / 1000),
+    perQueue((c) => c.frameAgeMsMean / 1000),
   );
   metric(
     'counter',
@@ -156,7 +149,7 @@ export function createMetrics(src: MetricsSource): Registry {
     'Batches sent to the detector, by size',
     ['size'],
     (s, set) => {
-      s.sched.batch_sizes.forEach((n, size) => {
+      s.sched.batchSizes.forEach((n, size) => {
         if (size > 0) set({ size: String(size) }, n);
       });
     },
@@ -167,20 +160,20 @@ export function createMetrics(src: MetricsSource): Registry {
       'gauge',
       'argus_detector_inference_seconds',
       'Mean inference time of a batch',
-      (s) => s.sched.inference_ms_mean / 1000,
+      (s) => s.sched.inferenceMsMean / 1000,
     ],
-    ['gauge', 'argus_detector_batches_in_flight', 'Batches running now', (s) => s.sched.in_flight],
+    ['gauge', 'argus_detector_batches_in_flight', 'Batches running now', (s) => s.sched.inFlight],
     [
       'counter',
       'argus_detector_deadlines_missed_total',
       'Batches abandoned past their deadline',
-      (s) => s.sched.deadlines_missed,
+      (s) => s.det.deadlinesMissed,
     ],
     [
       'counter',
       'argus_detector_sessions_recreated_total',
       'Sessions recreated after a deadline or a crash',
-      (s) => s.det.recreated,
+      (s) => s.det.sessionsRecreated,
     ],
     [
       'gauge',
@@ -192,7 +185,7 @@ export function createMetrics(src: MetricsSource): Registry {
       'gauge',
       'argus_cache_hit_ratio',
       'Share of answered frames that came from the cache',
-      (s) => s.sched.cache_hit_ratio,
+      (s) => s.sched.cacheHitRatio,
     ],
     ['gauge', 'argus_mqtt_connected', '1 when connected to the broker', (s) => (s.mqtt.connected ? 1 : 0)],
     [
@@ -205,13 +198,13 @@ export function createMetrics(src: MetricsSource): Registry {
       'counter',
       'argus_mqtt_detections_dropped_total',
       'Detection messages dropped while the broker was away',
-      (s) => s.mqtt.detections_dropped,
+      (s) => s.mqtt.detectionsDropped,
     ],
     [
       'counter',
       'argus_mqtt_events_dropped_total',
       'Events dropped from a full buffer while the broker was away',
-      (s) => s.mqtt.events_dropped,
+      (s) => s.mqtt.eventsDropped,
     ],
   ];
   for (const [kind, name, help, value] of scalars)

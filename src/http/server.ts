@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
 import { LIVE_PAGE } from './page.js';
 
 /** An error with the HTTP status it should be answered with. */
@@ -31,24 +32,28 @@ export interface HttpSource {
 }
 
 /**
- * Health, metrics and the live page, over plain node:http. Binds to 127.0.0.1 unless told
- * otherwise. Read-only: every route is a GET.
+ * Health, metrics, the cameras, the live page and image detection, over plain node:http
+ * (docs/http.md). Binds to 127.0.0.1 unless told otherwise. Every route is a GET but
+ * POST /api/detect, whose body is bounded by `http.max_body_mb`.
  */
 export class HttpServer {
   private server: Server | undefined;
 
   constructor(
-    private readonly host: string,
-    private readonly port: number,
+    private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb'>,
     private readonly source: HttpSource,
     private readonly log: Logger,
-    private readonly maxBodyBytes = 10 * 1024 * 1024,
   ) {}
+
+  private get maxBodyBytes(): number {
+    return Math.round(this.cfg.max_body_mb * 1024 * 1024);
+  }
 
   get url(): string {
     const addr = this.server?.address();
-    const port = addr && typeof addr === 'object' ? addr.port : this.port;
-    return `http://${this.host.includes(':') ? `[${this.host}]` : this.host}:${port}`;
+    const port = addr && typeof addr === 'object' ? addr.port : this.cfg.port;
+    const host = this.cfg.host;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   }
 
   async start(): Promise<void> {
@@ -68,10 +73,12 @@ export class HttpServer {
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(
-          new Error(`HTTP server cannot listen on ${this.host}:${this.port} (${err.code ?? err.message})`),
+          new Error(
+            `HTTP server cannot listen on ${this.cfg.host}:${this.cfg.port} (${err.code ?? err.message})`,
+          ),
         ),
       );
-      server.listen(this.port, this.host, () => resolve());
+      server.listen(this.cfg.port, this.cfg.host, () => resolve());
     });
     this.log.info({ url: this.url }, 'HTTP server listening');
   }

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
-import type { Letterbox } from '../detector/letterbox.js';
-import type { Detection } from '../detector/results.js';
+import type { Detection } from '../core/frame.js';
+import type { Letterbox } from '../core/geometry.js';
 
 const COLOURS = [
   '#ff3838',

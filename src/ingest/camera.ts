@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
-import { letterbox, type Letterbox } from '../detector/letterbox.js';
+import type { Clock, Timer } from '../core/clock.js';
+import type { Frame } from '../core/frame.js';
+import { letterbox, type Letterbox } from '../core/geometry.js';
+import type { CameraConfig, Config } from '../config/index.js';
 import { redactUrl } from '../redact.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import type { Clock, Timer } from './clock.js';
-import { buildFfmpegArgs, type FfmpegArgsOptions } from './ffmpeg-args.js';
+import { buildFfmpegArgs } from './ffmpeg-args.js';
 import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
-import { FrameSplitter, type Frame } from './frames.js';
+import { FrameSplitter } from './frames.js';
 import {
   classifyExit,
   lastErrorLine,
@@ -38,19 +40,17 @@ export interface CameraStatus {
   source: { width: number; height: number } | null;
 }
 
-/** A camera's ffmpeg options (see buildFfmpegArgs) and how it is supervised. */
-export interface CameraSettings extends FfmpegArgsOptions {
+/** A stream that ran this long before failing restarts the backoff from its first step. */
+export const STABLE_AFTER_MS = 30_000;
+
+/** One camera's settings: its config section, the ffmpeg section, and what ingest found out. */
+export interface CameraSettings {
   name: string;
-  enabled: boolean;
-  /** No frame for this long (while connecting or streaming) restarts ffmpeg. */
-  stallTimeoutMs: number;
-  backoff: BackoffPolicy;
-  /** After this many consecutive authentication failures the camera is `offline`. */
-  authFailuresBeforeOffline: number;
-  /** A stream that ran this long before failing restarts the backoff from its first step. */
-  stableAfterMs: number;
-  /** Each step of stopping ffmpeg ('q', then SIGTERM, then SIGKILL) waits this long. */
-  stopGraceMs: number;
+  camera: CameraConfig;
+  ffmpeg: Config['ffmpeg'];
+  /** Model input size: every frame comes out size × size. */
+  size: number;
+  rtspTimeoutOption: 'stimeout' | 'timeout';
   /** Values to scrub from stderr and errors besides URL passwords. */
   secrets: readonly string[];
 }
@@ -96,12 +96,15 @@ export class Camera {
   private stopping = false;
   private pendingSource: { srcW: number; srcH: number } | null = null;
   private readonly log: Logger;
+  private readonly backoff: BackoffPolicy;
 
   constructor(
     readonly settings: CameraSettings,
     private readonly deps: CameraDeps,
   ) {
     this.log = deps.log.child({ camera: settings.name });
+    const f = settings.ffmpeg;
+    this.backoff = { initialMs: f.backoff_initial_s * 1000, maxMs: f.backoff_max_s * 1000, factor: 2 };
     this.geometry = letterbox(settings.size, settings.size, settings.size);
     this.status = {
       camera: settings.name,
@@ -135,7 +138,7 @@ export class Camera {
 
   start(): void {
     this.stopping = false;
-    if (!this.settings.enabled) {
+    if (!this.settings.camera.enabled) {
       this.setState('disabled');
       return;
     }
@@ -153,7 +156,7 @@ export class Camera {
   private connect(): void {
     this.timer = null;
     this.setState('connecting');
-    this.deps.resolveHost(this.settings.url).then(
+    this.deps.resolveHost(this.settings.camera.url).then(
       (url) => {
         if (this.stopping || this.status.state !== 'connecting') return;
         this.spawn(url);
@@ -167,7 +170,11 @@ export class Camera {
 
   private spawn(url: string): void {
     const s = this.settings;
-    const args = buildFfmpegArgs({ ...s, url });
+    const args = buildFfmpegArgs(s.camera, s.ffmpeg, {
+      url,
+      size: s.size,
+      rtspTimeoutOption: s.rtspTimeoutOption,
+    });
     const ring = new StderrRing(100, s.secrets);
     let markExited!: () => void;
     const exited = new Promise<void>((r) => (markExited = r));
@@ -195,7 +202,7 @@ export class Camera {
       },
       exit: (code, signal, error) => this.onExit(run, code, signal, error),
     });
-    this.log.debug({ pid: run.handle.pid, url: redactUrl(this.settings.url) }, 'ffmpeg started');
+    this.log.debug({ pid: run.handle.pid, url: redactUrl(this.settings.camera.url) }, 'ffmpeg started');
     this.armWatchdog(run);
   }
 
@@ -250,13 +257,16 @@ export class Camera {
    * Restarts ffmpeg when no frame arrived for the stall timeout. One timer per run, not one per
    * frame: when it fires after recent frames it simply waits out the rest of the timeout.
    */
-  private armWatchdog(run: Run, delay = this.settings.stallTimeoutMs): void {
+  private get stallTimeoutMs(): number {
+    return this.settings.ffmpeg.stall_timeout_s * 1000;
+  }
+
+  private armWatchdog(run: Run, delay = this.stallTimeoutMs): void {
     this.watchdog = this.deps.clock.setTimeout(() => {
       this.watchdog = null;
       if (this.run !== run || this.stopping) return;
       const quiet = this.deps.clock.now() - (run.lastFrameAt ?? run.startedAt);
-      if (quiet < this.settings.stallTimeoutMs)
-        return this.armWatchdog(run, this.settings.stallTimeoutMs - quiet);
+      if (quiet < this.stallTimeoutMs) return this.armWatchdog(run, this.stallTimeoutMs - quiet);
       run.killedFor = 'stall';
       this.log.debug('no frame within the stall timeout; terminating ffmpeg');
       void this.terminate(run, false);
@@ -277,7 +287,7 @@ export class Camera {
     let message: string;
     if (run.killedFor === 'stall') {
       cause = 'stall';
-      const secs = Math.round(this.settings.stallTimeoutMs / 1000);
+      const secs = Math.round(this.settings.ffmpeg.stall_timeout_s);
       message =
         run.streamingSince === null ? `no frame within ${secs} s of starting` : `no frame for ${secs} s`;
     } else if (error) {
@@ -301,13 +311,12 @@ export class Camera {
     detail: Record<string, unknown> = {},
   ): void {
     const now = this.deps.clock.now();
-    const s = this.settings;
-    if (run?.streamingSince != null && now - run.streamingSince >= s.stableAfterMs) this.attempt = 0;
+    if (run?.streamingSince != null && now - run.streamingSince >= STABLE_AFTER_MS) this.attempt = 0;
     this.authFailures = cause === 'auth' ? this.authFailures + 1 : 0;
     this.status.restarts++;
     this.status.lastError = { cause, message, at: now };
-    const offline = this.authFailures >= s.authFailuresBeforeOffline;
-    const delay = offline ? s.backoff.maxMs : backoffDelay(this.attempt++, s.backoff, this.deps.random);
+    const offline = this.authFailures >= this.settings.ffmpeg.auth_failures_before_offline;
+    const delay = offline ? this.backoff.maxMs : backoffDelay(this.attempt++, this.backoff, this.deps.random);
     this.log.warn(
       { cause, error: message, retryInMs: delay, ...detail },
       `camera failed (${cause}): ${message}`,
@@ -318,7 +327,7 @@ export class Camera {
 
   /** Ends a run: 'q' (when `polite`), then SIGTERM, then SIGKILL, each after the grace period. */
   private async terminate(run: Run, polite: boolean): Promise<void> {
-    const grace = this.settings.stopGraceMs;
+    const grace = this.settings.ffmpeg.stop_grace_s * 1000;
     const waitExit = (ms: number): Promise<boolean> =>
       new Promise((resolve) => {
         const t = this.deps.clock.setTimeout(() => resolve(false), ms);

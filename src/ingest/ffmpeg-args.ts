@@ -4,16 +4,20 @@
  * grey 114, bilinear), and write raw RGB24 frames to stdout. No shell is ever involved: each
  * argument is passed to the process as it is.
  */
-export interface FfmpegArgsOptions {
+import type { CameraConfig, Config } from '../config/index.js';
+
+/** The camera settings that shape its ffmpeg command line. */
+export type CameraArgsConfig = Pick<
+  CameraConfig,
+  'url' | 'fps' | 'rtsp_transport' | 'input_args' | 'hwaccel_args'
+>;
+
+/** What is known only when ffmpeg starts. */
+export interface StreamOptions {
+  /** The camera URL to open: `camera.url` with its host name resolved to an address. */
   url: string;
-  fps: number;
   /** Model input size: frames come out size × size. */
   size: number;
-  rtspTransport: 'tcp' | 'udp';
-  inputArgs: readonly string[];
-  hwaccelArgs: readonly string[];
-  /** Connect and read timeout. */
-  timeoutS: number;
   /** ffmpeg 4.x calls the RTSP socket timeout `-stimeout`; 5.0 and later `-timeout`. */
   rtspTimeoutOption: 'stimeout' | 'timeout';
 }
@@ -39,29 +43,33 @@ export function letterboxFilter(fps: number, size: number): string {
   ].join(',');
 }
 
-export function buildFfmpegArgs(o: FfmpegArgsOptions): FfmpegArgs {
-  const scheme = o.url.slice(0, o.url.indexOf(':')).toLowerCase();
-  const micros = String(Math.round(o.timeoutS * 1e6));
-  const input = ['-hide_banner', '-nostats', '-loglevel', 'verbose', ...o.hwaccelArgs];
-  let url = o.url;
+export function buildFfmpegArgs(
+  camera: CameraArgsConfig,
+  ffmpeg: Pick<Config['ffmpeg'], 'timeout_s'>,
+  stream: StreamOptions,
+): FfmpegArgs {
+  const scheme = stream.url.slice(0, stream.url.indexOf(':')).toLowerCase();
+  const micros = String(Math.round(ffmpeg.timeout_s * 1e6));
+  const input = ['-hide_banner', '-nostats', '-loglevel', 'verbose', ...camera.hwaccel_args];
+  let url = stream.url;
   if (scheme === 'lavfi') {
     // A synthetic camera: an ffmpeg filter graph, paced in real time.
     input.push('-re', '-f', 'lavfi');
-    url = o.url.slice('lavfi:'.length);
+    url = stream.url.slice('lavfi:'.length);
   } else if (scheme === 'rtsp' || scheme === 'rtsps') {
-    input.push('-rtsp_transport', o.rtspTransport, `-${o.rtspTimeoutOption}`, micros);
+    input.push('-rtsp_transport', camera.rtsp_transport, `-${stream.rtspTimeoutOption}`, micros);
     // Camera clocks are often wrong; pace by arrival so fps limiting is steady.
     input.push('-use_wallclock_as_timestamps', '1');
   } else if (scheme === 'http' || scheme === 'https' || scheme === 'rtmp') {
     input.push('-rw_timeout', micros);
   }
-  input.push('-fflags', '+genpts+discardcorrupt', ...o.inputArgs);
+  input.push('-fflags', '+genpts+discardcorrupt', ...camera.input_args);
   const output = [
     '-an',
     '-sn',
     '-dn',
     '-vf',
-    letterboxFilter(o.fps, o.size),
+    letterboxFilter(camera.fps, stream.size),
     '-pix_fmt',
     'rgb24',
     '-f',

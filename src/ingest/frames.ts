@@ -1,18 +1,3 @@
-import type { Letterbox } from '../detector/letterbox.js';
-
-/** One model-ready frame from a camera. */
-export interface Frame {
-  camera: string;
-  /** 1, 2, 3… per camera, across ffmpeg restarts. */
-  seq: number;
-  /** When the last byte of the frame arrived (ms since the epoch, from the injected clock). */
-  ts: number;
-  /** size × size × 3 RGB24 bytes, already letterboxed to the model's input. */
-  data: Buffer;
-  /** Maps boxes back to the source pixels of the stream at that moment. */
-  geometry: Letterbox;
-}
-
 /**
  * Cuts a byte stream into frames of exactly `frameBytes`. A frame wholly inside one chunk is
  * a view of that chunk (no copy); a frame split across chunks is assembled once into its own

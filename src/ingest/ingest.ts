@@ -1,18 +1,17 @@
 import type { Logger } from 'pino';
-import type { CameraConfig } from '../config/schema.js';
-import type { Config } from '../config/schema.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { Frame } from '../core/frame.js';
+import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { Camera, type CameraStatus } from './camera.js';
-import { systemClock, type Clock } from './clock.js';
 import {
   defaultFfmpegPath,
   fluentSpawner,
   probeRtspTimeoutOption,
   type SpawnFfmpeg,
 } from './ffmpeg-process.js';
-import type { Frame } from './frames.js';
 import { resolveUrlHost } from './resolve.js';
 
-export interface IngestOptions {
+export interface IngestConfig {
   cameras: Record<string, CameraConfig>;
   ffmpeg: Config['ffmpeg'];
   /** Model input size: every frame comes out size × size. */
@@ -23,61 +22,54 @@ export interface IngestOptions {
 export interface IngestDeps {
   log: Logger;
   onFrame: (frame: Frame) => void;
+  /** A camera's status changed (state, error, source geometry). */
   onStatus: (status: CameraStatus) => void;
   clock?: Clock;
   /** Replaces the real ffmpeg (tests). */
   spawn?: SpawnFfmpeg;
 }
 
-/** The ingest stage: one supervised ffmpeg per configured camera. */
+/**
+ * The ingest stage: one supervised ffmpeg per configured camera, and the one owner of every
+ * camera's status (state, restarts, last error, source size).
+ */
 export class Ingest {
   private cameras = new Map<string, Camera>();
-
-  constructor(
-    private opts: IngestOptions,
-    private readonly deps: IngestDeps,
-  ) {}
-
   private spawn: SpawnFfmpeg | undefined;
   private rtspTimeoutOption: 'stimeout' | 'timeout' = 'timeout';
+  private readonly log: Logger;
 
-  async start(): Promise<void> {
-    const path = this.opts.ffmpeg.path ?? (await defaultFfmpegPath());
-    this.rtspTimeoutOption = await probeRtspTimeoutOption(path);
-    this.spawn = this.deps.spawn ?? fluentSpawner(path);
-    this.deps.log
-      .child({ stage: 'ingest' })
-      .info({ ffmpeg: path, cameras: Object.keys(this.opts.cameras).length }, 'starting cameras');
-    for (const [name, c] of Object.entries(this.opts.cameras)) this.startCamera(name, c);
+  constructor(
+    private cfg: IngestConfig,
+    private readonly deps: IngestDeps,
+  ) {
+    this.log = deps.log.child({ stage: 'ingest' });
   }
 
-  private startCamera(name: string, c: CameraConfig): void {
-    const f = this.opts.ffmpeg;
+  async start(): Promise<void> {
+    const path = this.cfg.ffmpeg.path ?? (await defaultFfmpegPath());
+    this.rtspTimeoutOption = await probeRtspTimeoutOption(path);
+    this.spawn = this.deps.spawn ?? fluentSpawner(path);
+    this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
+    for (const name of Object.keys(this.cfg.cameras)) this.startCamera(name);
+  }
+
+  private startCamera(name: string): void {
     const camera = new Camera(
       {
         name,
-        url: c.url,
-        enabled: c.enabled,
-        fps: c.fps,
-        size: this.opts.size,
-        rtspTransport: c.rtsp_transport,
-        inputArgs: c.input_args,
-        hwaccelArgs: c.hwaccel_args,
-        timeoutS: f.timeout_s,
-        stallTimeoutMs: f.stall_timeout_s * 1000,
-        backoff: { initialMs: f.backoff_initial_s * 1000, maxMs: f.backoff_max_s * 1000, factor: 2 },
-        authFailuresBeforeOffline: f.auth_failures_before_offline,
-        stableAfterMs: 30_000,
-        stopGraceMs: f.stop_grace_s * 1000,
+        camera: this.cfg.cameras[name]!,
+        ffmpeg: this.cfg.ffmpeg,
+        size: this.cfg.size,
         rtspTimeoutOption: this.rtspTimeoutOption,
-        secrets: this.opts.secrets,
+        secrets: this.cfg.secrets,
       },
       {
         spawn: this.spawn!,
         clock: this.deps.clock ?? systemClock,
         random: Math.random,
         resolveHost: (url) => resolveUrlHost(url),
-        log: this.deps.log.child({ stage: 'ingest' }),
+        log: this.log,
         onFrame: this.deps.onFrame,
         onStatus: this.deps.onStatus,
       },
@@ -87,29 +79,23 @@ export class Ingest {
   }
 
   /**
-   * Brings the running cameras in line with a new camera section: new ones start, removed ones
-   * stop, changed ones restart, and unchanged ones are not touched (they keep streaming).
+   * Brings the running cameras in line with a reloaded camera section: new ones start, removed
+   * ones stop, changed ones restart, and unchanged ones are not touched (they keep streaming).
    */
-  async reconcile(
+  async setCameras(
     cameras: Record<string, CameraConfig>,
+    changes: CameraChanges,
     secrets: readonly string[],
-  ): Promise<{ added: string[]; removed: string[]; restarted: string[]; unchanged: string[] }> {
-    const before = this.opts.cameras;
-    this.opts = { ...this.opts, cameras, secrets };
-    const same = (a: CameraConfig, b: CameraConfig): boolean => JSON.stringify(a) === JSON.stringify(b);
-    const removed = Object.keys(before).filter((n) => !(n in cameras));
-    const restarted = Object.keys(cameras).filter((n) => n in before && !same(before[n]!, cameras[n]!));
-    const added = Object.keys(cameras).filter((n) => !(n in before));
-    const unchanged = Object.keys(cameras).filter((n) => n in before && same(before[n]!, cameras[n]!));
+  ): Promise<void> {
+    this.cfg = { ...this.cfg, cameras, secrets };
     await Promise.all(
-      [...removed, ...restarted].map(async (n) => {
+      [...changes.removed, ...changes.changed].map(async (n) => {
         const cam = this.cameras.get(n);
         this.cameras.delete(n);
         await cam?.stop();
       }),
     );
-    for (const n of [...restarted, ...added]) this.startCamera(n, cameras[n]!);
-    return { added, removed, restarted, unchanged };
+    for (const n of [...changes.changed, ...changes.added]) this.startCamera(n);
   }
 
   /** Stops every camera at once; each escalates q → SIGTERM → SIGKILL on its own. */
@@ -117,6 +103,11 @@ export class Ingest {
     const cams = [...this.cameras.values()];
     this.cameras.clear();
     await Promise.all(cams.map((c) => c.stop()));
+  }
+
+  /** A running camera's status; undefined for names not (or no longer) configured. */
+  status(name: string): CameraStatus | undefined {
+    return this.cameras.get(name)?.snapshot();
   }
 
   statuses(): CameraStatus[] {

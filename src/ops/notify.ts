@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
  */
 export class SystemdNotifier {
   private pingRunning = false;
+  private watchdogTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
@@ -54,5 +55,23 @@ export class SystemdNotifier {
     if (this.pingRunning) return;
     this.pingRunning = true;
     void this.send('WATCHDOG=1').then(() => (this.pingRunning = false));
+  }
+
+  /**
+   * Pings the watchdog from the event loop, but only while `healthy()` says so: a stuck loop or
+   * a detector that cannot recover stops the pings, and systemd restarts Argus.
+   */
+  startWatchdog(healthy: () => boolean): void {
+    const ms = this.watchdogIntervalMs;
+    if (!ms) return;
+    this.watchdogTimer = setInterval(() => {
+      if (healthy()) this.watchdog();
+      else this.log.warn('unhealthy: withholding the systemd watchdog ping');
+    }, ms);
+  }
+
+  stopWatchdog(): void {
+    clearInterval(this.watchdogTimer);
+    this.watchdogTimer = undefined;
   }
 }

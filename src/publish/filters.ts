@@ -1,5 +1,5 @@
-import type { CameraConfig } from '../config/schema.js';
-import type { Detection } from '../detector/results.js';
+import type { Detection } from '../core/frame.js';
+import type { CameraConfig } from '../config/index.js';
 
 /** A detection after the camera's filters, with the zones it is in. */
 export interface ZonedDetection extends Detection {

@@ -1,14 +1,14 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/index.js';
 import { redactUrl } from '../redact.js';
 
 export interface OutputStats {
   connected: boolean;
   reconnects: number;
-  detections_dropped: number;
-  events_dropped: number;
+  detectionsDropped: number;
+  eventsDropped: number;
   buffered: number;
 }
 
@@ -127,8 +127,8 @@ export class MqttOutput implements Output {
     return {
       connected: this.connected,
       reconnects: this.reconnects,
-      detections_dropped: this.detectionsDropped,
-      events_dropped: this.eventsDropped,
+      detectionsDropped: this.detectionsDropped,
+      eventsDropped: this.eventsDropped,
       buffered: this.events.length + this.states.size,
     };
   }

@@ -1,6 +1,7 @@
-import type { CameraConfig, Config } from '../config/schema.js';
-import type { CameraStatus } from '../ingest/camera.js';
-import type { Result } from '../scheduler/scheduler.js';
+import type { Clock, Timer } from '../core/clock.js';
+import type { Result } from '../core/frame.js';
+import type { CameraConfig, Config } from '../config/index.js';
+import type { CameraStatus } from '../ingest/index.js';
 import { applyCameraFilters } from './filters.js';
 import type { Output } from './mqtt-output.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload, Topics } from './topics.js';
@@ -8,34 +9,55 @@ import { Tracker, type ObjectEvent } from './tracker.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** How often objects no longer seen are checked for their end. */
+const TICK_MS = 1000;
+
+export interface ReporterDeps {
+  out: Output;
+  topics: Topics;
+  clock: Clock;
+  /** A camera's current status, from its one owner (ingest). */
+  cameraStatus: (camera: string) => CameraStatus | undefined;
+}
+
 /**
  * Turns the pipeline's output into MQTT messages: per-frame detections after each camera's
  * filters, object events from a per-camera tracker, retained per-label counts, and retained
- * camera statuses.
+ * camera statuses (ingest's status, or the detector's error while a camera's batches fail).
  */
 export class Reporter {
   private trackers = new Map<string, Tracker>();
   private counts = new Map<string, Record<string, number>>();
-  private statuses = new Map<string, CameraStatus>();
   private detectorErrors = new Map<string, { message: string; at: number }>();
+  private timer: Timer | null = null;
 
   constructor(
     private cameras: Record<string, CameraConfig>,
     private readonly events: Config['events'],
-    private readonly topics: Topics,
-    private readonly out: Output,
+    private readonly deps: ReporterDeps,
   ) {}
+
+  private get out(): Output {
+    return this.deps.out;
+  }
+
+  private get topics(): Topics {
+    return this.deps.topics;
+  }
+
+  /** Starts ending objects no camera has seen for `end_after_s`, checked every second. */
+  start(): void {
+    const tick = (): void => {
+      this.tick(this.deps.clock.now());
+      this.timer = this.deps.clock.setTimeout(tick, TICK_MS);
+    };
+    this.timer = this.deps.clock.setTimeout(tick, TICK_MS);
+  }
 
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      t = new Tracker(camera, {
-        minFrames: this.events.min_frames,
-        endAfterMs: this.events.end_after_s * 1000,
-        matchIou: 0.3,
-        updateIou: this.events.update_iou,
-        updateScore: this.events.update_score,
-      });
+      t = new Tracker(camera, this.events);
       this.trackers.set(camera, t);
     }
     return t;
@@ -57,7 +79,7 @@ export class Reporter {
     this.out.detection(this.topics.detections(r.camera), JSON.stringify(payload));
     this.emit(this.tracker(r.camera).update(dets, r.ts));
     this.publishCounts(r.camera);
-    if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishStatus(r.camera);
+    if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishStatusOf(r.camera);
   }
 
   private emit(events: ObjectEvent[]): void {
@@ -81,20 +103,24 @@ export class Reporter {
     this.counts.set(camera, now);
   }
 
+  /** A camera's status changed. */
   onCameraStatus(s: CameraStatus): void {
-    this.statuses.set(s.camera, s);
-    this.publishStatus(s.camera);
+    this.publishStatus(s);
   }
 
   /** A batch with this camera's frames failed (missed deadline, detector error). */
-  onDetectorError(camera: string, message: string, at: number): void {
-    this.detectorErrors.set(camera, { message, at });
-    this.publishStatus(camera);
+  onDetectorError(camera: string, message: string): void {
+    this.detectorErrors.set(camera, { message, at: this.deps.clock.now() });
+    this.publishStatusOf(camera);
   }
 
-  private publishStatus(camera: string): void {
-    const s = this.statuses.get(camera);
-    if (!s) return;
+  private publishStatusOf(camera: string): void {
+    const s = this.deps.cameraStatus(camera);
+    if (s) this.publishStatus(s);
+  }
+
+  private publishStatus(s: CameraStatus): void {
+    const camera = s.camera;
     const det = this.detectorErrors.get(camera);
     const lastError = det
       ? { cause: 'detector' as const, message: det.message, at: iso(det.at) }
@@ -113,7 +139,7 @@ export class Reporter {
     this.out.state(this.topics.cameraStatus(camera), JSON.stringify(payload));
   }
 
-  /** Ends objects no camera has seen for `end_after_s` (called every second). */
+  /** Ends objects no camera has seen for `end_after_s` at time `now`. */
   tick(now: number): void {
     for (const [camera, t] of this.trackers) {
       this.emit(t.expire(now));
@@ -133,7 +159,9 @@ export class Reporter {
   }
 
   /** On shutdown: every object in view ends, and counts go to zero. */
-  finish(): void {
+  stop(): void {
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = null;
     for (const [camera, t] of this.trackers) {
       this.emit(t.endAll());
       this.publishCounts(camera);

@@ -1,5 +1,4 @@
-import type { CameraState } from '../ingest/camera.js';
-import type { FailureCause } from '../ingest/stderr.js';
+import type { CameraState, FailureCause } from '../ingest/index.js';
 import type { ZonedDetection } from './filters.js';
 import type { ObjectEvent } from './tracker.js';
 
@@ -21,8 +20,6 @@ export const topics = (base: string) => ({
 });
 
 export type Topics = ReturnType<typeof topics>;
-
-export type AvailabilityPayload = 'online' | 'offline';
 
 export interface CameraStatusPayload {
   camera: string;

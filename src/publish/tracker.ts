@@ -1,27 +1,9 @@
-import { iou } from '../detector/decode.js';
-import type { Box } from '../detector/letterbox.js';
+import { iou, type Box } from '../core/geometry.js';
+import type { Config } from '../config/index.js';
 import type { ZonedDetection } from './filters.js';
 
-export interface TrackerSettings {
-  /** Frames an object must be seen in before its `new` event. */
-  minFrames: number;
-  /** An object not seen for this long ends. */
-  endAfterMs: number;
-  /** Smallest IoU that links a detection to a tracked object. */
-  matchIou: number;
-  /** An update is sent when the box overlaps the last reported one less than this. */
-  updateIou: number;
-  /** ...or the score rose at least this much above the last reported score. */
-  updateScore: number;
-}
-
-export const DEFAULT_TRACKER: TrackerSettings = {
-  minFrames: 2,
-  endAfterMs: 5000,
-  matchIou: 0.3,
-  updateIou: 0.7,
-  updateScore: 0.1,
-};
+/** Smallest IoU that links a detection to a tracked object. */
+const MATCH_IOU = 0.3;
 
 export interface ObjectEvent {
   type: 'new' | 'update' | 'end';
@@ -52,9 +34,9 @@ interface Track {
 
 /**
  * A per-camera IoU tracker. Each frame's detections are matched greedily, best overlap first,
- * to objects of the same label; an object seen in `minFrames` frames is announced (`new`),
+ * to objects of the same label; an object seen in `min_frames` frames is announced (`new`),
  * re-announced when it moves, changes zones or gains score materially (`update`), and ends when
- * unseen for `endAfterMs` (`end`). Objects never confirmed vanish without an event.
+ * unseen for `end_after_s` (`end`). Objects never confirmed vanish without an event.
  */
 export class Tracker {
   private tracks: Track[] = [];
@@ -62,7 +44,7 @@ export class Tracker {
 
   constructor(
     readonly camera: string,
-    private readonly settings: TrackerSettings = DEFAULT_TRACKER,
+    private readonly cfg: Config['events'],
   ) {}
 
   private event(type: ObjectEvent['type'], t: Track): ObjectEvent {
@@ -87,7 +69,7 @@ export class Tracker {
       dets.forEach((d, i) => {
         if (d.label !== t.label) return;
         const o = iou(t.box, d.box);
-        if (o >= this.settings.matchIou) pairs.push({ t, d: i, iou: o });
+        if (o >= MATCH_IOU) pairs.push({ t, d: i, iou: o });
       });
     });
     pairs.sort((a, b) => b.iou - a.iou);
@@ -105,14 +87,14 @@ export class Tracker {
       t.zones = d.zones;
       t.lastSeen = ts;
       t.hits++;
-      if (!t.confirmed && t.hits >= this.settings.minFrames) {
+      if (!t.confirmed && t.hits >= this.cfg.min_frames) {
         t.confirmed = true;
         t.reported = { box: t.box, score: t.topScore, zones: t.zones };
         events.push(this.event('new', t));
       } else if (t.confirmed && t.reported) {
-        const moved = iou(t.reported.box, t.box) < this.settings.updateIou;
+        const moved = iou(t.reported.box, t.box) < this.cfg.update_iou;
         const zonesChanged = t.zones.join('\u0000') !== t.reported.zones.join('\u0000');
-        const better = t.topScore - t.reported.score >= this.settings.updateScore;
+        const better = t.topScore - t.reported.score >= this.cfg.update_score;
         if (moved || zonesChanged || better) {
           t.reported = { box: t.box, score: t.topScore, zones: t.zones };
           events.push(this.event('update', t));
@@ -135,7 +117,7 @@ export class Tracker {
         reported: null,
       };
       this.tracks.push(t);
-      if (this.settings.minFrames <= 1) {
+      if (this.cfg.min_frames <= 1) {
         t.confirmed = true;
         t.reported = { box: t.box, score: t.topScore, zones: t.zones };
         events.push(this.event('new', t));
@@ -145,11 +127,11 @@ export class Tracker {
     return events;
   }
 
-  /** Ends objects unseen for `endAfterMs` at time `now` (also called on a timer). */
+  /** Ends objects unseen for `end_after_s` at time `now` (also called on a timer). */
   expire(now: number): ObjectEvent[] {
     const events: ObjectEvent[] = [];
     this.tracks = this.tracks.filter((t) => {
-      if (now - t.lastSeen < this.settings.endAfterMs) return true;
+      if (now - t.lastSeen < this.cfg.end_after_s * 1000) return true;
       if (t.confirmed) events.push(this.event('end', t));
       return false;
     });

@@ -13,56 +13,56 @@
  * A camera that had nothing waiting does not bank credit for the time it was idle: when its
  * queue fills again its pass is brought up to the current virtual time.
  */
-export interface Contender {
-  camera: string;
+export interface Contender<K = string> {
+  /** Who is contending: a camera's name, or any other value that identifies a queue. */
+  key: K;
   priority: number;
   waiting: number;
 }
 
-export class FairShare {
-  private pass = new Map<string, number>();
-  private lastServed = new Map<string, number>();
+export class FairShare<K = string> {
+  private pass = new Map<K, number>();
+  private lastServed = new Map<K, number>();
   private vtime = 0;
   private tick = 0;
 
-  /** Picks up to `max` frames; returns the camera of each, in order. */
-  pick(contenders: readonly Contender[], max: number): string[] {
-    const left = new Map(contenders.filter((c) => c.waiting > 0).map((c) => [c.camera, { ...c }]));
-    for (const c of left.values())
-      this.pass.set(c.camera, Math.max(this.pass.get(c.camera) ?? 0, this.vtime));
-    const picks: string[] = [];
+  /** Picks up to `max` frames; returns the key of each, in order. */
+  pick(contenders: readonly Contender<K>[], max: number): K[] {
+    const left = new Map(contenders.filter((c) => c.waiting > 0).map((c) => [c.key, { ...c }]));
+    for (const c of left.values()) this.pass.set(c.key, Math.max(this.pass.get(c.key) ?? 0, this.vtime));
+    const picks: K[] = [];
     while (picks.length < max && left.size > 0) {
-      let best: Contender | undefined;
+      let best: Contender<K> | undefined;
       for (const c of left.values()) {
         if (!best) {
           best = c;
           continue;
         }
-        const pc = this.pass.get(c.camera)!;
-        const pb = this.pass.get(best.camera)!;
+        const pc = this.pass.get(c.key)!;
+        const pb = this.pass.get(best.key)!;
         if (
           pc < pb - 1e-12 ||
           (Math.abs(pc - pb) <= 1e-12 &&
             (c.priority > best.priority ||
               (c.priority === best.priority &&
-                (this.lastServed.get(c.camera) ?? -1) < (this.lastServed.get(best.camera) ?? -1))))
+                (this.lastServed.get(c.key) ?? -1) < (this.lastServed.get(best.key) ?? -1))))
         ) {
           best = c;
         }
       }
       const b = best!;
-      const p = this.pass.get(b.camera)!;
+      const p = this.pass.get(b.key)!;
       this.vtime = Math.max(this.vtime, p);
-      this.pass.set(b.camera, p + 1 / b.priority);
-      this.lastServed.set(b.camera, this.tick++);
-      picks.push(b.camera);
-      if (--b.waiting === 0) left.delete(b.camera);
+      this.pass.set(b.key, p + 1 / b.priority);
+      this.lastServed.set(b.key, this.tick++);
+      picks.push(b.key);
+      if (--b.waiting === 0) left.delete(b.key);
     }
     return picks;
   }
 
-  forget(camera: string): void {
-    this.pass.delete(camera);
-    this.lastServed.delete(camera);
+  forget(key: K): void {
+    this.pass.delete(key);
+    this.lastServed.delete(key);
   }
 }

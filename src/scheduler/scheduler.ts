@@ -1,203 +1,235 @@
 import type { Logger } from 'pino';
-import { blockHash, type BlockHash } from '../cache/block-hash.js';
-import type { FrameCache } from '../cache/frame-cache.js';
-import { DeadlineError, type BatchResult } from '../detector/detector.js';
-import type { Letterbox } from '../detector/letterbox.js';
-import { rgbToNchw } from '../detector/preprocess.js';
-import { toDetections, type Detection } from '../detector/results.js';
-import type { Clock, Timer } from '../ingest/clock.js';
-import type { Frame } from '../ingest/frames.js';
-import { FrameQueue, type DropReason } from '../queue/frame-queue.js';
+import type { Clock, Timer } from '../core/clock.js';
+import type { Detection, Frame, Picture, Result } from '../core/frame.js';
+import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
+import { FrameQueue, type DropReason } from '../queue/index.js';
 import { FairShare } from './fair-share.js';
+
+/** One batch's answer: per picture, its detections in source pixels. */
+export interface BatchDetections {
+  detections: Detection[][];
+  inferMs: number;
+}
 
 /** What the scheduler needs of the detector (the worker pool, or a fake in tests). */
 export interface BatchDetector {
-  readonly inputSize: number;
-  readonly frameFloats: number;
-  readonly labels: readonly string[];
-  detect(input: Float32Array, count: number, timeoutMs?: number): Promise<BatchResult>;
+  /** Batches it can run at once (its sessions). */
+  readonly concurrency: number;
+  detect(pictures: readonly Picture[]): Promise<BatchDetections>;
 }
 
-export interface SchedulerSettings {
-  maxBatch: number;
-  /** How long a partial batch may wait to fill while the detector is busy. */
-  maxWaitMs: number;
-  /**
-   * Also hold a partial batch for `maxWaitMs` when no batch is running (throughput over
-   * latency). Off by default: an idle detector takes what is waiting at once, and batches form
-   * by themselves under load, while the previous batch runs.
-   */
-  fillWhenIdle?: boolean;
-  /** Batches running at once: one per detector worker. */
-  maxInFlight: number;
-  /** Frames older than this when their turn comes are dropped as stale. */
-  maxFrameAgeMs: number;
-  inferenceTimeoutMs: number;
-}
-
-export interface SchedulerCamera {
-  name: string;
-  priority: number;
-  queueSize: number;
-  /** Whether unchanged frames may be answered from the cache (default true). */
-  cache?: boolean;
-  /** Not a camera (e.g. images posted to the HTTP API): left out of stats. */
-  internal?: boolean;
-}
-
-/** One answered frame: analysed by the model, or answered from the cache. */
-export interface Result {
-  camera: string;
-  seq: number;
-  ts: number;
-  geometry: Letterbox;
-  cached: boolean;
-  detections: Detection[];
-  /** The frame's pixels (model input, RGB24), for snapshots. */
-  data: Buffer;
-  /** For analysed frames: how long the frame waited before its batch was sent, and the batch. */
-  queuedMs?: number;
-  batchSize?: number;
-  inferMs?: number;
+/** What the scheduler needs of the frame cache. */
+export interface ResultCache {
+  readonly enabled: boolean;
+  /** The detections `frame` may reuse (it looks like its camera's last analysed frame), if any. */
+  lookup(frame: Frame): Detection[] | undefined;
+  store(frame: Frame, detections: Detection[]): void;
+  forget(camera: string): void;
 }
 
 export type Drop = DropReason | 'error';
 
+/** A submitted picture that got no answer: its queue was full, it went stale, or its batch failed. */
+export class FrameDropped extends Error {
+  constructor(
+    readonly reason: Drop | 'stopped',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface CameraStats {
-  frames_in: number;
+  framesIn: number;
   analysed: number;
   cached: number;
   dropped: Record<Drop, number>;
-  queue_depth: number;
+  queueDepth: number;
   /** Mean and last age of frames when their batch was sent (ms). */
-  frame_age_ms_mean: number;
-  frame_age_ms_last: number;
-  last_detector_error: { message: string; at: number } | null;
+  frameAgeMsMean: number;
+  frameAgeMsLast: number;
+  lastDetectorError: { message: string; at: number } | null;
 }
 
 export interface SchedulerStats {
   cameras: Record<string, CameraStats>;
+  /** Pictures submitted one by one (`submit`), and how many got no answer. */
+  submitted: { answered: number; dropped: number };
   batches: number;
   /** How many batches had each size (index = size). */
-  batch_sizes: number[];
-  inference_ms_mean: number;
-  inference_ms_last: number;
-  in_flight: number;
-  deadlines_missed: number;
-  cache_hit_ratio: number;
-}
-
-interface Queued {
-  frame: Frame;
-  hash: BlockHash | undefined;
-  ts: number;
-}
-
-interface CameraSlot {
-  cfg: SchedulerCamera;
-  queue: FrameQueue<Queued>;
-  stats: Omit<CameraStats, 'queue_depth' | 'dropped'> & { errors: number; ageSum: number };
+  batchSizes: number[];
+  inferenceMsMean: number;
+  inferenceMsLast: number;
+  inFlight: number;
+  cacheHitRatio: number;
 }
 
 export interface SchedulerDeps {
   detector: BatchDetector;
-  cache: FrameCache;
+  cache: ResultCache;
   clock: Clock;
   log: Logger;
+  /** Every answered camera frame, analysed or from the cache. */
   onResult: (r: Result) => void;
   /** A batch holding this camera's frames failed (deadline, detector error). */
   onDetectorError?: (camera: string, message: string) => void;
-  /** A frame was dropped without an answer (queue full, stale, or its batch failed). */
-  onDrop?: (frame: Frame, reason: Drop) => void;
-  /** Allocates batch buffers (tests count allocations). */
-  allocate?: (floats: number) => Float32Array;
+}
+
+/** Pictures submitted at one priority wait here; beyond it the oldest is dropped. */
+const SUBMIT_QUEUE = 16;
+
+type Job =
+  | { ts: number; frame: Frame }
+  | {
+      ts: number;
+      picture: Picture;
+      resolve: (d: Detection[]) => void;
+      reject: (e: FrameDropped) => void;
+    };
+
+interface CameraCounters {
+  framesIn: number;
+  analysed: number;
+  cached: number;
+  errors: number;
+  ageSum: number;
+  frameAgeMsLast: number;
+  lastDetectorError: { message: string; at: number } | null;
+}
+
+/** A queue that competes for batch slots: one per camera, one per priority of submitted pictures. */
+interface Lane {
+  priority: number;
+  queue: FrameQueue<Job>;
+  /** Cameras only. */
+  camera?: { name: string; counters: CameraCounters };
 }
 
 /**
- * Merges the cameras' frames into batches for the detector: a batch leaves when `maxBatch`
- * frames wait, when the oldest has waited `maxWaitMs`, or at once when no batch is running
- * (unless `fillWhenIdle`); frames are picked by fair share of
- * priority (see FairShare); at most `maxInFlight` batches run at once, so the next is being
- * filled while the current runs. Unchanged frames are answered from the cache and never wait.
+ * Merges the cameras' frames, and pictures submitted one by one, into batches for the detector:
+ * a batch leaves when `max_batch` frames wait, when the oldest has waited `max_wait_ms`, or at
+ * once when no batch is running (unless `fill_when_idle`); frames are picked by fair share of
+ * priority (see FairShare); at most `max_in_flight` batches run at once (0: one per detector
+ * session), so the next is being filled while the current runs. Unchanged camera frames are
+ * answered from the cache and never wait.
  */
 export class Scheduler {
-  private cams = new Map<string, CameraSlot>();
-  private fair = new FairShare();
-  private pool: Float32Array[] = [];
+  private cams = new Map<string, Lane>();
+  private submitLanes = new Map<number, Lane>();
+  private fair = new FairShare<Lane>();
   private inFlight = 0;
   private idle: (() => void)[] = [];
   private timer: Timer | null = null;
   private timerAt = 0;
-  private stopped = false;
+  private running = false;
   private batches = 0;
-  private batchSizes: number[] = [];
+  private batchSizes: number[];
   private inferSum = 0;
   private okBatches = 0;
   private inferLast = 0;
-  private deadlines = 0;
-  private readonly allocate: (floats: number) => Float32Array;
+  private submitted = { answered: 0, dropped: 0 };
 
   constructor(
-    private readonly settings: SchedulerSettings,
+    private readonly cfg: Config['scheduler'],
     private readonly deps: SchedulerDeps,
   ) {
-    this.allocate = deps.allocate ?? ((n) => new Float32Array(n));
-    this.batchSizes = new Array<number>(settings.maxBatch + 1).fill(0);
+    this.batchSizes = new Array<number>(cfg.max_batch + 1).fill(0);
   }
 
-  addCamera(cfg: SchedulerCamera): void {
-    const old = this.cams.get(cfg.name);
-    this.cams.set(cfg.name, {
-      cfg,
-      queue: new FrameQueue<Queued>(cfg.queueSize),
-      stats: old?.stats ?? {
-        frames_in: 0,
-        analysed: 0,
-        cached: 0,
-        errors: 0,
-        ageSum: 0,
-        frame_age_ms_mean: 0,
-        frame_age_ms_last: 0,
-        last_detector_error: null,
+  private get maxInFlight(): number {
+    return this.cfg.max_in_flight || this.deps.detector.concurrency;
+  }
+
+  /** Starts taking frames from the enabled cameras of `cameras`. */
+  start(cameras: Record<string, CameraConfig>): void {
+    this.running = true;
+    for (const [name, c] of Object.entries(cameras)) this.addCamera(name, c);
+  }
+
+  /** A reloaded camera section: removed cameras go, changed ones start afresh, new ones join. */
+  setCameras(cameras: Record<string, CameraConfig>, changes: CameraChanges): void {
+    for (const name of [...changes.removed, ...changes.changed]) this.removeCamera(name);
+    for (const name of [...changes.added, ...changes.changed]) this.addCamera(name, cameras[name]!);
+  }
+
+  private addCamera(name: string, c: CameraConfig): void {
+    if (!c.enabled) return;
+    this.cams.set(name, {
+      priority: c.priority,
+      queue: new FrameQueue<Job>(this.cfg.queue_size),
+      camera: {
+        name,
+        counters: {
+          framesIn: 0,
+          analysed: 0,
+          cached: 0,
+          errors: 0,
+          ageSum: 0,
+          frameAgeMsLast: 0,
+          lastDetectorError: null,
+        },
       },
     });
   }
 
-  removeCamera(name: string): void {
-    this.cams.get(name)?.queue.clear();
+  private removeCamera(name: string): void {
+    const lane = this.cams.get(name);
+    if (!lane) return;
+    lane.queue.clear();
     this.cams.delete(name);
-    this.fair.forget(name);
+    this.fair.forget(lane);
     this.deps.cache.forget(name);
   }
 
   /** Takes a frame from a camera. Never blocks: a full queue drops its oldest frame. */
   push(frame: Frame): void {
-    const cam = this.cams.get(frame.camera);
-    if (!cam || this.stopped) return;
-    cam.stats.frames_in++;
-    let hash: BlockHash | undefined;
-    if (this.deps.cache.enabled && cam.cfg.cache !== false) {
-      hash = blockHash(frame.data, this.deps.detector.inputSize);
-      if (this.answerFromCache(cam, frame, hash)) return;
-    }
-    const evicted = cam.queue.push({ frame, hash, ts: frame.ts });
-    if (evicted) this.deps.onDrop?.(evicted.frame, 'full');
+    const lane = this.cams.get(frame.camera);
+    if (!lane || !this.running) return;
+    lane.camera!.counters.framesIn++;
+    if (this.answerFromCache(lane, frame)) return;
+    lane.queue.push({ frame, ts: frame.ts });
     this.dispatch();
   }
 
-  private answerFromCache(cam: CameraSlot, frame: Frame, hash: BlockHash): boolean {
-    const d = this.deps.cache.lookup(frame.camera, hash, frame.ts);
-    if (!d.hit) return false;
-    cam.stats.cached++;
-    this.deps.onResult({
-      camera: frame.camera,
-      seq: frame.seq,
-      ts: frame.ts,
-      geometry: frame.geometry,
-      cached: true,
-      detections: d.detections,
-      data: frame.data,
+  /**
+   * Runs one picture (not from a camera, e.g. an image posted to the HTTP API) through the same
+   * batches as the cameras, at `priority` (1..10) among them. Resolves with its detections;
+   * rejects with FrameDropped when it gets no answer (queue full, stale, batch failed, stopped).
+   */
+  submit(picture: Picture, priority: number): Promise<Detection[]> {
+    if (!this.running) return Promise.reject(new FrameDropped('stopped', 'the scheduler is stopped'));
+    let lane = this.submitLanes.get(priority);
+    if (!lane) {
+      lane = { priority, queue: new FrameQueue<Job>(SUBMIT_QUEUE) };
+      this.submitLanes.set(priority, lane);
+    }
+    const queue = lane.queue;
+    return new Promise((resolve, reject) => {
+      const evicted = queue.push({ ts: this.deps.clock.now(), picture, resolve, reject });
+      if (evicted) this.dropped(evicted, 'full');
+      this.dispatch();
     });
+  }
+
+  /** A job leaves without an answer; a submitted picture's promise is rejected, saying why. */
+  private dropped(job: Job, reason: Drop | 'stopped', why?: string): void {
+    if ('frame' in job) return;
+    this.submitted.dropped++;
+    if (reason === 'stopped') return job.reject(new FrameDropped(reason, 'Argus is stopping'));
+    const text: Record<Drop, string> = {
+      full: 'too many pictures waiting',
+      stale: 'it waited too long',
+      error: `its batch failed${why ? `: ${why}` : ''}`,
+    };
+    job.reject(new FrameDropped(reason, `the detector is busy: the picture was dropped (${text[reason]})`));
+  }
+
+  private answerFromCache(lane: Lane, frame: Frame): boolean {
+    if (!this.deps.cache.enabled) return false;
+    const detections = this.deps.cache.lookup(frame);
+    if (!detections) return false;
+    lane.camera!.counters.cached++;
+    this.deps.onResult({ ...frame, cached: true, detections });
     return true;
   }
 
@@ -214,85 +246,82 @@ export class Scheduler {
     );
   }
 
+  private lanes(): Lane[] {
+    return [...this.cams.values(), ...this.submitLanes.values()];
+  }
+
   /** Sends batches while a slot is free and a batch is due. */
   private dispatch(): void {
-    while (!this.stopped && this.inFlight < this.settings.maxInFlight) {
+    while (this.running && this.inFlight < this.maxInFlight) {
       const now = this.deps.clock.now();
-      const cutoff = now - this.settings.maxFrameAgeMs;
+      const cutoff = now - this.cfg.max_frame_age_ms;
+      const lanes = this.lanes();
       let total = 0;
       let oldest = Infinity;
-      for (const c of this.cams.values()) {
-        c.queue.dropOlderThan(cutoff, (q) => this.deps.onDrop?.(q.frame, 'stale'));
-        total += c.queue.length;
-        const head = c.queue.peek();
+      for (const lane of lanes) {
+        lane.queue.dropOlderThan(cutoff, (job) => this.dropped(job, 'stale'));
+        total += lane.queue.length;
+        const head = lane.queue.peek();
         if (head && head.ts < oldest) oldest = head.ts;
       }
       if (total === 0) return;
-      const idle = this.inFlight === 0 && !this.settings.fillWhenIdle;
-      if (!idle && total < this.settings.maxBatch && now - oldest < this.settings.maxWaitMs) {
-        this.armTimer(oldest + this.settings.maxWaitMs);
+      const idle = this.inFlight === 0 && !this.cfg.fill_when_idle;
+      if (!idle && total < this.cfg.max_batch && now - oldest < this.cfg.max_wait_ms) {
+        this.armTimer(oldest + this.cfg.max_wait_ms);
         return;
       }
-      this.sendBatch(now);
+      this.sendBatch(now, lanes);
     }
   }
 
-  private sendBatch(now: number): void {
-    const batch: Queued[] = [];
-    const contenders = [...this.cams.values()].map((c) => ({
-      camera: c.cfg.name,
-      priority: c.cfg.priority,
-      waiting: c.queue.length,
+  private sendBatch(now: number, lanes: Lane[]): void {
+    const batch: { job: Job; lane: Lane }[] = [];
+    const contenders = lanes.map((lane) => ({
+      key: lane,
+      priority: lane.priority,
+      waiting: lane.queue.length,
     }));
-    while (batch.length < this.settings.maxBatch) {
+    while (batch.length < this.cfg.max_batch) {
       // One frame at a time: a frame answered from the cache leaves its slot to the next pick.
-      const [pick] = this.fair.pick(contenders, 1);
-      if (!pick) break;
-      contenders.find((c) => c.camera === pick)!.waiting--;
-      const cam = this.cams.get(pick)!;
-      const q = cam.queue.shift()!;
+      const [lane] = this.fair.pick(contenders, 1);
+      if (!lane) break;
+      contenders.find((c) => c.key === lane)!.waiting--;
+      const job = lane.queue.shift()!;
       // A frame queued before its camera's previous analysis finished may now match it.
-      if (q.hash && this.answerFromCache(cam, q.frame, q.hash)) continue;
-      batch.push(q);
+      if ('frame' in job && this.answerFromCache(lane, job.frame)) continue;
+      if (lane.camera) {
+        const c = lane.camera.counters;
+        c.frameAgeMsLast = now - job.ts;
+        c.ageSum += now - job.ts;
+      }
+      batch.push({ job, lane });
     }
     if (batch.length === 0) return;
-    const det = this.deps.detector;
-    const size = det.inputSize;
-    const input = this.pool.pop() ?? this.allocate(this.settings.maxBatch * det.frameFloats);
-    batch.forEach((q, i) => {
-      rgbToNchw(q.frame.data, size, size, input, i);
-      const s = this.cams.get(q.frame.camera)?.stats;
-      if (s) {
-        const age = now - q.ts;
-        s.frame_age_ms_last = age;
-        s.ageSum += age;
-      }
-    });
     this.inFlight++;
     this.batches++;
     this.batchSizes[batch.length]!++;
-    det.detect(input, batch.length, this.settings.inferenceTimeoutMs).then(
+    const pictures = batch.map(({ job }) => ('frame' in job ? job.frame : job.picture));
+    this.deps.detector.detect(pictures).then(
       (result) => {
-        this.pool.push(result.input);
         this.okBatches++;
         this.inferSum += result.inferMs;
         this.inferLast = result.inferMs;
-        batch.forEach((q, i) => {
-          const f = q.frame;
-          const detections = toDetections(result.detections[i] ?? [], f.geometry, det.labels);
-          if (q.hash) this.deps.cache.store(f.camera, q.hash, f.ts, detections);
-          const cam = this.cams.get(f.camera);
-          if (!cam) return;
-          cam.stats.analysed++;
+        batch.forEach(({ job, lane }, i) => {
+          const detections = result.detections[i] ?? [];
+          if (!('frame' in job)) {
+            this.submitted.answered++;
+            return job.resolve(detections);
+          }
+          const f = job.frame;
+          this.deps.cache.store(f, detections);
+          // A camera removed (or restarted) while its frame was in the batch: nothing to report.
+          if (this.cams.get(f.camera) !== lane) return;
+          lane.camera!.counters.analysed++;
           this.deps.onResult({
-            camera: f.camera,
-            seq: f.seq,
-            ts: f.ts,
-            geometry: f.geometry,
+            ...f,
             cached: false,
             detections,
-            data: f.data,
-            queuedMs: now - q.ts,
+            queuedMs: now - job.ts,
             batchSize: batch.length,
             inferMs: result.inferMs,
           });
@@ -301,24 +330,18 @@ export class Scheduler {
       },
       (err: unknown) => {
         const message = err instanceof Error ? err.message : String(err);
-        if (err instanceof DeadlineError) this.deadlines++;
-        // The buffer went with the failed batch; a new one is allocated when needed.
-        const input = (err as { input?: Float32Array }).input;
-        if (input) this.pool.push(input);
-        const cameras = new Set(batch.map((q) => q.frame.camera));
+        const cameras = new Set(batch.flatMap(({ lane }) => (lane.camera ? [lane.camera] : [])));
         this.deps.log.warn(
-          { cameras: [...cameras], frames: batch.length, err: message },
+          { cameras: [...cameras].map((c) => c.name), frames: batch.length, err: message },
           'batch failed; its frames are dropped',
         );
         for (const camera of cameras) {
-          const cam = this.cams.get(camera);
-          if (cam) cam.stats.last_detector_error = { message, at: this.deps.clock.now() };
-          this.deps.onDetectorError?.(camera, message);
+          camera.counters.lastDetectorError = { message, at: this.deps.clock.now() };
+          this.deps.onDetectorError?.(camera.name, message);
         }
-        for (const q of batch) {
-          const cam = this.cams.get(q.frame.camera);
-          if (cam) cam.stats.errors++;
-          this.deps.onDrop?.(q.frame, 'error');
+        for (const { job, lane } of batch) {
+          if (lane.camera) lane.camera.counters.errors++;
+          this.dropped(job, 'error', message);
         }
         this.settle();
       },
@@ -333,46 +356,41 @@ export class Scheduler {
 
   /** Stops taking frames, drops what is queued, and waits for the batches in flight. */
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.running = false;
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
-    for (const c of this.cams.values()) c.queue.clear();
+    for (const lane of this.lanes()) while (lane.queue.length) this.dropped(lane.queue.shift()!, 'stopped');
     if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
-  }
-
-  get inFlightBatches(): number {
-    return this.inFlight;
   }
 
   stats(): SchedulerStats {
     const cameras: Record<string, CameraStats> = {};
     let analysed = 0;
     let cached = 0;
-    for (const [name, c] of this.cams) {
-      if (c.cfg.internal) continue;
-      const s = c.stats;
-      analysed += s.analysed;
-      cached += s.cached;
+    for (const [name, lane] of this.cams) {
+      const c = lane.camera!.counters;
+      analysed += c.analysed;
+      cached += c.cached;
       cameras[name] = {
-        frames_in: s.frames_in,
-        analysed: s.analysed,
-        cached: s.cached,
-        dropped: { ...c.queue.dropped, error: s.errors },
-        queue_depth: c.queue.length,
-        frame_age_ms_mean: s.analysed + s.errors ? s.ageSum / (s.analysed + s.errors) : 0,
-        frame_age_ms_last: s.frame_age_ms_last,
-        last_detector_error: s.last_detector_error,
+        framesIn: c.framesIn,
+        analysed: c.analysed,
+        cached: c.cached,
+        dropped: { ...lane.queue.dropped, error: c.errors },
+        queueDepth: lane.queue.length,
+        frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
+        frameAgeMsLast: c.frameAgeMsLast,
+        lastDetectorError: c.lastDetectorError,
       };
     }
     return {
       cameras,
+      submitted: { ...this.submitted },
       batches: this.batches,
-      batch_sizes: [...this.batchSizes],
-      inference_ms_mean: this.okBatches ? this.inferSum / this.okBatches : 0,
-      inference_ms_last: this.inferLast,
-      in_flight: this.inFlight,
-      deadlines_missed: this.deadlines,
-      cache_hit_ratio: analysed + cached ? cached / (analysed + cached) : 0,
+      batchSizes: [...this.batchSizes],
+      inferenceMsMean: this.okBatches ? this.inferSum / this.okBatches : 0,
+      inferenceMsLast: this.inferLast,
+      inFlight: this.inFlight,
+      cacheHitRatio: analysed + cached ? cached / (analysed + cached) : 0,
     };
   }
 }

@@ -1,25 +1,27 @@
 import { pino } from 'pino';
-import { Detector } from '../../src/detector/detector.js';
-import { planModel } from '../../src/detector/model.js';
+import { sectionConfig, type Config } from '../../src/config/index.js';
+import { Detector, planModel } from '../../src/detector/index.js';
 import { tempDir, writeFixture } from './env.js';
 
-/** A started detector on a freshly generated fixture model (one 1-thread CPU worker, conf 0.5). */
+/**
+ * A started detector on a freshly generated fixture model (one 1-thread CPU worker, conf 0.5).
+ * `over` is applied after the schema, so a test may set values no config file may (a 1 ms deadline).
+ */
 export async function fixtureDetector(
   t: Parameters<typeof tempDir>[0],
   log = pino({ level: 'silent' }),
+  over: Partial<Config['detector']> = {},
 ): Promise<Detector> {
   const dir = await tempDir(t);
+  const path = await writeFixture(dir, 'fixture.onnx');
   const detector = new Detector(
-    await planModel({ path: await writeFixture(dir, 'fixture.onnx') }),
+    await planModel({ path }),
     {
-      providers: ['cpu'],
-      deviceId: 0,
-      workers: 1,
-      intraOpThreads: 1,
-      interOpThreads: 1,
-      conf: 0.5,
-      iou: 0.45,
-      maxDet: 100,
+      model: sectionConfig('model', { path, conf: 0.5, max_detections: 100 }),
+      detector: {
+        ...sectionConfig('detector', { workers: 1, intra_op_threads: 1, inter_op_threads: 1 }),
+        ...over,
+      },
     },
     log,
   );

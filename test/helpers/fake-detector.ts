@@ -1,42 +1,34 @@
-import type { BatchResult } from '../../src/detector/detector.js';
-import type { RawDetection } from '../../src/detector/decode.js';
-import type { BatchDetector } from '../../src/scheduler/scheduler.js';
+import type { Detection, Picture } from '../../src/core/frame.js';
+import type { BatchDetections, BatchDetector } from '../../src/scheduler/index.js';
 
 export interface FakeCall {
+  pictures: readonly Picture[];
   count: number;
-  input: Float32Array;
-  timeoutMs: number | undefined;
-  resolve(dets?: RawDetection[][], inferMs?: number): void;
+  resolve(dets?: Detection[][], inferMs?: number): void;
   reject(err: Error): void;
 }
 
 /** A detector whose batches finish when the test says so. */
 export class FakeDetector implements BatchDetector {
-  readonly labels = ['thing'];
   readonly calls: FakeCall[] = [];
-  constructor(readonly inputSize = 32) {}
-
-  get frameFloats(): number {
-    return 3 * this.inputSize * this.inputSize;
-  }
+  constructor(readonly concurrency = 1) {}
 
   get pending(): FakeCall[] {
     return this.calls.filter((c) => !(c as { done?: boolean }).done);
   }
 
-  detect(input: Float32Array, count: number, timeoutMs?: number): Promise<BatchResult> {
+  detect(pictures: readonly Picture[]): Promise<BatchDetections> {
     return new Promise((resolve, reject) => {
       const call: FakeCall & { done?: boolean } = {
-        count,
-        input,
-        timeoutMs,
+        pictures,
+        count: pictures.length,
         resolve: (dets, inferMs = 10) => {
           call.done = true;
-          resolve({ input, detections: dets ?? Array.from({ length: count }, () => []), inferMs });
+          resolve({ detections: dets ?? pictures.map(() => []), inferMs });
         },
         reject: (err) => {
           call.done = true;
-          reject(Object.assign(err, { input }));
+          reject(err);
         },
       };
       this.calls.push(call);

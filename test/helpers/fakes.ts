@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { Clock, Timer } from '../../src/ingest/clock.js';
+import type { Clock, Timer } from '../../src/core/clock.js';
 import type { FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
 import type { FfmpegHandle, FfmpegHandlers, SpawnFfmpeg } from '../../src/ingest/ffmpeg-process.js';
 

@@ -3,26 +3,28 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
-import { Detector, DetectorError, type DetectorOptions } from '../../src/detector/detector.js';
-import { loadLetterboxed } from '../../src/detector/image.js';
-import { ModelError, planModel } from '../../src/detector/model.js';
-import { rgbToNchw } from '../../src/detector/preprocess.js';
-import { toDetections, type Detection } from '../../src/detector/results.js';
+import type { Detection, Picture } from '../../src/core/frame.js';
+import { letterbox } from '../../src/core/geometry.js';
+import { sectionConfig, type Config } from '../../src/config/index.js';
+import { DeadlineError, Detector, DetectorError, ModelError, planModel } from '../../src/detector/index.js';
+import { loadLetterboxed } from '../../src/ingest/index.js';
 import { createLogger } from '../../src/log.js';
-import type { FixtureOptions } from '../../src/onnx/fixture.js';
-import { needsShared, shared, tempDir, writeFixture } from '../helpers/env.js';
+import type { FixtureOptions } from '../../src/onnx/index.js';
+import { fixtureDetector } from '../helpers/detector.js';
+import { needsShared, shared, tempDir, waitFor, writeFixture } from '../helpers/env.js';
 import { boxIou, FIXTURE_SCENE, squaresPng } from '../helpers/images.js';
 
-const baseOpts: DetectorOptions = {
-  providers: ['cpu'],
-  deviceId: 0,
-  workers: 1,
-  intraOpThreads: 1,
-  interOpThreads: 1,
-  conf: 0.25,
-  iou: 0.45,
-  maxDet: 300,
-};
+/** One 1-thread CPU session unless told otherwise; the model section's defaults (conf 0.25). */
+const settings = (over: Partial<Config['detector']> = {}) => ({
+  model: sectionConfig('model', { path: 'unused.onnx' }),
+  detector: sectionConfig('detector', { workers: 1, intra_op_threads: 1, inter_op_threads: 1, ...over }),
+});
+
+/** A grey picture of the model's size. */
+const grey = (size: number): Picture => ({
+  data: Buffer.alloc(size * size * 3, 128),
+  geometry: letterbox(size, size, size),
+});
 
 function captureLog(): { log: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
   const out: string[] = [];
@@ -47,25 +49,21 @@ function captureLog(): { log: ReturnType<typeof createLogger>; lines: () => Reco
 async function startFixture(
   t: Parameters<typeof tempDir>[0],
   fixture: Partial<FixtureOptions> = {},
-  opts: Partial<DetectorOptions> = {},
+  opts: Partial<Config['detector']> = {},
 ) {
   const dir = await tempDir(t);
   const path = await writeFixture(dir, 'fixture.onnx', fixture);
   const { log, lines } = captureLog();
-  const detector = new Detector(await planModel({ path }), { ...baseOpts, ...opts }, log);
+  const detector = new Detector(await planModel({ path }), settings(opts), log);
   await detector.start();
   t.after(() => detector.stop());
   return { detector, lines, dir };
 }
 
-/** Letterboxes `images`, runs them as one batch and maps the results to source pixels. */
+/** Letterboxes `images` and runs them as one batch: detections in source pixels. */
 async function detectImages(detector: Detector, images: Buffer[]): Promise<Detection[][]> {
-  const size = detector.inputSize;
-  const loaded = await Promise.all(images.map((b) => loadLetterboxed(b, size)));
-  const buffer = new Float32Array(images.length * detector.frameFloats);
-  loaded.forEach((img, i) => rgbToNchw(img.rgb, size, size, buffer, i));
-  const result = await detector.detect(buffer, images.length);
-  return result.detections.map((raw, i) => toDetections(raw, loaded[i]!.geometry, detector.labels));
+  const pictures = await Promise.all(images.map((b) => loadLetterboxed(b, detector.inputSize)));
+  return (await detector.detect(pictures)).detections;
 }
 
 function assertScene(dets: Detection[], expected: { label: string; box: number[] }[]): void {
@@ -133,7 +131,7 @@ describe('detector with the fixture model (real ONNX Runtime)', () => {
   it('refuses an output layout it does not understand, naming the model', async (t) => {
     const dir = await tempDir(t);
     const path = await writeFixture(dir, 'flat.onnx', { layout: 'flat' });
-    const detector = new Detector(await planModel({ path }), baseOpts, captureLog().log);
+    const detector = new Detector(await planModel({ path }), settings(), captureLog().log);
     await assert.rejects(detector.start(), (err: unknown) => {
       assert.ok(err instanceof DetectorError);
       assert.ok(err.message.startsWith(path), err.message);
@@ -157,7 +155,7 @@ describe('detector with the fixture model (real ONNX Runtime)', () => {
     await writeFile(txt, 'light\n\ncrimson\n');
     const plan = await planModel({ path, labels: txt });
     assert.equal(plan.labelsFrom, 'labels file');
-    const detector = new Detector(plan, baseOpts, captureLog().log);
+    const detector = new Detector(plan, settings(), captureLog().log);
     await detector.start();
     t.after(() => detector.stop());
     const [dets] = await detectImages(detector, [await scene()]);
@@ -181,31 +179,32 @@ describe('detector with the fixture model (real ONNX Runtime)', () => {
     );
   });
 
-  it('transfers the input buffer to the worker and hands it back', async (t) => {
+  it('reuses one batch buffer for a stream of batches (transferred to the worker and back)', async (t) => {
     const { detector } = await startFixture(t);
-    const input = new Float32Array(2 * detector.frameFloats);
-    const original = input.buffer;
-    const pending = detector.detect(input, 2);
-    assert.equal(
-      original.byteLength,
-      0,
-      'the caller no longer owns the buffer: it was transferred, not copied',
-    );
-    const result = await pending;
-    assert.equal(result.input.length, 2 * detector.frameFloats);
-    assert.equal(result.detections.length, 2);
-    const again = await detector.detect(result.input, 1);
-    assert.equal(again.detections.length, 1, 'the returned buffer is reusable');
+    const scenes = await Promise.all([scene(), blank()]);
+    const pictures = await Promise.all(scenes.map((b) => loadLetterboxed(b, detector.inputSize)));
+    for (let i = 0; i < 20; i++) {
+      const { detections } = await detector.detect(i % 2 ? pictures : [pictures[0]!]);
+      assertScene(detections[0]!, FIXTURE_SCENE.expected);
+    }
+    assert.equal(detector.stats().buffersAllocated, 1, 'one buffer, sized for the largest batch, reused');
+    assert.deepEqual(await detector.detect([]), { detections: [], inferMs: 0 });
+  });
+
+  it('refuses a picture of another size than the model takes', async (t) => {
+    const { detector } = await startFixture(t);
+    await assert.rejects(detector.detect([grey(detector.inputSize * 2)]), /the model takes 320x320/);
   });
 
   it('shares batches across a pool of workers', async (t) => {
     const { detector } = await startFixture(t, {}, { workers: 2 });
-    assert.equal(detector.workerCount, 2);
+    assert.equal(detector.concurrency, 2);
     const runs = await Promise.all(
-      Array.from({ length: 6 }, () => detector.detect(new Float32Array(detector.frameFloats), 1)),
+      Array.from({ length: 6 }, () => detector.detect([grey(detector.inputSize)])),
     );
     assert.equal(runs.length, 6);
-    assert.equal(detector.idleWorkers, 2);
+    assert.equal(detector.stats().readyWorkers, 2);
+    assert.equal(detector.stats().buffersAllocated, 2, 'one buffer per batch in flight');
   });
 
   it('falls back along the configured providers to one that works, saying why in one line', async (t) => {
@@ -234,7 +233,7 @@ describe('detector with the fixture model (real ONNX Runtime)', () => {
   it('rejects detect() after stop', async (t) => {
     const { detector } = await startFixture(t);
     await detector.stop();
-    await assert.rejects(detector.detect(new Float32Array(detector.frameFloats), 1), /stopped/);
+    await assert.rejects(detector.detect([grey(detector.inputSize)]), /stopped/);
   });
 });
 
@@ -243,7 +242,7 @@ describe('detector with the real YOLOv8n model', { skip: needsShared }, () => {
     const { log } = captureLog();
     const detector = new Detector(
       await planModel({ path: shared('models/yolov8n_int8.onnx') }),
-      { ...baseOpts, intraOpThreads: 0 },
+      settings({ intra_op_threads: 0 }),
       log,
     );
     await detector.start();
@@ -251,10 +250,26 @@ describe('detector with the real YOLOv8n model', { skip: needsShared }, () => {
     // Four frames of a static-batch model: several hundred milliseconds of inference.
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
-    const result = await detector.detect(new Float32Array(4 * detector.frameFloats).fill(0.5), 4);
+    const result = await detector.detect(Array.from({ length: 4 }, () => grey(detector.inputSize)));
     clearInterval(timer);
     assert.equal(result.detections.length, 4);
     // Were session.run on this thread, no timer could fire until it returned.
     assert.ok(ticks >= 5, `only ${ticks} timer ticks during ${result.inferMs.toFixed(0)} ms of inference`);
+  });
+});
+
+describe('detector deadline (real worker threads)', () => {
+  it('abandons a batch that misses its deadline, recreates the session, and keeps working', async (t) => {
+    const { log, lines } = captureLog();
+    const detector = await fixtureDetector(t, log, { inference_timeout_ms: 1 });
+    const many = Array.from({ length: 64 }, () => grey(detector.inputSize));
+    await assert.rejects(
+      detector.detect(many),
+      (err: unknown) => err instanceof DeadlineError && /missed its 1 ms deadline/.test(err.message),
+    );
+    assert.equal(detector.stats().deadlinesMissed, 1);
+    assert.ok(lines().some((l) => String(l.msg).includes('missed its 1 ms deadline')));
+    await waitFor('the session to be recreated', () => detector.stats().readyWorkers === 1);
+    assert.equal(detector.stats().sessionsRecreated, 1);
   });
 });

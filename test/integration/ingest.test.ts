@@ -6,14 +6,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { pino } from 'pino';
-import { parseConfig } from '../../src/config/load.js';
-import { letterbox } from '../../src/detector/letterbox.js';
-import { rgbToNchw } from '../../src/detector/preprocess.js';
-import { toDetections } from '../../src/detector/results.js';
-import type { CameraStatus } from '../../src/ingest/camera.js';
-import type { Frame } from '../../src/ingest/frames.js';
-import { Ingest } from '../../src/ingest/ingest.js';
-import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
+import type { Frame } from '../../src/core/frame.js';
+import { letterbox } from '../../src/core/geometry.js';
+import { parseConfig } from '../../src/config/index.js';
+import { defaultFfmpegPath, Ingest, type CameraStatus } from '../../src/ingest/index.js';
 import { fixtureDetector } from '../helpers/detector.js';
 import { hasShared, repoRoot, shared, tempDir, waitFor } from '../helpers/env.js';
 import { boxIou } from '../helpers/images.js';
@@ -129,10 +125,7 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
     // Pillarbox: the left 40 columns are grey.
     assert.deepEqual([...frame.data.subarray(0, 3)], [114, 114, 114]);
     const detector = await fixtureDetector(t, log);
-    const input = new Float32Array(detector.frameFloats);
-    rgbToNchw(frame.data, SIZE, SIZE, input, 0);
-    const result = await detector.detect(input, 1);
-    const dets = toDetections(result.detections[0]!, frame.geometry, detector.labels);
+    const dets = (await detector.detect([frame])).detections[0]!;
     // The square covers fixture cells whose union, mapped back, is the square (cells are 108 source px).
     const bright = dets.filter((d) => d.label === 'bright');
     assert.ok(bright.length >= 1, JSON.stringify(dets));

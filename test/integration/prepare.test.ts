@@ -10,7 +10,7 @@ import { prepareModel } from '../../src/onnx/prepare.js';
 import { execFile } from 'node:child_process';
 import { needsShared, repoRoot, runCli, shared, tempDir, writeFixture } from '../helpers/env.js';
 import { buildQuantizedModel, floatReference, Q } from '../helpers/quantized-model.js';
-import { iou } from '../../src/detector/decode.js';
+import { iou } from '../../src/core/geometry.js';
 
 const frame = (seed: number): Float32Array =>
   Float32Array.from(

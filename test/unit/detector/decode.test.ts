@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   decodeYolo,
-  iou,
   LayoutError,
   nms,
   resolveLayout,
@@ -44,16 +43,6 @@ describe('resolveLayout', () => {
     assert.throws(() => resolveLayout([1, 600], 2), /not a YOLO detection output/);
     assert.throws(() => resolveLayout([1, 'a', 'b'], 2), LayoutError);
     assert.throws(() => resolveLayout([1, 4, 4]), LayoutError);
-  });
-});
-
-describe('iou', () => {
-  it('computes hand-checked overlaps', () => {
-    assert.equal(iou([0, 0, 10, 10], [0, 0, 10, 10]), 1);
-    assert.equal(iou([0, 0, 10, 10], [10, 0, 20, 10]), 0, 'touching boxes do not overlap');
-    assert.equal(iou([0, 0, 10, 10], [5, 0, 15, 10]), 50 / 150);
-    assert.equal(iou([0, 0, 10, 10], [2, 2, 4, 4]), 4 / 100);
-    assert.equal(iou([0, 0, 0, 0], [0, 0, 0, 0]), 0, 'degenerate boxes');
   });
 });
 

@@ -24,7 +24,11 @@ async function serve(
   src: HttpSource,
   maxBody = 1024,
 ): Promise<string> {
-  const server = new HttpServer('127.0.0.1', 0, src, pino({ level: 'silent' }), maxBody);
+  const server = new HttpServer(
+    { host: '127.0.0.1', port: 0, max_body_mb: maxBody / (1024 * 1024) },
+    src,
+    pino({ level: 'silent' }),
+  );
   await server.start();
   t.after(() => server.stop());
   return server.url;

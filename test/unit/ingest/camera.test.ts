@@ -1,40 +1,39 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Frame } from '../../../src/core/frame.js';
 import { Camera, type CameraSettings, type CameraStatus } from '../../../src/ingest/camera.js';
-import type { Frame } from '../../../src/ingest/frames.js';
+import { cameraConfig, config } from '../../helpers/config.js';
 import { FakeClock, FakeFfmpeg, flush, silentLog } from '../../helpers/fakes.js';
 
 const SIZE = 4;
 const FRAME = SIZE * SIZE * 3;
 
-function settings(over: Partial<CameraSettings> = {}): CameraSettings {
+/** The gate camera: 10 s stall timeout, backoff 1 s doubling to 60 s, offline after 3 bad logins. */
+function settings(camera: Record<string, unknown> = {}): CameraSettings {
   return {
     name: 'gate',
-    url: 'rtsp://viewer:s3cret@10.0.0.5/stream',
-    enabled: true,
-    fps: 5,
+    camera: cameraConfig({ url: 'rtsp://viewer:s3cret@10.0.0.5/stream', ...camera }),
+    ffmpeg: {
+      ...config().ffmpeg,
+      timeout_s: 5,
+      stall_timeout_s: 10,
+      backoff_initial_s: 1,
+      backoff_max_s: 60,
+      auth_failures_before_offline: 3,
+      stop_grace_s: 2,
+    },
     size: SIZE,
-    rtspTransport: 'tcp',
-    inputArgs: [],
-    hwaccelArgs: [],
-    timeoutS: 5,
-    stallTimeoutMs: 10_000,
-    backoff: { initialMs: 1000, maxMs: 60_000, factor: 2 },
-    authFailuresBeforeOffline: 3,
-    stableAfterMs: 30_000,
-    stopGraceMs: 2000,
     rtspTimeoutOption: 'stimeout',
     secrets: ['s3cret'],
-    ...over,
   };
 }
 
-function setup(over: Partial<CameraSettings> = {}) {
+function setup(camera: Record<string, unknown> = {}) {
   const clock = new FakeClock();
   const ff = new FakeFfmpeg();
   const frames: Frame[] = [];
   const statuses: CameraStatus[] = [];
-  const cam = new Camera(settings(over), {
+  const cam = new Camera(settings(camera), {
     spawn: ff.spawn,
     clock,
     random: () => 0,

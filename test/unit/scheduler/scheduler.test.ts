@@ -1,48 +1,51 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import fc from 'fast-check';
 import { FrameCache } from '../../../src/cache/frame-cache.js';
-import { DeadlineError } from '../../../src/detector/detector.js';
-import { letterbox } from '../../../src/detector/letterbox.js';
-import type { Frame } from '../../../src/ingest/frames.js';
-import { FrameQueue } from '../../../src/queue/frame-queue.js';
-import { FairShare } from '../../../src/scheduler/fair-share.js';
-import { Scheduler, type Result, type SchedulerSettings } from '../../../src/scheduler/scheduler.js';
+import type { Detection, Frame, Picture, Result } from '../../../src/core/frame.js';
+import { letterbox } from '../../../src/core/geometry.js';
+import { sectionConfig, type Config } from '../../../src/config/index.js';
+import { FrameDropped, Scheduler } from '../../../src/scheduler/scheduler.js';
+import { cameraConfig } from '../../helpers/config.js';
 import { FakeDetector } from '../../helpers/fake-detector.js';
 import { FakeClock, flush, silentLog } from '../../helpers/fakes.js';
 
 const SIZE = 32;
+const person = (score = 0.9): Detection => ({ label: 'person', score, box: [1, 2, 3, 4] });
 
-function setup(over: Partial<SchedulerSettings> = {}, cache = false) {
+function setup(over: Partial<Config['scheduler']> = {}, cache = false) {
   const clock = new FakeClock();
-  const detector = new FakeDetector(SIZE);
+  const detector = new FakeDetector();
   const results: Result[] = [];
   const errors: [string, string][] = [];
-  let allocations = 0;
   const sched = new Scheduler(
-    {
-      maxBatch: 4,
-      maxWaitMs: 50,
+    sectionConfig('scheduler', {
+      max_batch: 4,
+      max_wait_ms: 50,
       // Most tests here look at batch forming itself; the idle-detector rule has its own tests.
-      fillWhenIdle: true,
-      maxInFlight: 1,
-      maxFrameAgeMs: 5000,
-      inferenceTimeoutMs: 1000,
+      fill_when_idle: true,
+      max_in_flight: 1,
+      max_frame_age_ms: 5000,
+      queue_size: 8,
       ...over,
-    },
+    }),
     {
       detector,
-      cache: new FrameCache({ enabled: cache, maxDistance: 2, cellThreshold: 10, maxAgeMs: 10_000 }),
+      cache: new FrameCache(sectionConfig('cache', { enabled: cache, max_distance: 2, max_age_s: 10 })),
       clock,
       log: silentLog,
       onResult: (r) => results.push(r),
       onDetectorError: (c, m) => errors.push([c, m]),
-      allocate: (n) => {
-        allocations++;
-        return new Float32Array(n);
-      },
     },
   );
+  /** Starts the scheduler with cameras of these names (priority 5 unless told). */
+  const cameras = (...names: (string | [string, number])[]): void =>
+    sched.start(
+      Object.fromEntries(
+        names.map((n) =>
+          typeof n === 'string' ? [n, cameraConfig()] : [n[0], cameraConfig({ priority: n[1] })],
+        ),
+      ),
+    );
   const seqs = new Map<string, number>();
   /** A frame from `camera`; `fill` sets every pixel byte (distinct fills are distinct scenes). */
   const frame = (camera: string, fill?: number): Frame => {
@@ -56,24 +59,27 @@ function setup(over: Partial<SchedulerSettings> = {}, cache = false) {
       geometry: letterbox(SIZE, SIZE, SIZE),
     };
   };
-  return { clock, detector, results, errors, sched, frame, allocations: () => allocations };
+  const picture = (fill = 9): Picture => ({
+    data: Buffer.alloc(SIZE * SIZE * 3, fill),
+    geometry: letterbox(64, 48, SIZE),
+  });
+  return { clock, detector, results, errors, sched, frame, picture, cameras };
 }
 
 describe('scheduler: forming batches', () => {
   it('sends a batch as soon as max_batch frames wait', () => {
-    const { sched, detector, frame } = setup();
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
+    const { sched, detector, frame, cameras } = setup();
+    cameras('a');
     for (let i = 0; i < 3; i++) sched.push(frame('a'));
     assert.equal(detector.calls.length, 0);
     sched.push(frame('a'));
     assert.equal(detector.calls.length, 1);
     assert.equal(detector.calls[0]!.count, 4);
-    assert.equal(detector.calls[0]!.timeoutMs, 1000, 'every inference has a deadline');
   });
 
   it('sends a partial batch when the oldest frame has waited max_wait_ms', async () => {
-    const { sched, detector, frame, clock } = setup();
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
+    const { sched, detector, frame, clock, cameras } = setup();
+    cameras('a');
     sched.push(frame('a'));
     await clock.advance(20);
     sched.push(frame('a'));
@@ -85,9 +91,8 @@ describe('scheduler: forming batches', () => {
   });
 
   it('an idle detector takes a partial batch at once; under load batches form while one runs', async () => {
-    const { sched, detector, frame, clock } = setup({ fillWhenIdle: false });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
-    sched.addCamera({ name: 'b', priority: 5, queueSize: 8 });
+    const { sched, detector, frame, clock, cameras } = setup({ fill_when_idle: false });
+    cameras('a', 'b');
     sched.push(frame('a'));
     assert.equal(detector.calls.length, 1, 'no max_wait_ms when nothing is running');
     assert.equal(detector.calls[0]!.count, 1);
@@ -105,8 +110,8 @@ describe('scheduler: forming batches', () => {
   });
 
   it('with a second batch slot, a partial batch waits max_wait_ms while the first runs', async () => {
-    const { sched, detector, frame, clock } = setup({ fillWhenIdle: false, maxInFlight: 2 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
+    const { sched, detector, frame, clock, cameras } = setup({ fill_when_idle: false, max_in_flight: 2 });
+    cameras('a');
     sched.push(frame('a'));
     assert.equal(detector.calls.length, 1);
     sched.push(frame('a'));
@@ -116,66 +121,68 @@ describe('scheduler: forming batches', () => {
     assert.equal(detector.calls.length, 2);
   });
 
-  it('writes each frame into its slot of the batch buffer as float NCHW', () => {
-    const { sched, detector, frame } = setup({ maxBatch: 2 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
-    sched.push(frame('a', 255));
-    sched.push(frame('a', 51));
-    const input = detector.calls[0]!.input;
-    const plane = detector.frameFloats;
-    assert.equal(input[0], 1);
-    assert.equal(input[plane], Math.fround(51 / 255));
-    assert.equal(input[2 * plane - 1], Math.fround(51 / 255));
+  it('max_in_flight 0 runs as many batches as the detector has sessions', () => {
+    const { sched, detector, frame, cameras } = setup({ max_batch: 1, max_in_flight: 0 });
+    (detector as { concurrency: number }).concurrency = 3;
+    cameras('a');
+    for (let i = 0; i < 5; i++) sched.push(frame('a'));
+    assert.equal(detector.calls.length, 3);
   });
 
-  it('maps results back to each frame and reports batch size and queue time', async () => {
-    const { sched, detector, frame, results, clock } = setup({ maxBatch: 2 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
-    sched.addCamera({ name: 'b', priority: 5, queueSize: 8 });
+  it('hands the frames themselves to the detector, in pick order', () => {
+    const { sched, detector, frame, cameras } = setup({ max_batch: 2 });
+    cameras('a', 'b');
+    const fa = frame('a');
+    const fb = frame('b');
+    sched.push(fa);
+    sched.push(fb);
+    assert.deepEqual(detector.calls[0]!.pictures, [fa, fb]);
+  });
+
+  it('gives each frame its own detections, with batch size and queue time', async () => {
+    const { sched, detector, frame, results, clock, cameras } = setup({ max_batch: 2 });
+    cameras('a', 'b');
     sched.push(frame('a'));
     await clock.advance(10);
     sched.push(frame('b'));
-    detector.calls[0]!.resolve([[{ classId: 0, score: 0.9, box: [1, 2, 3, 4] }], []], 42);
+    detector.calls[0]!.resolve([[person()], []], 42);
     await flush();
     assert.deepEqual(
-      results.map((r) => [r.camera, r.cached, r.detections.length, r.batchSize, r.queuedMs, r.inferMs]),
+      results.map((r) => [
+        r.camera,
+        r.seq,
+        r.cached,
+        r.detections.length,
+        r.batchSize,
+        r.queuedMs,
+        r.inferMs,
+      ]),
       [
-        ['a', false, 1, 2, 10, 42],
-        ['b', false, 0, 2, 0, 42],
+        ['a', 1, false, 1, 2, 10, 42],
+        ['b', 1, false, 0, 2, 0, 42],
       ],
     );
-    assert.deepEqual(results[0]!.detections[0], { label: 'thing', score: 0.9, box: [1, 2, 3, 4] });
+    assert.deepEqual(results[0]!.detections[0], person());
   });
 
   it('keeps at most max_in_flight batches running, and fills the next meanwhile', async () => {
-    const { sched, detector, frame } = setup({ maxBatch: 1, maxInFlight: 2 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
+    const { sched, detector, frame, cameras } = setup({ max_batch: 1, max_in_flight: 2 });
+    cameras('a');
     for (let i = 0; i < 5; i++) sched.push(frame('a'));
     assert.equal(detector.calls.length, 2);
-    assert.equal(sched.stats().cameras.a!.queue_depth, 3);
+    assert.equal(sched.stats().cameras.a!.queueDepth, 3);
     detector.calls[0]!.resolve();
     await flush();
     assert.equal(detector.calls.length, 3);
-    assert.equal(sched.inFlightBatches, 2);
-  });
-
-  it('reuses batch buffers instead of allocating per batch', async () => {
-    const { sched, detector, frame, allocations } = setup({ maxBatch: 2, maxInFlight: 1 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 4 });
-    for (let i = 0; i < 50; i++) {
-      sched.push(frame('a'));
-      sched.push(frame('a'));
-      detector.pending[0]?.resolve();
-      await flush();
-    }
-    assert.equal(detector.calls.length, 50);
-    assert.equal(allocations(), 1);
-    assert.equal(new Set(detector.calls.map((c) => c.input)).size, 1, 'the same buffer every time');
+    assert.equal(sched.stats().inFlight, 2);
   });
 
   it('drops frames that got too old while waiting, counted as stale', async () => {
-    const { sched, detector, frame, clock, results } = setup({ maxBatch: 1, maxFrameAgeMs: 500 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 4 });
+    const { sched, detector, frame, clock, results, cameras } = setup({
+      max_batch: 1,
+      max_frame_age_ms: 500,
+    });
+    cameras('a');
     sched.push(frame('a'));
     sched.push(frame('a'));
     await clock.advance(600);
@@ -188,25 +195,32 @@ describe('scheduler: forming batches', () => {
   });
 
   it('drops the oldest frame when a camera queue is full, counted as full', () => {
-    const { sched, detector, frame } = setup({ maxBatch: 1 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 2 });
+    const { sched, detector, frame, cameras } = setup({ max_batch: 1, queue_size: 2 });
+    cameras('a');
     for (let i = 0; i < 6; i++) sched.push(frame('a'));
     // One went to the detector, two wait, three were pushed out.
     assert.equal(detector.calls.length, 1);
     const s = sched.stats().cameras.a!;
-    assert.deepEqual([s.frames_in, s.queue_depth, s.dropped.full], [6, 2, 3]);
+    assert.deepEqual([s.framesIn, s.queueDepth, s.dropped.full], [6, 2, 3]);
+  });
+
+  it('ignores frames of unknown and disabled cameras, and frames before start', () => {
+    const { sched, detector, frame } = setup({ max_batch: 1 });
+    sched.push(frame('a'));
+    sched.start({ a: cameraConfig(), off: cameraConfig({ enabled: false }) });
+    sched.push(frame('off'));
+    sched.push(frame('ghost'));
+    assert.equal(detector.calls.length, 0);
+    assert.deepEqual(Object.keys(sched.stats().cameras), ['a']);
   });
 });
 
 describe('scheduler: priority and fairness', () => {
   it('round-robins cameras of equal priority', async () => {
-    const { sched, detector, frame, results } = setup({ maxBatch: 3, maxInFlight: 1 });
-    for (const c of ['a', 'b', 'c']) sched.addCamera({ name: c, priority: 5, queueSize: 8 });
+    const { sched, detector, frame, results, cameras } = setup({ max_batch: 3, max_in_flight: 1 });
+    cameras('a', 'b', 'c');
     // Keep the detector busy while a queues three frames and b and c one each.
-    for (let i = 0; i < 3; i++) sched.push(frame('a'));
-    sched.push(frame('a'));
-    sched.push(frame('a'));
-    sched.push(frame('a'));
+    for (let i = 0; i < 6; i++) sched.push(frame('a'));
     sched.push(frame('b'));
     sched.push(frame('c'));
     detector.calls[0]!.resolve();
@@ -215,54 +229,22 @@ describe('scheduler: priority and fairness', () => {
     await flush();
     const second = results.slice(3).map((r) => r.camera);
     assert.deepEqual([...second].sort(), ['a', 'b', 'c'], 'one frame of each, not three of a');
-    const fair = new FairShare();
-    const picks = fair.pick(
-      ['a', 'b', 'c'].map((camera) => ({ camera, priority: 5, waiting: 10 })),
-      9,
-    );
-    assert.deepEqual(picks, ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c']);
-  });
-
-  it('serves a higher priority first, and still serves the lower', () => {
-    const fair = new FairShare();
-    const picks = fair.pick(
-      [
-        { camera: 'low', priority: 1, waiting: 100 },
-        { camera: 'high', priority: 10, waiting: 100 },
-      ],
-      22,
-    );
-    assert.equal(picks[0], 'high');
-    const low = picks.filter((p) => p === 'low').length;
-    assert.equal(low, 2, `priority 10 vs 1 gets 10:1, got ${JSON.stringify(picks)}`);
-  });
-
-  it('does not let an idle camera bank credit', () => {
-    const fair = new FairShare();
-    fair.pick([{ camera: 'busy', priority: 5, waiting: 1000 }], 500);
-    const picks = fair.pick(
-      [
-        { camera: 'busy', priority: 5, waiting: 10 },
-        { camera: 'quiet', priority: 5, waiting: 10 },
-      ],
-      10,
-    );
-    assert.deepEqual(picks.filter((p) => p === 'quiet').length, 5, JSON.stringify(picks));
   });
 
   it('under overload, shares the detector by priority and starves no one', async () => {
     // Detector: 100 ms per single-frame batch, i.e. 10 frames/s. Demand: 37 frames/s.
     const { sched, detector, frame, clock, results } = setup({
-      maxBatch: 1,
-      maxInFlight: 1,
-      maxFrameAgeMs: 2000,
+      max_batch: 1,
+      max_in_flight: 1,
+      max_frame_age_ms: 2000,
+      queue_size: 3,
     });
     const cams = [
       { name: 'busy', priority: 5, fps: 30 },
       { name: 'door', priority: 5, fps: 2 },
       { name: 'yard', priority: 1, fps: 5 },
     ];
-    for (const c of cams) sched.addCamera({ name: c.name, priority: c.priority, queueSize: 3 });
+    sched.start(Object.fromEntries(cams.map((c) => [c.name, cameraConfig({ priority: c.priority })])));
     const seconds = 60;
     for (let t = 0; t < seconds * 1000; t += 10) {
       for (const c of cams) if (t % (1000 / c.fps) < 10) sched.push(frame(c.name));
@@ -271,7 +253,7 @@ describe('scheduler: priority and fairness', () => {
       await clock.advance(10);
     }
     const analysed = (name: string) => results.filter((r) => r.camera === name).length;
-    const pushed = (name: string) => sched.stats().cameras[name]!.frames_in;
+    const pushed = (name: string) => sched.stats().cameras[name]!.framesIn;
     // door asks for less than its share: it gets nearly everything.
     assert.ok(analysed('door') >= 0.9 * pushed('door'), `door ${analysed('door')}/${pushed('door')}`);
     // yard (priority 1) still gets served: its share of what door leaves is 1/6 of ≈ 8 frames/s.
@@ -288,28 +270,123 @@ describe('scheduler: priority and fairness', () => {
   });
 });
 
-describe('scheduler: deadlines and errors', () => {
-  it('a batch that misses its deadline is reported for its cameras, and work continues', async () => {
-    const { sched, detector, frame, errors } = setup({ maxBatch: 2 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
-    sched.addCamera({ name: 'b', priority: 5, queueSize: 8 });
+describe('scheduler: submitted pictures', () => {
+  it('answers a picture with its own detections, sharing a batch with the cameras', async () => {
+    const { sched, detector, frame, picture, results, cameras } = setup({ max_batch: 2 });
+    cameras('a');
+    const p = picture();
+    const answer = sched.submit(p, 5);
+    sched.push(frame('a'));
+    assert.equal(detector.calls.length, 1);
+    assert.equal(detector.calls[0]!.count, 2);
+    const slot = detector.calls[0]!.pictures.indexOf(p);
+    const dets: Detection[][] = [[], []];
+    dets[slot] = [person(0.7)];
+    detector.calls[0]!.resolve(dets);
+    assert.deepEqual(await answer, [person(0.7)]);
+    await flush();
+    assert.deepEqual(
+      results.map((r) => [r.camera, r.detections]),
+      [['a', []]],
+      'the camera gets its own answer; the picture is no camera',
+    );
+    assert.deepEqual(sched.stats().submitted, { answered: 1, dropped: 0 });
+    assert.deepEqual(Object.keys(sched.stats().cameras), ['a']);
+  });
+
+  it('takes its turn by priority among the cameras', () => {
+    const { sched, detector, frame, picture, cameras } = setup({ max_batch: 1, fill_when_idle: false });
+    cameras(['low', 1]);
+    sched.push(frame('low'));
+    // The detector is busy; a low-priority frame and a high-priority picture wait.
+    sched.push(frame('low'));
+    const p = picture();
+    void sched.submit(p, 10);
+    detector.calls[0]!.resolve();
+    return flush().then(() => {
+      assert.equal(detector.calls[1]!.pictures[0], p, 'priority 10 goes before priority 1');
+    });
+  });
+
+  it('is never answered from the cache', async () => {
+    const { sched, detector, picture, cameras } = setup({ max_batch: 1 }, true);
+    cameras('a');
+    const first = sched.submit(picture(), 5);
+    detector.calls[0]!.resolve();
+    await first;
+    const second = sched.submit(picture(), 5);
+    assert.equal(detector.calls.length, 2);
+    detector.calls[1]!.resolve();
+    await second;
+  });
+
+  it('rejects with FrameDropped when its batch fails, it goes stale, its queue overflows, or on stop', async () => {
+    const { sched, detector, picture, clock, cameras } = setup({ max_batch: 1, max_frame_age_ms: 500 });
+    cameras('a');
+    const failed = sched.submit(picture(), 5);
+    detector.calls[0]!.reject(new Error('inference failed: boom'));
+    await assert.rejects(
+      failed,
+      (e: unknown) => e instanceof FrameDropped && e.reason === 'error' && /boom/.test(e.message),
+    );
+    // One runs, the next waits until it is stale.
+    const running = sched.submit(picture(), 5);
+    const stale = sched.submit(picture(), 5);
+    await clock.advance(600);
+    detector.calls[1]!.resolve();
+    await running;
+    await assert.rejects(stale, (e: unknown) => e instanceof FrameDropped && e.reason === 'stale');
+    // Sixteen wait at one priority; the seventeenth pushes the oldest out.
+    const busy = sched.submit(picture(), 5);
+    const waiting = Array.from({ length: 17 }, () => sched.submit(picture(), 5));
+    await assert.rejects(waiting[0]!, (e: unknown) => e instanceof FrameDropped && e.reason === 'full');
+    const stopping = sched.stop();
+    for (const w of waiting.slice(1))
+      await assert.rejects(w, (e: unknown) => e instanceof FrameDropped && e.reason === 'stopped');
+    detector.calls[2]!.resolve();
+    await busy;
+    await stopping;
+    await assert.rejects(sched.submit(picture(), 5), FrameDropped);
+    assert.deepEqual(sched.stats().submitted, { answered: 2, dropped: 2 + 1 + 16 });
+  });
+});
+
+describe('scheduler: errors, reloads and stopping', () => {
+  it('a failed batch is reported for its cameras, and work continues', async () => {
+    const { sched, detector, frame, errors, cameras } = setup({ max_batch: 2 });
+    cameras('a', 'b');
     sched.push(frame('a'));
     sched.push(frame('b'));
-    detector.calls[0]!.reject(new DeadlineError('inference missed its 1000 ms deadline'));
+    detector.calls[0]!.reject(new Error('inference missed its 1000 ms deadline'));
     await flush();
     assert.deepEqual(errors.map((e) => e[0]).sort(), ['a', 'b']);
     const st = sched.stats();
-    assert.equal(st.deadlines_missed, 1);
     assert.equal(st.cameras.a!.dropped.error, 1);
-    assert.match(st.cameras.a!.last_detector_error!.message, /deadline/);
+    assert.match(st.cameras.a!.lastDetectorError!.message, /deadline/);
     sched.push(frame('a'));
     sched.push(frame('a'));
     assert.equal(detector.calls.length, 2, 'the next batch goes out');
   });
 
+  it('a reload removes, restarts and adds cameras; an answer for a removed camera is not reported', async () => {
+    const { sched, detector, frame, results, cameras } = setup({ max_batch: 1 });
+    cameras('a', 'b');
+    sched.push(frame('a'));
+    sched.setCameras(
+      { b: cameraConfig({ priority: 9 }), c: cameraConfig() },
+      { added: ['c'], removed: ['a'], changed: ['b'], unchanged: [] },
+    );
+    detector.calls[0]!.resolve();
+    await flush();
+    assert.deepEqual(results, []);
+    assert.deepEqual(Object.keys(sched.stats().cameras).sort(), ['b', 'c']);
+    sched.push(frame('c'));
+    assert.equal(detector.calls.length, 2);
+  });
+
   it('stop waits for batches in flight', async () => {
-    const { sched, detector, frame } = setup({ maxBatch: 1 });
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 8 });
+    const { sched, detector, frame, cameras } = setup({ max_batch: 1 });
+    cameras('a');
     sched.push(frame('a'));
     let stopped = false;
     const stopping = sched.stop().then(() => (stopped = true));
@@ -324,10 +401,10 @@ describe('scheduler: deadlines and errors', () => {
 
 describe('scheduler with the frame cache', () => {
   it('answers an unchanged frame from the cache without queueing it', async () => {
-    const { sched, detector, frame, results, clock } = setup({ maxBatch: 1 }, true);
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 4 });
+    const { sched, detector, frame, results, clock, cameras } = setup({ max_batch: 1 }, true);
+    cameras('a');
     sched.push(frame('a', 100));
-    detector.calls[0]!.resolve([[{ classId: 0, score: 0.8, box: [0, 0, 10, 10] }]]);
+    detector.calls[0]!.resolve([[person(0.8)]]);
     await flush();
     await clock.advance(200);
     sched.push(frame('a', 102)); // within cell_threshold
@@ -335,12 +412,12 @@ describe('scheduler with the frame cache', () => {
     assert.equal(results.length, 2);
     assert.equal(results[1]!.cached, true);
     assert.deepEqual(results[1]!.detections, results[0]!.detections);
-    assert.equal(sched.stats().cache_hit_ratio, 0.5);
+    assert.equal(sched.stats().cacheHitRatio, 0.5);
   });
 
   it('analyses a changed frame at once', async () => {
-    const { sched, detector, frame } = setup({ maxBatch: 1 }, true);
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 4 });
+    const { sched, detector, frame, cameras } = setup({ max_batch: 1 }, true);
+    cameras('a');
     sched.push(frame('a', 100));
     detector.calls[0]!.resolve();
     await flush();
@@ -349,8 +426,8 @@ describe('scheduler with the frame cache', () => {
   });
 
   it('re-checks queued frames against a result that arrived meanwhile', async () => {
-    const { sched, detector, frame, results } = setup({ maxBatch: 1 }, true);
-    sched.addCamera({ name: 'a', priority: 5, queueSize: 4 });
+    const { sched, detector, frame, results, cameras } = setup({ max_batch: 1 }, true);
+    cameras('a');
     sched.push(frame('a', 100));
     sched.push(frame('a', 100)); // queued: no reference yet
     detector.calls[0]!.resolve();
@@ -359,79 +436,6 @@ describe('scheduler with the frame cache', () => {
     assert.deepEqual(
       results.map((r) => r.cached),
       [false, true],
-    );
-  });
-});
-
-describe('frame cache', () => {
-  const hash = (v: number) => new Uint8Array(1024).fill(v);
-  it('hits within the distance and age, misses outside, and is per camera', () => {
-    const cache = new FrameCache({ enabled: true, maxDistance: 2, cellThreshold: 10, maxAgeMs: 1000 });
-    assert.deepEqual(cache.lookup('a', hash(50), 0), { hit: false, reason: 'empty' });
-    cache.store('a', hash(50), 0, []);
-    assert.equal(cache.lookup('a', hash(55), 500).hit, true);
-    const changed = hash(50);
-    changed.fill(90, 0, 3);
-    assert.deepEqual(cache.lookup('a', changed, 500), { hit: false, reason: 'changed', distance: 3 });
-    changed.fill(50, 0, 1);
-    assert.equal(cache.lookup('a', changed, 500).hit, true, 'two changed cells are within max_distance 2');
-    assert.deepEqual(cache.lookup('a', hash(50), 1001), { hit: false, reason: 'expired' });
-    assert.deepEqual(cache.lookup('b', hash(50), 10), { hit: false, reason: 'empty' });
-  });
-  it('a whole-scene change (lights) is never a hit', () => {
-    const cache = new FrameCache({ enabled: true, maxDistance: 20, cellThreshold: 10, maxAgeMs: 60_000 });
-    cache.store('a', hash(40), 0, []);
-    assert.equal(cache.lookup('a', hash(120), 10).hit, false);
-  });
-  it('ignores results older than the current reference', () => {
-    const cache = new FrameCache({ enabled: true, maxDistance: 0, cellThreshold: 10, maxAgeMs: 60_000 });
-    cache.store('a', hash(40), 100, []);
-    cache.store('a', hash(200), 50, []);
-    assert.equal(cache.lookup('a', hash(40), 150).hit, true);
-  });
-});
-
-describe('frame queue (property)', () => {
-  it('stays bounded, keeps order, drops the oldest, and accounts for every frame', () => {
-    type Op = { op: 'push'; ts: number } | { op: 'shift' } | { op: 'stale'; cutoff: number };
-    const ops = fc.array(
-      fc.oneof(
-        fc.record({ op: fc.constant('push' as const), ts: fc.integer({ min: 0, max: 1000 }) }),
-        fc.record({ op: fc.constant('shift' as const) }),
-        fc.record({ op: fc.constant('stale' as const), cutoff: fc.integer({ min: 0, max: 1000 }) }),
-      ),
-      { maxLength: 200 },
-    );
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), ops, (cap, list: Op[]) => {
-        const q = new FrameQueue<{ ts: number; id: number }>(cap);
-        const model: { ts: number; id: number }[] = [];
-        let id = 0;
-        let shifted = 0;
-        let clock = 0;
-        for (const o of list) {
-          if (o.op === 'push') {
-            // Frames arrive in time order.
-            clock = Math.max(clock, o.ts);
-            const item = { ts: clock, id: id++ };
-            const evicted = q.push(item);
-            model.push(item);
-            if (model.length > cap) assert.equal(evicted, model.shift(), 'the oldest is dropped');
-            else assert.equal(evicted, undefined);
-          } else if (o.op === 'shift') {
-            const got = q.shift();
-            assert.equal(got, model.shift());
-            if (got) shifted++;
-          } else {
-            q.dropOlderThan(o.cutoff);
-            while (model.length && model[0]!.ts < o.cutoff) model.shift();
-          }
-          assert.ok(q.length <= cap);
-          assert.equal(q.length, model.length);
-          assert.equal(q.peek(), model[0]);
-          assert.equal(q.pushed, q.length + shifted + q.dropped.full + q.dropped.stale);
-        }
-      }),
     );
   });
 });

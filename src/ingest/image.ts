@@ -1,23 +1,20 @@
 import sharp from 'sharp';
-import { letterbox, LETTERBOX_PAD, type Letterbox } from './letterbox.js';
+import type { Picture } from '../core/frame.js';
+import { letterbox, LETTERBOX_PAD } from '../core/geometry.js';
 
-export interface LetterboxedImage {
-  /** size × size × 3 RGB bytes. */
-  rgb: Uint8Array;
-  geometry: Letterbox;
-}
-
+/** An image that cannot be decoded; the message names it. */
 export class ImageError extends Error {}
 
 /**
  * Decodes an image (file path or bytes) of any format sharp reads, applies its EXIF orientation,
- * and letterboxes it to `size`×`size` RGB with the same geometry ffmpeg uses for camera frames.
+ * and letterboxes it to `size`×`size` RGB with the same geometry ffmpeg uses for camera frames:
+ * the picture a camera frame would be.
  */
 export async function loadLetterboxed(
   source: string | Buffer,
   size: number,
   name = typeof source === 'string' ? source : 'image',
-): Promise<LetterboxedImage> {
+): Promise<Picture> {
   try {
     const oriented = sharp(source, { failOn: 'error' }).rotate();
     const meta = await oriented.metadata();
@@ -46,7 +43,7 @@ export async function loadLetterboxed(
         `decoder produced ${info.width}x${info.height}x${info.channels}, expected ${size}x${size}x3`,
       );
     }
-    return { rgb: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), geometry: g };
+    return { data, geometry: g };
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     throw new ImageError(`${name}: cannot read the image (${msg.split('\n')[0]})`);

@@ -1,7 +1,9 @@
 /**
- * Letterbox geometry, as Ultralytics computes it: scale the source to fit a `dstW`×`dstH`
- * model input keeping its aspect ratio, centre it, pad the rest (with grey 114).
- * The same geometry drives ffmpeg's scale/pad filters and maps boxes back to source pixels.
+ * Boxes and letterbox geometry, the words every stage uses for "where" — ingest (ffmpeg's
+ * scale/pad filters), the detector (boxes back to source pixels), publish (zones, tracking).
+ *
+ * Letterboxing is computed as Ultralytics does: scale the source to fit a `dstW`×`dstH` model
+ * input keeping its aspect ratio, centre it, pad the rest (with grey 114).
  */
 export interface Letterbox {
   srcW: number;
@@ -53,4 +55,14 @@ export function toModel(g: Letterbox, box: Readonly<Box>): Box {
   const sx = g.innerW / g.srcW;
   const sy = g.innerH / g.srcH;
   return [box[0] * sx + g.padLeft, box[1] * sy + g.padTop, box[2] * sx + g.padLeft, box[3] * sy + g.padTop];
+}
+
+/** Intersection over union of two boxes (0 when they do not overlap). */
+export function iou(p: Readonly<Box>, q: Readonly<Box>): number {
+  const ix = Math.min(p[2], q[2]) - Math.max(p[0], q[0]);
+  const iy = Math.min(p[3], q[3]) - Math.max(p[1], q[1]);
+  if (ix <= 0 || iy <= 0) return 0;
+  const inter = ix * iy;
+  const union = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - inter;
+  return union > 0 ? inter / union : 0;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { letterbox, toModel, toSource, type Box } from '../../../src/detector/letterbox.js';
+import { iou, letterbox, toModel, toSource, type Box } from '../../../src/core/geometry.js';
 
 const close = (a: readonly number[], b: readonly number[], eps = 1e-6): void =>
   a.forEach((v, i) => assert.ok(Math.abs(v - b[i]!) <= eps, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`));
@@ -75,5 +75,15 @@ describe('letterbox geometry', () => {
     const g = letterbox(810, 1080, 640);
     // A box reaching into the left padding and past the bottom.
     close(toSource(g, [40, 600, 200, 700]), [0, 1012.5, (200 - 80) / (480 / 810), 1080]);
+  });
+});
+
+describe('iou', () => {
+  it('computes hand-checked overlaps', () => {
+    assert.equal(iou([0, 0, 10, 10], [0, 0, 10, 10]), 1);
+    assert.equal(iou([0, 0, 10, 10], [10, 0, 20, 10]), 0, 'touching boxes do not overlap');
+    assert.equal(iou([0, 0, 10, 10], [5, 0, 15, 10]), 50 / 150);
+    assert.equal(iou([0, 0, 10, 10], [2, 2, 4, 4]), 4 / 100);
+    assert.equal(iou([0, 0, 0, 0], [0, 0, 0, 0]), 0, 'degenerate boxes');
   });
 });

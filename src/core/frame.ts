@@ -1,0 +1,40 @@
+import type { Box, Letterbox } from './geometry.js';
+
+/**
+ * What flows down the pipeline: pictures the model can take (letterboxed RGB with the geometry
+ * to map boxes back), frames (a picture from a camera, numbered and timed), detections, and
+ * results (a frame with its detections).
+ */
+
+/** A model-ready picture: `geometry.dstW`×`geometry.dstH` RGB24 bytes, letterboxed. */
+export interface Picture {
+  data: Buffer;
+  /** Maps boxes back to the source pixels of the image or stream at that moment. */
+  geometry: Letterbox;
+}
+
+/** One picture from a camera. */
+export interface Frame extends Picture {
+  camera: string;
+  /** 1, 2, 3… per camera, across ffmpeg restarts. */
+  seq: number;
+  /** When the last byte of the frame arrived (ms since the epoch, from the injected clock). */
+  ts: number;
+}
+
+/** A detection as Argus reports it: a label, a score and a box in source pixels. */
+export interface Detection {
+  label: string;
+  score: number;
+  box: Box;
+}
+
+/** One answered frame: analysed by the model, or answered from the cache. */
+export interface Result extends Frame {
+  cached: boolean;
+  detections: Detection[];
+  /** For analysed frames: how long the frame waited before its batch was sent, and the batch. */
+  queuedMs?: number;
+  batchSize?: number;
+  inferMs?: number;
+}

@@ -1,0 +1,25 @@
+import type { Logger } from 'pino';
+import { sectionConfig, type Config } from '../config/index.js';
+import { Detector } from './detector.js';
+import { planModel } from './model.js';
+
+/**
+ * A started detector for tools that run the model outside the daemon (`argus detect`,
+ * `model prepare`'s checks, the bench): the model and detector sections as in a config file,
+ * every key left out taking its documented default. Throws ModelError or DetectorError naming
+ * the model file.
+ */
+export async function openDetector(
+  model: Partial<Config['model']> & { path: string },
+  detector: Partial<Config['detector']>,
+  log: Logger,
+): Promise<Detector> {
+  const m = sectionConfig('model', model);
+  const d = new Detector(
+    await planModel(m),
+    { model: m, detector: sectionConfig('detector', detector) },
+    log,
+  );
+  await d.start();
+  return d;
+}

@@ -1,0 +1,131 @@
+import type { Registry } from 'prom-client';
+import type { Detection, Picture, Result } from '../core/frame.js';
+import type { CameraConfig, Config } from '../config/index.js';
+import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
+import type { CameraRates, StatsSources } from '../publish/index.js';
+import { FrameDropped } from '../scheduler/index.js';
+import { HttpError, type Health, type HttpSource } from './server.js';
+import { annotatedJpeg } from './snapshot.js';
+
+/** What the HTTP API reads and asks of the running pipeline. */
+export interface ViewSources extends StatsSources {
+  /** The configured cameras (they change on reload). */
+  cameras: () => Record<string, CameraConfig>;
+  ingest: StatsSources['ingest'] & { status(name: string): CameraStatus | undefined };
+  scheduler: StatsSources['scheduler'] & {
+    submit(picture: Picture, priority: number): Promise<Detection[]>;
+  };
+  detector: StatsSources['detector'] & { readonly inputSize: number };
+  stats: { rates(): Record<string, CameraRates> };
+  metrics: Registry;
+}
+
+/** A camera as GET /api/cameras answers it (docs/http.md). */
+export interface CameraView {
+  camera: string;
+  state: string;
+  since: string | null;
+  restarts: number;
+  last_error: { cause: string; message: string } | null;
+  source: { width: number; height: number } | null;
+  fps_in: number;
+  fps_analysed: number;
+  queue_depth: number;
+  has_frame: boolean;
+  last_frame_ts: string | null;
+  cached: boolean;
+  detections: Detection[];
+}
+
+/**
+ * The HTTP API's view of the pipeline: health, the cameras with their latest answered frame
+ * (kept here, for the live page and snapshots), metrics, and images posted for detection, which
+ * go through the scheduler's batches at `http.detect_priority`.
+ */
+export class LiveView implements HttpSource {
+  private latest = new Map<string, Result>();
+
+  constructor(
+    private readonly cfg: Pick<Config['http'], 'detect_priority'>,
+    private readonly src: ViewSources,
+  ) {}
+
+  /** Every answered camera frame passes here; the latest of each camera is kept. */
+  onResult(r: Result): void {
+    this.latest.set(r.camera, r);
+  }
+
+  /** Drops what is kept for cameras no longer configured. */
+  prune(): void {
+    const cameras = this.src.cameras();
+    for (const name of this.latest.keys()) if (!(name in cameras)) this.latest.delete(name);
+  }
+
+  health(): Health {
+    const det = this.src.detector.stats();
+    const cameras: Record<string, string> = {};
+    for (const s of this.src.ingest.statuses()) cameras[s.camera] = s.state;
+    return {
+      ok: det.readyWorkers > 0,
+      detector: { ready_workers: det.readyWorkers, provider: det.provider },
+      cameras,
+    };
+  }
+
+  cameraNames(): string[] {
+    return Object.keys(this.src.cameras());
+  }
+
+  cameras(): CameraView[] {
+    const sched = this.src.scheduler.stats();
+    const rates = this.src.stats.rates();
+    return Object.entries(this.src.cameras()).map(([name, cfg]) => {
+      const st = this.src.ingest.status(name);
+      const latest = this.latest.get(name);
+      return {
+        camera: name,
+        state: st?.state ?? (cfg.enabled ? 'connecting' : 'disabled'),
+        since: st ? new Date(st.since).toISOString() : null,
+        restarts: st?.restarts ?? 0,
+        last_error: st?.lastError ? { cause: st.lastError.cause, message: st.lastError.message } : null,
+        source: st?.source ?? null,
+        fps_in: rates[name]?.fpsIn ?? 0,
+        fps_analysed: rates[name]?.fpsAnalysed ?? 0,
+        queue_depth: sched.cameras[name]?.queueDepth ?? 0,
+        has_frame: latest !== undefined,
+        last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
+        cached: latest?.cached ?? false,
+        detections: latest?.detections ?? [],
+      };
+    });
+  }
+
+  async latestJpeg(camera: string): Promise<Buffer | undefined> {
+    const r = this.latest.get(camera);
+    return r ? annotatedJpeg(r.data, r.geometry, r.detections) : undefined;
+  }
+
+  async metrics(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.src.metrics.contentType, body: await this.src.metrics.metrics() };
+  }
+
+  /** One posted image through the scheduler: the same JSON as `argus detect`. */
+  async detect(image: Buffer, name: string): Promise<unknown> {
+    let picture: Picture;
+    try {
+      picture = await loadLetterboxed(image, this.src.detector.inputSize, name);
+    } catch (err) {
+      if (err instanceof ImageError) throw new HttpError(400, err.message);
+      throw err;
+    }
+    let detections: Detection[];
+    try {
+      detections = await this.src.scheduler.submit(picture, this.cfg.detect_priority);
+    } catch (err) {
+      if (err instanceof FrameDropped) throw new HttpError(503, err.message);
+      throw err;
+    }
+    const g = picture.geometry;
+    return { image: name, width: g.srcW, height: g.srcH, detections };
+  }
+}

@@ -1,0 +1,139 @@
+import type { Clock, Timer } from '../core/clock.js';
+import type { Config } from '../config/index.js';
+import type { DetectorStats } from '../detector/index.js';
+import type { CameraStatus } from '../ingest/index.js';
+import type { SchedulerStats } from '../scheduler/index.js';
+import type { Output, OutputStats } from './mqtt-output.js';
+import type { StatsPayload, Topics } from './topics.js';
+
+/** Where the numbers come from: each stage's own counters. */
+export interface StatsSources {
+  scheduler: { stats(): SchedulerStats };
+  ingest: { statuses(): CameraStatus[] };
+  detector: { stats(): DetectorStats };
+  output: { stats(): OutputStats };
+}
+
+export interface CameraRates {
+  fpsIn: number;
+  fpsAnalysed: number;
+  fpsCached: number;
+}
+
+interface Sample {
+  at: number;
+  sched: SchedulerStats;
+}
+
+const round2 = (v: number): number => Math.round(v * 100) / 100;
+
+/**
+ * The `stats` message, every `mqtt.stats_interval_s`: rates over the last interval, totals
+ * since start. The same rates serve the HTTP API between messages.
+ */
+export class StatsPublisher {
+  private startedAt = 0;
+  /** The samples at the last two messages: a message moves the window on. */
+  private last: Sample | undefined;
+  private prev: Sample | undefined;
+  private timer: Timer | null = null;
+
+  constructor(
+    private readonly cfg: {
+      mqtt: Pick<Config['mqtt'], 'stats_interval_s'>;
+      cache: Pick<Config['cache'], 'enabled'>;
+    },
+    private readonly sources: StatsSources,
+    private readonly deps: { out: Output; topics: Topics; clock: Clock },
+  ) {}
+
+  start(): void {
+    this.startedAt = this.deps.clock.now();
+    const publish = (): void => {
+      this.deps.out.detection(this.deps.topics.stats, JSON.stringify(this.payload()));
+      this.timer = this.deps.clock.setTimeout(publish, this.cfg.mqtt.stats_interval_s * 1000);
+    };
+    this.timer = this.deps.clock.setTimeout(publish, this.cfg.mqtt.stats_interval_s * 1000);
+  }
+
+  stop(): void {
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Per-camera rates over the last complete window (since start before the first message). */
+  rates(): Record<string, CameraRates> {
+    return this.measure(this.prev, this.deps.clock.now(), this.sources.scheduler.stats());
+  }
+
+  private measure(
+    since: Sample | undefined,
+    now: number,
+    sched: SchedulerStats,
+  ): Record<string, CameraRates> {
+    const secs = Math.max(0.001, (now - (since?.at ?? this.startedAt)) / 1000);
+    const rate = (cur: number, before: number | undefined): number => round2((cur - (before ?? 0)) / secs);
+    const out: Record<string, CameraRates> = {};
+    for (const [name, c] of Object.entries(sched.cameras)) {
+      const p = since?.sched.cameras[name];
+      out[name] = {
+        fpsIn: rate(c.framesIn, p?.framesIn),
+        fpsAnalysed: rate(c.analysed, p?.analysed),
+        fpsCached: rate(c.cached, p?.cached),
+      };
+    }
+    return out;
+  }
+
+  /** The message now; moves the rate window on. */
+  payload(): StatsPayload {
+    const now = this.deps.clock.now();
+    const sched = this.sources.scheduler.stats();
+    const rates = this.measure(this.last, now, sched);
+    this.prev = this.last;
+    this.last = { at: now, sched };
+    const statuses = new Map(this.sources.ingest.statuses().map((s) => [s.camera, s]));
+    const cameras: StatsPayload['cameras'] = {};
+    for (const [name, c] of Object.entries(sched.cameras)) {
+      const st = statuses.get(name);
+      const r = rates[name]!;
+      cameras[name] = {
+        state: st?.state ?? 'stopped',
+        fps_in: r.fpsIn,
+        fps_analysed: r.fpsAnalysed,
+        fps_cached: r.fpsCached,
+        dropped: c.dropped,
+        queue_depth: c.queueDepth,
+        frame_age_ms: Math.round(c.frameAgeMsMean),
+        restarts: st?.restarts ?? 0,
+      };
+    }
+    const sizes: Record<string, number> = {};
+    sched.batchSizes.forEach((n, size) => {
+      if (n) sizes[String(size)] = n;
+    });
+    const det = this.sources.detector.stats();
+    const out = this.sources.output.stats();
+    return {
+      ts: new Date(now).toISOString(),
+      uptime_s: Math.round((now - this.startedAt) / 1000),
+      cameras,
+      detector: {
+        provider: det.provider ?? 'none',
+        workers: det.workers,
+        batches: sched.batches,
+        batch_sizes: sizes,
+        inference_ms: Math.round(sched.inferenceMsMean * 10) / 10,
+        deadlines_missed: det.deadlinesMissed,
+        sessions_recreated: det.sessionsRecreated,
+      },
+      cache: { enabled: this.cfg.cache.enabled, hit_ratio: Math.round(sched.cacheHitRatio * 1000) / 1000 },
+      mqtt: {
+        reconnects: out.reconnects,
+        detections_dropped: out.detectionsDropped,
+        events_dropped: out.eventsDropped,
+        buffered: out.buffered,
+      },
+    };
+  }
+}

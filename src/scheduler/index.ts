@@ -1,0 +1,13 @@
+/** The scheduler stage's public interface: frames and submitted pictures in, batches out. */
+export { FairShare, type Contender } from './fair-share.js';
+export {
+  FrameDropped,
+  Scheduler,
+  type BatchDetections,
+  type BatchDetector,
+  type CameraStats,
+  type Drop,
+  type ResultCache,
+  type SchedulerDeps,
+  type SchedulerStats,
+} from './scheduler.js';
