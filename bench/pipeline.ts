@@ -127,7 +127,7 @@ export interface PipelineOptions {
 
 export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-bench-pipe-'));
-  const broker = new EmbeddedBroker('127.0.0.1', 0, pino({ level: 'silent' }));
+  const broker = new EmbeddedBroker({ host: '127.0.0.1', port: 0 }, pino({ level: 'silent' }));
   await broker.start();
   const names = opts.sources.map((_, i) => `cam${i}`);
   const config = join(dir, 'argus.yaml');

@@ -10,12 +10,10 @@ import { EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics } from './
 import { redactUrl } from './redact.js';
 import { Scheduler } from './scheduler/index.js';
 
-/** The stages a reload reaches. */
-interface Running {
-  ingest: Ingest;
-  scheduler: Scheduler;
-  reporter: Reporter;
-  view: LiveView;
+/** What the root needs of a stage: start and stop; everything else goes through wiring. */
+interface Stage {
+  start(): unknown;
+  stop(): unknown;
 }
 
 /**
@@ -24,8 +22,9 @@ interface Running {
  * prevent the others. It holds no state of the pipeline's own.
  */
 export class Daemon {
-  private stops: { name: string; stop: () => unknown }[] = [];
-  private running: Running | undefined;
+  private started: { name: string; stage: Stage }[] = [];
+  /** The stages a reload reaches, once started. */
+  private running: { ingest: Ingest; scheduler: Scheduler; reporter: Reporter; view: LiveView } | undefined;
   private readonly notifier: SystemdNotifier;
 
   constructor(
@@ -36,10 +35,10 @@ export class Daemon {
     this.notifier = new SystemdNotifier(process.env, log.child({ stage: 'systemd' }));
   }
 
-  /** Starts a stage and remembers how to stop it. */
-  private async begin(name: string, start: () => unknown, stop: () => unknown): Promise<void> {
-    await start();
-    this.stops.push({ name, stop });
+  /** Starts a stage and remembers to stop it. */
+  private async begin(name: string, stage: Stage): Promise<void> {
+    await stage.start();
+    this.started.push({ name, stage });
   }
 
   async start(): Promise<void> {
@@ -49,32 +48,16 @@ export class Daemon {
     const t = topics(config.mqtt.base_topic);
 
     const detector = new Detector(await planModel(config.model), config, stage('detector'));
-    await this.begin(
-      'detector',
-      () => detector.start(),
-      () => detector.stop(),
-    );
+    await this.begin('detector', detector);
 
     let url = config.mqtt.url;
     if (!url) {
-      const broker = new EmbeddedBroker(
-        config.mqtt.embedded.host,
-        config.mqtt.embedded.port,
-        stage('broker'),
-      );
-      await this.begin(
-        'broker',
-        () => broker.start(),
-        () => broker.stop(),
-      );
+      const broker = new EmbeddedBroker(config.mqtt.embedded, stage('broker'));
+      await this.begin('broker', broker);
       url = broker.url;
     }
     const output = new MqttOutput(url, config.mqtt, t.status, stage('mqtt'));
-    await this.begin(
-      'mqtt',
-      () => output.start(),
-      () => output.stop(),
-    );
+    await this.begin('mqtt', output);
 
     const ingest: Ingest = new Ingest(
       { cameras: config.cameras, ffmpeg: config.ffmpeg, size: detector.inputSize, secrets },
@@ -91,7 +74,7 @@ export class Daemon {
       clock,
       cameraStatus: (name) => ingest.status(name),
     });
-    const scheduler: Scheduler = new Scheduler(config.scheduler, {
+    const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
       detector,
       cache: new FrameCache(config.cache),
       clock,
@@ -111,47 +94,20 @@ export class Daemon {
       metrics: createMetrics(sources),
     });
 
-    await this.begin(
-      'events',
-      () => reporter.start(),
-      () => reporter.stop(),
-    );
-    await this.begin(
-      'scheduler',
-      () => scheduler.start(config.cameras),
-      () => scheduler.stop(),
-    );
-    await this.begin(
-      'stats',
-      () => stats.start(),
-      () => stats.stop(),
-    );
+    await this.begin('events', reporter);
+    await this.begin('scheduler', scheduler);
+    await this.begin('stats', stats);
     if (config.http.enabled) {
       const http = new HttpServer(config.http, view, stage('http'));
-      await this.begin(
-        'http',
-        () => http.start(),
-        () => http.stop(),
-      );
+      await this.begin('http', http);
     }
-    await this.begin(
-      'cameras',
-      () => ingest.start(),
-      () => ingest.stop(),
-    );
+    await this.begin('cameras', ingest);
     this.running = { ingest, scheduler, reporter, view };
 
     this.notifier.startWatchdog(() => view.health().ok);
     const enabled = Object.values(config.cameras).filter((c) => c.enabled).length;
-    log.info(
-      {
-        cameras: Object.keys(config.cameras).length,
-        enabled,
-        provider: detector.provider,
-        mqtt: redactUrl(url),
-      },
-      'argus started',
-    );
+    const cameras = Object.keys(config.cameras).length;
+    log.info({ cameras, enabled, provider: detector.provider, mqtt: redactUrl(url) }, 'argus started');
     await this.notifier.ready(`${enabled} cameras, ${detector.provider ?? 'no'} detector`);
   }
 
@@ -171,16 +127,15 @@ export class Daemon {
       next = await loadConfig(this.loaded.file);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      for (const i of err.issues) this.log.error({ line: i.line, path: i.path }, `reload: ${i.message}`);
-      this.log.error(`reload: ${err.message}; the running configuration is unchanged`);
+      this.log.error(
+        { errors: err.format() },
+        `reload: ${err.message}; the running configuration is unchanged`,
+      );
       return false;
     }
     const changes = diffConfig(this.loaded.config, next.config);
-    if (changes.needRestart.length)
-      this.log.warn(
-        { sections: changes.needRestart },
-        `reload: changes to ${changes.needRestart.join(', ')} need a restart; not applied`,
-      );
+    const later = changes.needRestart;
+    if (later.length) this.log.warn(`reload: changes to ${later.join(', ')} need a restart; not applied`);
     // The logger scrubs the same array: new secrets are hidden from now on.
     for (const secret of next.secrets)
       if (!this.loaded.secrets.includes(secret)) this.loaded.secrets.push(secret);
@@ -191,10 +146,7 @@ export class Daemon {
     running.reporter.setCameras(cameras);
     running.view.prune();
     const { added, removed, changed: restarted, unchanged } = changes.cameras;
-    this.log.info(
-      { added, removed, restarted, unchanged, cameras: Object.keys(cameras).length },
-      'configuration reloaded',
-    );
+    this.log.info({ added, removed, restarted, unchanged }, 'configuration reloaded');
     return true;
   }
 
@@ -206,14 +158,11 @@ export class Daemon {
     await this.notifier.stopping();
     this.notifier.stopWatchdog();
     this.running = undefined;
-    for (const stage of this.stops.splice(0).reverse()) {
+    for (const { name, stage } of this.started.splice(0).reverse()) {
       try {
         await stage.stop();
       } catch (err) {
-        this.log.error(
-          { stage: stage.name, err: err instanceof Error ? err.message : String(err) },
-          'error while stopping',
-        );
+        this.log.error({ stage: name, err: String(err) }, 'error while stopping');
       }
     }
     this.log.info('argus stopped');

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { Aedes } from 'aedes';
 import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
 
 /**
  * The embedded MQTT broker (aedes), used when no `mqtt.url` is configured, so subscribers work
@@ -11,15 +12,15 @@ export class EmbeddedBroker {
   private server: Server | undefined;
 
   constructor(
-    readonly host: string,
-    readonly port: number,
+    private readonly cfg: Config['mqtt']['embedded'],
     private readonly log: Logger,
   ) {}
 
   get url(): string {
     const addr = this.server?.address();
-    const port = addr && typeof addr === 'object' ? addr.port : this.port;
-    return `mqtt://${this.host.includes(':') ? `[${this.host}]` : this.host}:${port}`;
+    const port = addr && typeof addr === 'object' ? addr.port : this.cfg.port;
+    const host = this.cfg.host;
+    return `mqtt://${host.includes(':') ? `[${host}]` : host}:${port}`;
   }
 
   async start(): Promise<void> {
@@ -31,11 +32,11 @@ export class EmbeddedBroker {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(
           new Error(
-            `embedded MQTT broker cannot listen on ${this.host}:${this.port} (${err.code ?? err.message})`,
+            `embedded MQTT broker cannot listen on ${this.cfg.host}:${this.cfg.port} (${err.code ?? err.message})`,
           ),
         ),
       );
-      server.listen(this.port, this.host, () => resolve());
+      server.listen(this.cfg.port, this.cfg.host, () => resolve());
     });
     this.log.info({ url: this.url }, 'embedded MQTT broker listening');
   }

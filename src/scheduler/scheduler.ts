@@ -131,6 +131,7 @@ export class Scheduler {
 
   constructor(
     private readonly cfg: Config['scheduler'],
+    private readonly cameras: Record<string, CameraConfig>,
     private readonly deps: SchedulerDeps,
   ) {
     this.batchSizes = new Array<number>(cfg.max_batch + 1).fill(0);
@@ -140,10 +141,10 @@ export class Scheduler {
     return this.cfg.max_in_flight || this.deps.detector.concurrency;
   }
 
-  /** Starts taking frames from the enabled cameras of `cameras`. */
-  start(cameras: Record<string, CameraConfig>): void {
+  /** Starts taking frames from the enabled cameras. */
+  start(): void {
     this.running = true;
-    for (const [name, c] of Object.entries(cameras)) this.addCamera(name, c);
+    for (const [name, c] of Object.entries(this.cameras)) this.addCamera(name, c);
   }
 
   /** A reloaded camera section: removed cameras go, changed ones start afresh, new ones join. */

@@ -49,12 +49,12 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
     assert.deepEqual(out.stats(), {
       connected: false,
       reconnects: out.stats().reconnects,
-      detections_dropped: 3,
-      events_dropped: 2,
+      detectionsDropped: 3,
+      eventsDropped: 2,
       buffered: 4,
     });
 
-    const broker = new EmbeddedBroker('127.0.0.1', port, pino({ level: 'silent' }));
+    const broker = new EmbeddedBroker({ host: '127.0.0.1', port }, pino({ level: 'silent' }));
     await broker.start();
     t.after(() => broker.stop());
     const sub = new Subscriber(url);

@@ -59,6 +59,7 @@ describe('cache on real camera frames', () => {
     const results: Result[] = [];
     const scheduler = new Scheduler(
       { ...config.scheduler, max_batch: 4, max_wait_ms: 50, max_in_flight: 1, queue_size: 3 },
+      config.cameras,
       {
         detector,
         cache: new FrameCache({ ...config.cache, max_age_s: 60 }),
@@ -67,7 +68,7 @@ describe('cache on real camera frames', () => {
         onResult: (r) => results.push(r),
       },
     );
-    scheduler.start(config.cameras);
+    scheduler.start();
     let lastStill: Frame | undefined;
     const ingest = new Ingest(
       { cameras: config.cameras, ffmpeg: config.ffmpeg, size: detector.inputSize, secrets: [] },

@@ -28,6 +28,7 @@ function setup(over: Partial<Config['scheduler']> = {}, cache = false) {
       queue_size: 8,
       ...over,
     }),
+    {},
     {
       detector,
       cache: new FrameCache(sectionConfig('cache', { enabled: cache, max_distance: 2, max_age_s: 10 })),
@@ -37,15 +38,17 @@ function setup(over: Partial<Config['scheduler']> = {}, cache = false) {
       onDetectorError: (c, m) => errors.push([c, m]),
     },
   );
-  /** Starts the scheduler with cameras of these names (priority 5 unless told). */
-  const cameras = (...names: (string | [string, number])[]): void =>
-    sched.start(
-      Object.fromEntries(
-        names.map((n) =>
-          typeof n === 'string' ? [n, cameraConfig()] : [n[0], cameraConfig({ priority: n[1] })],
-        ),
-      ),
-    );
+  /** Starts the scheduler, then adds cameras of these names (priority 5 unless told), as a reload would. */
+  const cameras = (...names: (string | [string, number])[]): void => {
+    const list = names.map((n): [string, number] => (typeof n === 'string' ? [n, 5] : n));
+    sched.start();
+    sched.setCameras(Object.fromEntries(list.map(([n, priority]) => [n, cameraConfig({ priority })])), {
+      added: list.map(([n]) => n),
+      removed: [],
+      changed: [],
+      unchanged: [],
+    });
+  };
   const seqs = new Map<string, number>();
   /** A frame from `camera`; `fill` sets every pixel byte (distinct fills are distinct scenes). */
   const frame = (camera: string, fill?: number): Frame => {
@@ -207,7 +210,11 @@ describe('scheduler: forming batches', () => {
   it('ignores frames of unknown and disabled cameras, and frames before start', () => {
     const { sched, detector, frame } = setup({ max_batch: 1 });
     sched.push(frame('a'));
-    sched.start({ a: cameraConfig(), off: cameraConfig({ enabled: false }) });
+    sched.start();
+    sched.setCameras(
+      { a: cameraConfig(), off: cameraConfig({ enabled: false }) },
+      { added: ['a', 'off'], removed: [], changed: [], unchanged: [] },
+    );
     sched.push(frame('off'));
     sched.push(frame('ghost'));
     assert.equal(detector.calls.length, 0);
@@ -233,7 +240,7 @@ describe('scheduler: priority and fairness', () => {
 
   it('under overload, shares the detector by priority and starves no one', async () => {
     // Detector: 100 ms per single-frame batch, i.e. 10 frames/s. Demand: 37 frames/s.
-    const { sched, detector, frame, clock, results } = setup({
+    const { sched, detector, frame, clock, results, cameras } = setup({
       max_batch: 1,
       max_in_flight: 1,
       max_frame_age_ms: 2000,
@@ -244,7 +251,7 @@ describe('scheduler: priority and fairness', () => {
       { name: 'door', priority: 5, fps: 2 },
       { name: 'yard', priority: 1, fps: 5 },
     ];
-    sched.start(Object.fromEntries(cams.map((c) => [c.name, cameraConfig({ priority: c.priority })])));
+    cameras(...cams.map((c): [string, number] => [c.name, c.priority]));
     const seconds = 60;
     for (let t = 0; t < seconds * 1000; t += 10) {
       for (const c of cams) if (t % (1000 / c.fps) < 10) sched.push(frame(c.name));

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import { repoRoot } from '../helpers/env.js';
+
+/**
+ * The import graph follows the pipeline (docs/architecture.md). Each part of src/ may import
+ * the parts before it in this list, never one after it; a stage is reached only through its
+ * index.ts (its public interface), never its internals. `core` (the shared vocabulary) imports
+ * nothing at all; log.ts and redact.ts are ground-floor helpers every part may use.
+ */
+const LAYERS = [
+  'core',
+  'redact.ts',
+  'log.ts',
+  'onnx',
+  'config',
+  'ingest',
+  'queue',
+  'scheduler',
+  'cache',
+  'detector',
+  'publish',
+  'ops',
+  'http',
+  'daemon.ts',
+  'commands',
+  'cli.ts',
+] as const;
+/** Reached file by file: the vocabulary (one-file parts such as log.ts have no index.ts either). */
+const DIRECT = new Set(['core']);
+
+const src = join(repoRoot, 'src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** The part of src/ a path belongs to: its top folder, or the file itself at the top. */
+const partOf = (path: string): string => relative(src, path).split('/')[0]!;
+
+function imports(file: string): { spec: string; target?: string }[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)].map((m) => {
+    const spec = m[1]!;
+    if (!spec.startsWith('.')) return { spec };
+    return { spec, target: join(dirname(file), spec).replace(/\.js$/, '.ts') };
+  });
+}
+
+describe('architecture', () => {
+  const all = files(src);
+
+  it('every part of src/ is placed in the pipeline order', () => {
+    const parts = [...new Set(all.map(partOf))].sort();
+    assert.deepEqual(
+      parts.filter((p) => !(LAYERS as readonly string[]).includes(p)),
+      [],
+    );
+  });
+
+  it('imports go down the pipeline, through each stage’s index.ts', () => {
+    const wrong: string[] = [];
+    for (const file of all) {
+      const from = partOf(file);
+      for (const { spec, target } of imports(file)) {
+        const where = `${relative(src, file)} imports '${spec}'`;
+        if (!target) {
+          if (from === 'core') wrong.push(`${where}: core imports nothing`);
+          continue;
+        }
+        const to = partOf(target);
+        if (to === from) continue;
+        if (from === 'core') wrong.push(`${where}: core imports nothing`);
+        else if (LAYERS.indexOf(to as never) >= LAYERS.indexOf(from as never))
+          wrong.push(`${where}: ${to} comes after ${from} in the pipeline`);
+        else if (!DIRECT.has(to) && !to.endsWith('.ts') && relative(join(src, to), target) !== 'index.ts')
+          wrong.push(`${where}: reach ${to} through ${to}/index.ts`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it('the composition root only wires: it stays small', () => {
+    const lines = readFileSync(join(src, 'daemon.ts'), 'utf8').split('\n').length;
+    assert.ok(lines <= 180, `src/daemon.ts has ${lines} lines`);
+  });
+});

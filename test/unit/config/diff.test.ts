@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { diffCameras, diffConfig } from '../../../src/config/diff.js';
+import { cameraConfig, config } from '../../helpers/config.js';
+
+describe('config diff (reload)', () => {
+  it('sorts cameras into added, removed, changed and unchanged', () => {
+    const a = cameraConfig({ url: 'rtsp://h/a' });
+    const b = cameraConfig({ url: 'rtsp://h/b' });
+    assert.deepEqual(diffCameras({ a, b, c: a }, { a, b: { ...b, fps: 2 }, d: b }), {
+      added: ['d'],
+      removed: ['c'],
+      changed: ['b'],
+      unchanged: ['a'],
+    });
+  });
+
+  it('names the other sections that changed: they need a restart', () => {
+    const before = config({ cameras: { a: { url: 'rtsp://h/a' } } });
+    const after = config({
+      cameras: { a: { url: 'rtsp://h/a', priority: 9 } },
+      scheduler: { max_batch: 8 },
+      mqtt: { base_topic: 'site' },
+    });
+    const changes = diffConfig(before, after);
+    assert.deepEqual(changes.cameras.changed, ['a']);
+    assert.deepEqual(changes.needRestart.sort(), ['mqtt', 'scheduler']);
+    assert.deepEqual(diffConfig(before, before).needRestart, []);
+  });
+});

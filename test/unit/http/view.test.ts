@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Registry } from 'prom-client';
+import sharp from 'sharp';
+import type { Detection, Picture, Result } from '../../../src/core/frame.js';
+import { letterbox } from '../../../src/core/geometry.js';
+import type { CameraConfig } from '../../../src/config/index.js';
+import { HttpError } from '../../../src/http/server.js';
+import { LiveView } from '../../../src/http/view.js';
+import { FrameDropped } from '../../../src/scheduler/index.js';
+import { cameraConfig } from '../../helpers/config.js';
+import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+
+const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] };
+
+function setup(submit: (p: Picture, priority: number) => Promise<Detection[]> = () => Promise.resolve([])) {
+  const stages = new FakeStages();
+  let cameras: Record<string, CameraConfig> = {
+    gate: cameraConfig(),
+    yard: cameraConfig({ enabled: false }),
+  };
+  const submitted: { picture: Picture; priority: number }[] = [];
+  const view = new LiveView(
+    { detect_priority: 7 },
+    {
+      ...stages,
+      scheduler: {
+        stats: stages.scheduler.stats,
+        submit: (picture, priority) => {
+          submitted.push({ picture, priority });
+          return submit(picture, priority);
+        },
+      },
+      stats: { rates: () => ({ gate: { fpsIn: 5, fpsAnalysed: 1.5, fpsCached: 3.5 } }) },
+      cameras: () => cameras,
+      metrics: new Registry(),
+    },
+  );
+  const result = (camera: string): Result => ({
+    camera,
+    seq: 3,
+    ts: 1_000,
+    data: Buffer.alloc(32 * 32 * 3, 90),
+    geometry: letterbox(64, 48, 32),
+    cached: true,
+    detections: [person],
+  });
+  return { stages, view, result, submitted, setCameras: (c: typeof cameras) => (cameras = c) };
+}
+
+describe('live view (HTTP API models)', () => {
+  it('is healthy while a detector session is ready, with each camera state from ingest', () => {
+    const { stages, view } = setup();
+    stages.statuses = [cameraStatus('gate', { state: 'backoff' })];
+    assert.deepEqual(view.health(), {
+      ok: true,
+      detector: { ready_workers: 2, provider: 'cpu' },
+      cameras: { gate: 'backoff' },
+    });
+    stages.det = { ...stages.det, readyWorkers: 0 };
+    assert.equal(view.health().ok, false);
+  });
+
+  it('lists every configured camera with its status, rates, queue and latest answer', () => {
+    const { stages, view, result } = setup();
+    stages.statuses = [
+      cameraStatus('gate', {
+        state: 'backoff',
+        since: 0,
+        restarts: 4,
+        lastError: { cause: 'auth', message: '401 Unauthorized', at: 5 },
+      }),
+    ];
+    stages.cams.gate = cameraStats({ queueDepth: 1 });
+    view.onResult(result('gate'));
+    const [gate, yard] = view.cameras();
+    assert.deepEqual(gate, {
+      camera: 'gate',
+      state: 'backoff',
+      since: new Date(0).toISOString(),
+      restarts: 4,
+      last_error: { cause: 'auth', message: '401 Unauthorized' },
+      source: { width: 640, height: 480 },
+      fps_in: 5,
+      fps_analysed: 1.5,
+      queue_depth: 1,
+      has_frame: true,
+      last_frame_ts: new Date(1000).toISOString(),
+      cached: true,
+      detections: [person],
+    });
+    assert.deepEqual([yard!.camera, yard!.state, yard!.has_frame], ['yard', 'disabled', false]);
+    assert.deepEqual(view.cameraNames(), ['gate', 'yard']);
+  });
+
+  it('serves the latest frame as an annotated JPEG, and forgets cameras removed by a reload', async () => {
+    const { view, result, setCameras } = setup();
+    assert.equal(await view.latestJpeg('gate'), undefined);
+    view.onResult(result('gate'));
+    const jpeg = await view.latestJpeg('gate');
+    const meta = await sharp(jpeg).metadata();
+    assert.deepEqual([meta.format, meta.width, meta.height], ['jpeg', 32, 24], 'the padding is cut away');
+    setCameras({ yard: cameraConfig() });
+    view.prune();
+    assert.equal(await view.latestJpeg('gate'), undefined);
+  });
+
+  it('runs a posted image through the scheduler at detect_priority: boxes in its own pixels', async () => {
+    const { view, submitted } = setup(() => Promise.resolve([person]));
+    const png = await sharp({ create: { width: 200, height: 100, channels: 3, background: 'white' } })
+      .png()
+      .toBuffer();
+    assert.deepEqual(await view.detect(png, 'door.png'), {
+      image: 'door.png',
+      width: 200,
+      height: 100,
+      detections: [person],
+    });
+    assert.equal(submitted[0]!.priority, 7);
+    assert.deepEqual(submitted[0]!.picture.geometry, letterbox(200, 100, 32), 'letterboxed to the model');
+  });
+
+  it('answers 400 for an image it cannot read and 503 when the picture is dropped', async () => {
+    const busy = setup(() => Promise.reject(new FrameDropped('full', 'the detector is busy')));
+    await assert.rejects(
+      busy.view.detect(Buffer.from('not an image'), 'x.jpg'),
+      (e: unknown) =>
+        e instanceof HttpError && e.status === 400 && /x\.jpg: cannot read the image/.test(e.message),
+    );
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: 'white' } })
+      .png()
+      .toBuffer();
+    await assert.rejects(
+      busy.view.detect(png, 'y.png'),
+      (e: unknown) => e instanceof HttpError && e.status === 503 && /busy/.test(e.message),
+    );
+  });
+});
