@@ -18,7 +18,7 @@ const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 
 /**
  * Prometheus metrics, read from the running stages at scrape time (one registry per daemon, no
  * globals). Every metric of one scrape reads the same snapshot, taken once. Names are listed in
- * docs/operations.md. Label values are camera names (validated as topic levels) and fixed words:
+ * docs/http.md. Label values are camera names (validated as topic levels) and fixed words:
  * never URLs.
  */
 export function createMetrics(src: StatsSources): Registry {
