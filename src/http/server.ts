@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { listen, listeningUrl } from '../listen.js';
 import { LIVE_PAGE } from './page.js';
 
 /** An error with the HTTP status it should be answered with. */
@@ -50,10 +51,7 @@ export class HttpServer {
   }
 
   get url(): string {
-    const addr = this.server?.address();
-    const port = addr && typeof addr === 'object' ? addr.port : this.cfg.port;
-    const host = this.cfg.host;
-    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return listeningUrl('http', this.server, this.cfg.host, this.cfg.port);
   }
 
   async start(): Promise<void> {
@@ -70,16 +68,7 @@ export class HttpServer {
       });
     });
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            `HTTP server cannot listen on ${this.cfg.host}:${this.cfg.port} (${err.code ?? err.message})`,
-          ),
-        ),
-      );
-      server.listen(this.cfg.port, this.cfg.host, () => resolve());
-    });
+    await listen(server, this.cfg.host, this.cfg.port, 'HTTP server');
     this.log.info({ url: this.url }, 'HTTP server listening');
   }
 

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { Aedes } from 'aedes';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { listen, listeningUrl } from '../listen.js';
 
 /**
  * The embedded MQTT broker (aedes), used when no `mqtt.url` is configured, so subscribers work
@@ -17,10 +18,7 @@ export class EmbeddedBroker {
   ) {}
 
   get url(): string {
-    const addr = this.server?.address();
-    const port = addr && typeof addr === 'object' ? addr.port : this.cfg.port;
-    const host = this.cfg.host;
-    return `mqtt://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return listeningUrl('mqtt', this.server, this.cfg.host, this.cfg.port);
   }
 
   async start(): Promise<void> {
@@ -28,16 +26,7 @@ export class EmbeddedBroker {
     this.aedes = aedes;
     const server = createServer((socket) => aedes.handle(socket));
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            `embedded MQTT broker cannot listen on ${this.cfg.host}:${this.cfg.port} (${err.code ?? err.message})`,
-          ),
-        ),
-      );
-      server.listen(this.cfg.port, this.cfg.host, () => resolve());
-    });
+    await listen(server, this.cfg.host, this.cfg.port, 'embedded MQTT broker');
     this.log.info({ url: this.url }, 'embedded MQTT broker listening');
   }
 
