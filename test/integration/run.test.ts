@@ -6,6 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
+import { stringify } from 'yaml';
 import type {
   CameraStatusPayload,
   DetectionsPayload,
@@ -77,26 +78,35 @@ async function writeConfig(dir: string, lines: string[]): Promise<string> {
   return path;
 }
 
-const common = (model: string, mqttUrl: string | null, mqttExtra: string[] = []) => [
-  'log_level: info',
-  'model:',
-  `  path: ${model}`,
-  'mqtt:',
-  ...(mqttUrl ? [`  url: ${mqttUrl}`] : []),
-  ...mqttExtra,
-  '  stats_interval_s: 2',
-  '  reconnect_period_s: 1.5',
-  'events:',
-  '  min_frames: 2',
-  '  end_after_s: 1.5',
-  'http:',
-  '  port: 0',
-  'ffmpeg:',
-  '  stall_timeout_s: 10',
-  '  backoff_initial_s: 0.5',
-  '  backoff_max_s: 2',
-  '  stop_grace_s: 1',
-];
+/** What every daemon test shares: quick stats, events and restarts, HTTP on a free port. */
+const TEST_DEFAULTS: Record<string, Record<string, unknown>> = {
+  mqtt: { stats_interval_s: 2, reconnect_period_s: 1.5 },
+  events: { min_frames: 2, end_after_s: 1.5 },
+  http: { port: 0 },
+  ffmpeg: { stall_timeout_s: 10, backoff_initial_s: 0.5, backoff_max_s: 2, stop_grace_s: 1 },
+};
+
+/**
+ * Writes `argus.yaml` in `dir` (again, on a later call: a reload): the test defaults with
+ * `settings` merged over them section by section, and the generated fixture model unless
+ * `settings.model` names one. Returns its path.
+ */
+async function writeDaemonConfig(dir: string, settings: Record<string, unknown>): Promise<string> {
+  const config: Record<string, unknown> = { log_level: 'info' };
+  for (const key of new Set([...Object.keys(TEST_DEFAULTS), ...Object.keys(settings)])) {
+    const mine = settings[key];
+    config[key] =
+      key !== 'cameras' && typeof mine === 'object' && mine !== null
+        ? { ...TEST_DEFAULTS[key], ...mine }
+        : (mine ?? TEST_DEFAULTS[key]);
+  }
+  const fixture = join(dir, 'fixture.onnx');
+  if (!settings.model)
+    config.model = { path: existsSync(fixture) ? fixture : await writeFixture(dir, 'fixture.onnx') };
+  const path = join(dir, 'argus.yaml');
+  await writeFile(path, stringify(config));
+  return path;
+}
 
 /** The HTTP server's address, from the daemon's log line (tests listen on port 0). */
 async function httpBase(output: () => string): Promise<string> {
@@ -118,18 +128,13 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     const rtsp = await startRtspServer(t, [
       { name: 'still', source: { kind: 'image', path: await portraitJpeg(dir), fps: 5 } },
     ]);
-    const model = await writeFixture(dir, 'fixture.onnx');
-    const config = await writeConfig(dir, [
-      ...common(model, broker.url),
-      'cameras:',
-      '  still:',
-      `    url: "${rtsp.url('still')}"`,
-      `    rtsp_transport: ${rtsp.transport}`,
-      '    fps: 2',
-      '  blinker:',
-      `    url: "${BLINKER}"`,
-      '    fps: 5',
-    ]);
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { url: broker.url },
+      cameras: {
+        still: { url: rtsp.url('still'), rtsp_transport: rtsp.transport, fps: 2 },
+        blinker: { url: BLINKER, fps: 5 },
+      },
+    });
     const sub = new Subscriber(broker.url);
     t.after(() => sub.end());
     const daemon = startDaemon(t, config);
@@ -250,12 +255,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
   it('SIGKILL of the daemon makes the broker publish offline (last will)', async (t) => {
     const dir = await tempDir(t);
     const broker = await startBroker(t);
-    const config = await writeConfig(dir, [
-      ...common(await writeFixture(dir, 'fixture.onnx'), broker.url),
-      'cameras:',
-      '  blinker:',
-      `    url: "${BLINKER}"`,
-    ]);
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { url: broker.url },
+      cameras: { blinker: { url: BLINKER } },
+    });
     const sub = new Subscriber(broker.url, 'argus/status');
     t.after(() => sub.end());
     const daemon = startDaemon(t, config);
@@ -269,12 +272,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
   it('serves subscribers from the embedded broker when no mqtt.url is set', async (t) => {
     const dir = await tempDir(t);
     const port = await freePort();
-    const config = await writeConfig(dir, [
-      ...common(await writeFixture(dir, 'fixture.onnx'), null, ['  embedded:', `    port: ${port}`]),
-      'cameras:',
-      '  blinker:',
-      `    url: "${BLINKER}"`,
-    ]);
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port } },
+      cameras: { blinker: { url: BLINKER } },
+    });
     const daemon = startDaemon(t, config);
     const sub = new Subscriber(`mqtt://127.0.0.1:${port}`);
     t.after(() => sub.end());
@@ -303,16 +304,13 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
         { name: 'bus', source: { kind: 'image', path: shared('media/bus.jpg'), fps: 5 } },
         { name: 'street', source: { kind: 'clip', path: shared('media/vtest.mp4') } },
       ]);
-      const config = await writeConfig(dir, [
-        ...common(shared('models/yolov8n_int8.onnx'), broker.url),
-        'cameras:',
-        ...['bus', 'street'].flatMap((n) => [
-          `  ${n}:`,
-          `    url: "${rtsp.url(n)}"`,
-          `    rtsp_transport: ${rtsp.transport}`,
-          '    fps: 1',
-        ]),
-      ]);
+      const config = await writeDaemonConfig(dir, {
+        model: { path: shared('models/yolov8n_int8.onnx') },
+        mqtt: { url: broker.url },
+        cameras: Object.fromEntries(
+          ['bus', 'street'].map((n) => [n, { url: rtsp.url(n), rtsp_transport: rtsp.transport, fps: 1 }]),
+        ),
+      });
       const sub = new Subscriber(broker.url);
       t.after(() => sub.end());
       startDaemon(t, config);
@@ -385,14 +383,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
   it('serves health, metrics, camera states, annotated snapshots and the live page over HTTP on localhost', async (t) => {
     const dir = await tempDir(t);
     const broker = await startBroker(t);
-    const config = await writeConfig(dir, [
-      ...common(await writeFixture(dir, 'fixture.onnx'), broker.url),
-      'cameras:',
-      '  blinker:',
-      `    url: "${BLINKER}"`,
-      '  "back door":',
-      '    url: rtsp://127.0.0.1:9/none',
-    ]);
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { url: broker.url },
+      cameras: { blinker: { url: BLINKER }, 'back door': { url: 'rtsp://127.0.0.1:9/none' } },
+    });
     const daemon = startDaemon(t, config);
     const base = await httpBase(daemon.output);
     const get = (path: string, init?: RequestInit) => fetch(base + path, init);
@@ -526,15 +520,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       let got = '';
       listener.stdout.on('data', (d: Buffer) => (got += d.toString()));
       await waitFor('the notify socket', () => got.includes('LISTENING'));
-      const config = await writeConfig(dir, [
-        ...common(await writeFixture(dir, 'fixture.onnx'), null, [
-          '  embedded:',
-          `    port: ${await freePort()}`,
-        ]),
-        'cameras:',
-        '  blinker:',
-        `    url: "${BLINKER}"`,
-      ]);
+      const config = await writeDaemonConfig(dir, {
+        mqtt: { embedded: { port: await freePort() } },
+        cameras: { blinker: { url: BLINKER } },
+      });
       const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
         stdio: 'ignore',
         env: { ...process.env, NOTIFY_SOCKET: socketPath, WATCHDOG_USEC: '600000' },
@@ -559,21 +548,15 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
   it('reloads on SIGHUP: starts, stops and restarts only the cameras that changed', async (t) => {
     const dir = await tempDir(t);
     const broker = await startBroker(t);
-    const model = await writeFixture(dir, 'fixture.onnx');
-    const still = (colour: string) => `"lavfi:color=c=${colour}:s=320x240:r=5"`;
-    const cams = (entries: [string, string, number][]) => [
-      'cameras:',
-      ...entries.flatMap(([n, url, fps]) => [`  ${n}:`, `    url: ${url}`, `    fps: ${fps}`]),
-    ];
-    const base = common(model, broker.url);
-    const config = await writeConfig(dir, [
-      ...base,
-      ...cams([
-        ['keep', `"${BLINKER}"`, 5],
-        ['drop', still('blue'), 2],
-        ['change', still('green'), 2],
-      ]),
-    ]);
+    const still = (colour: string) => `lavfi:color=c=${colour}:s=320x240:r=5`;
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { url: broker.url },
+      cameras: {
+        keep: { url: BLINKER, fps: 5 },
+        drop: { url: still('blue'), fps: 2 },
+        change: { url: still('green'), fps: 2 },
+      },
+    });
     const sub = new Subscriber(broker.url);
     t.after(() => sub.end());
     const daemon = startDaemon(t, config);
@@ -593,15 +576,14 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       /reload: .*the running configuration is unchanged/.test(daemon.output()),
     );
 
-    const lines = [
-      ...base.map((l) => (l === '  stats_interval_s: 2' ? '  stats_interval_s: 3' : l)),
-      ...cams([
-        ['keep', `"${BLINKER}"`, 5],
-        ['change', still('green'), 3],
-        ['added', still('yellow'), 2],
-      ]),
-    ];
-    await writeConfig(dir, lines);
+    await writeDaemonConfig(dir, {
+      mqtt: { url: broker.url, stats_interval_s: 3 },
+      cameras: {
+        keep: { url: BLINKER, fps: 5 },
+        change: { url: still('green'), fps: 3 },
+        added: { url: still('yellow'), fps: 2 },
+      },
+    });
     daemon.child.kill('SIGHUP');
     await sub.waitFor(
       'the reload applied',
@@ -639,17 +621,13 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     const dir = await tempDir(t);
     const broker = await startBroker(t);
     const closed = await freePort();
-    const config = await writeConfig(dir, [
-      ...common(
-        await writeFixture(dir, 'fixture.onnx'),
-        broker.url.replace('mqtt://', 'mqtt://argus:${MQTT_PW}@'),
-      ),
-      'cameras:',
-      '  locked:',
-      `    url: "rtsp://admin:\${CAM_PW}@127.0.0.1:${closed}/stream"`,
-      '  blinker:',
-      `    url: "${BLINKER}"`,
-    ]);
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { url: broker.url.replace('mqtt://', 'mqtt://argus:${MQTT_PW}@') },
+      cameras: {
+        locked: { url: `rtsp://admin:\${CAM_PW}@127.0.0.1:${closed}/stream` },
+        blinker: { url: BLINKER },
+      },
+    });
     const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CAM_PW: 'Cam-Secret-77', MQTT_PW: 'Mqtt-Secret-88' },
@@ -698,18 +676,13 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     { skip: chromiumSkip },
     async (t) => {
       const dir = await tempDir(t);
-      const config = await writeConfig(dir, [
-        ...common(await writeFixture(dir, 'fixture.onnx'), null, [
-          '  embedded:',
-          `    port: ${await freePort()}`,
-        ]),
-        'cameras:',
-        '  blinker:',
-        `    url: "${BLINKER}"`,
-        '  empty:',
-        '    url: "lavfi:color=c=0x404040:s=320x240:r=5"',
-        '    fps: 2',
-      ]);
+      const config = await writeDaemonConfig(dir, {
+        mqtt: { embedded: { port: await freePort() } },
+        cameras: {
+          blinker: { url: BLINKER },
+          empty: { url: 'lavfi:color=c=0x404040:s=320x240:r=5', fps: 2 },
+        },
+      });
       const daemon = startDaemon(t, config);
       const base = await httpBase(daemon.output);
       const { chromium } = await import('playwright-core');
