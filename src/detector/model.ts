@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { Config } from '../config/index.js';
 import { extname } from 'node:path';
 import {
   ModelFormatError,
@@ -26,11 +27,9 @@ export interface ModelPlan {
 /** A problem with the model or labels file; the message names the file. */
 export class ModelError extends Error {}
 
-export interface ModelOptions {
-  path: string;
-  labels?: string | undefined;
-  input_size?: number | undefined;
-}
+/** The model section's keys that say what to load (`argus detect` passes just a path). */
+export type ModelOptions = Pick<Config['model'], 'path'> &
+  Partial<Pick<Config['model'], 'labels' | 'input_size'>>;
 
 async function readLabels(path: string): Promise<string[]> {
   let text: string;

@@ -1,12 +1,7 @@
-import type { ProviderName } from '../config/index.js';
+import type { Config } from '../config/index.js';
 
-export interface ThreadSettings {
-  providers: readonly ProviderName[];
-  /** 0 = choose from the machine. */
-  workers: number;
-  /** 0 = choose (ONNX Runtime's default for an explicit worker count). */
-  intra_op_threads: number;
-}
+/** `workers` 0 = choose from the machine; `intra_op_threads` 0 = choose (ONNX Runtime's default). */
+export type ThreadSettings = Pick<Config['detector'], 'providers' | 'workers' | 'intra_op_threads'>;
 
 /**
  * How many sessions (worker threads) to run and how many threads each gets. On CPUs, small

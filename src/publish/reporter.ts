@@ -84,10 +84,11 @@ export class Reporter {
 
   private emit(events: ObjectEvent[]): void {
     for (const e of events) {
+      const { startTs, endTs, ...rest } = e;
       const payload: EventPayload = {
-        ...e,
-        start_ts: iso(e.start_ts),
-        end_ts: e.end_ts === null ? null : iso(e.end_ts),
+        ...rest,
+        start_ts: iso(startTs),
+        end_ts: endTs === null ? null : iso(endTs),
       };
       this.out.event(this.topics.events, JSON.stringify(payload));
     }

@@ -43,7 +43,7 @@ export interface DetectionsPayload {
   detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] })[];
 }
 
-export type EventPayload = Omit<ObjectEvent, 'start_ts' | 'end_ts'> & {
+export type EventPayload = Omit<ObjectEvent, 'startTs' | 'endTs'> & {
   start_ts: string;
   end_ts: string | null;
 };

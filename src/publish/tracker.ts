@@ -13,8 +13,9 @@ export interface ObjectEvent {
   /** Highest score seen. */
   score: number;
   box: Box;
-  start_ts: number;
-  end_ts: number | null;
+  /** When the object was first seen, and (for `end`) last seen: ms since the epoch. */
+  startTs: number;
+  endTs: number | null;
   zones: string[];
 }
 
@@ -55,8 +56,8 @@ export class Tracker {
       label: t.label,
       score: t.topScore,
       box: t.box,
-      start_ts: t.start,
-      end_ts: type === 'end' ? t.lastSeen : null,
+      startTs: t.start,
+      endTs: type === 'end' ? t.lastSeen : null,
       zones: t.zones,
     };
   }

@@ -18,12 +18,12 @@ describe('tracker', () => {
     assert.deepEqual(t.update([zd('person', 0.6, [0, 0, 10, 20])], 0), [], 'tentative after one frame');
     const [n] = t.update([zd('person', 0.7, [1, 0, 11, 20])], 200);
     assert.equal(n!.type, 'new');
-    assert.equal(n!.start_ts, 0);
+    assert.equal(n!.startTs, 0);
     assert.equal(n!.score, 0.7);
     assert.deepEqual(t.counts(), { person: 1 });
     assert.deepEqual(t.update([], 900), []);
     const [end] = t.update([], 1200);
-    assert.deepEqual([end!.type, end!.id, end!.end_ts], ['end', n!.id, 200]);
+    assert.deepEqual([end!.type, end!.id, end!.endTs], ['end', n!.id, 200]);
     assert.deepEqual(t.counts(), {});
   });
 
