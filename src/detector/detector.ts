@@ -274,18 +274,9 @@ export class Detector implements BatchDetector {
     this.pump();
   }
 
-  /** Number of workers with no batch in flight. */
-  get idleWorkers(): number {
-    return this.slots.filter((s) => s.ready && !s.busy).length;
-  }
-
   /** Sessions loaded and able to take a batch (busy or not). */
-  get readyWorkers(): number {
+  private get readyWorkers(): number {
     return this.slots.filter((s) => s.ready).length;
-  }
-
-  get workerCount(): number {
-    return this.slots.length;
   }
 
   stats(): DetectorStats {

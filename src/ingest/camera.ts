@@ -124,10 +124,6 @@ export class Camera {
     return this.settings.name;
   }
 
-  get state(): CameraState {
-    return this.status.state;
-  }
-
   snapshot(): CameraStatus {
     return { ...this.status, lastError: this.status.lastError && { ...this.status.lastError } };
   }

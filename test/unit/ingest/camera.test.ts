@@ -272,7 +272,7 @@ describe('camera supervisor', () => {
     await clock.advance(2000);
     assert.deepEqual(ff.last.signals, ['q', 'SIGTERM', 'SIGKILL']);
     await stopping;
-    assert.equal(cam.state, 'stopped');
+    assert.equal(cam.snapshot().state, 'stopped');
   });
 
   it('stopping during backoff cancels the retry', async () => {
@@ -283,7 +283,7 @@ describe('camera supervisor', () => {
     await cam.stop();
     await clock.advance(120_000);
     assert.equal(ff.procs.length, 1);
-    assert.equal(cam.state, 'stopped');
+    assert.equal(cam.snapshot().state, 'stopped');
   });
 
   it('keeps frame numbers increasing across restarts', async () => {
