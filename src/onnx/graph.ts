@@ -212,8 +212,9 @@ function decodeAttribute(buf: Uint8Array): Attribute {
   for (const f of readFields(buf)) {
     if (f.no === 1) a.name = decodeString(f.bytes);
     else if (f.no === 20) a.type = Number(f.varint ?? 0n);
-    else if (f.no === 3) a.int = f.varint;
-    else if (f.no === 8) (a.ints ??= []).push(...varints(f));
+    // int64 on the wire as its two's complement: -1 (e.g. axis) is ten bytes of varint.
+    else if (f.no === 3 && f.varint !== undefined) a.int = BigInt.asIntN(64, f.varint);
+    else if (f.no === 8) (a.ints ??= []).push(...varints(f).map((v) => BigInt.asIntN(64, v)));
     else if (f.no === 5 && f.bytes) a.tensor = decodeTensor(f.bytes);
   }
   return a;

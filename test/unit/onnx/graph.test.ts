@@ -1,6 +1,30 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fromFloat16Bits, toFloat16Bits } from '../../../src/onnx/graph.js';
+import { AttrType, decodeModel, fromFloat16Bits, toFloat16Bits } from '../../../src/onnx/graph.js';
+import { ProtoWriter } from '../../../src/onnx/proto.js';
+
+describe('decoding', () => {
+  it('reads int and ints attributes as signed int64', () => {
+    const attr = (name: string, type: number, set: (w: ProtoWriter) => ProtoWriter): ProtoWriter =>
+      set(new ProtoWriter().string(1, name)).varint(20, type);
+    const node = new ProtoWriter()
+      .string(1, 'x')
+      .string(2, 'y')
+      .string(4, 'Transpose')
+      .message(
+        5,
+        attr('axis', AttrType.INT, (w) => w.varint(3, -1)),
+      )
+      .message(
+        5,
+        attr('perm', AttrType.INTS, (w) => w.packedInt64(8, [-1, 0, 2])),
+      );
+    const bytes = new ProtoWriter().message(7, new ProtoWriter().message(1, node)).finish();
+    const [axis, perm] = decodeModel(bytes).graph.nodes[0]!.attributes;
+    assert.equal(axis!.int, -1n);
+    assert.deepEqual(perm!.ints, [-1n, 0n, 2n]);
+  });
+});
 
 describe('float16 rounding', () => {
   it('rounds to nearest even and handles the edges', () => {
