@@ -1,6 +1,7 @@
 /**
- * An editable view of an ONNX model: nodes, initializers and the graph's signature are decoded,
- * everything else is carried through byte for byte. Used by `argus model prepare`.
+ * An editable view of an ONNX model: its header, nodes, initializers and the graph's signature
+ * are decoded, everything else is carried through byte for byte. `argus model prepare` edits
+ * models read with it; the fixture model is made with it from scratch.
  * Field numbers follow onnx/onnx.proto3.
  */
 import {
@@ -12,7 +13,6 @@ import {
   readPackedVarints,
   WireType,
 } from './proto.js';
-import type { Dim } from './model-info.js';
 
 export class GraphEditError extends Error {}
 
@@ -78,6 +78,9 @@ export interface Node {
   attributes: Attribute[];
 }
 
+/** One dimension: a number when fixed, a name (e.g. "batch") when symbolic, null when unknown. */
+export type Dim = number | string | null;
+
 export interface ValueInfo {
   name: string;
   elemType: number;
@@ -87,19 +90,29 @@ export interface ValueInfo {
 }
 
 export interface Graph {
+  name: string;
   nodes: Node[];
   initializers: Tensor[];
   inputs: ValueInfo[];
   outputs: ValueInfo[];
   valueInfo: ValueInfo[];
-  /** Fields carried through unchanged: name, doc string, quantization annotations. */
+  /** Fields carried through unchanged: doc string, quantization annotations. */
   other: Field[];
 }
 
+export interface Opset {
+  domain: string;
+  version: number;
+}
+
 export interface Model {
+  irVersion: number;
+  producer: string;
+  producerVersion: string;
+  opsets: Opset[];
   graph: Graph;
   metadata: Map<string, string>;
-  /** Model fields other than the graph and metadata, in their original order. */
+  /** Model fields not decoded above, in their original order. */
   other: Field[];
 }
 
@@ -268,9 +281,18 @@ function decodeValueInfo(buf: Uint8Array): ValueInfo {
 }
 
 function decodeGraph(buf: Uint8Array): Graph {
-  const g: Graph = { nodes: [], initializers: [], inputs: [], outputs: [], valueInfo: [], other: [] };
+  const g: Graph = {
+    name: '',
+    nodes: [],
+    initializers: [],
+    inputs: [],
+    outputs: [],
+    valueInfo: [],
+    other: [],
+  };
   for (const f of readFields(buf)) {
     if (f.no === 1 && f.bytes) g.nodes.push(decodeNode(f.bytes));
+    else if (f.no === 2 && f.bytes) g.name = decodeString(f.bytes);
     else if (f.no === 5 && f.bytes) g.initializers.push(decodeTensor(f.bytes));
     else if (f.no === 11 && f.bytes) g.inputs.push(decodeValueInfo(f.bytes));
     else if (f.no === 12 && f.bytes) g.outputs.push(decodeValueInfo(f.bytes));
@@ -281,11 +303,32 @@ function decodeGraph(buf: Uint8Array): Graph {
   return g;
 }
 
+function decodeOpset(buf: Uint8Array): Opset {
+  const o: Opset = { domain: '', version: 0 };
+  for (const f of readFields(buf)) {
+    if (f.no === 1) o.domain = decodeString(f.bytes);
+    if (f.no === 2) o.version = Number(f.varint ?? 0n);
+  }
+  return o;
+}
+
 export function decodeModel(buf: Uint8Array): Model {
-  const model: Model = { graph: undefined as unknown as Graph, metadata: new Map(), other: [] };
+  const model: Model = {
+    irVersion: 0,
+    producer: '',
+    producerVersion: '',
+    opsets: [],
+    graph: undefined as unknown as Graph,
+    metadata: new Map(),
+    other: [],
+  };
   try {
     for (const f of readFields(buf)) {
-      if (f.no === 7 && f.bytes) model.graph = decodeGraph(f.bytes);
+      if (f.no === 1 && f.varint !== undefined) model.irVersion = Number(f.varint);
+      else if (f.no === 2 && f.bytes) model.producer = decodeString(f.bytes);
+      else if (f.no === 3 && f.bytes) model.producerVersion = decodeString(f.bytes);
+      else if (f.no === 7 && f.bytes) model.graph = decodeGraph(f.bytes);
+      else if (f.no === 8 && f.bytes) model.opsets.push(decodeOpset(f.bytes));
       else if (f.no === 14 && f.bytes) {
         let key = '';
         let value = '';
@@ -315,12 +358,13 @@ export function encodeTensor(t: Tensor): ProtoWriter {
 /** Attributes still holding `raw` are re-emitted verbatim; a pass that edits one drops `raw`. */
 function encodeAttribute(a: Attribute): Uint8Array {
   if (a.raw) return a.raw;
-  const w = new ProtoWriter().string(1, a.name).varint(20, a.type);
+  // Fields in number order (the type, 20, last), as protobuf writers put them.
+  const w = new ProtoWriter().string(1, a.name);
   if (a.type === AttrType.INT) w.varint(3, a.int ?? 0n);
   else if (a.type === AttrType.INTS) w.packedInt64(8, (a.ints ?? []).map(Number));
   else if (a.type === AttrType.TENSOR && a.tensor) w.message(5, encodeTensor(a.tensor));
   else throw new GraphEditError(`cannot encode attribute '${a.name}' of type ${a.type}`);
-  return w.finish();
+  return w.varint(20, a.type).finish();
 }
 
 function encodeNode(n: Node): ProtoWriter {
@@ -355,6 +399,7 @@ export function encodeValueInfo(v: ValueInfo): Uint8Array {
 function encodeGraph(g: Graph): ProtoWriter {
   const w = new ProtoWriter();
   for (const n of g.nodes) w.message(1, encodeNode(n));
+  if (g.name) w.string(2, g.name);
   for (const f of g.other) w.field(f);
   for (const t of g.initializers) w.message(5, encodeTensor(t));
   for (const v of g.inputs) w.bytes(11, encodeValueInfo(v));
@@ -365,10 +410,51 @@ function encodeGraph(g: Graph): ProtoWriter {
 
 export function encodeModel(m: Model): Uint8Array {
   const w = new ProtoWriter();
+  if (m.irVersion) w.varint(1, m.irVersion);
+  if (m.producer) w.string(2, m.producer);
+  if (m.producerVersion) w.string(3, m.producerVersion);
   for (const f of m.other) w.field(f);
   w.message(7, encodeGraph(m.graph));
+  for (const o of m.opsets) w.message(8, new ProtoWriter().string(1, o.domain).varint(2, o.version));
   for (const [key, value] of m.metadata) w.message(14, new ProtoWriter().string(1, key).string(2, value));
   return w.finish();
+}
+
+// ---- building -------------------------------------------------------------------------------
+
+/** What a model made from scratch (not read) states; everything else starts empty. */
+export interface NewModel {
+  irVersion: number;
+  producer: string;
+  producerVersion?: string;
+  opsets: Opset[];
+  graph: Pick<Graph, 'name' | 'nodes' | 'initializers' | 'inputs' | 'outputs'>;
+  metadata?: Iterable<readonly [string, string]>;
+}
+
+export function newModel(m: NewModel): Model {
+  return {
+    irVersion: m.irVersion,
+    producer: m.producer,
+    producerVersion: m.producerVersion ?? '',
+    opsets: m.opsets,
+    graph: { ...m.graph, valueInfo: [], other: [] },
+    metadata: new Map(m.metadata),
+    other: [],
+  };
+}
+
+/** A node in the default domain, named after its op and first output. */
+export function newNode(op: string, inputs: string[], outputs: string[], attributes: Attribute[] = []): Node {
+  return { name: `${op}_${outputs[0] ?? ''}`, op, domain: '', inputs, outputs, attributes };
+}
+
+export function intAttr(name: string, value: number | bigint): Attribute {
+  return { name, type: AttrType.INT, int: BigInt(value) };
+}
+
+export function intsAttr(name: string, values: readonly number[]): Attribute {
+  return { name, type: AttrType.INTS, ints: values.map((v) => BigInt(v)) };
 }
 
 // ---- helpers for passes -----------------------------------------------------------------------

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import type { Dim } from './graph.js';
 import { decodeString, ProtoError, readFields } from './proto.js';
 
-/** One dimension: a number when fixed, a name (e.g. "batch") when symbolic, null when unknown. */
-export type Dim = number | string | null;
+export type { Dim } from './graph.js';
 
 export interface TensorSignature {
   name: string;

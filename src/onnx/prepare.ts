@@ -12,13 +12,13 @@
  * handle; a half-converted model is never written.
  */
 import {
-  AttrType,
   DataType,
   floatsOf,
   floatTensor,
   type Graph,
   GraphEditError,
   int64Tensor,
+  intAttr,
   intsOf,
   type Model,
   type Node,
@@ -349,7 +349,7 @@ function castNode(input: string, output: string, to: number): Node {
     domain: '',
     inputs: [input],
     outputs: [output],
-    attributes: [{ name: 'to', type: AttrType.INT, int: BigInt(to) }],
+    attributes: [intAttr('to', to)],
   };
 }
 

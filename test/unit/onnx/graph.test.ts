@@ -1,28 +1,135 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AttrType, decodeModel, fromFloat16Bits, toFloat16Bits } from '../../../src/onnx/graph.js';
-import { ProtoWriter } from '../../../src/onnx/proto.js';
+import {
+  AttrType,
+  DataType,
+  decodeModel,
+  encodeModel,
+  floatsOf,
+  floatTensor,
+  int64Tensor,
+  intAttr,
+  intsAttr,
+  intsOf,
+  newModel,
+  newNode,
+  type NewModel,
+  fromFloat16Bits,
+  toFloat16Bits,
+} from '../../../src/onnx/graph.js';
+import { ProtoWriter, readFields } from '../../../src/onnx/proto.js';
+
+const tiny = (over: Partial<NewModel> = {}): NewModel => ({
+  irVersion: 8,
+  producer: 'test',
+  producerVersion: '2',
+  opsets: [
+    { domain: '', version: 13 },
+    { domain: 'com.microsoft', version: 1 },
+  ],
+  graph: {
+    name: 'tiny',
+    nodes: [
+      newNode('Reshape', ['x', 'shape'], ['flat']),
+      newNode('Transpose', ['flat'], ['t'], [intsAttr('perm', [1, 0])]),
+      newNode('Concat', ['t', 'w'], ['y'], [intAttr('axis', -1)]),
+    ],
+    initializers: [int64Tensor('shape', [2, -1]), floatTensor('w', [2, 1], Float32Array.of(0.5, -2))],
+    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', 2, null] }],
+    outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: [2, 'n'] }],
+  },
+  metadata: [
+    ['b', '2'],
+    ['a', '1'],
+  ],
+  ...over,
+});
 
 describe('decoding', () => {
   it('reads int and ints attributes as signed int64', () => {
-    const attr = (name: string, type: number, set: (w: ProtoWriter) => ProtoWriter): ProtoWriter =>
-      set(new ProtoWriter().string(1, name)).varint(20, type);
     const node = new ProtoWriter()
       .string(1, 'x')
       .string(2, 'y')
       .string(4, 'Transpose')
-      .message(
-        5,
-        attr('axis', AttrType.INT, (w) => w.varint(3, -1)),
-      )
-      .message(
-        5,
-        attr('perm', AttrType.INTS, (w) => w.packedInt64(8, [-1, 0, 2])),
-      );
+      .message(5, new ProtoWriter().string(1, 'axis').varint(3, -1).varint(20, AttrType.INT))
+      .message(5, new ProtoWriter().string(1, 'perm').packedInt64(8, [-1, 0, 2]).varint(20, AttrType.INTS));
     const bytes = new ProtoWriter().message(7, new ProtoWriter().message(1, node)).finish();
     const [axis, perm] = decodeModel(bytes).graph.nodes[0]!.attributes;
     assert.equal(axis!.int, -1n);
     assert.deepEqual(perm!.ints, [-1n, 0n, 2n]);
+  });
+});
+
+describe('models built from scratch', () => {
+  it('start with empty value infos and carried fields, and name nodes after op and output', () => {
+    const m = newModel(tiny({ producerVersion: undefined }));
+    assert.equal(m.producerVersion, '');
+    assert.deepEqual(m.graph.valueInfo, []);
+    assert.deepEqual(m.graph.other, []);
+    assert.deepEqual(m.other, []);
+    assert.deepEqual([...m.metadata.keys()], ['b', 'a'], 'metadata in the order given');
+    assert.deepEqual(newNode('Sigmoid', ['a'], ['b']), {
+      name: 'Sigmoid_b',
+      op: 'Sigmoid',
+      domain: '',
+      inputs: ['a'],
+      outputs: ['b'],
+      attributes: [],
+    });
+  });
+
+  it('builds int and ints attributes', () => {
+    assert.deepEqual(intAttr('axis', -1), { name: 'axis', type: AttrType.INT, int: -1n });
+    assert.deepEqual(intAttr('to', 10n), { name: 'to', type: AttrType.INT, int: 10n });
+    assert.deepEqual(intsAttr('perm', [0, 2, 1]), { name: 'perm', type: AttrType.INTS, ints: [0n, 2n, 1n] });
+  });
+
+  it('encode and decode back to the same header, graph and metadata', () => {
+    const m = decodeModel(encodeModel(newModel(tiny())));
+    assert.equal(m.irVersion, 8);
+    assert.equal(m.producer, 'test');
+    assert.equal(m.producerVersion, '2');
+    assert.deepEqual(m.opsets, tiny().opsets);
+    assert.deepEqual(m.other, [], 'nothing left undecoded');
+    assert.equal(m.graph.name, 'tiny');
+    assert.deepEqual(m.graph.other, []);
+    assert.deepEqual(
+      m.graph.nodes.map((n) => [n.name, n.op, n.inputs, n.outputs]),
+      [
+        ['Reshape_flat', 'Reshape', ['x', 'shape'], ['flat']],
+        ['Transpose_t', 'Transpose', ['flat'], ['t']],
+        ['Concat_y', 'Concat', ['t', 'w'], ['y']],
+      ],
+    );
+    const [perm, axis] = [m.graph.nodes[1]!.attributes[0]!, m.graph.nodes[2]!.attributes[0]!];
+    assert.deepEqual([perm.name, perm.type, perm.ints], ['perm', AttrType.INTS, [1n, 0n]]);
+    assert.deepEqual([axis.name, axis.type, axis.int], ['axis', AttrType.INT, -1n]);
+    const fieldOrder = (raw: Uint8Array | undefined): number[] => [...readFields(raw!)].map((f) => f.no);
+    assert.deepEqual(fieldOrder(axis.raw), [1, 3, 20], 'written in field-number order');
+    assert.deepEqual(fieldOrder(perm.raw), [1, 8, 20]);
+    const [shape, w] = m.graph.initializers;
+    assert.deepEqual([shape!.name, shape!.dims, intsOf(shape!)], ['shape', [2], [2, -1]]);
+    assert.deepEqual([w!.name, w!.dims, [...floatsOf(w!)]], ['w', [2, 1], [0.5, -2]]);
+    assert.deepEqual(
+      m.graph.inputs.map((v) => [v.name, v.elemType, v.shape]),
+      [['x', DataType.FLOAT, ['batch', 2, null]]],
+    );
+    assert.deepEqual(
+      m.graph.outputs.map((v) => [v.name, v.elemType, v.shape]),
+      [['y', DataType.FLOAT, [2, 'n']]],
+    );
+    assert.deepEqual(
+      [...m.metadata],
+      [
+        ['b', '2'],
+        ['a', '1'],
+      ],
+    );
+  });
+
+  it('leave out an unset header rather than write defaults', () => {
+    const m = decodeModel(encodeModel(newModel(tiny({ irVersion: 0, producer: '', producerVersion: '' }))));
+    assert.deepEqual([m.irVersion, m.producer, m.producerVersion, m.other], [0, '', '', []]);
   });
 });
 
