@@ -56,6 +56,10 @@ export interface Tensor {
   name: string;
   dims: number[];
   dataType: number;
+  /**
+   * When decoded, a view into the model's bytes at whatever offset the field had (no copy), so
+   * those bytes must not change while the model is in use. Passes replace it, never write to it.
+   */
   data: Uint8Array;
 }
 
@@ -206,11 +210,14 @@ function decodeTensor(buf: Uint8Array): Tensor {
       `tensor '${name}' has ${data.length} bytes of data for shape [${dims.join(', ')}]`,
     );
   }
-  // Own the bytes, aligned, so typed-array views work (a Buffer's slice() would be a view).
-  return { name, dims, dataType, data: new Uint8Array(data) };
+  // Weights are most of a model's bytes; reading its signature must not copy them. A plain
+  // Uint8Array even over a Buffer, whose views are Buffers.
+  return { name, dims, dataType, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }
 
+/** One part (a packed field) is returned as it is. */
 function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;
   for (const p of parts) {
@@ -459,9 +466,12 @@ export function intsAttr(name: string, values: readonly number[]): Attribute {
 
 // ---- helpers for passes -----------------------------------------------------------------------
 
+/** The values of a float32 tensor: a view of its data when aligned, else a copy; read only. */
 export function floatsOf(t: Tensor): Float32Array {
   if (t.dataType !== DataType.FLOAT) throw new GraphEditError(`tensor '${t.name}' is not float32`);
-  return new Float32Array(t.data.buffer, t.data.byteOffset, t.data.byteLength / 4);
+  // A Float32Array must start at a multiple of 4 bytes; decoded data may start anywhere.
+  const d = t.data.byteOffset % 4 === 0 ? t.data : new Uint8Array(t.data);
+  return new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4);
 }
 
 /** Integer tensor values as numbers (int8, uint8, int32, int64). */

@@ -60,6 +60,39 @@ describe('decoding', () => {
   });
 });
 
+describe('initializer data', () => {
+  const bytes = encodeModel(newModel(tiny()));
+  const weights = (buf: Uint8Array) => decodeModel(buf).graph.initializers.find((t) => t.name === 'w')!;
+
+  it('is a view into the decoded bytes, not a copy, and a plain Uint8Array over a Buffer', () => {
+    assert.equal(weights(bytes).data.buffer, bytes.buffer);
+    const data = weights(Buffer.from(bytes)).data;
+    assert.equal(Object.getPrototypeOf(data), Uint8Array.prototype);
+  });
+
+  it('reads as floats wherever in the buffer it starts', () => {
+    for (let offset = 0; offset < 4; offset++) {
+      const shifted = new Uint8Array(bytes.length + offset);
+      shifted.set(bytes, offset);
+      assert.deepEqual([...floatsOf(weights(shifted.subarray(offset)))], [0.5, -2], `offset ${offset}`);
+    }
+  });
+
+  it('is a view too when written as packed float_data rather than raw_data', () => {
+    const values = Float32Array.of(1.5, -3);
+    const tensor = new ProtoWriter()
+      .packedInt64(1, [2])
+      .varint(2, DataType.FLOAT)
+      .bytes(4, new Uint8Array(values.buffer))
+      .string(8, 'f');
+    const graph = new ProtoWriter().message(5, tensor);
+    const buf = new ProtoWriter().message(7, graph).finish();
+    const t = decodeModel(buf).graph.initializers[0]!;
+    assert.equal(t.data.buffer, buf.buffer);
+    assert.deepEqual([...floatsOf(t)], [1.5, -3]);
+  });
+});
+
 describe('models built from scratch', () => {
   it('start with empty value infos and carried fields, and name nodes after op and output', () => {
     const m = newModel(tiny({ producerVersion: undefined }));
