@@ -1,6 +1,7 @@
 /**
  * An editable view of an ONNX model: its header, nodes, initializers and the graph's signature
- * are decoded, everything else is carried through byte for byte. `argus model prepare` edits
+ * are decoded, everything else is carried through byte for byte. Decoding takes any model; what
+ * passes cannot edit is kept as read, and `checkEditable` names it. `argus model prepare` edits
  * models read with it; the fixture model is made with it from scratch.
  * Field numbers follow onnx/onnx.proto3.
  */
@@ -61,6 +62,12 @@ export interface Tensor {
    * those bytes must not change while the model is in use. Passes replace it, never write to it.
    */
   data: Uint8Array;
+  /**
+   * Set when the data cannot be read here (an external file, strings, an unknown type, a length
+   * that does not fit the shape): why, and the tensor as read, which is written back unchanged.
+   * `data` is then empty; `checkEditable` refuses a graph holding one.
+   */
+  opaque?: { reason: string; raw: Uint8Array };
 }
 
 export interface Attribute {
@@ -100,7 +107,7 @@ export interface Graph {
   inputs: ValueInfo[];
   outputs: ValueInfo[];
   valueInfo: ValueInfo[];
-  /** Fields carried through unchanged: doc string, quantization annotations. */
+  /** Fields carried through unchanged: doc string, quantization annotations, sparse initializers. */
   other: Field[];
 }
 
@@ -138,6 +145,8 @@ function decodeTensor(buf: Uint8Array): Tensor {
   const ints64: bigint[] = [];
   const uints64: bigint[] = [];
   const doubles: Uint8Array[] = [];
+  let external = false;
+  let strings = false;
   for (const f of readFields(buf)) {
     switch (f.no) {
       case 1:
@@ -175,20 +184,26 @@ function decodeTensor(buf: Uint8Array): Tensor {
         break;
       case 13:
       case 14: // external_data; data_location (0 DEFAULT, 1 EXTERNAL)
-        if (f.no === 13 || f.varint === 1n) {
-          throw new GraphEditError(
-            `tensor '${name}' keeps its data in an external file, which is not supported`,
-          );
-        }
+        if (f.no === 13 || f.varint === 1n) external = true;
         break;
       case 6:
-        throw new GraphEditError(`tensor '${name}' holds strings, which is not supported`);
+        strings = true;
+        break;
       default:
         break;
     }
   }
+  const opaque = (why: string): Tensor => ({
+    name,
+    dims,
+    dataType,
+    data: new Uint8Array(0),
+    opaque: { reason: `tensor '${name}' ${why}`, raw: buf },
+  });
+  if (external) return opaque('keeps its data in an external file, which is not supported');
+  if (strings) return opaque('holds strings, which is not supported');
   const size = ELEMENT_BYTES[dataType];
-  if (size === undefined) throw new GraphEditError(`tensor '${name}' has unsupported data type ${dataType}`);
+  if (size === undefined) return opaque(`has unsupported data type ${dataType}`);
   let data: Uint8Array;
   if (raw) data = raw;
   else if (floats.length) data = concat(floats);
@@ -206,9 +221,7 @@ function decodeTensor(buf: Uint8Array): Tensor {
   }
   const count = dims.reduce((a, b) => a * b, 1);
   if (data.length !== count * size) {
-    throw new GraphEditError(
-      `tensor '${name}' has ${data.length} bytes of data for shape [${dims.join(', ')}]`,
-    );
+    return opaque(`has ${data.length} bytes of data for shape [${dims.join(', ')}]`);
   }
   // Weights are most of a model's bytes; reading its signature must not copy them. A plain
   // Uint8Array even over a Buffer, whose views are Buffers.
@@ -249,13 +262,6 @@ function decodeNode(buf: Uint8Array): Node {
     else if (f.no === 4) n.op = decodeString(f.bytes);
     else if (f.no === 7) n.domain = decodeString(f.bytes);
     else if (f.no === 5 && f.bytes) n.attributes.push(decodeAttribute(f.bytes));
-  }
-  for (const a of n.attributes) {
-    if (a.type === AttrType.GRAPH || a.type === AttrType.GRAPHS) {
-      throw new GraphEditError(
-        `node '${n.name || n.op}' (${n.op}) has a subgraph; control flow is not supported`,
-      );
-    }
   }
   return n;
 }
@@ -304,7 +310,6 @@ function decodeGraph(buf: Uint8Array): Graph {
     else if (f.no === 11 && f.bytes) g.inputs.push(decodeValueInfo(f.bytes));
     else if (f.no === 12 && f.bytes) g.outputs.push(decodeValueInfo(f.bytes));
     else if (f.no === 13 && f.bytes) g.valueInfo.push(decodeValueInfo(f.bytes));
-    else if (f.no === 15) throw new GraphEditError('sparse initializers are not supported');
     else g.other.push(f);
   }
   return g;
@@ -356,10 +361,11 @@ export function decodeModel(buf: Uint8Array): Model {
 
 // ---- encoding ---------------------------------------------------------------------------------
 
-export function encodeTensor(t: Tensor): ProtoWriter {
+export function encodeTensor(t: Tensor): Uint8Array {
+  if (t.opaque) return t.opaque.raw;
   const w = new ProtoWriter();
   if (t.dims.length) w.packedInt64(1, t.dims);
-  return w.varint(2, t.dataType).string(8, t.name).bytes(9, t.data);
+  return w.varint(2, t.dataType).string(8, t.name).bytes(9, t.data).finish();
 }
 
 /** Attributes still holding `raw` are re-emitted verbatim; a pass that edits one drops `raw`. */
@@ -369,7 +375,7 @@ function encodeAttribute(a: Attribute): Uint8Array {
   const w = new ProtoWriter().string(1, a.name);
   if (a.type === AttrType.INT) w.varint(3, a.int ?? 0n);
   else if (a.type === AttrType.INTS) w.packedInt64(8, (a.ints ?? []).map(Number));
-  else if (a.type === AttrType.TENSOR && a.tensor) w.message(5, encodeTensor(a.tensor));
+  else if (a.type === AttrType.TENSOR && a.tensor) w.bytes(5, encodeTensor(a.tensor));
   else throw new GraphEditError(`cannot encode attribute '${a.name}' of type ${a.type}`);
   return w.varint(20, a.type).finish();
 }
@@ -408,7 +414,7 @@ function encodeGraph(g: Graph): ProtoWriter {
   for (const n of g.nodes) w.message(1, encodeNode(n));
   if (g.name) w.string(2, g.name);
   for (const f of g.other) w.field(f);
-  for (const t of g.initializers) w.message(5, encodeTensor(t));
+  for (const t of g.initializers) w.bytes(5, encodeTensor(t));
   for (const v of g.inputs) w.bytes(11, encodeValueInfo(v));
   for (const v of g.outputs) w.bytes(12, encodeValueInfo(v));
   for (const v of g.valueInfo) w.bytes(13, encodeValueInfo(v));
@@ -466,8 +472,33 @@ export function intsAttr(name: string, values: readonly number[]): Attribute {
 
 // ---- helpers for passes -----------------------------------------------------------------------
 
+const SPARSE_INITIALIZER = 15;
+
+/**
+ * Decoding takes any model, so that its signature can be read; passes need more. They rename
+ * values and rewrite tensors, which a subgraph's references, an external data file, a sparse
+ * initializer or a tensor they cannot read would not follow. Throws naming the first of these.
+ */
+export function checkEditable(g: Graph): void {
+  for (const n of g.nodes) {
+    for (const a of n.attributes) {
+      if (a.type === AttrType.GRAPH || a.type === AttrType.GRAPHS) {
+        throw new GraphEditError(
+          `node '${n.name || n.op}' (${n.op}) has a subgraph; control flow is not supported`,
+        );
+      }
+      if (a.tensor?.opaque) throw new GraphEditError(a.tensor.opaque.reason);
+    }
+  }
+  if (g.other.some((f) => f.no === SPARSE_INITIALIZER)) {
+    throw new GraphEditError('sparse initializers are not supported');
+  }
+  for (const t of g.initializers) if (t.opaque) throw new GraphEditError(t.opaque.reason);
+}
+
 /** The values of a float32 tensor: a view of its data when aligned, else a copy; read only. */
 export function floatsOf(t: Tensor): Float32Array {
+  if (t.opaque) throw new GraphEditError(t.opaque.reason);
   if (t.dataType !== DataType.FLOAT) throw new GraphEditError(`tensor '${t.name}' is not float32`);
   // A Float32Array must start at a multiple of 4 bytes; decoded data may start anywhere.
   const d = t.data.byteOffset % 4 === 0 ? t.data : new Uint8Array(t.data);
@@ -476,6 +507,7 @@ export function floatsOf(t: Tensor): Float32Array {
 
 /** Integer tensor values as numbers (int8, uint8, int32, int64). */
 export function intsOf(t: Tensor): number[] {
+  if (t.opaque) throw new GraphEditError(t.opaque.reason);
   const v = new DataView(t.data.buffer, t.data.byteOffset, t.data.byteLength);
   const out: number[] = [];
   const n = t.data.byteLength / (ELEMENT_BYTES[t.dataType] ?? 1);

@@ -12,6 +12,7 @@
  * handle; a half-converted model is never written.
  */
 import {
+  checkEditable,
   DataType,
   floatsOf,
   floatTensor,
@@ -39,6 +40,7 @@ export type PrepareReport = string[];
 export function prepareModel(model: Model, opts: PrepareOptions): PrepareReport {
   const report: PrepareReport = [];
   const g = model.graph;
+  checkEditable(g);
   if (opts.precision !== 'keep') {
     const n = dequantizeConvInteger(g);
     if (n) report.push(`${n} ConvInteger chains → Conv with fp32 weights`);

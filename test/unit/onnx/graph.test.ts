@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   AttrType,
+  checkEditable,
   DataType,
   decodeModel,
   encodeModel,
@@ -14,6 +15,7 @@ import {
   newModel,
   newNode,
   type NewModel,
+  type Tensor,
   fromFloat16Bits,
   toFloat16Bits,
 } from '../../../src/onnx/graph.js';
@@ -90,6 +92,88 @@ describe('initializer data', () => {
     const t = decodeModel(buf).graph.initializers[0]!;
     assert.equal(t.data.buffer, buf.buffer);
     assert.deepEqual([...floatsOf(t)], [1.5, -3]);
+  });
+});
+
+describe('what passes cannot edit', () => {
+  const tensor = (name: string, dataType: number, dims: number[], more: (w: ProtoWriter) => ProtoWriter) =>
+    more(new ProtoWriter().packedInt64(1, dims).varint(2, dataType).string(8, name)).finish();
+  // Tensor protos as other tools write them, put into a model as they are.
+  const cases: [Uint8Array, RegExp][] = [
+    [
+      tensor('ext', DataType.FLOAT, [2], (w) =>
+        w.message(13, new ProtoWriter().string(1, 'location').string(2, 'w.bin')).varint(14, 1),
+      ),
+      /tensor 'ext' keeps its data in an external file/,
+    ],
+    [tensor('s', DataType.STRING, [1], (w) => w.string(6, 'a')), /tensor 's' holds strings/],
+    [
+      tensor('i4', 22, [2], (w) => w.bytes(9, Uint8Array.of(0x21))),
+      /tensor 'i4' has unsupported data type 22/,
+    ],
+    [
+      tensor('short', DataType.FLOAT, [3], (w) => w.bytes(9, new Uint8Array(8))),
+      /tensor 'short' has 8 bytes of data for shape \[3\]/,
+    ],
+  ];
+  const asRead = (raw: Uint8Array): Tensor => ({
+    name: '',
+    dims: [],
+    dataType: 0,
+    data: new Uint8Array(0),
+    opaque: { reason: '', raw },
+  });
+
+  it('a tensor it cannot read is decoded, written back as read, and named when a pass needs it', () => {
+    for (const [raw, reason] of cases) {
+      const model = newModel(tiny());
+      model.graph.initializers.push(asRead(raw));
+      const g = decodeModel(encodeModel(model)).graph;
+      const t = g.initializers[2]!;
+      assert.match(t.opaque!.reason, reason);
+      assert.deepEqual(t.opaque!.raw, raw, 'written back unchanged');
+      assert.equal(t.data.length, 0);
+      assert.throws(() => floatsOf(t), reason);
+      assert.throws(() => intsOf(t), reason);
+      assert.throws(() => checkEditable(g), reason);
+    }
+  });
+
+  it('a Constant holding such a tensor is refused too', () => {
+    const model = newModel(tiny());
+    const [raw, reason] = cases[0]!;
+    model.graph.nodes.push(
+      newNode('Constant', [], ['c'], [{ name: 'value', type: AttrType.TENSOR, tensor: asRead(raw) }]),
+    );
+    assert.throws(() => checkEditable(decodeModel(encodeModel(model)).graph), reason);
+  });
+
+  it('a subgraph or a sparse initializer is decoded and carried, and refused for editing', () => {
+    const branch = new ProtoWriter()
+      .string(1, 'then_branch')
+      .message(6, new ProtoWriter().string(2, 'g'))
+      .varint(20, AttrType.GRAPH)
+      .finish();
+    const withIf = newModel(tiny());
+    withIf.graph.nodes.push(
+      newNode('If', ['cond'], ['z'], [{ name: 'then_branch', type: AttrType.GRAPH, raw: branch }]),
+    );
+    const decoded = decodeModel(encodeModel(withIf));
+    assert.deepEqual(decoded.graph.nodes[3]!.attributes[0]!.raw, branch);
+    assert.throws(() => checkEditable(decoded.graph), /node 'If_z' \(If\) has a subgraph/);
+
+    const sparse = newModel(tiny());
+    sparse.graph.other.push(...readFields(new ProtoWriter().bytes(15, Uint8Array.of(1, 2)).finish()));
+    const g = decodeModel(encodeModel(sparse)).graph;
+    assert.deepEqual(
+      g.other.map((f) => [f.no, [...f.bytes!]]),
+      [[15, [1, 2]]],
+    );
+    assert.throws(() => checkEditable(g), /sparse initializers are not supported/);
+  });
+
+  it('a plain graph is editable', () => {
+    assert.doesNotThrow(() => checkEditable(decodeModel(encodeModel(newModel(tiny()))).graph));
   });
 });
 
