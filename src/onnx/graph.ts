@@ -273,16 +273,17 @@ function decodeValueInfo(buf: Uint8Array): ValueInfo {
     if (f.no !== 2 || !f.bytes) continue;
     for (const t of readFields(f.bytes)) {
       if (t.no !== 1 || !t.bytes) continue;
+      // A field of the wrong wire type is skipped: protobuf parsers treat it as unknown.
       for (const tt of readFields(t.bytes)) {
-        if (tt.no === 1) v.elemType = Number(tt.varint ?? 0n);
+        if (tt.no === 1 && tt.varint !== undefined) v.elemType = Number(tt.varint);
         if (tt.no === 2 && tt.bytes) {
           v.shape = [];
           for (const d of readFields(tt.bytes)) {
             if (d.no !== 1 || !d.bytes) continue;
             let dim: Dim = null;
             for (const x of readFields(d.bytes)) {
-              if (x.no === 1) dim = Number(x.varint ?? 0n);
-              if (x.no === 2) dim = decodeString(x.bytes);
+              if (x.no === 1 && x.varint !== undefined) dim = Number(x.varint);
+              if (x.no === 2 && x.bytes) dim = decodeString(x.bytes);
             }
             v.shape.push(dim);
           }
@@ -319,7 +320,7 @@ function decodeOpset(buf: Uint8Array): Opset {
   const o: Opset = { domain: '', version: 0 };
   for (const f of readFields(buf)) {
     if (f.no === 1) o.domain = decodeString(f.bytes);
-    if (f.no === 2) o.version = Number(f.varint ?? 0n);
+    if (f.no === 2 && f.varint !== undefined) o.version = Number(f.varint);
   }
   return o;
 }

@@ -60,6 +60,19 @@ describe('decoding', () => {
     assert.equal(axis!.int, -1n);
     assert.deepEqual(perm!.ints, [-1n, 0n, 2n]);
   });
+
+  it('skips value info fields of the wrong wire type, as protobuf parsers do', () => {
+    const shape = new ProtoWriter()
+      .message(1, new ProtoWriter().varint(1, 3))
+      .message(1, new ProtoWriter().string(1, '3'))
+      .message(1, new ProtoWriter().varint(2, 7));
+    const tensorType = new ProtoWriter().varint(1, DataType.FLOAT).string(1, 'x').message(2, shape);
+    const input = new ProtoWriter().string(1, 'in').message(2, new ProtoWriter().message(1, tensorType));
+    const bytes = new ProtoWriter().message(7, new ProtoWriter().message(11, input)).finish();
+    const [v] = decodeModel(bytes).graph.inputs;
+    assert.equal(v!.elemType, DataType.FLOAT);
+    assert.deepEqual(v!.shape, [3, null, null]);
+  });
 });
 
 describe('initializer data', () => {
