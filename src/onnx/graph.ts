@@ -2,7 +2,8 @@
  * An editable view of an ONNX model: its header, nodes, initializers and the graph's signature
  * are decoded, everything else is carried through byte for byte. Decoding takes any model; what
  * passes cannot edit is kept as read, and `checkEditable` names it. `argus model prepare` edits
- * models read with it; the fixture model is made with it from scratch.
+ * models read with it, model-info reads their signature from it, and the fixture model is made
+ * with it from scratch.
  * Field numbers follow onnx/onnx.proto3.
  */
 import {
