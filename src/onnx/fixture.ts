@@ -1,4 +1,15 @@
-import { ProtoWriter } from './proto.js';
+import {
+  DataType,
+  encodeModel,
+  floatTensor,
+  int64Tensor,
+  intAttr,
+  intsAttr,
+  newModel,
+  newNode as node,
+  type Dim,
+  type Node,
+} from './graph.js';
 
 /**
  * Builds Argus' own test model: a tiny, hand-weighted network with YOLOv8's input and output
@@ -32,53 +43,6 @@ export const DEFAULT_FIXTURE: FixtureOptions = {
   names: true,
 };
 
-const FLOAT = 1;
-const INT64 = 7;
-const ATTR_INTS = 7;
-const ATTR_INT = 2;
-
-function floatTensor(name: string, dims: number[], values: Float32Array): ProtoWriter {
-  const w = new ProtoWriter().packedInt64(1, dims).varint(2, FLOAT).string(8, name);
-  return w.bytes(9, new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
-}
-
-function int64Tensor(name: string, values: number[]): ProtoWriter {
-  const raw = new BigInt64Array(values.map((v) => BigInt(v)));
-  return new ProtoWriter()
-    .packedInt64(1, [values.length])
-    .varint(2, INT64)
-    .string(8, name)
-    .bytes(9, new Uint8Array(raw.buffer));
-}
-
-type Attr = { name: string; ints: number[] } | { name: string; int: number };
-
-function node(op: string, inputs: string[], outputs: string[], attrs: Attr[] = []): ProtoWriter {
-  const w = new ProtoWriter();
-  for (const i of inputs) w.string(1, i);
-  for (const o of outputs) w.string(2, o);
-  w.string(3, `${op}_${outputs[0] ?? ''}`).string(4, op);
-  for (const a of attrs) {
-    const aw = new ProtoWriter().string(1, a.name);
-    if ('ints' in a) aw.packedInt64(8, a.ints).varint(20, ATTR_INTS);
-    else aw.varint(3, a.int).varint(20, ATTR_INT);
-    w.message(5, aw);
-  }
-  return w;
-}
-
-function valueInfo(name: string, dims: (number | string)[]): ProtoWriter {
-  const shape = new ProtoWriter();
-  for (const d of dims) {
-    const dim = new ProtoWriter();
-    if (typeof d === 'number') dim.varint(1, d);
-    else dim.string(2, d);
-    shape.message(1, dim);
-  }
-  const tensorType = new ProtoWriter().varint(1, FLOAT).message(2, shape);
-  return new ProtoWriter().string(1, name).message(2, new ProtoWriter().message(1, tensorType));
-}
-
 /** Serialises the fixture model. Deterministic: the same options give the same bytes. */
 export function buildFixtureModel(opts: FixtureOptions = DEFAULT_FIXTURE): Uint8Array {
   const { size, stride } = opts;
@@ -103,16 +67,12 @@ export function buildFixtureModel(opts: FixtureOptions = DEFAULT_FIXTURE): Uint8
   const classW = new Float32Array([k / 3, k / 3, k / 3, k, -k / 2, -k / 2]);
   const classB = new Float32Array([-0.6 * k, -0.5 * k]);
 
-  const g = new ProtoWriter();
-  const nodes = [
+  const nodes: Node[] = [
     node(
       'AveragePool',
       ['images'],
       ['pooled'],
-      [
-        { name: 'kernel_shape', ints: [stride, stride] },
-        { name: 'strides', ints: [stride, stride] },
-      ],
+      [intsAttr('kernel_shape', [stride, stride]), intsAttr('strides', [stride, stride])],
     ),
     node('Conv', ['pooled', 'class_w', 'class_b'], ['logits']),
     node('Sigmoid', ['logits'], ['scores']),
@@ -121,44 +81,48 @@ export function buildFixtureModel(opts: FixtureOptions = DEFAULT_FIXTURE): Uint8
     node('Reshape', ['zeros', 'box_shape'], ['zeros_flat']),
     node('Add', ['zeros_flat', 'anchors'], ['boxes']),
   ];
-  const outDims: (number | string)[] = [batch, 4 + c, n];
+  const initializers = [
+    floatTensor('class_w', [c, 3, 1, 1], classW),
+    floatTensor('class_b', [c], classB),
+    floatTensor('zero_w', [4, 3, 1, 1], new Float32Array(12)),
+    floatTensor('anchors', [1, 4, n], anchors),
+    int64Tensor('scores_shape', [0, c, -1]),
+    int64Tensor('box_shape', [0, 4, -1]),
+  ];
+  const outDims: Dim[] = [batch, 4 + c, n];
   if (opts.layout === 'channels-first') {
-    nodes.push(node('Concat', ['boxes', 'scores_flat'], ['output0'], [{ name: 'axis', int: 1 }]));
+    nodes.push(node('Concat', ['boxes', 'scores_flat'], ['output0'], [intAttr('axis', 1)]));
   } else {
-    nodes.push(node('Concat', ['boxes', 'scores_flat'], ['joined'], [{ name: 'axis', int: 1 }]));
+    nodes.push(node('Concat', ['boxes', 'scores_flat'], ['joined'], [intAttr('axis', 1)]));
     if (opts.layout === 'transposed') {
-      nodes.push(node('Transpose', ['joined'], ['output0'], [{ name: 'perm', ints: [0, 2, 1] }]));
+      nodes.push(node('Transpose', ['joined'], ['output0'], [intsAttr('perm', [0, 2, 1])]));
       outDims.splice(1, 2, n, 4 + c);
     } else {
       nodes.push(node('Reshape', ['joined', 'flat_shape'], ['output0']));
+      initializers.push(int64Tensor('flat_shape', [0, -1]));
       outDims.splice(1, 2, (4 + c) * n);
     }
   }
-  for (const nd of nodes) g.message(1, nd);
-  g.string(2, 'argus_fixture');
-  g.message(5, floatTensor('class_w', [c, 3, 1, 1], classW));
-  g.message(5, floatTensor('class_b', [c], classB));
-  g.message(5, floatTensor('zero_w', [4, 3, 1, 1], new Float32Array(12)));
-  g.message(5, floatTensor('anchors', [1, 4, n], anchors));
-  g.message(5, int64Tensor('scores_shape', [0, c, -1]));
-  g.message(5, int64Tensor('box_shape', [0, 4, -1]));
-  if (opts.layout === 'flat') g.message(5, int64Tensor('flat_shape', [0, -1]));
-  g.message(11, valueInfo('images', [batch, 3, size, size]));
-  g.message(12, valueInfo('output0', outDims));
-
-  const m = new ProtoWriter()
-    .varint(1, 8)
-    .string(2, 'argus')
-    .string(3, '1')
-    .message(7, g)
-    .message(8, new ProtoWriter().string(1, '').varint(2, 13));
-  const meta: [string, string][] = [
+  const metadata: [string, string][] = [
     ['description', 'Argus test fixture: bright and red cells of a grid, YOLOv8 output format'],
     ['stride', String(stride)],
     ['task', 'detect'],
     ['imgsz', `[${size}, ${size}]`],
   ];
-  if (opts.names) meta.push(['names', `{${FIXTURE_LABELS.map((l, i) => `${i}: '${l}'`).join(', ')}}`]);
-  for (const [key, value] of meta) m.message(14, new ProtoWriter().string(1, key).string(2, value));
-  return m.finish();
+  if (opts.names) metadata.push(['names', `{${FIXTURE_LABELS.map((l, i) => `${i}: '${l}'`).join(', ')}}`]);
+  const model = newModel({
+    irVersion: 8,
+    producer: 'argus',
+    producerVersion: '1',
+    opsets: [{ domain: '', version: 13 }],
+    graph: {
+      name: 'argus_fixture',
+      nodes,
+      initializers,
+      inputs: [{ name: 'images', elemType: DataType.FLOAT, shape: [batch, 3, size, size] }],
+      outputs: [{ name: 'output0', elemType: DataType.FLOAT, shape: outDims }],
+    },
+    metadata,
+  });
+  return encodeModel(model);
 }

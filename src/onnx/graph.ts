@@ -1,6 +1,9 @@
 /**
- * An editable view of an ONNX model: nodes, initializers and the graph's signature are decoded,
- * everything else is carried through byte for byte. Used by `argus model prepare`.
+ * An editable view of an ONNX model: its header, nodes, initializers and the graph's signature
+ * are decoded, everything else is carried through byte for byte. Decoding takes any model; what
+ * passes cannot edit is kept as read, and `checkEditable` names it. `argus model prepare` edits
+ * models read with it, model-info reads their signature from it, and the fixture model is made
+ * with it from scratch.
  * Field numbers follow onnx/onnx.proto3.
  */
 import {
@@ -12,7 +15,6 @@ import {
   readPackedVarints,
   WireType,
 } from './proto.js';
-import type { Dim } from './model-info.js';
 
 export class GraphEditError extends Error {}
 
@@ -56,7 +58,17 @@ export interface Tensor {
   name: string;
   dims: number[];
   dataType: number;
+  /**
+   * When decoded, a view into the model's bytes at whatever offset the field had (no copy), so
+   * those bytes must not change while the model is in use. Passes replace it, never write to it.
+   */
   data: Uint8Array;
+  /**
+   * Set when the data cannot be read here (an external file, strings, an unknown type, a length
+   * that does not fit the shape): why, and the tensor as read, which is written back unchanged.
+   * `data` is then empty; `checkEditable` refuses a graph holding one.
+   */
+  opaque?: { reason: string; raw: Uint8Array };
 }
 
 export interface Attribute {
@@ -78,6 +90,9 @@ export interface Node {
   attributes: Attribute[];
 }
 
+/** One dimension: a number when fixed, a name (e.g. "batch") when symbolic, null when unknown. */
+export type Dim = number | string | null;
+
 export interface ValueInfo {
   name: string;
   elemType: number;
@@ -87,19 +102,29 @@ export interface ValueInfo {
 }
 
 export interface Graph {
+  name: string;
   nodes: Node[];
   initializers: Tensor[];
   inputs: ValueInfo[];
   outputs: ValueInfo[];
   valueInfo: ValueInfo[];
-  /** Fields carried through unchanged: name, doc string, quantization annotations. */
+  /** Fields carried through unchanged: doc string, quantization annotations, sparse initializers. */
   other: Field[];
 }
 
+export interface Opset {
+  domain: string;
+  version: number;
+}
+
 export interface Model {
+  irVersion: number;
+  producer: string;
+  producerVersion: string;
+  opsets: Opset[];
   graph: Graph;
   metadata: Map<string, string>;
-  /** Model fields other than the graph and metadata, in their original order. */
+  /** Model fields not decoded above, in their original order. */
   other: Field[];
 }
 
@@ -121,6 +146,8 @@ function decodeTensor(buf: Uint8Array): Tensor {
   const ints64: bigint[] = [];
   const uints64: bigint[] = [];
   const doubles: Uint8Array[] = [];
+  let external = false;
+  let strings = false;
   for (const f of readFields(buf)) {
     switch (f.no) {
       case 1:
@@ -158,20 +185,26 @@ function decodeTensor(buf: Uint8Array): Tensor {
         break;
       case 13:
       case 14: // external_data; data_location (0 DEFAULT, 1 EXTERNAL)
-        if (f.no === 13 || f.varint === 1n) {
-          throw new GraphEditError(
-            `tensor '${name}' keeps its data in an external file, which is not supported`,
-          );
-        }
+        if (f.no === 13 || f.varint === 1n) external = true;
         break;
       case 6:
-        throw new GraphEditError(`tensor '${name}' holds strings, which is not supported`);
+        strings = true;
+        break;
       default:
         break;
     }
   }
+  const opaque = (why: string): Tensor => ({
+    name,
+    dims,
+    dataType,
+    data: new Uint8Array(0),
+    opaque: { reason: `tensor '${name}' ${why}`, raw: buf },
+  });
+  if (external) return opaque('keeps its data in an external file, which is not supported');
+  if (strings) return opaque('holds strings, which is not supported');
   const size = ELEMENT_BYTES[dataType];
-  if (size === undefined) throw new GraphEditError(`tensor '${name}' has unsupported data type ${dataType}`);
+  if (size === undefined) return opaque(`has unsupported data type ${dataType}`);
   let data: Uint8Array;
   if (raw) data = raw;
   else if (floats.length) data = concat(floats);
@@ -189,15 +222,16 @@ function decodeTensor(buf: Uint8Array): Tensor {
   }
   const count = dims.reduce((a, b) => a * b, 1);
   if (data.length !== count * size) {
-    throw new GraphEditError(
-      `tensor '${name}' has ${data.length} bytes of data for shape [${dims.join(', ')}]`,
-    );
+    return opaque(`has ${data.length} bytes of data for shape [${dims.join(', ')}]`);
   }
-  // Own the bytes, aligned, so typed-array views work (a Buffer's slice() would be a view).
-  return { name, dims, dataType, data: new Uint8Array(data) };
+  // Weights are most of a model's bytes; reading its signature must not copy them. A plain
+  // Uint8Array even over a Buffer, whose views are Buffers.
+  return { name, dims, dataType, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }
 
+/** One part (a packed field) is returned as it is. */
 function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;
   for (const p of parts) {
@@ -212,8 +246,9 @@ function decodeAttribute(buf: Uint8Array): Attribute {
   for (const f of readFields(buf)) {
     if (f.no === 1) a.name = decodeString(f.bytes);
     else if (f.no === 20) a.type = Number(f.varint ?? 0n);
-    else if (f.no === 3) a.int = f.varint;
-    else if (f.no === 8) (a.ints ??= []).push(...varints(f));
+    // int64 on the wire as its two's complement: -1 (e.g. axis) is ten bytes of varint.
+    else if (f.no === 3 && f.varint !== undefined) a.int = BigInt.asIntN(64, f.varint);
+    else if (f.no === 8) (a.ints ??= []).push(...varints(f).map((v) => BigInt.asIntN(64, v)));
     else if (f.no === 5 && f.bytes) a.tensor = decodeTensor(f.bytes);
   }
   return a;
@@ -229,13 +264,6 @@ function decodeNode(buf: Uint8Array): Node {
     else if (f.no === 7) n.domain = decodeString(f.bytes);
     else if (f.no === 5 && f.bytes) n.attributes.push(decodeAttribute(f.bytes));
   }
-  for (const a of n.attributes) {
-    if (a.type === AttrType.GRAPH || a.type === AttrType.GRAPHS) {
-      throw new GraphEditError(
-        `node '${n.name || n.op}' (${n.op}) has a subgraph; control flow is not supported`,
-      );
-    }
-  }
   return n;
 }
 
@@ -246,16 +274,17 @@ function decodeValueInfo(buf: Uint8Array): ValueInfo {
     if (f.no !== 2 || !f.bytes) continue;
     for (const t of readFields(f.bytes)) {
       if (t.no !== 1 || !t.bytes) continue;
+      // A field of the wrong wire type is skipped: protobuf parsers treat it as unknown.
       for (const tt of readFields(t.bytes)) {
-        if (tt.no === 1) v.elemType = Number(tt.varint ?? 0n);
+        if (tt.no === 1 && tt.varint !== undefined) v.elemType = Number(tt.varint);
         if (tt.no === 2 && tt.bytes) {
           v.shape = [];
           for (const d of readFields(tt.bytes)) {
             if (d.no !== 1 || !d.bytes) continue;
             let dim: Dim = null;
             for (const x of readFields(d.bytes)) {
-              if (x.no === 1) dim = Number(x.varint ?? 0n);
-              if (x.no === 2) dim = decodeString(x.bytes);
+              if (x.no === 1 && x.varint !== undefined) dim = Number(x.varint);
+              if (x.no === 2 && x.bytes) dim = decodeString(x.bytes);
             }
             v.shape.push(dim);
           }
@@ -267,24 +296,53 @@ function decodeValueInfo(buf: Uint8Array): ValueInfo {
 }
 
 function decodeGraph(buf: Uint8Array): Graph {
-  const g: Graph = { nodes: [], initializers: [], inputs: [], outputs: [], valueInfo: [], other: [] };
+  const g: Graph = {
+    name: '',
+    nodes: [],
+    initializers: [],
+    inputs: [],
+    outputs: [],
+    valueInfo: [],
+    other: [],
+  };
   for (const f of readFields(buf)) {
     if (f.no === 1 && f.bytes) g.nodes.push(decodeNode(f.bytes));
+    else if (f.no === 2 && f.bytes) g.name = decodeString(f.bytes);
     else if (f.no === 5 && f.bytes) g.initializers.push(decodeTensor(f.bytes));
     else if (f.no === 11 && f.bytes) g.inputs.push(decodeValueInfo(f.bytes));
     else if (f.no === 12 && f.bytes) g.outputs.push(decodeValueInfo(f.bytes));
     else if (f.no === 13 && f.bytes) g.valueInfo.push(decodeValueInfo(f.bytes));
-    else if (f.no === 15) throw new GraphEditError('sparse initializers are not supported');
     else g.other.push(f);
   }
   return g;
 }
 
+function decodeOpset(buf: Uint8Array): Opset {
+  const o: Opset = { domain: '', version: 0 };
+  for (const f of readFields(buf)) {
+    if (f.no === 1) o.domain = decodeString(f.bytes);
+    if (f.no === 2 && f.varint !== undefined) o.version = Number(f.varint);
+  }
+  return o;
+}
+
 export function decodeModel(buf: Uint8Array): Model {
-  const model: Model = { graph: undefined as unknown as Graph, metadata: new Map(), other: [] };
+  const model: Model = {
+    irVersion: 0,
+    producer: '',
+    producerVersion: '',
+    opsets: [],
+    graph: undefined as unknown as Graph,
+    metadata: new Map(),
+    other: [],
+  };
   try {
     for (const f of readFields(buf)) {
-      if (f.no === 7 && f.bytes) model.graph = decodeGraph(f.bytes);
+      if (f.no === 1 && f.varint !== undefined) model.irVersion = Number(f.varint);
+      else if (f.no === 2 && f.bytes) model.producer = decodeString(f.bytes);
+      else if (f.no === 3 && f.bytes) model.producerVersion = decodeString(f.bytes);
+      else if (f.no === 7 && f.bytes) model.graph = decodeGraph(f.bytes);
+      else if (f.no === 8 && f.bytes) model.opsets.push(decodeOpset(f.bytes));
       else if (f.no === 14 && f.bytes) {
         let key = '';
         let value = '';
@@ -305,21 +363,23 @@ export function decodeModel(buf: Uint8Array): Model {
 
 // ---- encoding ---------------------------------------------------------------------------------
 
-export function encodeTensor(t: Tensor): ProtoWriter {
+export function encodeTensor(t: Tensor): Uint8Array {
+  if (t.opaque) return t.opaque.raw;
   const w = new ProtoWriter();
   if (t.dims.length) w.packedInt64(1, t.dims);
-  return w.varint(2, t.dataType).string(8, t.name).bytes(9, t.data);
+  return w.varint(2, t.dataType).string(8, t.name).bytes(9, t.data).finish();
 }
 
 /** Attributes still holding `raw` are re-emitted verbatim; a pass that edits one drops `raw`. */
 function encodeAttribute(a: Attribute): Uint8Array {
   if (a.raw) return a.raw;
-  const w = new ProtoWriter().string(1, a.name).varint(20, a.type);
+  // Fields in number order (the type, 20, last), as protobuf writers put them.
+  const w = new ProtoWriter().string(1, a.name);
   if (a.type === AttrType.INT) w.varint(3, a.int ?? 0n);
   else if (a.type === AttrType.INTS) w.packedInt64(8, (a.ints ?? []).map(Number));
-  else if (a.type === AttrType.TENSOR && a.tensor) w.message(5, encodeTensor(a.tensor));
+  else if (a.type === AttrType.TENSOR && a.tensor) w.bytes(5, encodeTensor(a.tensor));
   else throw new GraphEditError(`cannot encode attribute '${a.name}' of type ${a.type}`);
-  return w.finish();
+  return w.varint(20, a.type).finish();
 }
 
 function encodeNode(n: Node): ProtoWriter {
@@ -354,8 +414,9 @@ export function encodeValueInfo(v: ValueInfo): Uint8Array {
 function encodeGraph(g: Graph): ProtoWriter {
   const w = new ProtoWriter();
   for (const n of g.nodes) w.message(1, encodeNode(n));
+  if (g.name) w.string(2, g.name);
   for (const f of g.other) w.field(f);
-  for (const t of g.initializers) w.message(5, encodeTensor(t));
+  for (const t of g.initializers) w.bytes(5, encodeTensor(t));
   for (const v of g.inputs) w.bytes(11, encodeValueInfo(v));
   for (const v of g.outputs) w.bytes(12, encodeValueInfo(v));
   for (const v of g.valueInfo) w.bytes(13, encodeValueInfo(v));
@@ -364,21 +425,91 @@ function encodeGraph(g: Graph): ProtoWriter {
 
 export function encodeModel(m: Model): Uint8Array {
   const w = new ProtoWriter();
+  if (m.irVersion) w.varint(1, m.irVersion);
+  if (m.producer) w.string(2, m.producer);
+  if (m.producerVersion) w.string(3, m.producerVersion);
   for (const f of m.other) w.field(f);
   w.message(7, encodeGraph(m.graph));
+  for (const o of m.opsets) w.message(8, new ProtoWriter().string(1, o.domain).varint(2, o.version));
   for (const [key, value] of m.metadata) w.message(14, new ProtoWriter().string(1, key).string(2, value));
   return w.finish();
 }
 
+// ---- building -------------------------------------------------------------------------------
+
+/** What a model made from scratch (not read) states; everything else starts empty. */
+export interface NewModel {
+  irVersion: number;
+  producer: string;
+  producerVersion?: string;
+  opsets: Opset[];
+  graph: Pick<Graph, 'name' | 'nodes' | 'initializers' | 'inputs' | 'outputs'>;
+  metadata?: Iterable<readonly [string, string]>;
+}
+
+export function newModel(m: NewModel): Model {
+  return {
+    irVersion: m.irVersion,
+    producer: m.producer,
+    producerVersion: m.producerVersion ?? '',
+    opsets: m.opsets,
+    graph: { ...m.graph, valueInfo: [], other: [] },
+    metadata: new Map(m.metadata),
+    other: [],
+  };
+}
+
+/** A node in the default domain, named after its op and first output. */
+export function newNode(op: string, inputs: string[], outputs: string[], attributes: Attribute[] = []): Node {
+  return { name: `${op}_${outputs[0] ?? ''}`, op, domain: '', inputs, outputs, attributes };
+}
+
+export function intAttr(name: string, value: number | bigint): Attribute {
+  return { name, type: AttrType.INT, int: BigInt(value) };
+}
+
+export function intsAttr(name: string, values: readonly number[]): Attribute {
+  return { name, type: AttrType.INTS, ints: values.map((v) => BigInt(v)) };
+}
+
 // ---- helpers for passes -----------------------------------------------------------------------
 
+const SPARSE_INITIALIZER = 15;
+
+/**
+ * Decoding takes any model, so that its signature can be read; passes need more. They rename
+ * values and rewrite tensors, which a subgraph's references, an external data file, a sparse
+ * initializer or a tensor they cannot read would not follow. Throws naming the first of these.
+ */
+export function checkEditable(g: Graph): void {
+  for (const n of g.nodes) {
+    for (const a of n.attributes) {
+      if (a.type === AttrType.GRAPH || a.type === AttrType.GRAPHS) {
+        throw new GraphEditError(
+          `node '${n.name || n.op}' (${n.op}) has a subgraph; control flow is not supported`,
+        );
+      }
+      if (a.tensor?.opaque) throw new GraphEditError(a.tensor.opaque.reason);
+    }
+  }
+  if (g.other.some((f) => f.no === SPARSE_INITIALIZER)) {
+    throw new GraphEditError('sparse initializers are not supported');
+  }
+  for (const t of g.initializers) if (t.opaque) throw new GraphEditError(t.opaque.reason);
+}
+
+/** The values of a float32 tensor: a view of its data when aligned, else a copy; read only. */
 export function floatsOf(t: Tensor): Float32Array {
+  if (t.opaque) throw new GraphEditError(t.opaque.reason);
   if (t.dataType !== DataType.FLOAT) throw new GraphEditError(`tensor '${t.name}' is not float32`);
-  return new Float32Array(t.data.buffer, t.data.byteOffset, t.data.byteLength / 4);
+  // A Float32Array must start at a multiple of 4 bytes; decoded data may start anywhere.
+  const d = t.data.byteOffset % 4 === 0 ? t.data : new Uint8Array(t.data);
+  return new Float32Array(d.buffer, d.byteOffset, d.byteLength / 4);
 }
 
 /** Integer tensor values as numbers (int8, uint8, int32, int64). */
 export function intsOf(t: Tensor): number[] {
+  if (t.opaque) throw new GraphEditError(t.opaque.reason);
   const v = new DataView(t.data.buffer, t.data.byteOffset, t.data.byteLength);
   const out: number[] = [];
   const n = t.data.byteLength / (ELEMENT_BYTES[t.dataType] ?? 1);

@@ -1,8 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { decodeString, ProtoError, readFields } from './proto.js';
+import { decodeModel, type Dim, GraphEditError, type Model, type ValueInfo } from './graph.js';
 
-/** One dimension: a number when fixed, a name (e.g. "batch") when symbolic, null when unknown. */
-export type Dim = number | string | null;
+export type { Dim } from './graph.js';
 
 export interface TensorSignature {
   name: string;
@@ -23,104 +21,43 @@ export interface OnnxModelInfo {
 
 export class ModelFormatError extends Error {}
 
-function readShape(typeProto: Uint8Array): { elemType: number; shape: Dim[] } {
-  let elemType = 0;
-  const shape: Dim[] = [];
-  for (const f of readFields(typeProto)) {
-    if (f.no !== 1 || !f.bytes) continue; // tensor_type
-    for (const t of readFields(f.bytes)) {
-      if (t.no === 1 && t.varint !== undefined) elemType = Number(t.varint);
-      if (t.no === 2 && t.bytes) {
-        for (const d of readFields(t.bytes)) {
-          if (d.no !== 1 || !d.bytes) continue;
-          let dim: Dim = null;
-          for (const v of readFields(d.bytes)) {
-            if (v.no === 1 && v.varint !== undefined) dim = Number(v.varint);
-            if (v.no === 2 && v.bytes) dim = decodeString(v.bytes);
-          }
-          shape.push(dim);
-        }
-      }
-    }
-  }
-  return { elemType, shape };
-}
+/** A value of unknown rank (no shape recorded) has shape []. */
+const signature = (v: ValueInfo): TensorSignature => ({
+  name: v.name,
+  elemType: v.elemType,
+  shape: v.shape ?? [],
+});
 
-function readValueInfo(b: Uint8Array): TensorSignature {
-  let name = '';
-  let sig = { elemType: 0, shape: [] as Dim[] };
-  for (const f of readFields(b)) {
-    if (f.no === 1) name = decodeString(f.bytes);
-    if (f.no === 2 && f.bytes) sig = readShape(f.bytes);
-  }
-  return { name, ...sig };
-}
-
-/** Parses an ONNX ModelProto's signature and metadata; weights are skipped, never copied. */
+/**
+ * An ONNX model's signature and metadata, read from its decoded graph. Decoding leaves weights
+ * as views into `buf`, never copied.
+ */
 export function parseModelInfo(buf: Uint8Array): OnnxModelInfo {
-  const info: OnnxModelInfo = {
-    irVersion: 0,
-    producer: '',
-    opsets: [],
-    metadata: {},
-    inputs: [],
-    outputs: [],
-    opCounts: {},
-  };
-  let sawGraph = false;
+  let model: Model;
   try {
-    for (const f of readFields(buf)) {
-      if (f.no === 1 && f.varint !== undefined) info.irVersion = Number(f.varint);
-      else if (f.no === 2) info.producer = decodeString(f.bytes);
-      else if (f.no === 8 && f.bytes) {
-        let domain = '';
-        let version = 0;
-        for (const o of readFields(f.bytes)) {
-          if (o.no === 1) domain = decodeString(o.bytes);
-          if (o.no === 2 && o.varint !== undefined) version = Number(o.varint);
-        }
-        info.opsets.push({ domain, version });
-      } else if (f.no === 14 && f.bytes) {
-        let key = '';
-        let value = '';
-        for (const e of readFields(f.bytes)) {
-          if (e.no === 1) key = decodeString(e.bytes);
-          if (e.no === 2) value = decodeString(e.bytes);
-        }
-        info.metadata[key] = value;
-      } else if (f.no === 7 && f.bytes) {
-        sawGraph = true;
-        const initializers = new Set<string>();
-        const inputs: TensorSignature[] = [];
-        for (const g of readFields(f.bytes)) {
-          if (g.no === 1 && g.bytes) {
-            for (const n of readFields(g.bytes)) {
-              if (n.no === 4) {
-                const op = decodeString(n.bytes);
-                info.opCounts[op] = (info.opCounts[op] ?? 0) + 1;
-              }
-            }
-          } else if (g.no === 5 && g.bytes) {
-            for (const t of readFields(g.bytes)) if (t.no === 8) initializers.add(decodeString(t.bytes));
-          } else if (g.no === 11 && g.bytes) inputs.push(readValueInfo(g.bytes));
-          else if (g.no === 12 && g.bytes) info.outputs.push(readValueInfo(g.bytes));
-        }
-        info.inputs = inputs.filter((i) => !initializers.has(i.name));
-      }
-    }
+    model = decodeModel(buf);
   } catch (err) {
-    if (err instanceof ProtoError) throw new ModelFormatError(`not a valid ONNX model (${err.message})`);
+    if (err instanceof GraphEditError) throw new ModelFormatError(err.message);
     throw err;
   }
-  if (!sawGraph || info.irVersion === 0 || info.inputs.length === 0 || info.outputs.length === 0) {
+  const g = model.graph;
+  // Older exporters also list initializers as graph inputs; they are not fed.
+  const initializers = new Set(g.initializers.map((t) => t.name));
+  const opCounts: Record<string, number> = {};
+  for (const n of g.nodes) opCounts[n.op] = (opCounts[n.op] ?? 0) + 1;
+  const info: OnnxModelInfo = {
+    irVersion: model.irVersion,
+    producer: model.producer,
+    opsets: model.opsets,
+    metadata: Object.fromEntries(model.metadata),
+    inputs: g.inputs.filter((v) => !initializers.has(v.name)).map(signature),
+    outputs: g.outputs.map(signature),
+    opCounts,
+  };
+  if (info.irVersion === 0 || info.inputs.length === 0 || info.outputs.length === 0) {
     throw new ModelFormatError('not a valid ONNX model (no graph with inputs and outputs)');
   }
   return info;
-}
-
-export async function readModelInfo(path: string): Promise<OnnxModelInfo> {
-  const buf = await readFile(path);
-  return parseModelInfo(buf);
 }
 
 /**

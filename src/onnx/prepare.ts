@@ -12,13 +12,14 @@
  * handle; a half-converted model is never written.
  */
 import {
-  AttrType,
+  checkEditable,
   DataType,
   floatsOf,
   floatTensor,
   type Graph,
   GraphEditError,
   int64Tensor,
+  intAttr,
   intsOf,
   type Model,
   type Node,
@@ -39,6 +40,7 @@ export type PrepareReport = string[];
 export function prepareModel(model: Model, opts: PrepareOptions): PrepareReport {
   const report: PrepareReport = [];
   const g = model.graph;
+  checkEditable(g);
   if (opts.precision !== 'keep') {
     const n = dequantizeConvInteger(g);
     if (n) report.push(`${n} ConvInteger chains → Conv with fp32 weights`);
@@ -349,7 +351,7 @@ function castNode(input: string, output: string, to: number): Node {
     domain: '',
     inputs: [input],
     outputs: [output],
-    attributes: [{ name: 'to', type: AttrType.INT, int: BigInt(to) }],
+    attributes: [intAttr('to', to)],
   };
 }
 

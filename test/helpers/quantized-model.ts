@@ -1,13 +1,14 @@
 import {
-  AttrType,
   DataType,
   encodeModel,
   floatTensor,
   int64Tensor,
-  type Model,
+  intAttr,
+  intsAttr,
+  newModel,
+  newNode as node,
   type Node,
 } from '../../src/onnx/graph.js';
-import { ProtoWriter, readFields } from '../../src/onnx/proto.js';
 
 /**
  * A small model in the shape onnxruntime's dynamic int8 quantizer writes: a 3×3 convolution as
@@ -24,25 +25,6 @@ export interface QuantizedModel {
   bias: Float32Array;
 }
 
-const node = (
-  op: string,
-  inputs: string[],
-  outputs: string[],
-  attributes: Node['attributes'] = [],
-): Node => ({
-  name: `${op}_${outputs[0]}`,
-  op,
-  domain: '',
-  inputs,
-  outputs,
-  attributes,
-});
-const ints = (name: string, values: number[]): Node['attributes'][number] => ({
-  name,
-  type: AttrType.INTS,
-  ints: values.map(BigInt),
-});
-
 export function buildQuantizedModel(opts: { biasAdd?: boolean; castTo?: number } = {}): QuantizedModel {
   const { size, inC, outC } = Q;
   const weights = new Uint8Array(outC * inC * 9).map((_, i) => (i * 37 + 11) % 256);
@@ -55,14 +37,9 @@ export function buildQuantizedModel(opts: { biasAdd?: boolean; castTo?: number }
       'ConvInteger',
       ['xq', 'w_q', 'xzp', 'w_zp'],
       ['ci'],
-      [ints('kernel_shape', [3, 3]), ints('pads', [1, 1, 1, 1])],
+      [intsAttr('kernel_shape', [3, 3]), intsAttr('pads', [1, 1, 1, 1])],
     ),
-    node(
-      'Cast',
-      ['ci'],
-      ['cf'],
-      [{ name: 'to', type: AttrType.INT, int: BigInt(opts.castTo ?? DataType.FLOAT) }],
-    ),
+    node('Cast', ['ci'], ['cf'], [intAttr('to', opts.castTo ?? DataType.FLOAT)]),
     node('Mul', ['cf', 'scales'], [biasAdd ? 'scaled' : 'conv']),
   ];
   if (biasAdd) {
@@ -76,8 +53,12 @@ export function buildQuantizedModel(opts: { biasAdd?: boolean; castTo?: number }
     node('Reshape', ['act', 'shape_a'], ['flat3']),
     node('Reshape', ['flat3', 'shape_b'], ['output0']),
   );
-  const model: Model = {
+  const model = newModel({
+    irVersion: 8,
+    producer: 'argus-test',
+    opsets: [{ domain: '', version: 13 }],
     graph: {
+      name: 'quantized_conv',
       nodes,
       initializers: [
         { name: 'w_q', dims: [outC, inC, 3, 3], dataType: DataType.UINT8, data: weights },
@@ -90,20 +71,9 @@ export function buildQuantizedModel(opts: { biasAdd?: boolean; castTo?: number }
       ],
       inputs: [{ name: 'images', elemType: DataType.FLOAT, shape: [1, inC, size, size] }],
       outputs: [{ name: 'output0', elemType: DataType.FLOAT, shape: [1, outC * size * size] }],
-      valueInfo: [],
-      other: [],
     },
-    metadata: new Map([['names', "{0: 'a', 1: 'b'}"]]),
-    other: [
-      ...readFields(
-        new ProtoWriter()
-          .varint(1, 8)
-          .string(2, 'argus-test')
-          .message(8, new ProtoWriter().string(1, '').varint(2, 13))
-          .finish(),
-      ),
-    ],
-  };
+    metadata: [['names', "{0: 'a', 1: 'b'}"]],
+  });
   return { bytes: encodeModel(model), weights, bias };
 }
 
