@@ -1,15 +1,5 @@
-import {
-  DataType,
-  encodeModel,
-  floatTensor,
-  int64Tensor,
-  intAttr,
-  intsAttr,
-  newModel,
-  newNode as node,
-  type Dim,
-  type Node,
-} from './graph.js';
+import { floatTensor, int64Tensor, intAttr, intsAttr, newModel, newNode as node } from './build.js';
+import { DataType, encodeModel, type Dim, type Node } from './graph.js';
 
 /**
  * Builds Argus' own test model: a tiny, hand-weighted network with YOLOv8's input and output

@@ -11,21 +11,9 @@
  * Every pass either applies completely or throws a GraphEditError naming the node it could not
  * handle; a half-converted model is never written.
  */
-import {
-  checkEditable,
-  DataType,
-  floatsOf,
-  floatTensor,
-  type Graph,
-  GraphEditError,
-  int64Tensor,
-  intAttr,
-  intsOf,
-  type Model,
-  type Node,
-  type Tensor,
-  toFloat16Bits,
-} from './graph.js';
+import { checkEditable, floatsOf, floatTensor, int64Tensor, intAttr, intsOf } from './build.js';
+import { toFloat16Bits } from './float16.js';
+import { DataType, type Graph, GraphEditError, type Model, type Node, type Tensor } from './graph.js';
 
 export type Precision = 'keep' | 'fp32' | 'fp16';
 

@@ -1,14 +1,12 @@
 import {
-  DataType,
-  encodeModel,
   floatTensor,
   int64Tensor,
   intAttr,
   intsAttr,
   newModel,
   newNode as node,
-  type Node,
-} from '../../src/onnx/graph.js';
+} from '../../src/onnx/build.js';
+import { DataType, encodeModel, type Node } from '../../src/onnx/graph.js';
 
 /**
  * A small model in the shape onnxruntime's dynamic int8 quantizer writes: a 3×3 convolution as

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildFixtureModel, DEFAULT_FIXTURE } from '../../../src/onnx/fixture.js';
-import { decodeModel, floatsOf } from '../../../src/onnx/graph.js';
+import { floatsOf } from '../../../src/onnx/build.js';
+import { decodeModel } from '../../../src/onnx/graph.js';
 import { parseModelInfo } from '../../../src/onnx/model-info.js';
 
 describe('fixture model', () => {

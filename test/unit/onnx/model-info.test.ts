@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildFixtureModel } from '../../../src/onnx/fixture.js';
-import {
-  AttrType,
-  checkEditable,
-  DataType,
-  decodeModel,
-  encodeModel,
-  floatTensor,
-  newModel,
-  type Model,
-  newNode,
-  type NewModel,
-} from '../../../src/onnx/graph.js';
+import { checkEditable, floatTensor, newModel, newNode, type NewModel } from '../../../src/onnx/build.js';
+import { AttrType, DataType, decodeModel, encodeModel, type Model } from '../../../src/onnx/graph.js';
 import { ProtoWriter, readFields } from '../../../src/onnx/proto.js';
 import {
   ModelFormatError,
