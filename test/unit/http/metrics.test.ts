@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createMetrics } from '../../../src/http/metrics.js';
+import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import { flush } from '../../helpers/fakes.js';
+
+/**
+ * The samples of a Prometheus text exposition, keyed `name{label="value",...}` with the labels
+ * sorted (so the key does not depend on the order prom-client prints them in).
+ */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    assert.ok(m, `unparsable line: ${line}`);
+    const labels = m[2]
+      ? m[2]
+          .split(/,(?=\w+=")/)
+          .sort()
+          .join(',')
+      : '';
+    out.set(labels ? `${m[1]}{${labels}}` : m[1]!, Number(m[3]));
+  }
+  return out;
+}
+
+/** The samples of one metric, by their label part (`camera="gate"` or '' for a scalar). */
+function series(all: Map<string, number>, name: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, v] of all) {
+    if (key === name) out[''] = v;
+    else if (key.startsWith(`${name}{`)) out[key.slice(name.length + 1, -1)] = v;
+  }
+  return out;
+}
+
+/** Two cameras: `gate` streaming and analysed, `yard` in backoff and not yet queued. */
+function setup() {
+  const stages = new FakeStages();
+  stages.statuses = [
+    cameraStatus('gate', { framesReceived: 120, bytesReceived: 110_592_000, restarts: 2 }),
+    cameraStatus('yard', { state: 'backoff', restarts: 5 }),
+  ];
+  stages.cams.gate = cameraStats({
+    analysed: 40,
+    cached: 70,
+    dropped: { full: 3, stale: 1, error: 0 },
+    queueDepth: 2,
+    frameAgeMsMean: 250,
+  });
+  const registry = createMetrics(stages);
+  const scrape = async (): Promise<Map<string, number>> => samples(await registry.metrics());
+  return { stages, registry, scrape };
+}
+
+describe('metrics', () => {
+  it('counts frames, bytes and restarts per camera from the ingest statuses', async () => {
+    const m = await setup().scrape();
+    assert.deepEqual(series(m, 'argus_camera_frames_received_total'), {
+      'camera="gate"': 120,
+      'camera="yard"': 0,
+    });
+    assert.deepEqual(series(m, 'argus_camera_bytes_received_total'), {
+      'camera="gate"': 110_592_000,
+      'camera="yard"': 0,
+    });
+    assert.deepEqual(series(m, 'argus_camera_restarts_total'), { 'camera="gate"': 2, 'camera="yard"': 5 });
+  });
+
+  it('sets the state gauge to 1 for the current state and 0 for the others', async () => {
+    const m = await setup().scrape();
+    const yard = Object.entries(series(m, 'argus_camera_state')).filter(([k]) =>
+      k.startsWith('camera="yard"'),
+    );
+    assert.deepEqual(Object.fromEntries(yard), {
+      'camera="yard",state="connecting"': 0,
+      'camera="yard",state="streaming"': 0,
+      'camera="yard",state="backoff"': 1,
+      'camera="yard",state="offline"': 0,
+      'camera="yard",state="disabled"': 0,
+      'camera="yard",state="stopped"': 0,
+    });
+    assert.equal(m.get('argus_camera_state{camera="gate",state="streaming"}'), 1);
+    assert.equal(m.get('argus_camera_state{camera="gate",state="backoff"}'), 0);
+  });
+
+  it('reads the queue counters per camera from the scheduler, drops by reason', async () => {
+    const m = await setup().scrape();
+    // yard has no queue yet: it has no scheduler series.
+    assert.deepEqual(series(m, 'argus_camera_frames_analysed_total'), { 'camera="gate"': 40 });
+    assert.deepEqual(series(m, 'argus_camera_frames_cached_total'), { 'camera="gate"': 70 });
+    assert.deepEqual(series(m, 'argus_camera_frames_dropped_total'), {
+      'camera="gate",reason="full"': 3,
+      'camera="gate",reason="stale"': 1,
+      'camera="gate",reason="error"': 0,
+    });
+    assert.deepEqual(series(m, 'argus_camera_queue_depth'), { 'camera="gate"': 2 });
+    assert.deepEqual(series(m, 'argus_camera_frame_age_seconds'), { 'camera="gate"': 0.25 });
+  });
+
+  it('counts batches by size, leaving out size 0', async () => {
+    const { stages, scrape } = setup();
+    stages.sched.batchSizes = [9, 12, 0, 4];
+    assert.deepEqual(series(await scrape(), 'argus_detector_batches_total'), {
+      'size="1"': 12,
+      'size="2"': 0,
+      'size="3"': 4,
+    });
+  });
+
+  it('exports the detector, cache and MQTT scalars', async () => {
+    const { stages, scrape } = setup();
+    Object.assign(stages.sched, { inferenceMsMean: 42, inFlight: 1, cacheHitRatio: 0.625 });
+    Object.assign(stages.det, { deadlinesMissed: 3, sessionsRecreated: 1, readyWorkers: 1 });
+    stages.out = { connected: false, reconnects: 4, detectionsDropped: 7, eventsDropped: 2, buffered: 0 };
+    const m = await scrape();
+    const scalars = Object.fromEntries([...m].filter(([k]) => !k.includes('{')));
+    assert.deepEqual(scalars, {
+      argus_detector_inference_seconds: 0.042,
+      argus_detector_batches_in_flight: 1,
+      argus_detector_deadlines_missed_total: 3,
+      argus_detector_sessions_recreated_total: 1,
+      argus_detector_ready_workers: 1,
+      argus_cache_hit_ratio: 0.625,
+      argus_mqtt_connected: 0,
+      argus_mqtt_reconnects_total: 4,
+      argus_mqtt_detections_dropped_total: 7,
+      argus_mqtt_events_dropped_total: 2,
+    });
+  });
+
+  it('re-reads every value on the next scrape: counters are replaced, never added up', async () => {
+    const { stages, scrape } = setup();
+    assert.equal((await scrape()).get('argus_camera_frames_received_total{camera="gate"}'), 120);
+    // A snapshot lasts the event-loop turn it was taken in; HTTP scrapes arrive in later turns.
+    await flush();
+    stages.statuses = [cameraStatus('gate', { framesReceived: 150, restarts: 2 })];
+    stages.cams.gate = cameraStats({ analysed: 55, dropped: { full: 4, stale: 1, error: 0 } });
+    stages.det.deadlinesMissed = 1;
+    stages.out = { ...stages.out, connected: false, reconnects: 1 };
+    const m = await scrape();
+    assert.deepEqual(series(m, 'argus_camera_frames_received_total'), { 'camera="gate"': 150 });
+    assert.equal(m.get('argus_camera_frames_analysed_total{camera="gate"}'), 55);
+    assert.equal(m.get('argus_camera_frames_dropped_total{camera="gate",reason="full"}'), 4);
+    assert.equal(m.get('argus_detector_deadlines_missed_total'), 1);
+    assert.equal(m.get('argus_mqtt_connected'), 0);
+    assert.equal(m.get('argus_mqtt_reconnects_total'), 1);
+    // yard is gone from ingest: its series are gone too.
+    assert.deepEqual(
+      [...m.keys()].filter((k) => k.includes('yard')),
+      [],
+    );
+  });
+
+  it('reads each source once per scrape: every metric of a scrape sees one snapshot', async () => {
+    const { stages, registry } = setup();
+    const calls = { scheduler: 0, ingest: 0, detector: 0, output: 0 };
+    const count =
+      <T>(name: keyof typeof calls, read: () => T) =>
+      (): T => {
+        calls[name]++;
+        return read();
+      };
+    stages.scheduler.stats = count('scheduler', stages.scheduler.stats);
+    stages.ingest.statuses = count('ingest', stages.ingest.statuses);
+    stages.detector.stats = count('detector', stages.detector.stats);
+    stages.output.stats = count('output', stages.output.stats);
+    await registry.metrics();
+    assert.deepEqual(calls, { scheduler: 1, ingest: 1, detector: 1, output: 1 });
+    await flush();
+    await registry.metrics();
+    assert.deepEqual(calls, { scheduler: 2, ingest: 2, detector: 2, output: 2 });
+  });
+});

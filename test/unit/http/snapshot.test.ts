@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import type { Detection } from '../../../src/core/frame.js';
+import { LETTERBOX_PAD, letterbox } from '../../../src/core/geometry.js';
+import { annotatedJpeg } from '../../../src/http/snapshot.js';
+
+/** A 640×480 camera seen by a 320 model: 320×240 inside, 40 rows of padding above and below. */
+const g = letterbox(640, 480, 320);
+const BACKGROUND = [40, 60, 80] as const;
+
+/**
+ * The model input: grey padding around a uniform inner image whose top-left 8×8 pixels are
+ * white (so a crop in the wrong place shows).
+ */
+function modelInput(): Buffer {
+  const rgb = Buffer.alloc(g.dstW * g.dstH * 3, LETTERBOX_PAD);
+  for (let y = 0; y < g.innerH; y++)
+    for (let x = 0; x < g.innerW; x++) {
+      const i = ((y + g.padTop) * g.dstW + x + g.padLeft) * 3;
+      rgb.set(x < 8 && y < 8 ? [255, 255, 255] : BACKGROUND, i);
+    }
+  return rgb;
+}
+
+interface Decoded {
+  width: number;
+  height: number;
+  /** The RGB of pixel (x, y). */
+  at(x: number, y: number): number[];
+}
+
+async function decode(jpeg: Buffer): Promise<Decoded> {
+  assert.equal((await sharp(jpeg).metadata()).format, 'jpeg');
+  const { data, info } = await sharp(jpeg).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return {
+    width: info.width,
+    height: info.height,
+    at: (x, y) => {
+      const i = (y * info.width + x) * info.channels;
+      return [...data.subarray(i, i + 3)];
+    },
+  };
+}
+
+/** Within JPEG noise of `rgb`. */
+function near(px: number[], rgb: readonly number[], tolerance = 12): boolean {
+  return px.every((v, i) => Math.abs(v - rgb[i]!) <= tolerance);
+}
+
+/** The first box colour, #ff3838, as it survives JPEG on a 2-pixel line. */
+function red(px: number[]): boolean {
+  const [r, g, b] = px as [number, number, number];
+  return r > 150 && r - g > 60 && r - b > 60;
+}
+
+/** Red pixels in the strip above the box (y 50), where its label is written. */
+function labelInk(img: Decoded): number {
+  let n = 0;
+  for (let y = 30; y < 48; y++) for (let x = 50; x < 320; x++) if (red(img.at(x, y))) n++;
+  return n;
+}
+
+// In source pixels; halved in the 320×240 image: x 50..150, y 50..130.
+const person: Detection = { label: 'person', score: 0.91, box: [100, 100, 300, 260] };
+
+describe('annotatedJpeg', () => {
+  it('is the frame without its letterbox padding, at the inner size', async () => {
+    assert.deepEqual([g.innerW, g.innerH, g.padLeft, g.padTop], [320, 240, 0, 40]);
+    const img = await decode(await annotatedJpeg(modelInput(), g, []));
+    assert.deepEqual([img.width, img.height], [320, 240]);
+    assert.ok(
+      near(img.at(3, 3), [255, 255, 255]),
+      `the white corner at the top left: ${img.at(3, 3).join(',')}`,
+    );
+    for (const [x, y] of [
+      [12, 12],
+      [319, 0],
+      [0, 239],
+      [319, 239],
+      [160, 120],
+    ] as const)
+      assert.ok(near(img.at(x, y), BACKGROUND), `no padding at ${x},${y}: ${img.at(x, y).join(',')}`);
+  });
+
+  it('draws the box where the detection is, scaled from source pixels', async () => {
+    const img = await decode(await annotatedJpeg(modelInput(), g, [person]));
+    assert.deepEqual([img.width, img.height], [320, 240]);
+    for (const [x, y] of [
+      [140, 50],
+      [50, 90],
+      [150, 90],
+      [100, 130],
+    ] as const)
+      assert.ok(red(img.at(x, y)), `outline at ${x},${y} is red: ${img.at(x, y).join(',')}`);
+    assert.ok(labelInk(img) > 0, 'a label above the box');
+    // Inside and outside the box, the frame is untouched.
+    for (const [x, y] of [
+      [100, 90],
+      [60, 60],
+      [140, 120],
+      [200, 90],
+      [100, 180],
+      [200, 100],
+      [300, 200],
+    ] as const)
+      assert.ok(near(img.at(x, y), BACKGROUND), `background at ${x},${y}: ${img.at(x, y).join(',')}`);
+  });
+
+  it('draws labels with XML special characters', async () => {
+    const tricky: Detection = { ...person, label: 'a<b> & "c" \'d\'' };
+    const img = await decode(await annotatedJpeg(modelInput(), g, [tricky]));
+    assert.deepEqual([img.width, img.height], [320, 240]);
+    assert.ok(red(img.at(140, 50)), `the box is still drawn: ${img.at(140, 50).join(',')}`);
+    assert.ok(labelInk(img) > 0, 'and its label');
+  });
+});
