@@ -44,19 +44,27 @@ export function probeRtspTimeoutOption(ffmpegPath: string): Promise<'stimeout' |
   });
 }
 
-/** Spawns ffmpeg through fluent-ffmpeg; the argument list comes whole from `buildFfmpegArgs`. */
+/**
+ * Spawns ffmpeg through fluent-ffmpeg; the argument list comes whole from `buildFfmpegArgs`.
+ *
+ * fluent-ffmpeg's public API gives stdout (an output stream), stderr ('stderr' lines), signals
+ * (`kill`) and the end ('end', or 'error' for a failure to start, a non-zero exit or a
+ * signal). It has no accessor for the process, which three things still need: its pid; its
+ * stdin, where ffmpeg reads 'q' (fluent-ffmpeg writes stdin only from an input stream, and our
+ * input is a URL); and how it ended: fluent-ffmpeg reports the code or signal only inside an
+ * error's message, and emits 'start' right after spawn() even when the spawn failed, where the
+ * process has no pid (and then mishandles the failure, below). So the ChildProcess is read
+ * once, from the `ffmpegProc` field that fluent-ffmpeg sets just before emitting 'start'.
+ */
 export function fluentSpawner(ffmpegPath: string): SpawnFfmpeg {
   return (args, handlers) => {
     let proc: ChildProcess | undefined;
-    let ended = false;
     let pendingSignal: NodeJS.Signals | undefined;
-    const end = (error?: Error): void => {
-      if (ended) return;
-      ended = true;
-      // Set by Node before 'exit' is emitted, whichever listener runs first.
-      handlers.exit(proc?.exitCode ?? null, (proc?.signalCode as NodeJS.Signals | null) ?? null, error);
-    };
     const sink = new Writable({
+      // fluent-ffmpeg takes the output stream's 'close' for a failure, reported (exit code
+      // lost) unless ffmpeg exits within 20 ms. The stream closes when ffmpeg's stdout ends,
+      // about 1 ms before its exit here: a race a loaded machine could lose. No 'close', no race.
+      emitClose: false,
       write(chunk: Buffer, _enc, cb) {
         handlers.stdout(chunk);
         cb();
@@ -68,18 +76,32 @@ export function fluentSpawner(ffmpegPath: string): SpawnFfmpeg {
       .inputOptions(...args.input)
       .outputOptions(...args.output)
       .output(sink);
+    const end = (error?: Error): void =>
+      error
+        ? handlers.exit(null, null, error)
+        : handlers.exit(proc?.exitCode ?? null, (proc?.signalCode as NodeJS.Signals | null) ?? null);
     cmd.on('start', () => {
-      proc = (cmd as unknown as { ffmpegProc?: ChildProcess }).ffmpegProc;
-      if (!proc) return;
+      const child = (cmd as unknown as { ffmpegProc: ChildProcess }).ffmpegProc;
+      if (child.pid === undefined) {
+        // spawn() failed (no such binary, not executable, no process slot left), and Node says
+        // why in an 'error' event on the next tick. fluent-ffmpeg's listener for it throws (its
+        // end callback reads stderr buffers it was not given), an uncaught exception that
+        // would end the daemon: ours reports it instead.
+        child.removeAllListeners('error');
+        child.once('error', (err) => end(err));
+        return;
+      }
+      proc = child;
+      // 'q' written as ffmpeg exits fails with EPIPE; its exit is reported all the same.
       proc.stdin?.on('error', () => undefined);
-      proc.stderr?.on('data', (d: string | Buffer) => handlers.stderr(d.toString()));
-      if (pendingSignal) proc.kill(pendingSignal);
+      if (pendingSignal) cmd.kill(pendingSignal);
     });
+    cmd.on('stderr', (line: string) => handlers.stderr(`${line}\n`));
+    // fluent-ffmpeg emits one of these, once, after the process has exited (Node has set its
+    // code and signal by then). A non-zero exit or a signal is an 'error' too; one before any
+    // process ran is a failure before spawning (e.g. the binary's format list could not be read).
     cmd.on('end', () => end());
-    cmd.on('error', (err: Error) => {
-      // fluent-ffmpeg reports a non-zero exit as an error too; only a failure to start is one.
-      end(proc ? undefined : err);
-    });
+    cmd.on('error', (err: Error) => end(proc ? undefined : err));
     cmd.run();
     return {
       get pid() {
@@ -89,7 +111,7 @@ export function fluentSpawner(ffmpegPath: string): SpawnFfmpeg {
         if (proc?.stdin?.writable) proc.stdin.write('q');
       },
       kill(sig) {
-        if (proc) proc.kill(sig);
+        if (proc) cmd.kill(sig);
         else pendingSignal = sig;
       },
     };

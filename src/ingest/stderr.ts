@@ -35,11 +35,6 @@ export class StderrRing {
   get(): string[] {
     return this.carry.trim() ? [...this.lines, scrub(this.carry, this.secrets)] : [...this.lines];
   }
-
-  clear(): void {
-    this.lines = [];
-    this.carry = '';
-  }
 }
 
 const RULES: [FailureCause, RegExp][] = [

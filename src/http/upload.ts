@@ -1,0 +1,119 @@
+import type { IncomingMessage } from 'node:http';
+import busboy from 'busboy';
+
+/** Why an upload was refused, with the HTTP status to answer it with. */
+export class UploadError extends Error {
+  constructor(
+    readonly status: 400 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Upload {
+  data: Buffer;
+  name: string;
+}
+
+const EMPTY = 'empty body: send the image bytes, or a multipart form with a file';
+
+/**
+ * The image a request uploads: a multipart/form-data body's first file part (named by its
+ * filename), any other body as it is (named 'upload'). At most `maxBytes` of image: a larger
+ * declared Content-Length is refused before reading, a larger body or file part as soon as it
+ * gets there.
+ *
+ * On an UploadError the rest of the body is left unread. The request is not destroyed, which
+ * would cut the connection before the error could be answered: answer it with
+ * `Connection: close`, and Node closes the socket after the answer (without that header Node
+ * keeps the half-read connection until its keep-alive timeout, or reads and drops a body that
+ * was never started).
+ */
+export async function readImageUpload(req: IncomingMessage, maxBytes: number): Promise<Upload> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > maxBytes)
+    throw new UploadError(413, `body of ${declared} bytes is over the ${maxBytes}-byte limit`);
+  return /^\s*multipart\//i.test(req.headers['content-type'] ?? '')
+    ? readForm(req, maxBytes)
+    : readRaw(req, maxBytes);
+}
+
+function readRaw(req: IncomingMessage, maxBytes: number): Promise<Upload> {
+  return new Promise((resolve, reject) => {
+    const settle = settler(req, resolve, reject);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) settle(new UploadError(413, `body is over the ${maxBytes}-byte limit`));
+      else chunks.push(chunk);
+    });
+    req.on('end', () =>
+      settle(
+        size === 0 ? new UploadError(400, EMPTY) : { data: Buffer.concat(chunks, size), name: 'upload' },
+      ),
+    );
+  });
+}
+
+function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
+  return new Promise((resolve, reject) => {
+    let form: busboy.Busboy;
+    try {
+      form = busboy({
+        headers: req.headers,
+        // Browsers send a filename's UTF-8 bytes as they are; busboy would read them as latin1.
+        defParamCharset: 'utf8',
+        // Later files are skipped unread. busboy's limit fires when a part *reaches* fileSize.
+        limits: { files: 1, fileSize: maxBytes + 1 },
+      });
+    } catch (err) {
+      return reject(new UploadError(400, `malformed multipart form: ${(err as Error).message}`));
+    }
+    const settle = settler(req, resolve, reject, () => {
+      // Unpiped first, so that a 'drain' from the parser cannot resume the request.
+      req.unpipe(form);
+      // Not at once: busboy goes on touching the part's stream after emitting 'limit'.
+      process.nextTick(() => form.destroy());
+    });
+    let received = 0;
+    let upload: Upload | undefined;
+    const malformed = (err: Error): void =>
+      settle(new UploadError(400, received === 0 ? EMPTY : `malformed multipart form: ${err.message}`));
+    form.on('file', (_field, file, info) => {
+      const chunks: Buffer[] = [];
+      file.on('data', (chunk: Buffer) => chunks.push(chunk));
+      file.on('limit', () => settle(new UploadError(413, `file part is over the ${maxBytes}-byte limit`)));
+      file.on('error', malformed);
+      file.on('end', () => (upload = { data: Buffer.concat(chunks), name: info.filename || 'upload' }));
+    });
+    form.on('error', malformed);
+    form.on('close', () => settle(upload ?? new UploadError(400, 'multipart form has no file part')));
+    req.on('data', (chunk: Buffer) => (received += chunk.length));
+    req.pipe(form);
+  });
+}
+
+/**
+ * Settles a read once: a later limit, parse error or 'end' changes nothing. A refusal stops
+ * reading the request (`stop`, then pause); the client going away mid-body is one too.
+ */
+function settler(
+  req: IncomingMessage,
+  resolve: (upload: Upload) => void,
+  reject: (err: UploadError) => void,
+  stop?: () => void,
+): (result: Upload | UploadError) => void {
+  let done = false;
+  const settle = (result: Upload | UploadError): void => {
+    if (done) return;
+    done = true;
+    if (!(result instanceof UploadError)) return resolve(result);
+    stop?.();
+    req.pause();
+    reject(result);
+  };
+  req.on('error', () => settle(new UploadError(400, 'the client went away before the end of the body')));
+  return settle;
+}
