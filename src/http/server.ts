@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { listen, listeningUrl } from '../listen.js';
 import { LIVE_PAGE } from './page.js';
+import { readImageUpload, UploadError, type Upload } from './upload.js';
 
 /** An error with the HTTP status it should be answered with. */
 export class HttpError extends Error {
@@ -79,9 +80,17 @@ export class HttpServer {
         res.setHeader('Allow', 'POST');
         return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
       }
-      const body = await readBody(req, this.maxBodyBytes);
-      const { data, name } = imageFromBody(body, req.headers['content-type']);
-      return send(res, 200, 'application/json', JSON.stringify(await this.source.detect(data, name)));
+      let upload: Upload;
+      try {
+        upload = await readImageUpload(req, this.maxBodyBytes);
+      } catch (err) {
+        if (!(err instanceof UploadError)) throw err;
+        // The rest of the body stays unread: close the connection once the answer is sent.
+        res.setHeader('Connection', 'close');
+        throw new HttpError(err.status, err.message);
+      }
+      const answer = await this.source.detect(upload.data, upload.name);
+      return send(res, 200, 'application/json', JSON.stringify(answer));
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
@@ -131,49 +140,4 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
   res.setHeader('Content-Type', type);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.end(body);
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (declared > limit) {
-      reject(new HttpError(413, `body of ${declared} bytes is over the ${limit}-byte limit`));
-      req.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        reject(new HttpError(413, `body is over the ${limit}-byte limit`));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-/** The image in a request body: the body itself, or the first file part of a multipart form. */
-export function imageFromBody(body: Buffer, contentType: string | undefined): { data: Buffer; name: string } {
-  if (body.length === 0)
-    throw new HttpError(400, 'empty body: send the image bytes, or a multipart form with a file');
-  const m = /^multipart\/form-data;.*boundary="?([^";]+)"?/i.exec(contentType ?? '');
-  if (!m) return { data: body, name: 'upload' };
-  const delimiter = Buffer.from(`--${m[1]!}`);
-  let start = body.indexOf(delimiter);
-  while (start >= 0) {
-    const headerEnd = body.indexOf('\r\n\r\n', start);
-    if (headerEnd < 0) break;
-    const headers = body.subarray(start + delimiter.length, headerEnd).toString('latin1');
-    const next = body.indexOf(delimiter, headerEnd + 4);
-    if (next < 0) break;
-    const file = /filename="([^"]*)"/i.exec(headers);
-    if (file) return { data: body.subarray(headerEnd + 4, next - 2), name: file[1] || 'upload' };
-    start = next;
-  }
-  throw new HttpError(400, 'multipart form has no file part');
 }

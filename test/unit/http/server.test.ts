@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { HttpError, HttpServer, imageFromBody, type HttpSource } from '../../../src/http/server.js';
+import { HttpError, HttpServer, type HttpSource } from '../../../src/http/server.js';
 
 function source(over: Partial<HttpSource> = {}): HttpSource {
   return {
@@ -61,24 +61,27 @@ describe('HTTP server', () => {
     assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: '' })).status, 400);
   });
 
-  it('takes the first file of a multipart form', () => {
-    const body = Buffer.from(
-      '--XyZ\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--XyZ\r\nContent-Disposition: form-data; name="image"; filename="cam.jpg"\r\nContent-Type: image/jpeg\r\n\r\nJPEGDATA\r\n--XyZ--\r\n',
+  it('hands the uploaded image to detect: a form file with its name, or the raw body', async (t) => {
+    const got: { data: string; name: string }[] = [];
+    const base = await serve(
+      t,
+      source({
+        detect: (data, name) => {
+          got.push({ data: data.toString(), name });
+          return Promise.resolve({ ok: true });
+        },
+      }),
     );
-    const got = imageFromBody(body, 'multipart/form-data; boundary=XyZ');
-    assert.equal(got.name, 'cam.jpg');
-    assert.equal(got.data.toString(), 'JPEGDATA');
-    assert.throws(
-      () =>
-        imageFromBody(
-          Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--XyZ--'),
-          'multipart/form-data; boundary=XyZ',
-        ),
-      /no file part/,
-    );
-    assert.deepEqual(imageFromBody(Buffer.from('raw'), 'image/png'), {
-      data: Buffer.from('raw'),
-      name: 'upload',
-    });
+    const form = new FormData();
+    form.append('note', 'hello');
+    form.append('image', new Blob(['JPEGDATA']), 'cam.jpg');
+    assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: form })).status, 200);
+    assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: 'raw' })).status, 200);
+    assert.deepEqual(got, [
+      { data: 'JPEGDATA', name: 'cam.jpg' },
+      { data: 'raw', name: 'upload' },
+    ]);
+    const big = await fetch(`${base}/api/detect`, { method: 'POST', body: new Uint8Array(2048) });
+    assert.deepEqual([big.status, big.headers.get('connection')], [413, 'close']);
   });
 });
