@@ -17,15 +17,16 @@ interface Stage {
 }
 
 /**
- * The composition root: builds the stages, starts them in pipeline order from the detector to
- * the cameras, and stops them in reverse, each stop on its own so one failing stop does not
- * prevent the others. It holds no state of the pipeline's own.
+ * The composition root: builds the stages, starts them in pipeline order (detector to cameras)
+ * and stops them in reverse, each stop on its own. It holds no state of the pipeline's own.
  */
 export class Daemon {
   private started: { name: string; stage: Stage }[] = [];
   /** The stages a reload reaches, once started. */
   private running: { ingest: Ingest; scheduler: Scheduler; reporter: Reporter; view: LiveView } | undefined;
   private readonly notifier: SystemdNotifier;
+  /** Reloads run one after another; stopping waits for the one in progress. */
+  private reloads: Promise<unknown> = Promise.resolve();
 
   constructor(
     private loaded: LoadedConfig,
@@ -114,12 +115,19 @@ export class Daemon {
   /**
    * Reloads the config file (SIGHUP). An invalid file changes nothing. Camera changes apply at
    * once: added cameras start, removed ones stop, changed ones restart, the rest keep streaming.
-   * Changes to other sections are reported as needing a restart. Returns whether it applied.
+   * Changes to other sections are reported as needing a restart. Reloads queue: each ends in
+   * the state its file describes. Resolves with whether it applied.
    */
-  async reload(): Promise<boolean> {
+  reload(): Promise<boolean> {
+    const done = this.reloads.then(() => this.applyReload());
+    this.reloads = done.catch(() => undefined);
+    return done;
+  }
+
+  private async applyReload(): Promise<boolean> {
     const running = this.running;
     if (!running) {
-      this.log.warn('reload: still starting; ignored');
+      this.log.warn('reload: Argus is starting or stopping; ignored');
       return false;
     }
     let next: LoadedConfig;
@@ -158,6 +166,7 @@ export class Daemon {
     await this.notifier.stopping();
     this.notifier.stopWatchdog();
     this.running = undefined;
+    await this.reloads;
     for (const { name, stage } of this.started.splice(0).reverse()) {
       try {
         await stage.stop();

@@ -69,7 +69,7 @@ export class DeadlineError extends DetectorError {}
  */
 export class Detector implements BatchDetector {
   private slots: Slot[] = [];
-  private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending }[] = [];
+  private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending; timer: NodeJS.Timeout }[] = [];
   private nextId = 1;
   private stopped = false;
   private init: WorkerInit | undefined;
@@ -315,10 +315,24 @@ export class Detector implements BatchDetector {
     return { detections, inferMs: raw.inferMs };
   }
 
-  /** `input` is transferred to a worker: it is not touched until the result hands it back. */
+  /**
+   * `input` is transferred to a worker: it is not touched until the result hands it back. A batch
+   * no session takes within `inference_timeout_ms` (none is ready: they are being recreated, or
+   * cannot load) fails rather than wait without end.
+   */
   private run(input: Float32Array, count: number): Promise<RawBatch> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ req: { input, count }, pending: { resolve, reject } });
+      const timeoutMs = this.cfg.detector.inference_timeout_ms;
+      const entry = {
+        req: { input, count },
+        pending: { resolve, reject },
+        timer: setTimeout(() => {
+          this.waiting = this.waiting.filter((w) => w !== entry);
+          const message = `no detector session was free within ${timeoutMs} ms`;
+          reject(Object.assign(new DetectorError(message), { input }));
+        }, timeoutMs),
+      };
+      this.waiting.push(entry);
       this.pump();
     });
   }
@@ -328,6 +342,7 @@ export class Detector implements BatchDetector {
       if (slot.busy || !slot.ready) continue;
       const next = this.waiting.shift();
       if (!next) return;
+      clearTimeout(next.timer);
       const id = this.nextId++;
       slot.busy = true;
       slot.idle = new Promise((r) => (slot.markIdle = r));
@@ -346,7 +361,10 @@ export class Detector implements BatchDetector {
   async stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.respawnTimer);
-    for (const w of this.waiting) w.pending.reject(new DetectorError('detector stopped'));
+    for (const w of this.waiting) {
+      clearTimeout(w.timer);
+      w.pending.reject(new DetectorError('detector stopped'));
+    }
     this.waiting = [];
     const slots = [...this.slots, ...this.abandoned];
     this.slots = [];

@@ -50,8 +50,9 @@ export class InputPool {
   /** A buffer holding `pictures` as NCHW floats, slot by slot. */
   pack(pictures: readonly Picture[]): Float32Array {
     const s = this.size;
+    // Every picture is checked before a buffer is taken, so a bad one loses none.
     for (const p of pictures) {
-      if (p.geometry.dstW !== s || p.geometry.dstH !== s)
+      if (p.geometry.dstW !== s || p.geometry.dstH !== s || p.data.length !== 3 * s * s)
         throw new RangeError(`picture is ${p.geometry.dstW}x${p.geometry.dstH}, the model takes ${s}x${s}`);
     }
     this.largest = Math.max(this.largest, pictures.length);

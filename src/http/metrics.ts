@@ -155,6 +155,17 @@ export function createMetrics(src: StatsSources): Registry {
     },
   );
 
+  metric(
+    'counter',
+    'argus_detect_requests_total',
+    'Images posted to /api/detect, by result (answered, dropped)',
+    ['result'],
+    (s, set) => {
+      set({ result: 'answered' }, s.sched.submitted.answered);
+      set({ result: 'dropped' }, s.sched.submitted.dropped);
+    },
+  );
+
   const scalars: ['counter' | 'gauge', string, string, (s: Snapshot) => number][] = [
     [
       'gauge',

@@ -85,8 +85,9 @@ export class HttpServer {
         upload = await readImageUpload(req, this.maxBodyBytes);
       } catch (err) {
         if (!(err instanceof UploadError)) throw err;
-        // The rest of the body stays unread: close the connection once the answer is sent.
-        res.setHeader('Connection', 'close');
+        // Read the rest and drop it, so the client can finish sending and read the answer (a
+        // socket closed under a sending client loses the answer); Node's requestTimeout bounds it.
+        req.resume();
         throw new HttpError(err.status, err.message);
       }
       const answer = await this.source.detect(upload.data, upload.name);

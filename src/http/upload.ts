@@ -16,6 +16,9 @@ export interface Upload {
   name: string;
 }
 
+/** What a form may add to its image: part headers, boundaries, small fields. */
+export const FORM_SLACK = 64 * 1024;
+
 const EMPTY = 'empty body: send the image bytes, or a multipart form with a file';
 
 /**
@@ -24,11 +27,9 @@ const EMPTY = 'empty body: send the image bytes, or a multipart form with a file
  * declared Content-Length is refused before reading, a larger body or file part as soon as it
  * gets there.
  *
- * On an UploadError the rest of the body is left unread. The request is not destroyed, which
- * would cut the connection before the error could be answered: answer it with
- * `Connection: close`, and Node closes the socket after the answer (without that header Node
- * keeps the half-read connection until its keep-alive timeout, or reads and drops a body that
- * was never started).
+ * On an UploadError the rest of the body is left unread and the request paused, not destroyed
+ * (which would cut the connection before the error could be answered): the caller drains it
+ * (`req.resume()`) so that the client can finish sending and read the answer.
  */
 export async function readImageUpload(req: IncomingMessage, maxBytes: number): Promise<Upload> {
   const declared = Number(req.headers['content-length']);
@@ -90,7 +91,12 @@ function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
     });
     form.on('error', malformed);
     form.on('close', () => settle(upload ?? new UploadError(400, 'multipart form has no file part')));
-    req.on('data', (chunk: Buffer) => (received += chunk.length));
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      // The whole form counts, not just its file: other fields and parts are no way around it.
+      if (received > maxBytes + FORM_SLACK)
+        settle(new UploadError(413, `form is over the ${maxBytes}-byte limit (+${FORM_SLACK} for fields)`));
+    });
     req.pipe(form);
   });
 }

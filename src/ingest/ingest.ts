@@ -51,14 +51,14 @@ export class Ingest {
     this.rtspTimeoutOption = await probeRtspTimeoutOption(path);
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
-    for (const name of Object.keys(this.cfg.cameras)) this.startCamera(name);
+    for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
   }
 
-  private startCamera(name: string): void {
+  private startCamera(name: string, config: CameraConfig): void {
     const camera = new Camera(
       {
         name,
-        camera: this.cfg.cameras[name]!,
+        camera: config,
         ffmpeg: this.cfg.ffmpeg,
         size: this.cfg.size,
         rtspTimeoutOption: this.rtspTimeoutOption,
@@ -95,7 +95,7 @@ export class Ingest {
         await cam?.stop();
       }),
     );
-    for (const n of [...changes.changed, ...changes.added]) this.startCamera(n);
+    for (const n of [...changes.changed, ...changes.added]) this.startCamera(n, cameras[n]!);
   }
 
   /** Stops every camera at once; each escalates q → SIGTERM → SIGKILL on its own. */

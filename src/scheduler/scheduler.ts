@@ -15,6 +15,8 @@ export interface BatchDetections {
 export interface BatchDetector {
   /** Batches it can run at once (its sessions). */
   readonly concurrency: number;
+  /** The pictures it takes are inputSize × inputSize. */
+  readonly inputSize: number;
   detect(pictures: readonly Picture[]): Promise<BatchDetections>;
 }
 
@@ -45,10 +47,8 @@ export interface CameraStats {
   cached: number;
   dropped: Record<Drop, number>;
   queueDepth: number;
-  /** Mean and last age of frames when their batch was sent (ms). */
+  /** Mean age of frames when their batch was sent (ms). */
   frameAgeMsMean: number;
-  frameAgeMsLast: number;
-  lastDetectorError: { message: string; at: number } | null;
 }
 
 export interface SchedulerStats {
@@ -59,7 +59,6 @@ export interface SchedulerStats {
   /** How many batches had each size (index = size). */
   batchSizes: number[];
   inferenceMsMean: number;
-  inferenceMsLast: number;
   inFlight: number;
   cacheHitRatio: number;
 }
@@ -93,8 +92,6 @@ interface CameraCounters {
   cached: number;
   errors: number;
   ageSum: number;
-  frameAgeMsLast: number;
-  lastDetectorError: { message: string; at: number } | null;
 }
 
 /** A queue that competes for batch slots: one per camera, one per priority of submitted pictures. */
@@ -126,7 +123,6 @@ export class Scheduler {
   private batchSizes: number[];
   private inferSum = 0;
   private okBatches = 0;
-  private inferLast = 0;
   private submitted = { answered: 0, dropped: 0 };
 
   constructor(
@@ -166,8 +162,6 @@ export class Scheduler {
           cached: 0,
           errors: 0,
           ageSum: 0,
-          frameAgeMsLast: 0,
-          lastDetectorError: null,
         },
       },
     });
@@ -199,6 +193,15 @@ export class Scheduler {
    */
   submit(picture: Picture, priority: number): Promise<Detection[]> {
     if (!this.running) return Promise.reject(new FrameDropped('stopped', 'the scheduler is stopped'));
+    // Checked here, so a wrong picture fails alone rather than the batch it would share.
+    const size = this.deps.detector.inputSize;
+    const g = picture.geometry;
+    if (g.dstW !== size || g.dstH !== size || picture.data.length !== 3 * size * size)
+      return Promise.reject(
+        new RangeError(
+          `picture is ${g.dstW}x${g.dstH} (${picture.data.length} bytes); the model takes ${size}x${size} RGB`,
+        ),
+      );
     let lane = this.submitLanes.get(priority);
     if (!lane) {
       lane = { priority, queue: new FrameQueue<Job>(SUBMIT_QUEUE) };
@@ -216,13 +219,13 @@ export class Scheduler {
   private dropped(job: Job, reason: Drop | 'stopped', why?: string): void {
     if ('frame' in job) return;
     this.submitted.dropped++;
-    if (reason === 'stopped') return job.reject(new FrameDropped(reason, 'Argus is stopping'));
-    const text: Record<Drop, string> = {
-      full: 'too many pictures waiting',
-      stale: 'it waited too long',
-      error: `its batch failed${why ? `: ${why}` : ''}`,
+    const text: Record<Drop | 'stopped', string> = {
+      full: 'the detector is busy: the picture was dropped (too many pictures waiting)',
+      stale: 'the detector is busy: the picture was dropped (it waited too long)',
+      error: `the picture's batch failed${why ? `: ${why}` : ''}`,
+      stopped: 'Argus is stopping',
     };
-    job.reject(new FrameDropped(reason, `the detector is busy: the picture was dropped (${text[reason]})`));
+    job.reject(new FrameDropped(reason, text[reason]));
   }
 
   private answerFromCache(lane: Lane, frame: Frame): boolean {
@@ -290,11 +293,7 @@ export class Scheduler {
       const job = lane.queue.shift()!;
       // A frame queued before its camera's previous analysis finished may now match it.
       if ('frame' in job && this.answerFromCache(lane, job.frame)) continue;
-      if (lane.camera) {
-        const c = lane.camera.counters;
-        c.frameAgeMsLast = now - job.ts;
-        c.ageSum += now - job.ts;
-      }
+      if (lane.camera) lane.camera.counters.ageSum += now - job.ts;
       batch.push({ job, lane });
     }
     if (batch.length === 0) return;
@@ -306,7 +305,6 @@ export class Scheduler {
       (result) => {
         this.okBatches++;
         this.inferSum += result.inferMs;
-        this.inferLast = result.inferMs;
         batch.forEach(({ job, lane }, i) => {
           const detections = result.detections[i] ?? [];
           if (!('frame' in job)) {
@@ -314,9 +312,10 @@ export class Scheduler {
             return job.resolve(detections);
           }
           const f = job.frame;
-          this.deps.cache.store(f, detections);
-          // A camera removed (or restarted) while its frame was in the batch: nothing to report.
+          // A camera removed (or restarted) while its frame was in the batch: nothing to report,
+          // and nothing to remember (a restarted camera may show another scene).
           if (this.cams.get(f.camera) !== lane) return;
+          this.deps.cache.store(f, detections);
           lane.camera!.counters.analysed++;
           this.deps.onResult({
             ...f,
@@ -336,10 +335,7 @@ export class Scheduler {
           { cameras: [...cameras].map((c) => c.name), frames: batch.length, err: message },
           'batch failed; its frames are dropped',
         );
-        for (const camera of cameras) {
-          camera.counters.lastDetectorError = { message, at: this.deps.clock.now() };
-          this.deps.onDetectorError?.(camera.name, message);
-        }
+        for (const camera of cameras) this.deps.onDetectorError?.(camera.name, message);
         for (const { job, lane } of batch) {
           if (lane.camera) lane.camera.counters.errors++;
           this.dropped(job, 'error', message);
@@ -379,8 +375,6 @@ export class Scheduler {
         dropped: { ...lane.queue.dropped, error: c.errors },
         queueDepth: lane.queue.length,
         frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
-        frameAgeMsLast: c.frameAgeMsLast,
-        lastDetectorError: c.lastDetectorError,
       };
     }
     return {
@@ -389,7 +383,6 @@ export class Scheduler {
       batches: this.batches,
       batchSizes: [...this.batchSizes],
       inferenceMsMean: this.okBatches ? this.inferSum / this.okBatches : 0,
-      inferenceMsLast: this.inferLast,
       inFlight: this.inFlight,
       cacheHitRatio: analysed + cached ? cached / (analysed + cached) : 0,
     };

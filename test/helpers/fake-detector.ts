@@ -11,7 +11,10 @@ export interface FakeCall {
 /** A detector whose batches finish when the test says so. */
 export class FakeDetector implements BatchDetector {
   readonly calls: FakeCall[] = [];
-  constructor(readonly concurrency = 1) {}
+  constructor(
+    readonly concurrency = 1,
+    readonly inputSize = 32,
+  ) {}
 
   get pending(): FakeCall[] {
     return this.calls.filter((c) => !(c as { done?: boolean }).done);

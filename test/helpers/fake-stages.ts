@@ -12,8 +12,6 @@ export function cameraStats(over: Partial<CameraStats> = {}): CameraStats {
     dropped: { full: 0, stale: 0, error: 0 },
     queueDepth: 0,
     frameAgeMsMean: 0,
-    frameAgeMsLast: 0,
-    lastDetectorError: null,
     ...over,
   };
 }
@@ -44,7 +42,6 @@ export class FakeStages {
     batches: 0,
     batchSizes: [0, 0, 0, 0, 0],
     inferenceMsMean: 0,
-    inferenceMsLast: 0,
     inFlight: 0,
     cacheHitRatio: 0,
   };

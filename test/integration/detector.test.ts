@@ -264,10 +264,14 @@ describe('detector deadline (real worker threads)', () => {
     const { log, lines } = captureLog();
     const detector = await fixtureDetector(t, log, { inference_timeout_ms: 1 });
     const many = Array.from({ length: 64 }, () => grey(detector.inputSize));
+    const first = detector.detect(many);
+    // A second batch finds no session free: the first is stuck, its replacement still loading.
+    const second = detector.detect([grey(detector.inputSize)]);
     await assert.rejects(
-      detector.detect(many),
+      first,
       (err: unknown) => err instanceof DeadlineError && /missed its 1 ms deadline/.test(err.message),
     );
+    await assert.rejects(second, /no detector session was free within 1 ms/);
     assert.equal(detector.stats().deadlinesMissed, 1);
     assert.ok(lines().some((l) => String(l.msg).includes('missed its 1 ms deadline')));
     await waitFor('the session to be recreated', () => detector.stats().readyWorkers === 1);

@@ -82,6 +82,6 @@ describe('HTTP server', () => {
       { data: 'raw', name: 'upload' },
     ]);
     const big = await fetch(`${base}/api/detect`, { method: 'POST', body: new Uint8Array(2048) });
-    assert.deepEqual([big.status, big.headers.get('connection')], [413, 'close']);
+    assert.equal(big.status, 413);
   });
 });

@@ -10,7 +10,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { readImageUpload, UploadError, type Upload } from '../../../src/http/upload.js';
+import { FORM_SLACK, readImageUpload, UploadError, type Upload } from '../../../src/http/upload.js';
 
 const LIMIT = 64 * 1024;
 
@@ -174,6 +174,17 @@ describe('readImageUpload', { timeout: 20_000 }, () => {
     const tooBig = form({ disposition: 'form-data; name="f"; filename="a.jpg"', body: image(LIMIT + 1) });
     const res = await post(server, { 'Content-Type': FORM_TYPE }, [tooBig]);
     assert.deepEqual(refusal(res), { status: 413, error: `file part is over the ${LIMIT}-byte limit` });
+  });
+
+  it('refuses a form whose other fields push it past the limit, though its file fits', async (t) => {
+    const server = await serve(t);
+    const body = form(
+      { disposition: 'form-data; name="note"', body: Buffer.alloc(FORM_SLACK + LIMIT, 97) },
+      { disposition: 'form-data; name="f"; filename="a.jpg"', body: image(10) },
+    );
+    const res = await post(server, { 'Content-Type': FORM_TYPE }, [body]);
+    assert.equal(refusal(res).status, 413);
+    assert.match(refusal(res).error, /form is over the \d+-byte limit/);
   });
 
   it('refuses a raw body one byte over the limit while streaming it', async (t) => {
