@@ -617,6 +617,44 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.equal((await daemon.exited).code, 0);
   });
 
+  it('queues reloads that come close together, and ends in the state of the last file', async (t) => {
+    const dir = await tempDir(t);
+    const broker = await startBroker(t);
+    const cams = (names: string[]) =>
+      Object.fromEntries(names.map((n) => [n, { url: `lavfi:color=c=gray:s=320x240:r=5`, fps: 2 }]));
+    const config = await writeDaemonConfig(dir, { mqtt: { url: broker.url }, cameras: cams(['a', 'b']) });
+    const sub = new Subscriber(broker.url);
+    t.after(() => sub.end());
+    const daemon = startDaemon(t, config);
+    const base = await httpBase(daemon.output);
+    const streaming = (cam: string) => status(sub, cam).at(-1)?.state === 'streaming';
+    await sub.waitFor('both cameras streaming', () => streaming('a') && streaming('b'), 30_000);
+    // b goes, and comes back while its ffmpeg is still being stopped.
+    await writeDaemonConfig(dir, { mqtt: { url: broker.url }, cameras: cams(['a']) });
+    daemon.child.kill('SIGHUP');
+    await new Promise((r) => setTimeout(r, 100));
+    await writeDaemonConfig(dir, { mqtt: { url: broker.url }, cameras: cams(['a', 'b']) });
+    daemon.child.kill('SIGHUP');
+    await waitFor('two reloads applied', () => daemon.output().split('configuration reloaded').length === 3);
+    await sub.waitFor('b streaming again', () => streaming('b'), 30_000);
+    const listed = (await (await fetch(`${base}/api/cameras`)).json()) as { camera: string; state: string }[];
+    assert.deepEqual(
+      listed.map((c) => [c.camera, c.state]),
+      [
+        ['a', 'streaming'],
+        ['b', 'streaming'],
+      ],
+    );
+    const before = sub.on('argus/cameras/b/detections').length;
+    await sub.waitFor(
+      'b still producing',
+      () => sub.on('argus/cameras/b/detections').length > before + 2,
+      10_000,
+    );
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+  });
+
   it('never shows a password: not in logs, errors, MQTT, HTTP or metric labels', async (t) => {
     const dir = await tempDir(t);
     const broker = await startBroker(t);
