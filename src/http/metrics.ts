@@ -121,6 +121,13 @@ export function createMetrics(src: StatsSources): Registry {
   );
   metric(
     'counter',
+    'argus_camera_frames_resequenced_total',
+    "Answers held back so that a camera's results leave in capture order",
+    ['camera'],
+    perQueue((c) => c.resequenced),
+  );
+  metric(
+    'counter',
     'argus_camera_frames_dropped_total',
     'Frames dropped, by reason (full, stale, error)',
     ['camera', 'reason'],

@@ -49,6 +49,8 @@ export interface CameraStats {
   queueDepth: number;
   /** Mean age of frames when their batch was sent (ms). */
   frameAgeMsMean: number;
+  /** Answers held back until an earlier frame's answer went out (capture order kept). */
+  resequenced: number;
 }
 
 export interface SchedulerStats {
@@ -92,6 +94,17 @@ interface CameraCounters {
   cached: number;
   errors: number;
   ageSum: number;
+  resequenced: number;
+}
+
+/** What a camera lane knows beyond its queue. */
+interface CameraLane {
+  name: string;
+  counters: CameraCounters;
+  /** Frames taken but not yet answered or dropped (queued or in a batch), by sequence number. */
+  pending: Set<number>;
+  /** Answers that wait for an earlier frame's, in sequence order. */
+  held: Result[];
 }
 
 /** A queue that competes for batch slots: one per camera, one per priority of submitted pictures. */
@@ -99,7 +112,7 @@ interface Lane {
   priority: number;
   queue: FrameQueue<Job>;
   /** Cameras only. */
-  camera?: { name: string; counters: CameraCounters };
+  camera?: CameraLane;
 }
 
 /**
@@ -156,13 +169,9 @@ export class Scheduler {
       queue: new FrameQueue<Job>(this.cfg.queue_size),
       camera: {
         name,
-        counters: {
-          framesIn: 0,
-          analysed: 0,
-          cached: 0,
-          errors: 0,
-          ageSum: 0,
-        },
+        counters: { framesIn: 0, analysed: 0, cached: 0, errors: 0, ageSum: 0, resequenced: 0 },
+        pending: new Set(),
+        held: [],
       },
     });
   }
@@ -182,7 +191,9 @@ export class Scheduler {
     if (!lane || !this.running) return;
     lane.camera!.counters.framesIn++;
     if (this.answerFromCache(lane, frame)) return;
-    lane.queue.push({ frame, ts: frame.ts });
+    lane.camera!.pending.add(frame.seq);
+    const evicted = lane.queue.push({ frame, ts: frame.ts });
+    if (evicted) this.dropped(lane, evicted, 'full');
     this.dispatch();
   }
 
@@ -210,14 +221,17 @@ export class Scheduler {
     const queue = lane.queue;
     return new Promise((resolve, reject) => {
       const evicted = queue.push({ ts: this.deps.clock.now(), picture, resolve, reject });
-      if (evicted) this.dropped(evicted, 'full');
+      if (evicted) this.dropped(lane, evicted, 'full');
       this.dispatch();
     });
   }
 
-  /** A job leaves without an answer; a submitted picture's promise is rejected, saying why. */
-  private dropped(job: Job, reason: Drop | 'stopped', why?: string): void {
-    if ('frame' in job) return;
+  /**
+   * A job leaves without an answer: a camera's later answers need not wait for it; a submitted
+   * picture's promise is rejected, saying why.
+   */
+  private dropped(lane: Lane, job: Job, reason: Drop | 'stopped', why?: string): void {
+    if ('frame' in job) return this.answer(lane, job.frame.seq);
     this.submitted.dropped++;
     const text: Record<Drop | 'stopped', string> = {
       full: 'the detector is busy: the picture was dropped (too many pictures waiting)',
@@ -228,12 +242,31 @@ export class Scheduler {
     job.reject(new FrameDropped(reason, text[reason]));
   }
 
+  /**
+   * Hands on a camera frame's answer (or, without one, its end), in capture order: an answer
+   * waits while an earlier frame of its camera is still queued or in a batch (two sessions can
+   * finish out of order, and the cache answers at once), and goes out as soon as none is.
+   */
+  private answer(lane: Lane, seq: number, result?: Result): void {
+    const cam = lane.camera;
+    if (!cam) return;
+    cam.pending.delete(seq);
+    let first = Infinity;
+    for (const s of cam.pending) first = Math.min(first, s);
+    if (result) {
+      if (result.seq > first) cam.counters.resequenced++;
+      const at = cam.held.findIndex((h) => h.seq > result.seq);
+      cam.held.splice(at < 0 ? cam.held.length : at, 0, result);
+    }
+    while (cam.held.length && cam.held[0]!.seq < first) this.deps.onResult(cam.held.shift()!);
+  }
+
   private answerFromCache(lane: Lane, frame: Frame): boolean {
     if (!this.deps.cache.enabled) return false;
     const detections = this.deps.cache.lookup(frame);
     if (!detections) return false;
     lane.camera!.counters.cached++;
-    this.deps.onResult({ ...frame, cached: true, detections });
+    this.answer(lane, frame.seq, { ...frame, cached: true, detections });
     return true;
   }
 
@@ -263,7 +296,7 @@ export class Scheduler {
       let total = 0;
       let oldest = Infinity;
       for (const lane of lanes) {
-        lane.queue.dropOlderThan(cutoff, (job) => this.dropped(job, 'stale'));
+        lane.queue.dropOlderThan(cutoff, (job) => this.dropped(lane, job, 'stale'));
         total += lane.queue.length;
         const head = lane.queue.peek();
         if (head && head.ts < oldest) oldest = head.ts;
@@ -317,7 +350,7 @@ export class Scheduler {
           if (this.cams.get(f.camera) !== lane) return;
           this.deps.cache.store(f, detections);
           lane.camera!.counters.analysed++;
-          this.deps.onResult({
+          this.answer(lane, f.seq, {
             ...f,
             cached: false,
             detections,
@@ -338,7 +371,7 @@ export class Scheduler {
         for (const camera of cameras) this.deps.onDetectorError?.(camera.name, message);
         for (const { job, lane } of batch) {
           if (lane.camera) lane.camera.counters.errors++;
-          this.dropped(job, 'error', message);
+          this.dropped(lane, job, 'error', message);
         }
         this.settle();
       },
@@ -356,7 +389,8 @@ export class Scheduler {
     this.running = false;
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
-    for (const lane of this.lanes()) while (lane.queue.length) this.dropped(lane.queue.shift()!, 'stopped');
+    for (const lane of this.lanes())
+      while (lane.queue.length) this.dropped(lane, lane.queue.shift()!, 'stopped');
     if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
   }
 
@@ -375,6 +409,7 @@ export class Scheduler {
         dropped: { ...lane.queue.dropped, error: c.errors },
         queueDepth: lane.queue.length,
         frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
+        resequenced: c.resequenced,
       };
     }
     return {

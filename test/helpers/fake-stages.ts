@@ -12,6 +12,7 @@ export function cameraStats(over: Partial<CameraStats> = {}): CameraStats {
     dropped: { full: 0, stale: 0, error: 0 },
     queueDepth: 0,
     frameAgeMsMean: 0,
+    resequenced: 0,
     ...over,
   };
 }

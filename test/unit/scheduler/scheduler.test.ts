@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { FrameCache } from '../../../src/cache/frame-cache.js';
 import type { Detection, Frame, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
@@ -469,6 +470,110 @@ describe('scheduler with the frame cache', () => {
     assert.deepEqual(
       results.map((r) => r.cached),
       [false, true],
+    );
+  });
+});
+
+describe('scheduler: capture order per camera', () => {
+  it("holds an answer that comes back before an earlier frame's, then sends both in order", async () => {
+    const { sched, detector, frame, results, cameras } = setup({ max_batch: 1, max_in_flight: 2 });
+    cameras('a');
+    sched.push(frame('a'));
+    sched.push(frame('a'));
+    assert.equal(detector.calls.length, 2, 'two sessions, one frame each');
+    detector.calls[1]!.resolve();
+    await flush();
+    assert.equal(results.length, 0, 'frame 2 waits for frame 1');
+    detector.calls[0]!.resolve();
+    await flush();
+    assert.deepEqual(
+      results.map((r) => r.seq),
+      [1, 2],
+    );
+    assert.equal(sched.stats().cameras.a!.resequenced, 1);
+  });
+
+  it('a cache answer waits for the analysis of an earlier frame still in its batch', async () => {
+    const { sched, detector, frame, results, cameras } = setup({ max_batch: 1, max_in_flight: 2 }, true);
+    cameras('a');
+    sched.push(frame('a', 100));
+    detector.calls[0]!.resolve();
+    await flush();
+    sched.push(frame('a', 200)); // a change: analysed
+    sched.push(frame('a', 100)); // looks like frame 1, the last analysed: a cache hit
+    assert.deepEqual(
+      results.map((r) => r.seq),
+      [1],
+    );
+    detector.calls[1]!.resolve([[person()]]);
+    await flush();
+    assert.deepEqual(
+      results.map((r) => [r.seq, r.cached]),
+      [
+        [1, false],
+        [2, false],
+        [3, true],
+      ],
+    );
+  });
+
+  it('a frame that gets no answer releases the answers after it', async () => {
+    const { sched, detector, frame, results, cameras } = setup({ max_batch: 1, max_in_flight: 2 });
+    cameras('a');
+    sched.push(frame('a'));
+    sched.push(frame('a'));
+    detector.calls[1]!.resolve();
+    await flush();
+    detector.calls[0]!.reject(new Error('boom'));
+    await flush();
+    assert.deepEqual(
+      results.map((r) => r.seq),
+      [2],
+    );
+  });
+
+  it("whatever order batches finish in, each camera's answers leave in capture order (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.constant('a'), fc.constant('b'), fc.nat(7), fc.constant('fail')), {
+          maxLength: 60,
+        }),
+        async (ops) => {
+          const { sched, detector, frame, results, cameras } = setup({
+            max_batch: 2,
+            max_in_flight: 3,
+            queue_size: 2,
+            fill_when_idle: false,
+          });
+          cameras('a', 'b');
+          for (const op of ops) {
+            if (op === 'a' || op === 'b') sched.push(frame(op));
+            else {
+              const open = detector.pending;
+              const call = open[(op === 'fail' ? 0 : op) % Math.max(1, open.length)];
+              if (op === 'fail') call?.reject(new Error('boom'));
+              else call?.resolve();
+            }
+            await flush();
+          }
+          while (detector.pending.length) {
+            detector.pending[0]!.resolve();
+            await flush();
+          }
+          for (const cam of ['a', 'b']) {
+            const seqs = results.filter((r) => r.camera === cam).map((r) => r.seq);
+            assert.deepEqual(
+              seqs,
+              [...seqs].sort((x, y) => x - y),
+              `${cam}: ${seqs.join(',')}`,
+            );
+            const st = sched.stats().cameras[cam]!;
+            const dropped = st.dropped.full + st.dropped.stale + st.dropped.error;
+            assert.equal(seqs.length + dropped, st.framesIn, `${cam}: every frame answered or dropped`);
+          }
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 });
