@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Config } from '../config/index.js';
+import { topicLevelProblem, type Config } from '../config/index.js';
 import { extname } from 'node:path';
 import {
   ModelFormatError,
@@ -127,6 +127,16 @@ export async function planModel(opts: ModelOptions): Promise<ModelPlan> {
   if (!labels) {
     throw new ModelError(`${path}: the model has no 'names' metadata; set model.labels to a labels file`);
   }
+  // Labels become MQTT topic levels (counts per label), like camera names: '#' in one would
+  // make Argus publish to a wildcard, which brokers refuse by disconnecting it.
+  const source = opts.labels ?? path;
+  labels.forEach((label, i) => {
+    const problem = topicLevelProblem(label);
+    if (problem)
+      throw new ModelError(
+        `${source}: label ${i} ${JSON.stringify(label)} ${problem}; rename it in ${opts.labels ? 'the labels file' : 'a labels file (model.labels)'}`,
+      );
+  });
   return {
     path,
     inputName: input.name,

@@ -162,6 +162,17 @@ describe('detector with the fixture model (real ONNX Runtime)', () => {
     assert.deepEqual(dets!.map((d) => d.label).sort(), ['crimson', 'light']);
     await writeFile(txt, '');
     await assert.rejects(planModel({ path, labels: txt }), /labels file must list class names/);
+    // Labels are MQTT topic levels: a wildcard or a slash in one is refused, naming it and the file.
+    for (const bad of ['#', 'car/truck', '+', '$SYS']) {
+      await writeFile(txt, `light\n${bad}\n`);
+      await assert.rejects(
+        planModel({ path, labels: txt }),
+        (err: unknown) =>
+          err instanceof ModelError &&
+          err.message.startsWith(`${txt}: label 1 ${JSON.stringify(bad)} must not`) &&
+          err.message.includes('rename it in the labels file'),
+      );
+    }
   });
 
   it('names the file when the model is missing or not ONNX', async (t) => {
