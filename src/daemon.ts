@@ -105,7 +105,7 @@ export class Daemon {
     await this.begin('cameras', ingest);
     this.running = { ingest, scheduler, reporter, view };
 
-    this.notifier.startWatchdog(() => view.health().ok);
+    this.notifier.startWatchdog(() => detector.stats().readyWorkers > 0); // what a restart can mend
     const enabled = Object.values(config.cameras).filter((c) => c.enabled).length;
     const cameras = Object.keys(config.cameras).length;
     log.info({ cameras, enabled, provider: detector.provider, mqtt: redactUrl(url) }, 'argus started');

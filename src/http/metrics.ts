@@ -173,6 +173,16 @@ export function createMetrics(src: StatsSources): Registry {
     },
   );
 
+  metric(
+    'counter',
+    'argus_mqtt_connect_failures_total',
+    'Failed connections to the broker, by cause (auth, refused, unreachable, tls, error)',
+    ['cause'],
+    (s, set) => {
+      for (const [cause, n] of Object.entries(s.mqtt.failures)) set({ cause }, n);
+    },
+  );
+
   const scalars: ['counter' | 'gauge', string, string, (s: Snapshot) => number][] = [
     [
       'gauge',

@@ -18,6 +18,7 @@ export class HttpError extends Error {
 export interface Health {
   ok: boolean;
   detector: { ready_workers: number; provider: string | null };
+  mqtt: { connected: boolean; last_error: { cause: string; message: string } | null };
   cameras: Record<string, string>;
 }
 

@@ -61,13 +61,22 @@ export class LiveView implements HttpSource {
     for (const name of this.latest.keys()) if (!(name in cameras)) this.latest.delete(name);
   }
 
+  /**
+   * Healthy while a detector session is ready and the broker has not refused Argus: a login it
+   * refuses (or TLS it fails) needs someone to fix the configuration, while a broker that is
+   * away only delays what Argus publishes (it buffers and reconnects on its own).
+   */
   health(): Health {
     const det = this.src.detector.stats();
+    const mqtt = this.src.output.stats();
     const cameras: Record<string, string> = {};
     for (const s of this.src.ingest.statuses()) cameras[s.camera] = s.state;
+    const err = mqtt.lastError;
+    const refused = !mqtt.connected && err !== null && ['auth', 'refused', 'tls'].includes(err.cause);
     return {
-      ok: det.readyWorkers > 0,
+      ok: det.readyWorkers > 0 && !refused,
       detector: { ready_workers: det.readyWorkers, provider: det.provider },
+      mqtt: { connected: mqtt.connected, last_error: err && { cause: err.cause, message: err.message } },
       cameras,
     };
   }

@@ -4,7 +4,7 @@ import type { Frame } from '../core/frame.js';
 import { letterbox, type Letterbox } from '../core/geometry.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { redactUrl } from '../redact.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { buildFfmpegArgs } from './ffmpeg-args.js';
 import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
 import { FrameSplitter } from './frames.js';

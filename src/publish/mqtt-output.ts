@@ -2,7 +2,9 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { backoffDelay } from '../backoff.js';
 import { redactUrl } from '../redact.js';
+import { classifyMqttError, type MqttFailure } from './mqtt-errors.js';
 
 export interface OutputStats {
   connected: boolean;
@@ -10,7 +12,14 @@ export interface OutputStats {
   detectionsDropped: number;
   eventsDropped: number;
   buffered: number;
+  /** Why the last connection attempt failed; null once connected. */
+  lastError: { cause: MqttFailure; message: string; at: number } | null;
+  /** Failed connection attempts, by cause. */
+  failures: Record<MqttFailure, number>;
 }
+
+/** The longest wait between connection attempts while the broker keeps refusing or is away. */
+const RECONNECT_MAX_MS = 60_000;
 
 /** What the reporter publishes through: the MQTT connection, or a fake in tests. */
 export interface Output {
@@ -23,10 +32,13 @@ export interface Output {
 }
 
 /**
- * The MQTT connection (mqtt.js). Reconnecting is mqtt.js's job: this class only watches its
- * events. While the broker is away, detections are dropped and counted, events wait in a
- * bounded buffer (oldest dropped beyond it, counted), and retained states keep their latest
- * value; all are delivered on reconnect. The last will sets `<base>/status` to `offline`.
+ * The MQTT connection (mqtt.js). Reconnecting is mqtt.js's job, also after the broker refused
+ * a login (`reconnectOnConnackError`): this class watches its events, records why an attempt
+ * failed, and spaces the attempts out (`reconnectPeriod` grows from `reconnect_period_s`,
+ * doubling with jitter up to a minute, and is reset by a connection). While the broker is
+ * away, detections are dropped and counted, events wait in a bounded buffer (oldest dropped
+ * beyond it, counted), and retained states keep their latest value; all are delivered on
+ * reconnect. The last will sets `<base>/status` to `offline`.
  */
 export class MqttOutput implements Output {
   private client: MqttClient | undefined;
@@ -36,6 +48,10 @@ export class MqttOutput implements Output {
   private detectionsDropped = 0;
   private eventsDropped = 0;
   private everConnected = false;
+  /** Connections that ended or failed since the last success: the backoff step. */
+  private attempts = 0;
+  private lastError: OutputStats['lastError'] = null;
+  private failures: Record<MqttFailure, number> = { auth: 0, refused: 0, unreachable: 0, tls: 0, error: 0 };
 
   constructor(
     private readonly url: string,
@@ -50,6 +66,7 @@ export class MqttOutput implements Output {
       clientId: c.client_id ?? `argus_${Math.random().toString(16).slice(2, 10)}`,
       keepalive: c.keepalive_s,
       reconnectPeriod: c.reconnect_period_s * 1000,
+      reconnectOnConnackError: true,
       connectTimeout: 10_000,
       clean: true,
       queueQoSZero: false,
@@ -77,14 +94,38 @@ export class MqttOutput implements Output {
         this.everConnected ? 'reconnected to the MQTT broker' : 'connected to the MQTT broker',
       );
       this.everConnected = true;
+      this.attempts = 0;
+      this.lastError = null;
+      client.options.reconnectPeriod = this.cfg.reconnect_period_s * 1000;
       this.flush();
     });
+    // One backoff step per failed attempt; mqtt.js schedules the next attempt after the 'error'
+    // of a refused login, or after the 'close' of a lost or failed socket, with this period.
+    let stepped = false;
+    const backOff = (): void => {
+      if (stepped) return;
+      stepped = true;
+      const initialMs = this.cfg.reconnect_period_s * 1000;
+      const policy = { initialMs, maxMs: Math.max(initialMs, RECONNECT_MAX_MS), factor: 2 };
+      client.options.reconnectPeriod = backoffDelay(this.attempts++, policy);
+    };
     client.on('reconnect', () => {
+      stepped = false;
       this.reconnects++;
       this.log.debug({ broker }, 'reconnecting to the MQTT broker');
     });
+    client.on('close', backOff);
     client.on('offline', () => this.log.warn({ broker }, 'MQTT broker unreachable; buffering events'));
-    client.on('error', (err) => this.log.warn({ broker, err: err.message }, 'MQTT error'));
+    client.on('error', (err) => {
+      backOff();
+      const cause = classifyMqttError(err);
+      this.failures[cause]++;
+      this.lastError = { cause, message: redactUrl(err.message), at: Date.now() };
+      this.log.warn(
+        { broker, cause, err: err.message, retryInMs: client.options.reconnectPeriod },
+        `MQTT connection failed (${cause}): ${err.message}`,
+      );
+    });
   }
 
   private get connected(): boolean {
@@ -130,6 +171,8 @@ export class MqttOutput implements Output {
       detectionsDropped: this.detectionsDropped,
       eventsDropped: this.eventsDropped,
       buffered: this.events.length + this.states.size,
+      lastError: this.lastError && { ...this.lastError },
+      failures: { ...this.failures },
     };
   }
 

@@ -54,7 +54,15 @@ export class FakeStages {
     deadlinesMissed: 0,
     buffersAllocated: 2,
   };
-  out: OutputStats = { connected: true, reconnects: 0, detectionsDropped: 0, eventsDropped: 0, buffered: 0 };
+  out: OutputStats = {
+    connected: true,
+    reconnects: 0,
+    detectionsDropped: 0,
+    eventsDropped: 0,
+    buffered: 0,
+    lastError: null,
+    failures: { auth: 0, refused: 0, unreachable: 0, tls: 0, error: 0 },
+  };
 
   scheduler = { stats: (): SchedulerStats => ({ ...this.sched, cameras: structuredClone(this.cams) }) };
   ingest = {

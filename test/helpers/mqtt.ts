@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { repoRoot, tempDir } from './env.js';
@@ -16,6 +16,13 @@ export interface TestBroker {
   port: number;
   kill(): Promise<void>;
   start(): Promise<void>;
+  /** With `login`: the one user the broker accepts from now on (Mosquitto re-reads on SIGHUP). */
+  setLogin(username: string, password: string): Promise<void>;
+}
+
+export interface Login {
+  username: string;
+  password: string;
 }
 
 let mosquittoPath: string | null | undefined;
@@ -27,7 +34,7 @@ export function findMosquitto(): string | null {
   return mosquittoPath;
 }
 
-function waitReady(child: ChildProcess, port: number, what: string): Promise<void> {
+function waitReady(child: ChildProcess, port: number, what: string, login?: Login): Promise<void> {
   return new Promise((resolve, reject) => {
     let out = '';
     const deadline = Date.now() + 10_000;
@@ -35,7 +42,11 @@ function waitReady(child: ChildProcess, port: number, what: string): Promise<voi
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
     child.once('exit', (code) => reject(new Error(`${what} exited with ${code}: ${out}`)));
     const probe = (): void => {
-      const c = mqtt.connect(`mqtt://127.0.0.1:${port}`, { reconnectPeriod: 0, connectTimeout: 1000 });
+      const c = mqtt.connect(`mqtt://127.0.0.1:${port}`, {
+        reconnectPeriod: 0,
+        connectTimeout: 1000,
+        ...login,
+      });
       c.once('connect', () => {
         c.end(true);
         resolve();
@@ -50,15 +61,35 @@ function waitReady(child: ChildProcess, port: number, what: string): Promise<voi
   });
 }
 
-export async function startBroker(t: { after: (fn: () => Promise<void>) => void }): Promise<TestBroker> {
+/**
+ * Starts a broker on a free port. With `login`, it accepts only that user (Mosquitto with a
+ * password file; aedes reading a JSON file at each connection), and `setLogin` changes it.
+ */
+export async function startBroker(
+  t: { after: (fn: () => Promise<void>) => void },
+  opts: { login?: Login } = {},
+): Promise<TestBroker> {
   const port = await freePort();
   const mosquitto = process.env.ARGUS_TEST_BROKER === 'aedes' ? null : findMosquitto();
   let child: ChildProcess | undefined;
-  let conf: string | undefined;
+  const dir = await tempDir(t);
+  const conf = join(dir, 'mosquitto.conf');
+  const users = join(dir, mosquitto ? 'passwd' : 'users.json');
+  let login = opts.login;
+  const writeLogin = async (l: Login): Promise<void> => {
+    if (!mosquitto) return writeFile(users, JSON.stringify({ [l.username]: l.password }));
+    const r = spawnSync('mosquitto_passwd', ['-c', '-b', users, l.username, l.password], {
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`);
+    // Started as root, Mosquitto reads its files as the user `mosquitto`.
+    await chmod(dir, 0o755);
+    await chmod(users, 0o644);
+  };
+  if (login) await writeLogin(login);
   if (mosquitto) {
-    const dir = await tempDir(t);
-    conf = join(dir, 'mosquitto.conf');
-    await writeFile(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+    const auth = login ? `allow_anonymous false\npassword_file ${users}\n` : 'allow_anonymous true\n';
+    await writeFile(conf, `listener ${port} 127.0.0.1\n${auth}persistence false\n`);
   }
   const broker: TestBroker = {
     kind: mosquitto ? 'mosquitto' : 'aedes',
@@ -66,11 +97,18 @@ export async function startBroker(t: { after: (fn: () => Promise<void>) => void 
     port,
     async start() {
       child = mosquitto
-        ? spawn(mosquitto, ['-c', conf!], { stdio: ['ignore', 'pipe', 'pipe'] })
-        : spawn(process.execPath, [join(repoRoot, 'dist/test/helpers/aedes-broker.js'), String(port)], {
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
-      await waitReady(child, port, broker.kind);
+        ? spawn(mosquitto, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(
+            process.execPath,
+            [join(repoRoot, 'dist/test/helpers/aedes-broker.js'), String(port), ...(login ? [users] : [])],
+            { stdio: ['ignore', 'pipe', 'pipe'] },
+          );
+      await waitReady(child, port, broker.kind, login);
+    },
+    async setLogin(username, password) {
+      login = { username, password };
+      await writeLogin(login);
+      if (mosquitto) child?.kill('SIGHUP');
     },
     kill() {
       const c = child;
@@ -99,8 +137,8 @@ export class Subscriber {
   readonly messages: Received[] = [];
   private client: MqttClient;
 
-  constructor(url: string, topic = 'argus/#') {
-    this.client = mqtt.connect(url, { reconnectPeriod: 100, connectTimeout: 2000, clean: true });
+  constructor(url: string, topic = 'argus/#', login?: Login) {
+    this.client = mqtt.connect(url, { reconnectPeriod: 100, connectTimeout: 2000, clean: true, ...login });
     this.client.on('connect', () => this.client.subscribe(topic, { qos: 1 }));
     this.client.on('error', () => undefined);
     this.client.on('message', (topic, payload, packet) => {

@@ -9,8 +9,8 @@ import { pino } from 'pino';
 import { parseConfig } from '../../src/config/load.js';
 import { EmbeddedBroker } from '../../src/publish/broker.js';
 import { MqttOutput } from '../../src/publish/mqtt-output.js';
-import { tempDir } from '../helpers/env.js';
-import { Subscriber } from '../helpers/mqtt.js';
+import { tempDir, waitFor } from '../helpers/env.js';
+import { startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
 
 const hasOpenssl = (): boolean => spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
@@ -46,13 +46,11 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
     for (let i = 0; i < 5; i++) out.event('argus/events', `e${i}`);
     out.state('argus/cameras/a/status', 'connecting');
     out.state('argus/cameras/a/status', 'streaming');
-    assert.deepEqual(out.stats(), {
-      connected: false,
-      reconnects: out.stats().reconnects,
-      detectionsDropped: 3,
-      eventsDropped: 2,
-      buffered: 4,
-    });
+    const away = out.stats();
+    assert.deepEqual(
+      [away.connected, away.detectionsDropped, away.eventsDropped, away.buffered],
+      [false, 3, 2, 4],
+    );
 
     const broker = new EmbeddedBroker({ host: '127.0.0.1', port }, pino({ level: 'silent' }));
     await broker.start();
@@ -156,4 +154,51 @@ describe('MQTT over TLS (mqtts://, real TLS server in front of aedes)', () => {
       assert.match(lines.join(''), /self.signed|certificate/i, 'the refusal is logged');
     },
   );
+});
+
+describe('MQTT output against a broker that refuses its login (Mosquitto, or aedes)', () => {
+  it('keeps retrying with backoff, says why, and connects once the login is fixed', async (t) => {
+    const broker = await startBroker(t, { login: { username: 'argus', password: 'right-one' } });
+    const { config } = parseConfig(
+      [
+        'model:',
+        '  path: m.onnx',
+        'mqtt:',
+        '  username: argus',
+        '  password: wrong-one',
+        '  reconnect_period_s: 0.2',
+      ].join('\n'),
+      'c.yaml',
+      {},
+    );
+    const lines: string[] = [];
+    const out = new MqttOutput(
+      broker.url,
+      config.mqtt,
+      'argus/status',
+      pino({ level: 'warn' }, { write: (l: string) => lines.push(l) }),
+    );
+    out.start();
+    t.after(() => out.stop());
+    await waitFor('three refused attempts', () => out.stats().failures.auth >= 3, 20_000);
+    const s = out.stats();
+    assert.equal(s.connected, false);
+    assert.equal(s.lastError?.cause, 'auth');
+    assert.match(lines.join(''), /MQTT connection failed \(auth\)/);
+    assert.ok(!lines.join('').includes('wrong-one'), 'the password is never logged');
+    // Attempts are spaced out: 0.2 s doubling, not every 0.2 s.
+    const before = out.stats().failures.auth;
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok(
+      out.stats().failures.auth - before <= 2,
+      `${out.stats().failures.auth - before} attempts in 1 s`,
+    );
+    // The operator fixes the broker's side; Argus gets in without a restart.
+    await broker.setLogin('argus', 'wrong-one');
+    const sub = new Subscriber(broker.url, 'argus/status', { username: 'argus', password: 'wrong-one' });
+    t.after(() => sub.end());
+    await waitFor('connected', () => out.stats().connected, 30_000);
+    assert.equal(out.stats().lastError, null);
+    await sub.waitFor('online', () => sub.messages.at(-1)?.payload === 'online', 10_000);
+  });
 });

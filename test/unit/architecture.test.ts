@@ -8,13 +8,15 @@ import { repoRoot } from '../helpers/env.js';
  * The import graph follows the pipeline (docs/architecture.md). Each part of src/ may import
  * the parts before it in this list, never one after it; a stage is reached only through its
  * index.ts (its public interface), never its internals. `core` (the shared vocabulary) imports
- * nothing at all; redact.ts, log.ts and listen.ts are ground-floor helpers every part may use.
+ * nothing at all; redact.ts, log.ts, listen.ts and backoff.ts are ground-floor helpers every part
+ * may use.
  */
 const LAYERS = [
   'core',
   'redact.ts',
   'log.ts',
   'listen.ts',
+  'backoff.ts',
   'onnx',
   'config',
   'ingest',

@@ -113,7 +113,14 @@ describe('metrics', () => {
     const { stages, scrape } = setup();
     Object.assign(stages.sched, { inferenceMsMean: 42, inFlight: 1, cacheHitRatio: 0.625 });
     Object.assign(stages.det, { deadlinesMissed: 3, sessionsRecreated: 1, readyWorkers: 1 });
-    stages.out = { connected: false, reconnects: 4, detectionsDropped: 7, eventsDropped: 2, buffered: 0 };
+    stages.out = {
+      ...stages.out,
+      connected: false,
+      reconnects: 4,
+      detectionsDropped: 7,
+      eventsDropped: 2,
+      failures: { auth: 3, refused: 0, unreachable: 1, tls: 0, error: 0 },
+    };
     const m = await scrape();
     const scalars = Object.fromEntries([...m].filter(([k]) => !k.includes('{')));
     assert.deepEqual(scalars, {
@@ -128,6 +135,8 @@ describe('metrics', () => {
       argus_mqtt_detections_dropped_total: 7,
       argus_mqtt_events_dropped_total: 2,
     });
+    assert.equal(m.get('argus_mqtt_connect_failures_total{cause="auth"}'), 3);
+    assert.equal(m.get('argus_mqtt_connect_failures_total{cause="unreachable"}'), 1);
   });
 
   it('re-reads every value on the next scrape: counters are replaced, never added up', async () => {

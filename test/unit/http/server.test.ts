@@ -8,6 +8,7 @@ function source(over: Partial<HttpSource> = {}): HttpSource {
     health: () => ({
       ok: false,
       detector: { ready_workers: 0, provider: null },
+      mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
     }),
     cameras: () => [],
@@ -42,6 +43,7 @@ describe('HTTP server', () => {
     assert.deepEqual(await res.json(), {
       ok: false,
       detector: { ready_workers: 0, provider: null },
+      mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
     });
   });

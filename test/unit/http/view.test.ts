@@ -55,10 +55,34 @@ describe('live view (HTTP API models)', () => {
     assert.deepEqual(view.health(), {
       ok: true,
       detector: { ready_workers: 2, provider: 'cpu' },
+      mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
     });
     stages.det = { ...stages.det, readyWorkers: 0 };
     assert.equal(view.health().ok, false);
+  });
+
+  it('is unhealthy while the broker refuses the login, saying so; a broker away is no failure', () => {
+    const { stages, view } = setup();
+    const error = (cause: 'auth' | 'unreachable', message: string) => ({
+      ...stages.out,
+      connected: false,
+      lastError: { cause, message, at: 5 },
+    });
+    stages.out = error('auth', 'Connection refused: Bad User Name or Password');
+    assert.deepEqual(
+      [view.health().ok, view.health().mqtt],
+      [
+        false,
+        {
+          connected: false,
+          last_error: { cause: 'auth', message: 'Connection refused: Bad User Name or Password' },
+        },
+      ],
+    );
+    stages.out = error('unreachable', 'connect ECONNREFUSED 127.0.0.1:1883');
+    assert.equal(view.health().ok, true);
+    assert.equal(view.health().mqtt.last_error?.cause, 'unreachable');
   });
 
   it('lists every configured camera with its status, rates, queue and latest answer', () => {

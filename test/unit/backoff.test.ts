@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { backoffDelay, DEFAULT_BACKOFF } from '../../../src/ingest/backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../src/backoff.js';
 
 describe('backoff schedule', () => {
   it('doubles from the initial delay up to the cap, with equal jitter', () => {
