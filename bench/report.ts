@@ -1,5 +1,6 @@
 /** Renders bench/results/latest.json as the markdown tables README's performance section quotes. */
 import type { BenchResults } from './run.js';
+import type { EventsRow } from './events-summary.js';
 import type { PipelineRow } from './pipeline.js';
 
 const f = (n: number | null | undefined, d = 1): string =>
@@ -13,6 +14,24 @@ function pipelineTable(rows: PipelineRow[], first: 'design' | 'variant'): string
       (p) =>
         `| ${first === 'design' ? (p.mode === 'argus' ? 'Argus' : 'naive') : p.label} | ${p.cameras} | ${p.offered_fps} | ${f(p.analysed_fps)} | ${f(p.answered_fps)} | ${f(p.dropped_fps)} | ${f(p.mean_batch, 2)} | ${f(p.latency_p50_ms, 0)} / ${f(p.latency_p99_ms, 0)} | ${f(p.cpu_daemon_pct, 0)} / ${f(p.cpu_ffmpeg_pct, 0)} | ${f(p.answered_per_cpu_s)} | ${f(p.peak_rss_mb, 0)} |`,
     ),
+  ];
+}
+
+function eventsSection(model: string, e: EventsRow): string[] {
+  const p = e.people;
+  const [lo, hi] = e.new_per_person_range;
+  return [
+    `**Object events**: \`vtest.mp4\` (a plaza, people walking) played once in real time as a \`file:\` camera, ${f(e.seconds)} s at ${e.fps} frames/s analysed, ${model}, default \`events:\` settings, cache on (${e.cached_messages} of ${e.detections_messages} frames answered from it). ${p.count} people counted by eye from contact sheets (${p.low}–${p.high}; one who leaves and comes back counts again; bench/events.ts says how).`,
+    '',
+    '| measure | value |',
+    '|---|---|',
+    `| \`new\` events, person | ${e.person_new} |`,
+    `| \`new\` per person counted (goal ≤ 1.2) | **${f(e.new_per_person, 2)}** (${f(lo, 2)}–${f(hi, 2)}) |`,
+    `| median track life, ended person events (s) | ${f(e.median_track_life_s, 2)} (${e.person_ended} ended) |`,
+    `| \`update\` events, all labels / person | ${e.updates} / ${e.person_updates} |`,
+    `| person count topic, max / mean over frames | ${e.count_topic_max} / ${f(e.count_topic_mean, 2)} |`,
+    `| persons per detections message (score ≥ 0.5), max / mean | ${e.frame_persons_max} / ${f(e.frame_persons_mean, 2)} |`,
+    `| out-of-order publishes: detections (frame number went back) / events (id out of sequence) | ${e.frames_out_of_order} / ${e.events_out_of_order} |`,
   ];
 }
 
@@ -108,6 +127,7 @@ export function renderMarkdown(r: BenchResults): string {
       '',
     );
   }
+  if (r.events) md.push(...eventsSection(r.events.model, r.events.row), '');
   if (r.soak) {
     const s = r.soak;
     md.push(

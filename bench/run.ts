@@ -3,7 +3,8 @@
  * limit (bare onnxruntime-node) and against a naive design, and writes
  * bench/results/latest.json and latest.md.
  *
- *   npm run bench              short mode (≈ 5 min): pipeline at 1, 4, 16 cameras, the main levers
+ *   npm run bench              short mode (≈ 5 min, and 1.5 min of object events): pipeline at
+ *                              1, 4, 16 cameras, the main levers, events on the pedestrian clip
  *   npm run bench -- --full    1–16 cameras, every lever, 7 repeats, 30 s runs, a 10-minute
  *                              8-camera soak sampling RSS (≈ 35 min)
  *   npm run bench -- --provider cuda --batches 1,2,4,8,16 --sections models,limit,pipeline
@@ -23,6 +24,8 @@ import { buildFixtureModel } from '../src/onnx/fixture.js';
 import { prepareModel, type Precision } from '../src/onnx/prepare.js';
 import { benchCache, type CacheBenchRow } from './cache.js';
 import { benchDetector, type DetectorBenchRow } from './detector.js';
+import { benchEvents } from './events.js';
+import type { EventsRow } from './events-summary.js';
 import { benchHash } from './hash.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { renderMarkdown } from './report.js';
@@ -31,7 +34,7 @@ import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const shared = process.env.ARGUS_SHARED_DIR ?? resolve(root, '..', 'shared');
-const SECTIONS = ['models', 'limit', 'pipeline', 'levers', 'cache', 'hash', 'soak'] as const;
+const SECTIONS = ['models', 'limit', 'pipeline', 'levers', 'cache', 'hash', 'events', 'soak'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -72,6 +75,7 @@ export interface BenchResults {
   cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
   cacheReplay: CacheBenchRow[];
   hashes: Awaited<ReturnType<typeof benchHash>>[];
+  events: { model: string; row: EventsRow } | null;
   soak: PipelineRow | null;
 }
 
@@ -124,6 +128,7 @@ async function main(): Promise<void> {
     cacheLive: null,
     cacheReplay: [],
     hashes: [],
+    events: null,
     soak: null,
   };
   try {
@@ -296,7 +301,18 @@ async function main(): Promise<void> {
         out.hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
     }
 
-    // 6. Full mode: ten minutes of 8 saturated cameras, RSS sampled every 30 s.
+    // 6. Object events on the pedestrian clip, played once at 5 frames/s, cache on.
+    if (sections.has('events')) {
+      const clip = join(shared, 'media', 'vtest.mp4');
+      if (!y11 || !existsSync(clip)) log(`events: ${clip} or the YOLO11n model not found, skipped`);
+      else {
+        log('events: vtest.mp4 once at 5 frames/s (≈ 90 s)');
+        const row = await benchEvents({ root, model: pipeModel, clip, fps: 5, detector: base.detector });
+        out.events = { model: pipeName, row };
+      }
+    }
+
+    // 7. Full mode: ten minutes of 8 saturated cameras, RSS sampled every 30 s.
     if (sections.has('soak')) {
       log('soak: 8 cameras for 10 minutes');
       const sources = Array.from({ length: 8 }, (_, i) => syntheticCamera(i, 10));
