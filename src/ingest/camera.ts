@@ -290,12 +290,13 @@ export class Camera {
       cause = 'exited';
       message = `ffmpeg could not start: ${error.message}`;
     } else {
-      cause = classifyExit(lines, code, signal);
-      message =
-        code === 0 && cause === 'unreachable'
-          ? 'stream ended: the camera closed the connection'
-          : (lastErrorLine(lines) ??
-            (signal ? `ffmpeg killed by ${signal}` : `ffmpeg exited with code ${code}`));
+      cause = classifyExit(lines, code, signal, run.streamingSince !== null);
+      const last = lastErrorLine(lines);
+      if (cause === 'unreachable' && last?.includes('Invalid data found'))
+        message = `the camera accepted the connection but sent no answer it could read (timeout ${this.settings.ffmpeg.timeout_s} s)`;
+      else if (code === 0 && cause === 'unreachable')
+        message = 'stream ended: the camera closed the connection';
+      else message = last ?? (signal ? `ffmpeg killed by ${signal}` : `ffmpeg exited with code ${code}`);
     }
     this.fail(cause, message, run, { code, signal, stderr: lines.slice(-15) });
   }

@@ -53,11 +53,18 @@ const RULES: [FailureCause, RegExp][] = [
   ],
 ];
 
-/** The cause of an ffmpeg exit, from its last stderr lines and how it ended. */
+/** ffmpeg's line when it has opened the input and read what the stream holds. */
+const OPENED = /^Input #\d/;
+
+/**
+ * The cause of an ffmpeg exit, from its last stderr lines and how it ended. `streamed` says
+ * whether any frame came out of this run.
+ */
 export function classifyExit(
   lines: readonly string[],
   code: number | null,
   signal: string | null,
+  streamed = true,
 ): FailureCause {
   if (signal === 'SIGSEGV' || signal === 'SIGABRT' || signal === 'SIGBUS' || code === 139 || code === 134)
     return 'crashed';
@@ -68,7 +75,11 @@ export function classifyExit(
     const line = lines[i]!;
     for (const [cause, re] of RULES) {
       if (cause === 'decode' && i < lines.length - 5) continue;
-      if (re.test(line)) return cause;
+      if (!re.test(line)) continue;
+      // "Invalid data" before the input ever opened: a server took the connection and never
+      // answered (frozen, or not speaking the protocol) — there was nothing to decode.
+      if (cause === 'decode' && !streamed && !lines.some((l) => OPENED.test(l))) return 'unreachable';
+      return cause;
     }
   }
   // A live stream that ends without an error means the camera closed the connection.

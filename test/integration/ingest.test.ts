@@ -3,6 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { pino } from 'pino';
@@ -176,23 +177,36 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
     assert.ok(rec.last('cam')!.restarts >= 1);
   });
 
-  it('classifies a bad host, a refused connection and an unknown mount, without disturbing a good camera', async (t) => {
+  it('classifies a bad host, a refused connection, a frozen server and an unknown mount, without disturbing a good camera', async (t) => {
     const server = await startRtspServer(t, [
       { name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 10 } },
     ]);
     const closed = await freePort();
+    // A server that takes the connection and never says a word.
+    const held = new Set<Socket>();
+    const frozen = createServer((socket) => held.add(socket));
+    await new Promise<void>((r) => frozen.listen(0, '127.0.0.1', r));
+    t.after(() => {
+      // Stop listening first, so that no new connection keeps close() waiting.
+      const closed = new Promise<void>((r) => frozen.close(() => r()));
+      for (const socket of held) socket.destroy();
+      return closed;
+    });
+    const frozenPort = (frozen.address() as AddressInfo).port;
     const { rec } = await runIngest(t, server, {
       good: { url: server.url('ball') },
       nohost: { url: 'rtsp://camera.invalid/stream' },
       refused: { url: `rtsp://127.0.0.1:${closed}/stream` },
+      frozen: { url: `rtsp://127.0.0.1:${frozenPort}/stream` },
       nomount: { url: server.url('no-such-mount') },
     });
     const causeOf = (cam: string) =>
       rec.statuses.find((s) => s.camera === cam && s.state === 'backoff')?.lastError?.cause;
-    await waitFor('three failures and a stream', () =>
+    await waitFor('four failures and a stream', () =>
       Boolean(
         causeOf('nohost') &&
         causeOf('refused') &&
+        causeOf('frozen') &&
         causeOf('nomount') &&
         rec.last('good')?.state === 'streaming',
       ),
@@ -206,6 +220,11 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
     assert.match(
       rec.statuses.find((s) => s.camera === 'refused' && s.lastError)!.lastError!.message,
       /Connection refused/,
+    );
+    assert.equal(causeOf('frozen'), 'unreachable');
+    assert.match(
+      rec.statuses.find((s) => s.camera === 'frozen' && s.lastError)!.lastError!.message,
+      /accepted the connection but sent no answer it could read \(timeout 3 s\)/,
     );
     if (server.kind === 'gstreamer') assert.equal(causeOf('nomount'), 'not_found');
     // The good camera kept streaming throughout: no restart, frames still coming.

@@ -52,6 +52,18 @@ describe('ffmpeg stderr', () => {
     assert.equal(classifyExit(lines, 1, null), 'exited');
   });
 
+  it('a server that took the connection and never answered is unreachable, not a decode error', () => {
+    const frozen = [
+      '[tcp @ 0x1] Starting connection attempt to 127.0.0.1 port 8554',
+      '[tcp @ 0x1] Successfully connected to 127.0.0.1 port 8554',
+      'rtsp://127.0.0.1:8554/x: Invalid data found when processing input',
+    ];
+    assert.equal(classifyExit(frozen, 1, null, false), 'unreachable');
+    // The same line once the input opened, or after frames came out, is a decode failure.
+    assert.equal(classifyExit(["Input #0, rtsp, from 'rtsp://h/x':", ...frozen], 1, null, false), 'decode');
+    assert.equal(classifyExit(frozen, 1, null, true), 'decode');
+  });
+
   it('takes the last matching line as the cause', () => {
     assert.equal(
       classifyExit(['[h264 @ 0x1] error while decoding MB 1 2', 'rtsp://h/x: Connection refused'], 1, null),
