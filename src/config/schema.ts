@@ -238,13 +238,17 @@ const camera = z.strictObject({
 
 const events = z
   .strictObject({
-    /** Frames an object must be seen in before its `new` event. */
+    /** Frames an object must be matched in before its `new` event. */
     min_frames: int().min(1).max(100).default(2),
-    /** An object unseen for this long ends. */
-    end_after_s: z.number().min(0.1).max(3600).default(5),
-    /** An `update` is sent when the box overlaps the last reported one less than this... */
-    update_iou: z.number().gt(0).max(1).default(0.7),
-    /** ...or its score rose this much. */
+    /** An object unseen for more than this ends: its track is kept, predicted on, this long. */
+    end_after_s: z.number().min(0.1).max(3600).default(3),
+    /** Detections scoring at least this start tracks; lower ones only keep existing tracks. */
+    high_score: z.number().gt(0).max(1).default(0.5),
+    /** An object that has not moved materially for this long becomes stationary. */
+    stationary_after_s: z.number().min(1).max(86400).default(10),
+    /** An `update` is sent when the box's centre moved this many box diagonals from the last report... */
+    update_move: z.number().gt(0).max(100).default(1),
+    /** ...or its best score rose this much. */
     update_score: z.number().min(0).max(1).default(0.1),
   })
   .prefault({});

@@ -5,7 +5,7 @@ import type { CameraStatus } from '../ingest/index.js';
 import { applyCameraFilters } from './filters.js';
 import type { Output } from './mqtt-output.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload, Topics } from './topics.js';
-import { Tracker, type ObjectEvent } from './tracker.js';
+import { Tracker, type Count, type ObjectEvent } from './tracker.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -27,7 +27,7 @@ export interface ReporterDeps {
  */
 export class Reporter {
   private trackers = new Map<string, Tracker>();
-  private counts = new Map<string, Record<string, number>>();
+  private counts = new Map<string, Record<string, Count>>();
   private detectorErrors = new Map<string, { message: string; at: number }>();
   private timer: Timer | null = null;
 
@@ -45,7 +45,7 @@ export class Reporter {
     return this.deps.topics;
   }
 
-  /** Starts ending objects no camera has seen for `end_after_s`, checked every second. */
+  /** Starts ending objects no camera has seen for `end_after_s`, and updating counts, every second. */
   start(): void {
     const tick = (): void => {
       this.tick(this.deps.clock.now());
@@ -84,22 +84,28 @@ export class Reporter {
 
   private emit(events: ObjectEvent[]): void {
     for (const e of events) {
-      const { startTs, endTs, ...rest } = e;
+      const { startTs, endTs, currentZones, enteredZones, ...rest } = e;
       const payload: EventPayload = {
         ...rest,
         start_ts: iso(startTs),
         end_ts: endTs === null ? null : iso(endTs),
+        current_zones: currentZones,
+        entered_zones: enteredZones,
       };
       this.out.event(this.topics.events, JSON.stringify(payload));
     }
   }
 
+  /** Retained counts of objects in view (and of the active ones) per label, when they change. */
   private publishCounts(camera: string): void {
-    const now = this.trackers.get(camera)?.counts() ?? {};
+    const now = this.trackers.get(camera)?.counts().labels ?? {};
     const before = this.counts.get(camera) ?? {};
+    const zero: Count = { inView: 0, active: 0 };
     for (const label of new Set([...Object.keys(before), ...Object.keys(now)])) {
-      const n = now[label] ?? 0;
-      if (n !== (before[label] ?? 0)) this.out.state(this.topics.count(camera, label), String(n));
+      const n = now[label] ?? zero;
+      const b = before[label] ?? zero;
+      if (n.inView !== b.inView) this.out.state(this.topics.count(camera, label), String(n.inView));
+      if (n.active !== b.active) this.out.state(this.topics.countActive(camera, label), String(n.active));
     }
     this.counts.set(camera, now);
   }
@@ -140,7 +146,7 @@ export class Reporter {
     this.out.state(this.topics.cameraStatus(camera), JSON.stringify(payload));
   }
 
-  /** Ends objects no camera has seen for `end_after_s` at time `now`. */
+  /** Ends objects no camera has seen for `end_after_s` at time `now`, and updates counts. */
   tick(now: number): void {
     for (const [camera, t] of this.trackers) {
       this.emit(t.expire(now));

@@ -13,6 +13,8 @@ export const topics = (base: string) => ({
   detections: (camera: string) => `${base}/cameras/${camera}/detections`,
   /** Retained count of `label` in view. */
   count: (camera: string, label: string) => `${base}/cameras/${camera}/${label}`,
+  /** Retained count of `label` in view and not stationary. */
+  countActive: (camera: string, label: string) => `${base}/cameras/${camera}/${label}/active`,
   /** ObjectEvent, QoS 1. */
   events: `${base}/events`,
   /** StatsPayload, periodically. */
@@ -43,9 +45,11 @@ export interface DetectionsPayload {
   detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] })[];
 }
 
-export type EventPayload = Omit<ObjectEvent, 'startTs' | 'endTs'> & {
+export type EventPayload = Omit<ObjectEvent, 'startTs' | 'endTs' | 'currentZones' | 'enteredZones'> & {
   start_ts: string;
   end_ts: string | null;
+  current_zones: string[];
+  entered_zones: string[];
 };
 
 export interface StatsPayload {

@@ -1,9 +1,35 @@
 import { iou, type Box } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
+import { assign } from './assign.js';
 import type { ZonedDetection } from './filters.js';
+import { centreDistance2, GATE_99, initiate, predict, toBox, update, type KalmanState } from './kalman.js';
 
-/** Smallest IoU that links a detection to a tracked object. */
-const MATCH_IOU = 0.3;
+/**
+ * A move of the filtered centre beyond this fraction of the box's diagonal makes an object
+ * active (and restarts its stationary clock); staying within it for `stationary_after_s` makes it
+ * stationary. 10 % of a person's 60×160 box is 17 px: well above a detector's jitter of a few
+ * pixels, well below a step.
+ */
+export const STATIONARY_MOVE = 0.1;
+
+/**
+ * An object counts as in view when it was matched in the latest frame, or within this long: a
+ * frame or two missed (a dip under `model.conf`, a passer-by in front) does not make counts
+ * flicker, and an object that left stops counting within a second, long before its track ends.
+ */
+export const COUNT_HOLD_MS = 1000;
+
+/**
+ * The gate's floor: a detection whose centre is within this fraction of the predicted box's
+ * diagonal from the predicted centre may match even outside the 99 % ellipse. A filter that has
+ * tracked a standing or steady object for long grows confident; without the floor, the object
+ * starting to walk or turning would leave its own track (at 5 fps a walker starting off is 40 px
+ * away on the next frame: a quarter of its diagonal).
+ */
+export const GATE_FLOOR = 0.5;
+
+/** A pair costs less than 2 (both terms at most 1); this limit lets every gated pair be made. */
+const COST_LIMIT = 2.001;
 
 export interface ObjectEvent {
   type: 'new' | 'update' | 'end';
@@ -12,36 +38,108 @@ export interface ObjectEvent {
   label: string;
   /** Highest score seen. */
   score: number;
+  /** The last detection's box. */
   box: Box;
   /** When the object was first seen, and (for `end`) last seen: ms since the epoch. */
   startTs: number;
   endTs: number | null;
+  /** The zones it is in now (the same as `currentZones`, kept for subscribers that read it). */
   zones: string[];
+  currentZones: string[];
+  /** Every zone it has been in during the visit, in order of entry. */
+  enteredZones: string[];
+  stationary: boolean;
+}
+
+export interface Count {
+  /** Confirmed objects in view now (see COUNT_HOLD_MS). */
+  inView: number;
+  /** Those of them not stationary. */
+  active: number;
+}
+
+export interface TrackCounts {
+  /** By label. */
+  labels: Record<string, Count>;
+  /** By zone, then label. */
+  zones: Record<string, Record<string, Count>>;
 }
 
 interface Track {
   id: string;
   label: string;
+  /** The filter's state at time `at` (the last match). */
+  kf: KalmanState;
+  at: number;
   box: Box;
-  score: number;
   topScore: number;
   zones: string[];
+  entered: string[];
   start: number;
   lastSeen: number;
   hits: number;
   confirmed: boolean;
-  reported: { box: Box; score: number; zones: string[] } | null;
+  stationary: boolean;
+  /** Where the object was when it last moved beyond STATIONARY_MOVE, and when. */
+  anchor: [number, number];
+  anchorAt: number;
+  reported: { box: Box; score: number; zones: string[]; stationary: boolean } | null;
+}
+
+const centre = (b: Readonly<Box>): [number, number] => [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
+const diagonal = (b: Readonly<Box>): number => Math.hypot(b[2] - b[0], b[3] - b[1]);
+const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((z, i) => z === b[i]);
+
+/**
+ * What pairing a track's predicted state with a detected box costs: d²/(d² + 9.21) + (1 − IoU),
+ * d² being `centreDistance2`; the first term grows with the distance and stays under 1 (½ on the
+ * 99 % ellipse), the second is in [0, 1]. Infinity outside the gate (d² > 9.21 and farther than
+ * GATE_FLOOR diagonals). Among detections that do not overlap the prediction (common at low
+ * fps) the nearer one is cheaper.
+ */
+export function matchCost(p: KalmanState, box: Readonly<Box>): number {
+  const d2 = centreDistance2(p, box);
+  const pb = toBox(p);
+  const [pcx, pcy] = centre(pb);
+  const [cx, cy] = centre(box);
+  const near = Math.hypot(cx - pcx, cy - pcy) <= GATE_FLOOR * diagonal(pb);
+  if (d2 > GATE_99 && !near) return Infinity;
+  return d2 / (d2 + GATE_99) + (1 - iou(pb, box));
 }
 
 /**
- * A per-camera IoU tracker. Each frame's detections are matched greedily, best overlap first,
- * to objects of the same label; an object seen in `min_frames` frames is announced (`new`),
- * re-announced when it moves, changes zones or gains score materially (`update`), and ends when
- * unseen for `end_after_s` (`end`). Objects never confirmed vanish without an event.
+ * A per-camera multi-object tracker of the ByteTrack family; pure, time passed in (ms).
+ *
+ * Each track carries a constant-velocity Kalman filter in box space (kalman.ts), predicted to
+ * the frame's time. Per label, detections are assigned to the predicted boxes by least total
+ * cost (assign.ts, `matchCost`), which adds the squared Mahalanobis distance of the centres d²
+ * (centre distance normalised by box size and by the time since the track was last seen) and
+ * 1 − IoU. A pair is made only within the gate: d² ≤ 9.21 (the 99 % ellipse), or a centre
+ * distance of at most GATE_FLOOR box diagonals. IoU alone fails at low fps: a walker at
+ * 2 fps moves more than its width between frames.
+ *
+ * As ByteTrack: (1) detections scoring at least `high_score` against confirmed tracks, lost or
+ * not; (2) the lower-scored ones (down to `model.conf` and the camera's filters) against the
+ * confirmed tracks still unmatched, so an object whose score dips keeps its track; (3) the
+ * high-scored ones left against tentative tracks. High-scored detections left over start
+ * tentative tracks; a tentative track missed once is dropped, and one matched in `min_frames`
+ * frames is confirmed (`new`). A confirmed track not matched is lost: kept and predicted on, so
+ * it keeps its id through a dropout, and ended (`end`, end time = last seen) when unseen for
+ * more than `end_after_s`.
+ *
+ * A confirmed object whose filtered centre stays within STATIONARY_MOVE of its box diagonal for
+ * `stationary_after_s` becomes stationary (one `update`); moving beyond it makes it active
+ * again (one `update`). Otherwise an `update` is sent when its zones change, its best score rose
+ * by `update_score` since the last report, or (while active) its centre moved more than
+ * `update_move` box diagonals from the last reported box.
  */
 export class Tracker {
   private tracks: Track[] = [];
   private counter = 0;
+  /** The latest frame's time, and the latest time seen (frames and `expire`). */
+  private lastFrame = -Infinity;
+  private now = -Infinity;
 
   constructor(
     readonly camera: string,
@@ -59,80 +157,123 @@ export class Tracker {
       startTs: t.start,
       endTs: type === 'end' ? t.lastSeen : null,
       zones: t.zones,
+      currentZones: t.zones,
+      enteredZones: t.entered,
+      stationary: t.stationary,
     };
+  }
+
+  private report(type: 'new' | 'update', t: Track): ObjectEvent {
+    t.reported = { box: t.box, score: t.topScore, zones: t.zones, stationary: t.stationary };
+    return this.event(type, t);
   }
 
   /** Feeds one frame's detections (time `ts`); returns the events it causes. */
   update(dets: readonly ZonedDetection[], ts: number): ObjectEvent[] {
+    this.lastFrame = Math.max(this.lastFrame, ts);
+    this.now = Math.max(this.now, ts);
     const events: ObjectEvent[] = [];
-    const pairs: { t: Track; d: number; iou: number }[] = [];
-    this.tracks.forEach((t) => {
-      dets.forEach((d, i) => {
-        if (d.label !== t.label) return;
-        const o = iou(t.box, d.box);
-        if (o >= MATCH_IOU) pairs.push({ t, d: i, iou: o });
-      });
-    });
-    pairs.sort((a, b) => b.iou - a.iou);
-    const usedTracks = new Set<Track>();
-    const usedDets = new Set<number>();
-    for (const p of pairs) {
-      if (usedTracks.has(p.t) || usedDets.has(p.d)) continue;
-      usedTracks.add(p.t);
-      usedDets.add(p.d);
-      const d = dets[p.d]!;
-      const t = p.t;
-      t.box = d.box;
-      t.score = d.score;
-      t.topScore = Math.max(t.topScore, d.score);
-      t.zones = d.zones;
-      t.lastSeen = ts;
-      t.hits++;
-      if (!t.confirmed && t.hits >= this.cfg.min_frames) {
-        t.confirmed = true;
-        t.reported = { box: t.box, score: t.topScore, zones: t.zones };
-        events.push(this.event('new', t));
-      } else if (t.confirmed && t.reported) {
-        const moved = iou(t.reported.box, t.box) < this.cfg.update_iou;
-        const zonesChanged = t.zones.join('\u0000') !== t.reported.zones.join('\u0000');
-        const better = t.topScore - t.reported.score >= this.cfg.update_score;
-        if (moved || zonesChanged || better) {
-          t.reported = { box: t.box, score: t.topScore, zones: t.zones };
-          events.push(this.event('update', t));
-        }
-      }
-    }
-    dets.forEach((d, i) => {
-      if (usedDets.has(i)) return;
-      const t: Track = {
-        id: `${ts}-${this.camera}-${++this.counter}`,
-        label: d.label,
-        box: d.box,
-        score: d.score,
-        topScore: d.score,
-        zones: d.zones,
-        start: ts,
-        lastSeen: ts,
-        hits: 1,
-        confirmed: false,
-        reported: null,
+    const labels = new Set([...this.tracks.map((t) => t.label), ...dets.map((d) => d.label)]);
+    for (const label of labels) {
+      const tracks = this.tracks.filter((t) => t.label === label);
+      const own = dets.filter((d) => d.label === label);
+      const predicted = new Map(tracks.map((t) => [t, predict(t.kf, (ts - t.at) / 1000)]));
+      const high = own.filter((d) => d.score >= this.cfg.high_score);
+      const low = own.filter((d) => d.score < this.cfg.high_score);
+      /** Assigns `ds` to `pool`, updates the matched tracks; returns what is left of each. */
+      const match = (pool: Track[], ds: ZonedDetection[]): { tracks: Track[]; dets: ZonedDetection[] } => {
+        const a = assign(
+          pool.map((t) => ds.map((d) => matchCost(predicted.get(t)!, d.box))),
+          ds.length,
+          COST_LIMIT,
+        );
+        for (const [r, c] of a.pairs) this.matched(pool[r]!, predicted.get(pool[r]!)!, ds[c]!, ts, events);
+        return { tracks: a.unmatchedRows.map((r) => pool[r]!), dets: a.unmatchedCols.map((c) => ds[c]!) };
       };
-      this.tracks.push(t);
-      if (this.cfg.min_frames <= 1) {
-        t.confirmed = true;
-        t.reported = { box: t.box, score: t.topScore, zones: t.zones };
-        events.push(this.event('new', t));
-      }
-    });
+      const first = match(
+        tracks.filter((t) => t.confirmed),
+        high,
+      );
+      match(first.tracks, low);
+      const tentative = tracks.filter((t) => !t.confirmed);
+      const third = match(tentative, first.dets);
+      const dropped = new Set(third.tracks);
+      this.tracks = this.tracks.filter((t) => !dropped.has(t));
+      for (const d of third.dets) this.start(d, ts, events);
+    }
     events.push(...this.expire(ts));
     return events;
   }
 
-  /** Ends objects unseen for `end_after_s` at time `now` (also called on a timer). */
+  private start(d: ZonedDetection, ts: number, events: ObjectEvent[]): void {
+    const t: Track = {
+      id: `${ts}-${this.camera}-${++this.counter}`,
+      label: d.label,
+      kf: initiate(d.box),
+      at: ts,
+      box: d.box,
+      topScore: d.score,
+      zones: d.zones,
+      entered: [...d.zones],
+      start: ts,
+      lastSeen: ts,
+      hits: 1,
+      confirmed: false,
+      stationary: false,
+      anchor: centre(d.box),
+      anchorAt: ts,
+      reported: null,
+    };
+    this.tracks.push(t);
+    if (this.cfg.min_frames <= 1) this.confirm(t, ts, events);
+  }
+
+  private confirm(t: Track, ts: number, events: ObjectEvent[]): void {
+    t.confirmed = true;
+    t.anchor = centre(toBox(t.kf));
+    t.anchorAt = ts;
+    events.push(this.report('new', t));
+  }
+
+  private matched(t: Track, p: KalmanState, d: ZonedDetection, ts: number, events: ObjectEvent[]): void {
+    t.kf = update(p, d.box);
+    t.at = Math.max(t.at, ts);
+    t.box = d.box;
+    t.topScore = Math.max(t.topScore, d.score);
+    t.zones = d.zones;
+    for (const z of d.zones) if (!t.entered.includes(z)) t.entered = [...t.entered, z];
+    t.lastSeen = Math.max(t.lastSeen, ts);
+    t.hits++;
+    if (!t.confirmed) {
+      if (t.hits >= this.cfg.min_frames) this.confirm(t, ts, events);
+      return;
+    }
+    const filtered = toBox(t.kf);
+    const c = centre(filtered);
+    if (Math.hypot(c[0] - t.anchor[0], c[1] - t.anchor[1]) > STATIONARY_MOVE * diagonal(filtered)) {
+      t.anchor = c;
+      t.anchorAt = ts;
+      t.stationary = false;
+    } else if (ts - t.anchorAt >= this.cfg.stationary_after_s * 1000) t.stationary = true;
+    const r = t.reported!;
+    const [rx, ry] = centre(r.box);
+    const [bx, by] = centre(t.box);
+    const moved = !t.stationary && Math.hypot(bx - rx, by - ry) > this.cfg.update_move * diagonal(r.box);
+    if (
+      moved ||
+      t.stationary !== r.stationary ||
+      !sameZones(t.zones, r.zones) ||
+      t.topScore - r.score >= this.cfg.update_score
+    )
+      events.push(this.report('update', t));
+  }
+
+  /** Ends objects unseen for more than `end_after_s` at time `now` (also called on a timer). */
   expire(now: number): ObjectEvent[] {
+    this.now = Math.max(this.now, now);
     const events: ObjectEvent[] = [];
     this.tracks = this.tracks.filter((t) => {
-      if (now - t.lastSeen < this.cfg.end_after_s * 1000) return true;
+      if (now - t.lastSeen <= this.cfg.end_after_s * 1000) return true;
       if (t.confirmed) events.push(this.event('end', t));
       return false;
     });
@@ -146,10 +287,19 @@ export class Tracker {
     return events;
   }
 
-  /** Confirmed objects in view, by label. */
-  counts(): Record<string, number> {
-    const c: Record<string, number> = {};
-    for (const t of this.tracks) if (t.confirmed) c[t.label] = (c[t.label] ?? 0) + 1;
-    return c;
+  /** Confirmed objects in view now (matched in the latest frame or within COUNT_HOLD_MS), by label and by zone. */
+  counts(): TrackCounts {
+    const out: TrackCounts = { labels: {}, zones: {} };
+    const add = (m: Record<string, Count>, label: string, active: boolean): void => {
+      const c = (m[label] ??= { inView: 0, active: 0 });
+      c.inView++;
+      if (active) c.active++;
+    };
+    for (const t of this.tracks) {
+      if (!t.confirmed || (t.lastSeen < this.lastFrame && this.now - t.lastSeen > COUNT_HOLD_MS)) continue;
+      add(out.labels, t.label, !t.stationary);
+      for (const z of t.zones) add((out.zones[z] ??= {}), t.label, !t.stationary);
+    }
+    return out;
   }
 }

@@ -68,20 +68,63 @@ describe('reporter', () => {
     assert.equal(ev[0]!.topic, 'argus/events');
     const e = parse<EventPayload>(ev[0]!.payload);
     assert.deepEqual(
-      [e.type, e.label, e.camera, e.start_ts, e.end_ts],
-      ['new', 'person', 'gate', new Date(1000).toISOString(), null],
+      [
+        e.type,
+        e.label,
+        e.camera,
+        e.start_ts,
+        e.end_ts,
+        e.stationary,
+        e.zones,
+        e.current_zones,
+        e.entered_zones,
+      ],
+      ['new', 'person', 'gate', new Date(1000).toISOString(), null, false, [], [], []],
     );
+    assert.equal('startTs' in e || 'currentZones' in e, false, 'camelCase stays inside');
     assert.deepEqual(
       out.of('state').map((s) => [s.topic, s.payload]),
-      [['argus/cameras/gate/person', '1']],
+      [
+        ['argus/cameras/gate/person', '1'],
+        ['argus/cameras/gate/person/active', '1'],
+      ],
     );
     r.tick(2500);
     assert.equal(parse<EventPayload>(out.of('event')[1]!.payload).type, 'end');
-    assert.deepEqual(out.of('state').at(-1), {
-      kind: 'state',
-      topic: 'argus/cameras/gate/person',
-      payload: '0',
-    });
+    assert.deepEqual(
+      out
+        .of('state')
+        .slice(2)
+        .map((s) => [s.topic, s.payload]),
+      [
+        ['argus/cameras/gate/person', '0'],
+        ['argus/cameras/gate/person/active', '0'],
+      ],
+    );
+  });
+
+  it('drops counts within a second of the object leaving, before its end', () => {
+    const out = new FakeOutput();
+    const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1, end_after_s: 3 }, deps(out, 'argus'));
+    r.onResult(result(1, 1000, [det('person', 0.9, [1, 2, 30, 80])]));
+    r.onResult(result(2, 1200, []));
+    r.tick(2000);
+    assert.equal(out.of('state').at(-1)!.payload, '1', 'held for a second');
+    r.tick(2300);
+    assert.deepEqual(
+      out.of('state').map((s) => [s.topic, s.payload]),
+      [
+        ['argus/cameras/gate/person', '1'],
+        ['argus/cameras/gate/person/active', '1'],
+        ['argus/cameras/gate/person', '0'],
+        ['argus/cameras/gate/person/active', '0'],
+      ],
+    );
+    assert.deepEqual(
+      out.of('event').map((e) => parse<EventPayload>(e.payload).type),
+      ['new'],
+      'its track is still in the lost buffer',
+    );
   });
 
   it('publishes retained camera statuses with detector errors until the next analysed frame', () => {

@@ -1,60 +1,298 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Box } from '../../../src/core/geometry.js';
+import { sectionConfig } from '../../../src/config/index.js';
 import type { ZonedDetection } from '../../../src/publish/filters.js';
-import { Tracker } from '../../../src/publish/tracker.js';
+import { initiate, predict, update } from '../../../src/publish/kalman.js';
+import { GATE_FLOOR, matchCost, Tracker, type ObjectEvent } from '../../../src/publish/tracker.js';
 
-const zd = (
-  label: string,
-  score: number,
-  box: [number, number, number, number],
-  zones: string[] = [],
-): ZonedDetection => ({ label, score, box, zones });
+const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({
+  label,
+  score,
+  box,
+  zones,
+});
 
-describe('tracker', () => {
-  const settings = { min_frames: 2, end_after_s: 1, update_iou: 0.7, update_score: 0.1 };
+/** The defaults, and end_after_s 3, high_score 0.5, stationary_after_s 10, update_move 1. */
+const settings = sectionConfig('events', {});
 
-  it('announces an object after min_frames, keeps its id, and ends it when unseen', () => {
-    const t = new Tracker('gate', settings);
-    assert.deepEqual(t.update([zd('person', 0.6, [0, 0, 10, 20])], 0), [], 'tentative after one frame');
-    const [n] = t.update([zd('person', 0.7, [1, 0, 11, 20])], 200);
-    assert.equal(n!.type, 'new');
-    assert.equal(n!.startTs, 0);
-    assert.equal(n!.score, 0.7);
-    assert.deepEqual(t.counts(), { person: 1 });
-    assert.deepEqual(t.update([], 900), []);
-    const [end] = t.update([], 1200);
-    assert.deepEqual([end!.type, end!.id, end!.endTs], ['end', n!.id, 200]);
-    assert.deepEqual(t.counts(), {});
+/** A deterministic pseudo-random stream in [0, 1) (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Mover {
+  label: string;
+  /** Top-left corner at time 0 (ms), and velocity in px/s. */
+  x: number;
+  y: number;
+  vx: number;
+  vy: number;
+  w: number;
+  h: number;
+  /** Time span (ms) the object is in view. */
+  from: number;
+  to: number;
+  score?: (ts: number) => number;
+  zones?: (box: Box) => string[];
+}
+
+/** A 1280-px view crossed left to right in 6 s by a 60×160 person. */
+const walker = (over: Partial<Mover> = {}): Mover => ({
+  label: 'person',
+  x: 0,
+  y: 300,
+  vx: (1280 - 60) / 6,
+  vy: 0,
+  w: 60,
+  h: 160,
+  from: 0,
+  to: 6000,
+  ...over,
+});
+
+/** A 200×100 car crossing the view in 1.5 s. */
+const vehicle = (over: Partial<Mover> = {}): Mover => ({
+  label: 'car',
+  x: 0,
+  y: 500,
+  vx: (1280 - 200) / 1.5,
+  vy: 0,
+  w: 200,
+  h: 100,
+  from: 0,
+  to: 1500,
+  ...over,
+});
+
+const evenly = (fps: number, from: number, to: number): number[] => {
+  const out: number[] = [];
+  for (let ts = from; ts <= to + 1e-6; ts += 1000 / fps) out.push(Math.round(ts));
+  return out;
+};
+
+/** Detections of the movers at each time, boxes wobbling by up to ±`jitter` px per edge. */
+function scene(
+  movers: Mover[],
+  times: number[],
+  jitter = 3,
+  seed = 1,
+): { ts: number; dets: ZonedDetection[] }[] {
+  const rnd = random(seed);
+  const j = (): number => (rnd() * 2 - 1) * jitter;
+  return times.map((ts) => ({
+    ts,
+    dets: movers
+      .filter((m) => ts >= m.from && ts <= m.to)
+      .map((m) => {
+        const x = m.x + (m.vx * ts) / 1000;
+        const y = m.y + (m.vy * ts) / 1000;
+        const box: Box = [x + j(), y + j(), x + m.w + j(), y + m.h + j()];
+        return zd(m.label, m.score?.(ts) ?? 0.8, box, m.zones?.(box) ?? []);
+      }),
+  }));
+}
+
+/** Feeds frames, then lets time run on so lost tracks end; returns every event. */
+function run(t: Tracker, frames: { ts: number; dets: ZonedDetection[] }[], tail = 5000): ObjectEvent[] {
+  const events = frames.flatMap((f) => t.update(f.dets, f.ts));
+  const last = frames.at(-1)?.ts ?? 0;
+  return [...events, ...t.expire(last + tail)];
+}
+
+const ofType = (events: ObjectEvent[], type: ObjectEvent['type']): ObjectEvent[] =>
+  events.filter((e) => e.type === type);
+const ids = (events: ObjectEvent[]): string[] => [...new Set(events.map((e) => e.id))];
+
+describe('tracker: one id per object', () => {
+  for (const fps of [2, 5, 10]) {
+    it(`a walker (1280 px in 6 s) and a fast car (1280 px in 1.5 s) at ${fps} fps`, () => {
+      for (const mover of [walker(), vehicle(), walker({ x: 1220, vx: -(1280 - 60) / 6 })]) {
+        const events = run(new Tracker('cam', settings), scene([mover], evenly(fps, mover.from, mover.to)));
+        assert.equal(ofType(events, 'new').length, 1, `${mover.label}: one new`);
+        assert.equal(ofType(events, 'end').length, 1, `${mover.label}: one end`);
+        assert.equal(ids(events).length, 1, `${mover.label}: one id`);
+      }
+    });
+  }
+
+  it('uneven frame intervals (50–600 ms) keep one id', () => {
+    for (const seed of [1, 2, 3]) {
+      const rnd = random(seed);
+      const times: number[] = [];
+      for (let ts = 0; ts <= 6000; ts += 50 + Math.round(rnd() * 550)) times.push(ts);
+      const events = run(
+        new Tracker('cam', settings),
+        scene([walker(), vehicle({ to: 1500 })], times, 3, seed),
+      );
+      assert.deepEqual(
+        ofType(events, 'new').map((e) => e.label),
+        ['person', 'car'].slice(0, ofType(events, 'new').length),
+      );
+      assert.equal(ids(events).length, ofType(events, 'new').length);
+      assert.ok(ofType(events, 'new').some((e) => e.label === 'person'));
+    }
   });
 
-  it('sends update on a material move, a zone change, or a clear score gain; not for jitter', () => {
-    const t = new Tracker('gate', settings);
-    t.update([zd('car', 0.5, [0, 0, 100, 50])], 0);
-    t.update([zd('car', 0.5, [0, 0, 100, 50])], 100);
-    assert.deepEqual(t.update([zd('car', 0.55, [2, 0, 102, 50])], 200), [], 'jitter');
-    const [moved] = t.update([zd('car', 0.55, [30, 0, 130, 50])], 300);
-    assert.equal(moved!.type, 'update');
-    const [zone] = t.update([zd('car', 0.55, [30, 0, 130, 50], ['drive'])], 400);
-    assert.deepEqual(zone!.zones, ['drive']);
-    const [better] = t.update([zd('car', 0.7, [30, 0, 130, 50], ['drive'])], 500);
-    assert.equal(better!.score, 0.7);
+  it('two walkers passing each other in opposite directions keep their ids', () => {
+    for (const fps of [2, 5, 10]) {
+      const a = walker({ y: 300 });
+      const b = walker({ x: 1220, y: 320, vx: -(1280 - 60) / 6 });
+      const t = new Tracker('cam', { ...settings, update_move: 0.01 });
+      const events = run(t, scene([a, b], evenly(fps, 0, 6000)));
+      assert.equal(ofType(events, 'new').length, 2, `${fps} fps: two objects`);
+      for (const id of ids(events)) {
+        const xs = events
+          .filter((e) => e.id === id && e.type !== 'end')
+          .map((e) => (e.box[0] + e.box[2]) / 2);
+        const steps = xs.slice(1).map((x, i) => x - xs[i]!);
+        const dir = Math.sign(steps[0]!);
+        assert.ok(
+          steps.every((s) => Math.sign(s) === dir),
+          `${fps} fps: track ${id} changed direction (a swap): ${xs.map(Math.round).join(' ')}`,
+        );
+      }
+    }
   });
 
-  it('matches by label and best overlap; a one-frame blip makes no event', () => {
+  for (const gap of [1, 2, 3]) {
+    it(`a dropout of ${gap} frame(s) keeps the id, at 2, 5 and 10 fps`, () => {
+      for (const fps of [2, 5, 10]) {
+        for (const mover of [walker(), vehicle()]) {
+          const frames = scene([mover], evenly(fps, mover.from, mover.to));
+          // After the two frames that confirm it, mid-way, and with a frame after the gap.
+          const from = Math.max(2, Math.floor((frames.length - gap) / 2));
+          if (from + gap >= frames.length) continue;
+          for (let i = from; i < from + gap; i++) frames[i]!.dets = [];
+          const events = run(new Tracker('cam', settings), frames);
+          assert.equal(ofType(events, 'new').length, 1, `${mover.label} at ${fps} fps`);
+          assert.equal(ids(events).length, 1, `${mover.label} at ${fps} fps`);
+          assert.equal(ofType(events, 'end').length, 1, `${mover.label} at ${fps} fps`);
+        }
+      }
+    });
+  }
+
+  it('a score dipping below high_score for a few frames keeps the track, matched and counted', () => {
+    // Ten frames at 0.3 (above model.conf, below high_score): longer than end_after_s here.
+    const dip = (ts: number): number => (ts >= 2000 && ts < 4000 ? 0.3 : 0.8);
+    const t = new Tracker('cam', { ...settings, end_after_s: 1 });
+    const frames = scene([walker({ score: dip })], evenly(5, 0, 6000));
+    const events: ObjectEvent[] = [];
+    for (const f of frames) {
+      events.push(...t.update(f.dets, f.ts));
+      if (f.ts >= 200) assert.equal(t.counts().labels.person?.inView, 1, `in view at ${f.ts}`);
+    }
+    events.push(...t.expire(10_000));
+    assert.equal(ofType(events, 'new').length, 1);
+    assert.equal(ids(events).length, 1);
+    assert.equal(ofType(events, 'end')[0]!.endTs, 6000, 'matched to the end');
+  });
+
+  it('low-scored detections alone start no track', () => {
+    const events = run(
+      new Tracker('cam', settings),
+      scene([walker({ score: () => 0.3 })], evenly(5, 0, 6000)),
+    );
+    assert.deepEqual(events, []);
+  });
+
+  it('matches per label: a person and a dog in one box are two objects', () => {
     const t = new Tracker('gate', settings);
     t.update([zd('person', 0.9, [0, 0, 10, 10]), zd('dog', 0.9, [0, 0, 10, 10])], 0);
     const events = t.update([zd('person', 0.9, [0, 0, 10, 10]), zd('dog', 0.9, [0, 0, 10, 10])], 100);
-    assert.deepEqual(events.map((e) => e.label).sort(), ['dog', 'person']);
-    t.update([zd('cat', 0.9, [50, 50, 60, 60])], 200);
-    const later = t.update([], 2000);
+    assert.deepEqual(events.map((e) => [e.type, e.label]).sort(), [
+      ['new', 'dog'],
+      ['new', 'person'],
+    ]);
+  });
+});
+
+describe('tracker: matchCost', () => {
+  // A walker tracked at 200 px/s for 1 s, predicted 0.5 s on: its box is at x 300–360.
+  let s = initiate([0, 300, 60, 460]);
+  for (let ts = 200; ts <= 1000; ts += 200) s = update(predict(s, 0.2), [ts / 5, 300, ts / 5 + 60, 460]);
+  const p = predict(s, 0.5);
+  const at = (x: number): number => matchCost(p, [x, 300, x + 60, 460]);
+
+  it('is lowest on the prediction and grows with distance, also where boxes no longer overlap', () => {
+    assert.ok(at(300) < 0.05, `${at(300)}`);
+    assert.ok(at(300) < at(320) && at(320) < at(350));
+    assert.ok(at(370) < at(380), 'no overlap with either: the nearer is cheaper');
+  });
+
+  it('is Infinity outside the gate, and not within GATE_FLOOR diagonals', () => {
+    const floor = GATE_FLOOR * Math.hypot(60, 160);
+    assert.ok(Number.isFinite(at(300 + floor - 1)));
+    assert.equal(at(300 + floor + 20), Infinity);
+    assert.equal(at(100), Infinity, 'behind it');
+  });
+});
+
+describe('tracker: events', () => {
+  it('announces after min_frames with the fields subscribers read; a one-frame blip makes no event', () => {
+    const t = new Tracker('gate', settings);
     assert.deepEqual(
-      later.map((e) => [e.type, e.label]).sort(),
-      [
-        ['end', 'dog'],
-        ['end', 'person'],
-      ],
-      'the cat seen once vanishes silently',
+      t.update([zd('person', 0.6, [0, 0, 10, 20], ['drive'])], 0),
+      [],
+      'tentative after one frame',
     );
+    const [n] = t.update([zd('person', 0.7, [1, 0, 11, 20], ['drive'])], 200);
+    assert.deepEqual(n, {
+      type: 'new',
+      id: '0-gate-1',
+      camera: 'gate',
+      label: 'person',
+      score: 0.7,
+      box: [1, 0, 11, 20],
+      startTs: 0,
+      endTs: null,
+      zones: ['drive'],
+      currentZones: ['drive'],
+      enteredZones: ['drive'],
+      stationary: false,
+    });
+    t.update([zd('person', 0.6, [1, 0, 11, 20]), zd('cat', 0.9, [50, 50, 60, 60])], 400);
+    const later = t.update([], 3401);
+    assert.deepEqual(
+      later.map((e) => [e.type, e.label, e.endTs]),
+      [['end', 'person', 400]],
+      'the cat seen once vanishes silently; the end time is when it was last seen',
+    );
+  });
+
+  it('a walker sends a handful of updates, not one per frame', () => {
+    const events = run(new Tracker('cam', settings), scene([walker()], evenly(5, 0, 6000)));
+    const updates = ofType(events, 'update').length;
+    // At most one per box diagonal (171 px) of 1220 px, in whole frames (43 px): 5 or 6, not 30.
+    assert.ok(updates >= 4 && updates <= 8, `${updates} updates`);
+  });
+
+  it('updates on a zone change and a clear score gain; entered_zones keeps every zone in order', () => {
+    const zones = (b: Box): string[] => {
+      const x = (b[0] + b[2]) / 2;
+      return x < 400 ? ['a'] : x < 800 ? ['a', 'b'] : ['c'];
+    };
+    const t = new Tracker('cam', { ...settings, update_move: 100 });
+    const score = (ts: number): number => (ts < 3000 ? 0.6 : 0.75);
+    const events = run(t, scene([walker({ zones, score })], evenly(5, 0, 6000)));
+    const updates = ofType(events, 'update');
+    assert.deepEqual(
+      updates.map((e) => [e.currentZones, e.score]),
+      [
+        [['a', 'b'], 0.6],
+        [['a', 'b'], 0.75],
+        [['c'], 0.75],
+      ],
+    );
+    assert.deepEqual(ofType(events, 'end')[0]!.enteredZones, ['a', 'b', 'c']);
+    assert.deepEqual(ofType(events, 'end')[0]!.zones, ['c']);
   });
 
   it('ends everything on shutdown', () => {
@@ -64,6 +302,104 @@ describe('tracker', () => {
       t.endAll().map((e) => e.type),
       ['end'],
     );
-    assert.deepEqual(t.counts(), {});
+    assert.deepEqual(t.counts(), { labels: {}, zones: {} });
+  });
+});
+
+describe('tracker: stationary objects and counts', () => {
+  it('a standing person with ±3 px jitter turns stationary once, then stays silent and in view', () => {
+    const t = new Tracker('cam', settings);
+    const still = walker({ x: 600, vx: 0, to: 60_000, zones: () => ['door'] });
+    const events = scene([still], evenly(5, 0, 60_000)).map((f) => ({
+      ts: f.ts,
+      ev: t.update(f.dets, f.ts),
+    }));
+    assert.deepEqual(
+      events.flatMap(({ ts, ev }) => ev.map((e) => [ts, e.type, e.stationary])),
+      [
+        [200, 'new', false],
+        // Confirmed at 200 ms; stationary_after_s (10 s) later.
+        [10_200, 'update', true],
+      ],
+    );
+    assert.deepEqual(t.counts(), {
+      labels: { person: { inView: 1, active: 0 } },
+      zones: { door: { person: { inView: 1, active: 0 } } },
+    });
+    // It walks off at 200 px/s: active again, once, then updates as a walker, same id.
+    const off = walker({ x: 600 - 200 * 60, vx: 200, from: 60_200, to: 63_000, zones: () => ['door'] });
+    const moving = scene([off], evenly(5, 60_200, 63_000)).flatMap((f) => t.update(f.dets, f.ts));
+    assert.deepEqual(
+      moving.map((e) => [e.type, e.stationary, e.id]),
+      [
+        ['update', false, '0-cam-1'],
+        ['update', false, '0-cam-1'],
+        ['update', false, '0-cam-1'],
+      ],
+    );
+    assert.deepEqual(t.counts().labels, { person: { inView: 1, active: 1 } });
+  });
+
+  it('a stationary object sends nothing more even when update_move is below its jitter', () => {
+    const t = new Tracker('cam', { ...settings, update_move: 0.01 });
+    const events = run(t, scene([walker({ x: 600, vx: 0, to: 30_000 })], evenly(5, 0, 30_000)), 0);
+    const turned = events.findIndex((e) => e.stationary);
+    assert.ok(turned > 0 && ofType(events.slice(0, turned), 'update').length > 0, 'jitter updates before');
+    assert.deepEqual(events.slice(turned + 1), []);
+  });
+
+  it('a slow drift (5 px/s) never turns stationary; standing still does after stationary_after_s', () => {
+    const drift = new Tracker('cam', { ...settings, stationary_after_s: 5 });
+    const drifting = run(drift, scene([walker({ x: 600, vx: 5, to: 30_000 })], evenly(5, 0, 30_000)));
+    assert.ok(
+      drifting.every((e) => !e.stationary),
+      'moves its 17-px threshold every 3.4 s',
+    );
+    const t = new Tracker('cam', { ...settings, stationary_after_s: 20 });
+    const frames = scene([walker({ x: 600, vx: 0, to: 30_000 })], evenly(2, 0, 30_000));
+    const at = frames.find((f) => t.update(f.dets, f.ts).some((e) => e.stationary))?.ts;
+    assert.equal(at, 20_500, 'confirmed at 500 ms, stationary 20 s later');
+  });
+
+  it('counts drop to zero within a second of the object leaving, while its track is still kept', () => {
+    const t = new Tracker('cam', settings);
+    const frames = scene([walker({ to: 3000, zones: () => ['path'] })], evenly(5, 0, 6000));
+    const seen: [number, number][] = [];
+    const events: ObjectEvent[] = [];
+    for (const f of frames) {
+      events.push(...t.update(f.dets, f.ts));
+      seen.push([f.ts, t.counts().labels.person?.inView ?? 0]);
+    }
+    assert.deepEqual(
+      seen.filter(([ts]) => ts >= 2800 && ts <= 4400),
+      [
+        [2800, 1],
+        [3000, 1],
+        [3200, 1],
+        [3400, 1],
+        [3600, 1],
+        [3800, 1],
+        [4000, 1],
+        [4200, 0],
+        [4400, 0],
+      ],
+    );
+    assert.deepEqual(ofType(events, 'end'), [], 'still in the lost buffer at 6 s');
+    assert.deepEqual(t.counts(), { labels: {}, zones: {} });
+    assert.equal(t.expire(6001).length, 1, 'ends after end_after_s (3 s) unseen');
+  });
+
+  it('counts an object missed in the latest frame for up to a second, and only confirmed ones', () => {
+    const t = new Tracker('cam', settings);
+    t.update([zd('car', 0.9, [0, 0, 100, 50])], 0);
+    assert.deepEqual(t.counts().labels, {}, 'tentative');
+    t.update([zd('car', 0.9, [0, 0, 100, 50])], 500);
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
+    t.update([], 1000);
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
+    t.expire(1500);
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
+    t.expire(1501);
+    assert.deepEqual(t.counts().labels, {});
   });
 });
