@@ -5,7 +5,7 @@ import type { CameraStatus } from '../ingest/index.js';
 import { applyCameraFilters } from './filters.js';
 import type { Output } from './mqtt-output.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload, Topics } from './topics.js';
-import { Tracker, type Count, type ObjectEvent } from './tracker.js';
+import { Tracker, type Count, type ObjectEvent, type TrackCounts } from './tracker.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -27,7 +27,7 @@ export interface ReporterDeps {
  */
 export class Reporter {
   private trackers = new Map<string, Tracker>();
-  private counts = new Map<string, Record<string, Count>>();
+  private counts = new Map<string, TrackCounts>();
   private detectorErrors = new Map<string, { message: string; at: number }>();
   private timer: Timer | null = null;
 
@@ -96,18 +96,39 @@ export class Reporter {
     }
   }
 
-  /** Retained counts of objects in view (and of the active ones) per label, when they change. */
+  /**
+   * Retained counts of objects in view (and of the active ones), per label and per zone and
+   * label, each published when it changes.
+   */
   private publishCounts(camera: string): void {
-    const now = this.trackers.get(camera)?.counts().labels ?? {};
-    const before = this.counts.get(camera) ?? {};
+    const now = this.trackers.get(camera)?.counts() ?? { labels: {}, zones: {} };
+    const before = this.counts.get(camera) ?? { labels: {}, zones: {} };
+    const t = this.topics;
+    this.publishChanged(before.labels, now.labels, (label) => [
+      t.count(camera, label),
+      t.countActive(camera, label),
+    ]);
+    for (const zone of new Set([...Object.keys(before.zones), ...Object.keys(now.zones)]))
+      this.publishChanged(before.zones[zone] ?? {}, now.zones[zone] ?? {}, (label) => [
+        t.zoneCount(camera, zone, label),
+        t.zoneCountActive(camera, zone, label),
+      ]);
+    this.counts.set(camera, now);
+  }
+
+  private publishChanged(
+    before: Record<string, Count>,
+    now: Record<string, Count>,
+    topicsOf: (label: string) => [inView: string, active: string],
+  ): void {
     const zero: Count = { inView: 0, active: 0 };
     for (const label of new Set([...Object.keys(before), ...Object.keys(now)])) {
       const n = now[label] ?? zero;
       const b = before[label] ?? zero;
-      if (n.inView !== b.inView) this.out.state(this.topics.count(camera, label), String(n.inView));
-      if (n.active !== b.active) this.out.state(this.topics.countActive(camera, label), String(n.active));
+      const [inView, active] = topicsOf(label);
+      if (n.inView !== b.inView) this.out.state(inView, String(n.inView));
+      if (n.active !== b.active) this.out.state(active, String(n.active));
     }
-    this.counts.set(camera, now);
   }
 
   /** A camera's status changed. */

@@ -15,6 +15,12 @@ export const topics = (base: string) => ({
   count: (camera: string, label: string) => `${base}/cameras/${camera}/${label}`,
   /** Retained count of `label` in view and not stationary. */
   countActive: (camera: string, label: string) => `${base}/cameras/${camera}/${label}/active`,
+  /** Retained count of `label` in view in `zone`. */
+  zoneCount: (camera: string, zone: string, label: string) =>
+    `${base}/cameras/${camera}/zones/${zone}/${label}`,
+  /** Retained count of `label` in view in `zone` and not stationary. */
+  zoneCountActive: (camera: string, zone: string, label: string) =>
+    `${base}/cameras/${camera}/zones/${zone}/${label}/active`,
   /** ObjectEvent, QoS 1. */
   events: `${base}/events`,
   /** StatsPayload, periodically. */

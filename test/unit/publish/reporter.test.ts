@@ -127,6 +127,27 @@ describe('reporter', () => {
     );
   });
 
+  it('publishes retained counts per zone and label as objects enter and leave it', () => {
+    const zoned = cameraConfig(
+      ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'].join('\n'),
+    );
+    const out = new FakeOutput();
+    const r = new Reporter(zoned.cameras, { ...zoned.events, min_frames: 1 }, deps(out, 'argus'));
+    // Standing in the drive (its feet at y 80), then walking out of it (feet at y 180).
+    r.onResult(result(1, 1000, [det('person', 0.9, [10, 20, 40, 80])]));
+    r.onResult(result(2, 1200, [det('person', 0.9, [12, 120, 42, 180])]));
+    const zoneStates = out
+      .of('state')
+      .filter((m) => m.topic.includes('/zones/'))
+      .map((m) => [m.topic, m.payload]);
+    assert.deepEqual(zoneStates, [
+      ['argus/cameras/gate/zones/drive/person', '1'],
+      ['argus/cameras/gate/zones/drive/person/active', '1'],
+      ['argus/cameras/gate/zones/drive/person', '0'],
+      ['argus/cameras/gate/zones/drive/person/active', '0'],
+    ]);
+  });
+
   it('publishes retained camera statuses with detector errors until the next analysed frame', () => {
     const out = new FakeOutput();
     let current: CameraStatus | undefined = undefined;
