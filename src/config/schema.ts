@@ -232,6 +232,8 @@ const camera = z.strictObject({
       /** Polygon in source pixels, at least three points. */
       points: z.array(point).min(3),
       objects: z.array(topicLevel).min(1).optional(),
+      /** An object in the zone this long is loitering: one `update` event says so. */
+      loiter_s: z.number().positive().max(86400).optional(),
     }),
   ).default({}),
 });

@@ -57,7 +57,11 @@ export class Reporter {
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      t = new Tracker(camera, this.events);
+      const zones = this.cameras[camera]?.zones ?? {};
+      const loiter = Object.fromEntries(
+        Object.entries(zones).flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
+      );
+      t = new Tracker(camera, this.events, loiter);
       this.trackers.set(camera, t);
     }
     return t;
@@ -84,13 +88,14 @@ export class Reporter {
 
   private emit(events: ObjectEvent[]): void {
     for (const e of events) {
-      const { startTs, endTs, currentZones, enteredZones, ...rest } = e;
+      const { startTs, endTs, currentZones, enteredZones, loiteringZones, ...rest } = e;
       const payload: EventPayload = {
         ...rest,
         start_ts: iso(startTs),
         end_ts: endTs === null ? null : iso(endTs),
         current_zones: currentZones,
         entered_zones: enteredZones,
+        loitering_zones: loiteringZones,
       };
       this.out.event(this.topics.events, JSON.stringify(payload));
     }

@@ -51,11 +51,15 @@ export interface DetectionsPayload {
   detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] })[];
 }
 
-export type EventPayload = Omit<ObjectEvent, 'startTs' | 'endTs' | 'currentZones' | 'enteredZones'> & {
+export type EventPayload = Omit<
+  ObjectEvent,
+  'startTs' | 'endTs' | 'currentZones' | 'enteredZones' | 'loiteringZones'
+> & {
   start_ts: string;
   end_ts: string | null;
   current_zones: string[];
   entered_zones: string[];
+  loitering_zones: string[];
 };
 
 export interface StatsPayload {

@@ -48,6 +48,8 @@ export interface ObjectEvent {
   currentZones: string[];
   /** Every zone it has been in during the visit, in order of entry. */
   enteredZones: string[];
+  /** Zones it has stayed in for their `loiter_s` and is still in, in the order it got there. */
+  loiteringZones: string[];
   stationary: boolean;
 }
 
@@ -75,6 +77,9 @@ interface Track {
   topScore: number;
   zones: string[];
   entered: string[];
+  /** When it came into each zone it is in now. */
+  since: Map<string, number>;
+  loitering: string[];
   start: number;
   lastSeen: number;
   hits: number;
@@ -83,7 +88,7 @@ interface Track {
   /** Where the object was when it last moved beyond STATIONARY_MOVE, and when. */
   anchor: [number, number];
   anchorAt: number;
-  reported: { box: Box; score: number; zones: string[]; stationary: boolean } | null;
+  reported: { box: Box; score: number; zones: string[]; loitering: string[]; stationary: boolean } | null;
 }
 
 const centre = (b: Readonly<Box>): [number, number] => [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
@@ -141,9 +146,11 @@ export class Tracker {
   private lastFrame = -Infinity;
   private now = -Infinity;
 
+  /** `loiterS`: per zone with `loiter_s`, how long an object may stay before it is loitering. */
   constructor(
     readonly camera: string,
     private readonly cfg: Config['events'],
+    private readonly loiterS: Readonly<Record<string, number>> = {},
   ) {}
 
   private event(type: ObjectEvent['type'], t: Track): ObjectEvent {
@@ -159,12 +166,19 @@ export class Tracker {
       zones: t.zones,
       currentZones: t.zones,
       enteredZones: t.entered,
+      loiteringZones: t.loitering,
       stationary: t.stationary,
     };
   }
 
   private report(type: 'new' | 'update', t: Track): ObjectEvent {
-    t.reported = { box: t.box, score: t.topScore, zones: t.zones, stationary: t.stationary };
+    t.reported = {
+      box: t.box,
+      score: t.topScore,
+      zones: t.zones,
+      loitering: t.loitering,
+      stationary: t.stationary,
+    };
     return this.event(type, t);
   }
 
@@ -215,6 +229,8 @@ export class Tracker {
       topScore: d.score,
       zones: d.zones,
       entered: [...d.zones],
+      since: new Map(d.zones.map((z) => [z, ts])),
+      loitering: [],
       start: ts,
       lastSeen: ts,
       hits: 1,
@@ -242,6 +258,7 @@ export class Tracker {
     t.topScore = Math.max(t.topScore, d.score);
     t.zones = d.zones;
     for (const z of d.zones) if (!t.entered.includes(z)) t.entered = [...t.entered, z];
+    this.loiter(t, ts);
     t.lastSeen = Math.max(t.lastSeen, ts);
     t.hits++;
     if (!t.confirmed) {
@@ -263,9 +280,25 @@ export class Tracker {
       moved ||
       t.stationary !== r.stationary ||
       !sameZones(t.zones, r.zones) ||
+      !sameZones(t.loitering, r.loitering) ||
       t.topScore - r.score >= this.cfg.update_score
     )
       events.push(this.report('update', t));
+  }
+
+  /**
+   * Zone times: a zone left is forgotten (coming back starts its clock again); an object that has
+   * been in a zone with `loiter_s` for that long is loitering there (one update says so).
+   */
+  private loiter(t: Track, ts: number): void {
+    for (const z of t.since.keys()) if (!t.zones.includes(z)) t.since.delete(z);
+    for (const z of t.zones) if (!t.since.has(z)) t.since.set(z, ts);
+    const stayed = t.zones.filter((z) => {
+      const limit = this.loiterS[z];
+      return limit !== undefined && ts - t.since.get(z)! >= limit * 1000;
+    });
+    const still = t.loitering.filter((z) => stayed.includes(z));
+    t.loitering = [...still, ...stayed.filter((z) => !still.includes(z))];
   }
 
   /** Ends objects unseen for more than `end_after_s` at time `now` (also called on a timer). */

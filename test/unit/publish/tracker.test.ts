@@ -256,6 +256,7 @@ describe('tracker: events', () => {
       zones: ['drive'],
       currentZones: ['drive'],
       enteredZones: ['drive'],
+      loiteringZones: [],
       stationary: false,
     });
     t.update([zd('person', 0.6, [1, 0, 11, 20]), zd('cat', 0.9, [50, 50, 60, 60])], 400);
@@ -265,6 +266,23 @@ describe('tracker: events', () => {
       [['end', 'person', 400]],
       'the cat seen once vanishes silently; the end time is when it was last seen',
     );
+  });
+
+  it('says once that an object has stayed in a zone for its loiter_s; leaving restarts the clock', () => {
+    const t = new Tracker('gate', settings, { door: 5 });
+    const at = (x: number, y: number, zones: string[]) => [zd('person', 0.9, [x, y, x + 60, y + 160], zones)];
+    const events: ObjectEvent[] = [];
+    // Standing at the door for 8 s, stepping into the yard (not a loiter zone), back for 6 s.
+    for (let ts = 0; ts <= 8000; ts += 200) events.push(...t.update(at(100, 100, ['door']), ts));
+    for (let ts = 8200; ts <= 9000; ts += 200) events.push(...t.update(at(400, 100, ['yard']), ts));
+    for (let ts = 9200; ts <= 15_400; ts += 200) events.push(...t.update(at(100, 100, ['door']), ts));
+    const loitering = events
+      .filter((e) => e.type === 'update' && e.loiteringZones.length > 0)
+      .map((e) => [e.loiteringZones, e.currentZones]);
+    assert.deepEqual(loitering, [
+      [['door'], ['door']], // at 5 s
+      [['door'], ['door']], // 5 s after coming back (at 14.2 s), not at once
+    ]);
   });
 
   it('a walker sends a handful of updates, not one per frame', () => {
