@@ -10,6 +10,9 @@ import { EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics } from './
 import { redactUrl } from './redact.js';
 import { Scheduler } from './scheduler/index.js';
 
+/** A stop came while the daemon was starting: what had started is stopped again. */
+export class StoppedDuringStart extends Error {}
+
 /** What the root needs of a stage: start and stop; everything else goes through wiring. */
 interface Stage {
   start(): unknown;
@@ -27,6 +30,9 @@ export class Daemon {
   private readonly notifier: SystemdNotifier;
   /** Reloads run one after another; stopping waits for the one in progress. */
   private reloads: Promise<unknown> = Promise.resolve();
+  /** Start-up in progress: a stop waits for it to reach a stage boundary, then unwinds it. */
+  private starting: Promise<void> | undefined;
+  private stopping = false;
 
   constructor(
     private loaded: LoadedConfig,
@@ -36,17 +42,24 @@ export class Daemon {
     this.notifier = new SystemdNotifier(process.env, log.child({ stage: 'systemd' }));
   }
 
-  /** Starts a stage and remembers to stop it. */
+  /** Starts a stage and remembers to stop it; starts nothing once a stop was asked for. */
   private async begin(name: string, stage: Stage): Promise<void> {
+    if (this.stopping) throw new StoppedDuringStart('stopped during start-up');
     await stage.start();
     this.started.push({ name, stage });
   }
 
-  async start(): Promise<void> {
+  /** Rejects with StoppedDuringStart when `stop()` was called before it finished. */
+  start(): Promise<void> {
+    return (this.starting = this.startStages());
+  }
+
+  private async startStages(): Promise<void> {
     const { config, secrets } = this.loaded;
     const { log, clock } = this;
     const stage = (name: string): Logger => log.child({ stage: name });
     const t = topics(config.mqtt.base_topic);
+    log.info({ model: config.model.path }, 'starting');
 
     const detector = new Detector(await planModel(config.model), config, stage('detector'));
     await this.begin('detector', detector);
@@ -103,6 +116,7 @@ export class Daemon {
       await this.begin('http', http);
     }
     await this.begin('cameras', ingest);
+    if (this.stopping) throw new StoppedDuringStart('stopped during start-up');
     this.running = { ingest, scheduler, reporter, view };
 
     this.notifier.startWatchdog(() => detector.stats().readyWorkers > 0); // what a restart can mend
@@ -163,10 +177,11 @@ export class Daemon {
    * flight), the events still open, MQTT (final states and `offline`), the broker and the detector.
    */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.notifier.stopping();
     this.notifier.stopWatchdog();
     this.running = undefined;
-    await this.reloads;
+    await Promise.allSettled([this.starting, this.reloads]);
     for (const { name, stage } of this.started.splice(0).reverse()) {
       try {
         await stage.stop();

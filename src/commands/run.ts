@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../config/index.js';
-import { Daemon } from '../daemon.js';
+import { Daemon, StoppedDuringStart } from '../daemon.js';
 import { createLogger } from '../log.js';
 
 /** How long shutdown may take before Argus exits anyway. */
@@ -62,6 +62,8 @@ export async function runDaemon(file: string): Promise<number> {
   try {
     await daemon.start();
   } catch (err) {
+    // A signal during start-up is a stop like any other: nothing more starts, all is unwound.
+    if (err instanceof StoppedDuringStart && stopping) return stopping;
     // Startup errors name what is wrong (model file, broker port, ...); the stack is for debugging.
     const message = err instanceof Error ? err.message : String(err);
     log.fatal({ err: message }, 'cannot start');

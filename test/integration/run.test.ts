@@ -252,6 +252,36 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.doesNotMatch(daemon.output(), /"level":50|"level":60/, 'no error was logged');
   });
 
+  it('SIGTERM during start-up stops what had started, starts nothing more, and leaves no ffmpeg', async (t) => {
+    const dir = await tempDir(t);
+    // A size no other test uses, to find this test's ffmpeg among the machine's processes.
+    const marker = 'color=c=0x102030:s=322x242:r=5';
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port: await freePort() } },
+      cameras: { a: { url: `lavfi:${marker}` }, b: { url: `lavfi:${marker}` } },
+    });
+    const daemon = startDaemon(t, config);
+    // The detector is the first stage; the cameras are the last.
+    await waitFor(
+      'the detector to be ready',
+      () => daemon.output().includes('"msg":"detector ready"'),
+      30_000,
+    );
+    daemon.child.kill('SIGTERM');
+    const { code } = await daemon.exited;
+    assert.equal(code, 0, daemon.output());
+    const logs = daemon
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    assert.equal(logs.at(-1), 'argus stopped', logs.join(' | '));
+    assert.ok(!logs.includes('argus started'), `start-up went on after the stop: ${logs.join(' | ')}`);
+    await new Promise((r) => setTimeout(r, 500));
+    const left = spawnSync('pgrep', ['-f', 's=322x242'], { encoding: 'utf8' }).stdout.trim();
+    assert.equal(left, '', `ffmpeg left running: ${left}`);
+  });
+
   it('SIGKILL of the daemon makes the broker publish offline (last will)', async (t) => {
     const dir = await tempDir(t);
     const broker = await startBroker(t);
