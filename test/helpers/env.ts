@@ -68,3 +68,13 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 30_
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Whether a process of that id is running. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

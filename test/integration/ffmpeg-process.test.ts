@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
 import { defaultFfmpegPath, fluentSpawner, type FfmpegHandle } from '../../src/ingest/ffmpeg-process.js';
-import { waitFor } from '../helpers/env.js';
+import { isAlive, waitFor } from '../helpers/env.js';
 
 const FRAME = 32 * 32 * 3;
 
@@ -39,26 +39,17 @@ function start(ffmpegPath: string, source?: string): Run {
   return { handle, stdout: () => bytes, stderr: () => text, exit };
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 describe('fluentSpawner runs the real ffmpeg', { timeout: 60_000 }, () => {
   it("streams frames and stderr lines, has a pid, and ends with code 0 on 'q'", async () => {
     const run = start(await defaultFfmpegPath());
     await waitFor('three frames', () => run.stdout() >= 3 * FRAME);
     const pid = run.handle.pid;
-    assert.ok(pid !== undefined && alive(pid), `pid ${pid}`);
+    assert.ok(pid !== undefined && isAlive(pid), `pid ${pid}`);
     // Whole lines, as the camera's stderr ring reads them: ffmpeg's verbose filter log.
     assert.match(run.stderr(), /^\[Parsed_scale_\d+ @ [^\]]+\] w:64 h:48 .*\n/m);
     run.handle.quit();
     assert.deepEqual(await run.exit, { code: 0, signal: null, error: undefined });
-    assert.ok(!alive(pid));
+    assert.ok(!isAlive(pid));
   });
 
   it('kills with a signal, also when asked before the process has started', async () => {

@@ -12,7 +12,7 @@ import { letterbox } from '../../src/core/geometry.js';
 import { parseConfig } from '../../src/config/index.js';
 import { defaultFfmpegPath, Ingest, type CameraStatus } from '../../src/ingest/index.js';
 import { fixtureDetector } from '../helpers/detector.js';
-import { hasShared, repoRoot, shared, tempDir, waitFor } from '../helpers/env.js';
+import { hasShared, isAlive, repoRoot, shared, tempDir, waitFor } from '../helpers/env.js';
 import { boxIou } from '../helpers/images.js';
 import { freePort, hasGstreamer, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
 
@@ -407,29 +407,20 @@ describe('ffmpeg children never outlive their process', () => {
     return { child, pids, exited, output: () => out };
   }
 
-  const alive = (pid: number): boolean => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-
   it('SIGTERM stops every ffmpeg and exits 0', async (t) => {
     const h = await startHarness(t);
-    assert.ok(h.pids.every(alive));
+    assert.ok(h.pids.every(isAlive));
     h.child.kill('SIGTERM');
     const { code } = await h.exited;
     assert.equal(code, 0);
     assert.match(h.output(), /"type":"stopped"/);
-    assert.deepEqual(h.pids.filter(alive), [], 'no ffmpeg left running');
+    assert.deepEqual(h.pids.filter(isAlive), [], 'no ffmpeg left running');
   });
 
   it('SIGKILL leaves no ffmpeg behind: each sees its closed pipe and exits', async (t) => {
     const h = await startHarness(t);
     h.child.kill('SIGKILL');
     await h.exited;
-    await waitFor('ffmpeg processes to exit', () => h.pids.every((p) => !alive(p)), 15_000);
+    await waitFor('ffmpeg processes to exit', () => h.pids.every((p) => !isAlive(p)), 15_000);
   });
 });

@@ -1,43 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  floatsOf,
-  floatTensor,
-  int64Tensor,
-  intAttr,
-  intsAttr,
-  newModel,
-  newNode,
-  type NewModel,
-} from '../../../src/onnx/build.js';
+import { floatsOf, newModel } from '../../../src/onnx/build.js';
 import { AttrType, DataType, decodeModel, encodeModel } from '../../../src/onnx/graph.js';
+import { tiny } from '../../helpers/tiny-model.js';
 import { ProtoWriter } from '../../../src/onnx/proto.js';
-
-const tiny = (over: Partial<NewModel> = {}): NewModel => ({
-  irVersion: 8,
-  producer: 'test',
-  producerVersion: '2',
-  opsets: [
-    { domain: '', version: 13 },
-    { domain: 'com.microsoft', version: 1 },
-  ],
-  graph: {
-    name: 'tiny',
-    nodes: [
-      newNode('Reshape', ['x', 'shape'], ['flat']),
-      newNode('Transpose', ['flat'], ['t'], [intsAttr('perm', [1, 0])]),
-      newNode('Concat', ['t', 'w'], ['y'], [intAttr('axis', -1)]),
-    ],
-    initializers: [int64Tensor('shape', [2, -1]), floatTensor('w', [2, 1], Float32Array.of(0.5, -2))],
-    inputs: [{ name: 'x', elemType: DataType.FLOAT, shape: ['batch', 2, null] }],
-    outputs: [{ name: 'y', elemType: DataType.FLOAT, shape: [2, 'n'] }],
-  },
-  metadata: [
-    ['b', '2'],
-    ['a', '1'],
-  ],
-  ...over,
-});
 
 describe('decoding', () => {
   it('reads int and ints attributes as signed int64', () => {
