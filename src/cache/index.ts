@@ -1,3 +1,2 @@
 /** The cache stage's public interface: per camera, reuse the last result for a frame that looks the same. */
-export { blockDistance, blockHash, GRID, type BlockHash } from './block-hash.js';
 export { FrameCache, type CacheDecision } from './frame-cache.js';

@@ -1,5 +1,5 @@
 /** The config stage's public interface: one schema, a loader with located errors, reload diffs. */
-export { diffCameras, diffConfig, type CameraChanges, type ConfigChanges } from './diff.js';
+export { diffConfig, type CameraChanges, type ConfigChanges } from './diff.js';
 export { ConfigError, loadConfig, parseConfig, type ConfigIssue, type LoadedConfig } from './load.js';
 export {
   configSchema,

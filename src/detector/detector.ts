@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Detection, Picture } from '../core/frame.js';
 import type { Config } from '../config/index.js';
 import type { BatchDetector, BatchDetections } from '../scheduler/index.js';
-import type { OutputLayout, RawDetection } from './decode.js';
+import type { RawDetection } from './decode.js';
 import type { ModelPlan } from './model.js';
 import { InputPool } from './preprocess.js';
 import type { FromWorker, RunRequest, WorkerInit } from './protocol.js';
@@ -81,7 +81,6 @@ export class Detector implements BatchDetector {
   private readonly workers: number;
   private readonly intraOpThreads: number;
   provider: Config['detector']['providers'][number] | undefined;
-  layout: OutputLayout | undefined;
 
   constructor(
     readonly plan: ModelPlan,
@@ -137,7 +136,6 @@ export class Detector implements BatchDetector {
     }
     const ready = (results[0] as PromiseFulfilledResult<Extract<FromWorker, { type: 'ready' }>>).value;
     this.provider = ready.provider;
-    this.layout = ready.layout;
     // One line: which provider runs, and why each preferred one was skipped (warn when any was).
     this.log[ready.skipped.length ? 'warn' : 'info'](
       { provider: ready.provider, skipped: ready.skipped, workers: this.workers },

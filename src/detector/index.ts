@@ -9,7 +9,7 @@ export {
   type DetectorConfig,
   type DetectorStats,
 } from './detector.js';
-export { LayoutError, resolveLayout, type OutputLayout } from './decode.js';
+export { resolveLayout } from './decode.js';
 export { ModelError, planModel, type ModelPlan } from './model.js';
 export { openDetector } from './open.js';
-export { BASE_SESSION_OPTIONS, providerOption, shortReason } from './providers.js';
+export { BASE_SESSION_OPTIONS, providerOption } from './providers.js';

@@ -1,5 +1,5 @@
 /** Our ONNX codec: read a model's signature and metadata, edit its graph, build the test fixture. */
-export { buildFixtureModel, DEFAULT_FIXTURE, FIXTURE_LABELS, type FixtureOptions } from './fixture.js';
+export { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './fixture.js';
 export { decodeModel, encodeModel, GraphEditError } from './graph.js';
 export {
   ModelFormatError,

@@ -1,5 +1,4 @@
 /** The scheduler stage's public interface: frames and submitted pictures in, batches out. */
-export { FairShare, type Contender } from './fair-share.js';
 export {
   FrameDropped,
   Scheduler,
