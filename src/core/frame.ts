@@ -13,6 +13,11 @@ export interface Picture {
   geometry: Letterbox;
 }
 
+/** Whether a picture is what a model of input `size` takes: size × size RGB24. */
+export function fitsModel(p: Picture, size: number): boolean {
+  return p.geometry.dstW === size && p.geometry.dstH === size && p.data.length === 3 * size * size;
+}
+
 /** One picture from a camera. */
 export interface Frame extends Picture {
   camera: string;

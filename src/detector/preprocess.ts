@@ -1,4 +1,4 @@
-import type { Picture } from '../core/frame.js';
+import { fitsModel, type Picture } from '../core/frame.js';
 
 /**
  * Converts letterboxed RGB24 pictures (HWC, uint8) into the model's float32 NCHW input, scaled
@@ -52,7 +52,7 @@ export class InputPool {
     const s = this.size;
     // Every picture is checked before a buffer is taken, so a bad one loses none.
     for (const p of pictures) {
-      if (p.geometry.dstW !== s || p.geometry.dstH !== s || p.data.length !== 3 * s * s)
+      if (!fitsModel(p, s))
         throw new RangeError(`picture is ${p.geometry.dstW}x${p.geometry.dstH}, the model takes ${s}x${s}`);
     }
     this.largest = Math.max(this.largest, pictures.length);

@@ -3,7 +3,7 @@ import type { Detection, Picture, Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { CameraRates, StatsSources } from '../publish/index.js';
-import { FrameDropped } from '../scheduler/index.js';
+import { FrameDropped, type SchedulerStats } from '../scheduler/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
 import { annotatedJpeg } from './snapshot.js';
 
@@ -16,7 +16,7 @@ export interface ViewSources extends StatsSources {
     submit(picture: Picture, priority: number): Promise<Detection[]>;
   };
   detector: StatsSources['detector'] & { readonly inputSize: number };
-  stats: { rates(): Record<string, CameraRates> };
+  stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
 }
 
@@ -87,7 +87,7 @@ export class LiveView implements HttpSource {
 
   cameras(): CameraView[] {
     const sched = this.src.scheduler.stats();
-    const rates = this.src.stats.rates();
+    const rates = this.src.stats.rates(sched);
     return Object.entries(this.src.cameras()).map(([name, cfg]) => {
       const st = this.src.ingest.status(name);
       const latest = this.latest.get(name);

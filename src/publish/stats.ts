@@ -61,9 +61,12 @@ export class StatsPublisher {
     this.timer = null;
   }
 
-  /** Per-camera rates over the last complete window (since start before the first message). */
-  rates(): Record<string, CameraRates> {
-    return this.measure(this.prev, this.deps.clock.now(), this.sources.scheduler.stats());
+  /**
+   * Per-camera rates over the last complete window (since start before the first message), from
+   * `sched` when the caller has just read it.
+   */
+  rates(sched: SchedulerStats = this.sources.scheduler.stats()): Record<string, CameraRates> {
+    return this.measure(this.prev, this.deps.clock.now(), sched);
   }
 
   private measure(

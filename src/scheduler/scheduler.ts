@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
-import type { Detection, Frame, Picture, Result } from '../core/frame.js';
+import { fitsModel, type Detection, type Frame, type Picture, type Result } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { FrameQueue, type DropReason } from '../queue/index.js';
 import { FairShare } from './fair-share.js';
@@ -207,7 +207,7 @@ export class Scheduler {
     // Checked here, so a wrong picture fails alone rather than the batch it would share.
     const size = this.deps.detector.inputSize;
     const g = picture.geometry;
-    if (g.dstW !== size || g.dstH !== size || picture.data.length !== 3 * size * size)
+    if (!fitsModel(picture, size))
       return Promise.reject(
         new RangeError(
           `picture is ${g.dstW}x${g.dstH} (${picture.data.length} bytes); the model takes ${size}x${size} RGB`,
