@@ -42,11 +42,15 @@ export class Daemon {
     this.notifier = new SystemdNotifier(process.env, log.child({ stage: 'systemd' }));
   }
 
-  /** Starts a stage and remembers to stop it; starts nothing once a stop was asked for. */
+  /**
+   * Starts a stage and remembers to stop it. Once a stop was asked for, nothing more starts and
+   * start-up goes no further than the stage in progress.
+   */
   private async begin(name: string, stage: Stage): Promise<void> {
     if (this.stopping) throw new StoppedDuringStart('stopped during start-up');
     await stage.start();
     this.started.push({ name, stage });
+    if (this.stopping) throw new StoppedDuringStart('stopped during start-up');
   }
 
   /** Rejects with StoppedDuringStart when `stop()` was called before it finished. */
@@ -116,7 +120,6 @@ export class Daemon {
       await this.begin('http', http);
     }
     await this.begin('cameras', ingest);
-    if (this.stopping) throw new StoppedDuringStart('stopped during start-up');
     this.running = { ingest, scheduler, reporter, view };
 
     this.notifier.startWatchdog(() => detector.stats().readyWorkers > 0); // what a restart can mend
