@@ -91,6 +91,8 @@ export class Daemon {
       topics: t,
       clock,
       cameraStatus: (name) => ingest.status(name),
+      log: stage('events'),
+      stateDir: config.state_dir,
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
       detector,

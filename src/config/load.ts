@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { redactUrl } from '../redact.js';
+import { resolveStateDir } from '../state/index.js';
 import { configSchema, type Config } from './schema.js';
 
 export interface ConfigIssue {
@@ -242,6 +243,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const base = dirname(resolve(file));
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(base, p));
   config.model.path = abs(config.model.path);
+  config.state_dir = resolveStateDir(config.state_dir, env, base).dir;
   if (config.model.labels) config.model.labels = abs(config.model.labels);
   if (config.mqtt.tls) {
     for (const k of ['ca', 'cert', 'key'] as const) {

@@ -236,6 +236,30 @@ const camera = z.strictObject({
       loiter_s: z.number().positive().max(86400).optional(),
     }),
   ).default({}),
+  lines: namedMap(
+    z
+      .strictObject({
+        /** From A to B, in source pixels. */
+        points: z.tuple([point, point]),
+        /** Labels counted; absent means all the camera tracks. */
+        objects: z.array(topicLevel).min(1).optional(),
+        /**
+         * Names of the two ways across: the first for objects going from the left of A→B to
+         * its right (as drawn on the picture: top to bottom for A on the left, B on the right).
+         */
+        directions: z.tuple([topicLevel, topicLevel]).default(['in', 'out']),
+        /** The point of the box that crosses: its centre, or its bottom centre (where it stands). */
+        anchor: z.enum(['center', 'bottom_center']).default('center'),
+      })
+      .refine((l) => l.points[0][0] !== l.points[1][0] || l.points[0][1] !== l.points[1][1], {
+        message: 'the two points must differ',
+        path: ['points'],
+      })
+      .refine((l) => l.directions[0] !== l.directions[1], {
+        message: 'the two directions need different names',
+        path: ['directions'],
+      }),
+  ).default({}),
 });
 
 const events = z
@@ -257,6 +281,11 @@ const events = z
 
 export const configSchema = z.strictObject({
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+  /**
+   * What survives a restart (line counts). systemd's $STATE_DIRECTORY wins when set; absent,
+   * ~/.local/state/argus. Relative to the config file.
+   */
+  state_dir: z.string().min(1).optional(),
   mqtt,
   model,
   detector,

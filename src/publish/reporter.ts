@@ -1,11 +1,13 @@
+import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import { applyCameraFilters } from './filters.js';
+import { LineCounts, type LineCount } from './line-counts.js';
 import type { Output } from './mqtt-output.js';
-import type { CameraStatusPayload, DetectionsPayload, EventPayload, Topics } from './topics.js';
-import { Tracker, type Count, type ObjectEvent, type TrackCounts } from './tracker.js';
+import type { CameraStatusPayload, CrossingPayload, DetectionsPayload, EventPayload, Topics } from './topics.js';
+import { Tracker, type Count, type TrackCounts, type TrackerAreas, type TrackerEvent } from './tracker.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -18,24 +20,41 @@ export interface ReporterDeps {
   clock: Clock;
   /** A camera's current status, from its one owner (ingest). */
   cameraStatus: (camera: string) => CameraStatus | undefined;
+  log: Logger;
+  /** Where line counts are kept across restarts; absent, they live in memory only. */
+  stateDir?: string;
+}
+
+/** A camera's zones with `loiter_s`, and its lines, for its tracker. */
+function areasOf(cam: CameraConfig | undefined): TrackerAreas {
+  const zones = Object.entries(cam?.zones ?? {});
+  return {
+    loiterS: Object.fromEntries(zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]]))),
+    lines: cam?.lines ?? {},
+  };
 }
 
 /**
  * Turns the pipeline's output into MQTT messages: per-frame detections after each camera's
- * filters, object events from a per-camera tracker, retained per-label counts, and retained
- * camera statuses (ingest's status, or the detector's error while a camera's batches fail).
+ * filters, object events and line crossings from a per-camera tracker, retained per-label (and
+ * per-zone) counts of what is in view, retained cumulative line counts (kept across restarts),
+ * and retained camera statuses (ingest's status, or the detector's error while a camera's
+ * batches fail).
  */
 export class Reporter {
   private trackers = new Map<string, Tracker>();
   private counts = new Map<string, TrackCounts>();
   private detectorErrors = new Map<string, { message: string; at: number }>();
   private timer: Timer | null = null;
+  private readonly lineCounts: LineCounts;
 
   constructor(
     private cameras: Record<string, CameraConfig>,
     private readonly events: Config['events'],
     private readonly deps: ReporterDeps,
-  ) {}
+  ) {
+    this.lineCounts = new LineCounts(deps.stateDir, { clock: deps.clock, log: deps.log });
+  }
 
   private get out(): Output {
     return this.deps.out;
@@ -45,8 +64,13 @@ export class Reporter {
     return this.deps.topics;
   }
 
-  /** Starts ending objects no camera has seen for `end_after_s`, and updating counts, every second. */
-  start(): void {
+  /**
+   * Restores (and publishes) the line counts, then starts ending objects no camera has seen for
+   * `end_after_s`, and updating counts, every second.
+   */
+  async start(): Promise<void> {
+    await this.lineCounts.load(this.cameras);
+    for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
     const tick = (): void => {
       this.tick(this.deps.clock.now());
       this.timer = this.deps.clock.setTimeout(tick, TICK_MS);
@@ -57,11 +81,7 @@ export class Reporter {
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      const zones = this.cameras[camera]?.zones ?? {};
-      const loiter = Object.fromEntries(
-        Object.entries(zones).flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
-      );
-      t = new Tracker(camera, this.events, loiter);
+      t = new Tracker(camera, this.events, areasOf(this.cameras[camera]));
       this.trackers.set(camera, t);
     }
     return t;
@@ -86,8 +106,16 @@ export class Reporter {
     if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishStatusOf(r.camera);
   }
 
-  private emit(events: ObjectEvent[]): void {
+  private emit(events: TrackerEvent[]): void {
     for (const e of events) {
+      if (e.type === 'crossing') {
+        const { camera, line, label, direction } = e;
+        const count = this.lineCounts.add(camera, line, label, direction);
+        const payload: CrossingPayload = { camera, line, direction, id: e.id, label, ts: iso(e.ts), count };
+        this.out.event(this.topics.crossings, JSON.stringify(payload));
+        this.publishLineCount({ camera, line, label, direction, count });
+        continue;
+      }
       const { startTs, endTs, currentZones, enteredZones, loiteringZones, ...rest } = e;
       const payload: EventPayload = {
         ...rest,
@@ -136,6 +164,10 @@ export class Reporter {
     }
   }
 
+  private publishLineCount(c: LineCount): void {
+    this.out.state(this.topics.lineCount(c.camera, c.line, c.label, c.direction), String(c.count));
+  }
+
   /** A camera's status changed. */
   onCameraStatus(s: CameraStatus): void {
     this.publishStatus(s);
@@ -180,24 +212,40 @@ export class Reporter {
     }
   }
 
-  /** A reloaded camera section: removed cameras' objects end, changed filters apply from now. */
+  /**
+   * A reloaded camera section: removed cameras' objects end; changed filters, zones and lines
+   * apply from now. Counts of lines removed are forgotten and their retained topics cleared; new
+   * lines' counts are published.
+   */
   setCameras(cameras: Record<string, CameraConfig>): void {
     for (const [camera, t] of this.trackers) {
-      if (camera in cameras) continue;
+      if (camera in cameras) {
+        t.setAreas(areasOf(cameras[camera]));
+        continue;
+      }
       this.emit(t.endAll());
       this.publishCounts(camera);
       this.trackers.delete(camera);
     }
+    const key = (c: LineCount): string => this.topics.lineCount(c.camera, c.line, c.label, c.direction);
+    const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [key(c), c.count]));
+    this.lineCounts.prune(cameras);
     this.cameras = cameras;
+    for (const c of this.lineCounts.all(cameras)) {
+      if (gone.get(key(c)) !== c.count) this.publishLineCount(c);
+      gone.delete(key(c));
+    }
+    for (const topic of gone.keys()) this.out.state(topic, ''); // an empty retained message deletes it
   }
 
-  /** On shutdown: every object in view ends, and counts go to zero. */
-  stop(): void {
+  /** On shutdown: every object in view ends, counts of what is in view go to zero, line counts are saved. */
+  async stop(): Promise<void> {
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
     for (const [camera, t] of this.trackers) {
       this.emit(t.endAll());
       this.publishCounts(camera);
     }
+    await this.lineCounts.flush();
   }
 }

@@ -21,8 +21,13 @@ export const topics = (base: string) => ({
   /** Retained count of `label` in view in `zone` and not stationary. */
   zoneCountActive: (camera: string, zone: string, label: string) =>
     `${base}/cameras/${camera}/zones/${zone}/${label}/active`,
+  /** Retained cumulative count of `label` crossing `line` in `direction` (kept across restarts). */
+  lineCount: (camera: string, line: string, label: string, direction: string) =>
+    `${base}/cameras/${camera}/lines/${line}/${label}/${direction}`,
   /** ObjectEvent, QoS 1. */
   events: `${base}/events`,
+  /** CrossingPayload, QoS 1. */
+  crossings: `${base}/crossings`,
   /** StatsPayload, periodically. */
   stats: `${base}/stats`,
 });
@@ -61,6 +66,18 @@ export type EventPayload = Omit<
   entered_zones: string[];
   loitering_zones: string[];
 };
+
+export interface CrossingPayload {
+  camera: string;
+  line: string;
+  direction: string;
+  /** The object's event id. */
+  id: string;
+  label: string;
+  ts: string;
+  /** The line's count for this label and direction, this crossing included. */
+  count: number;
+}
 
 export interface StatsPayload {
   ts: string;

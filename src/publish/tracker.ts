@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import { assign } from './assign.js';
 import type { ZonedDetection } from './filters.js';
 import { centreDistance2, GATE_99, initiate, predict, toBox, update, type KalmanState } from './kalman.js';
+import { crossings, type LineConfig, type Side } from './lines.js';
 
 /**
  * A move of the filtered centre beyond this fraction of the box's diagonal makes an object
@@ -53,6 +54,26 @@ export interface ObjectEvent {
   stationary: boolean;
 }
 
+/** A confirmed object crossed a line (lines.ts): at `ts`, the time of the frame that showed it across. */
+export interface LineCrossing {
+  type: 'crossing';
+  id: string;
+  camera: string;
+  label: string;
+  line: string;
+  direction: string;
+  ts: number;
+}
+
+export type TrackerEvent = ObjectEvent | LineCrossing;
+
+/** A camera's zones with `loiter_s` and its lines. */
+export interface TrackerAreas {
+  /** Per zone with `loiter_s`, how long an object may stay before it is loitering. */
+  loiterS?: Readonly<Record<string, number>>;
+  lines?: Readonly<Record<string, LineConfig>>;
+}
+
 export interface Count {
   /** Confirmed objects in view now (see COUNT_HOLD_MS). */
   inView: number;
@@ -88,6 +109,9 @@ interface Track {
   /** Where the object was when it last moved beyond STATIONARY_MOVE, and when. */
   anchor: [number, number];
   anchorAt: number;
+  /** The side of each line it was last firmly on; crossings seen before it was confirmed. */
+  sides: Map<string, Side>;
+  unconfirmedCrossings: LineCrossing[];
   reported: { box: Box; score: number; zones: string[]; loitering: string[]; stationary: boolean } | null;
 }
 
@@ -146,12 +170,26 @@ export class Tracker {
   private lastFrame = -Infinity;
   private now = -Infinity;
 
-  /** `loiterS`: per zone with `loiter_s`, how long an object may stay before it is loitering. */
+  private loiterS: Readonly<Record<string, number>> = {};
+  private lines: Readonly<Record<string, LineConfig>> = {};
+
   constructor(
     readonly camera: string,
     private readonly cfg: Config['events'],
-    private readonly loiterS: Readonly<Record<string, number>> = {},
-  ) {}
+    areas: TrackerAreas = {},
+  ) {
+    this.setAreas(areas);
+  }
+
+  /** New zones and lines (a reload): objects keep their ids; a line's sides start afresh. */
+  setAreas(areas: TrackerAreas): void {
+    this.loiterS = areas.loiterS ?? {};
+    const before = this.lines;
+    this.lines = areas.lines ?? {};
+    for (const t of this.tracks)
+      for (const name of t.sides.keys())
+        if (JSON.stringify(before[name]) !== JSON.stringify(this.lines[name])) t.sides.delete(name);
+  }
 
   private event(type: ObjectEvent['type'], t: Track): ObjectEvent {
     return {
@@ -182,11 +220,11 @@ export class Tracker {
     return this.event(type, t);
   }
 
-  /** Feeds one frame's detections (time `ts`); returns the events it causes. */
-  update(dets: readonly ZonedDetection[], ts: number): ObjectEvent[] {
+  /** Feeds one frame's detections (time `ts`); returns the events and line crossings it causes. */
+  update(dets: readonly ZonedDetection[], ts: number): TrackerEvent[] {
     this.lastFrame = Math.max(this.lastFrame, ts);
     this.now = Math.max(this.now, ts);
-    const events: ObjectEvent[] = [];
+    const events: TrackerEvent[] = [];
     const labels = new Set([...this.tracks.map((t) => t.label), ...dets.map((d) => d.label)]);
     for (const label of labels) {
       const tracks = this.tracks.filter((t) => t.label === label);
@@ -219,7 +257,7 @@ export class Tracker {
     return events;
   }
 
-  private start(d: ZonedDetection, ts: number, events: ObjectEvent[]): void {
+  private start(d: ZonedDetection, ts: number, events: TrackerEvent[]): void {
     const t: Track = {
       id: `${ts}-${this.camera}-${++this.counter}`,
       label: d.label,
@@ -238,20 +276,24 @@ export class Tracker {
       stationary: false,
       anchor: centre(d.box),
       anchorAt: ts,
+      sides: new Map(),
+      unconfirmedCrossings: [],
       reported: null,
     };
+    crossings(this.lines, t.sides, t.label, d.box);
     this.tracks.push(t);
     if (this.cfg.min_frames <= 1) this.confirm(t, ts, events);
   }
 
-  private confirm(t: Track, ts: number, events: ObjectEvent[]): void {
+  private confirm(t: Track, ts: number, events: TrackerEvent[]): void {
     t.confirmed = true;
     t.anchor = centre(toBox(t.kf));
     t.anchorAt = ts;
-    events.push(this.report('new', t));
+    events.push(this.report('new', t), ...t.unconfirmedCrossings);
+    t.unconfirmedCrossings = [];
   }
 
-  private matched(t: Track, p: KalmanState, d: ZonedDetection, ts: number, events: ObjectEvent[]): void {
+  private matched(t: Track, p: KalmanState, d: ZonedDetection, ts: number, events: TrackerEvent[]): void {
     t.kf = update(p, d.box);
     t.at = Math.max(t.at, ts);
     t.box = d.box;
@@ -261,7 +303,11 @@ export class Tracker {
     this.loiter(t, ts);
     t.lastSeen = Math.max(t.lastSeen, ts);
     t.hits++;
+    const crossed = crossings(this.lines, t.sides, t.label, d.box).map(
+      (c): LineCrossing => ({ type: 'crossing', id: t.id, camera: this.camera, label: t.label, ...c, ts }),
+    );
     if (!t.confirmed) {
+      t.unconfirmedCrossings.push(...crossed);
       if (t.hits >= this.cfg.min_frames) this.confirm(t, ts, events);
       return;
     }
@@ -284,6 +330,7 @@ export class Tracker {
       t.topScore - r.score >= this.cfg.update_score
     )
       events.push(this.report('update', t));
+    events.push(...crossed);
   }
 
   /**

@@ -17,6 +17,7 @@ const LAYERS = [
   'log.ts',
   'listen.ts',
   'backoff.ts',
+  'state',
   'onnx',
   'config',
   'ingest',

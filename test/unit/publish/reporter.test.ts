@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { CameraStatus } from '../../../src/ingest/index.js';
 import type { Detection } from '../../../src/core/frame.js';
@@ -8,11 +10,13 @@ import { Reporter, type ReporterDeps } from '../../../src/publish/reporter.js';
 import {
   topics,
   type CameraStatusPayload,
+  type CrossingPayload,
   type DetectionsPayload,
   type EventPayload,
 } from '../../../src/publish/topics.js';
-import { FakeClock } from '../../helpers/fakes.js';
+import { FakeClock, silentLog } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
+import { tempDir } from '../../helpers/env.js';
 
 const cameraConfig = (yaml: string) =>
   parseConfig(`model:\n  path: m.onnx\ncameras:\n  gate:\n    url: rtsp://h/s\n${yaml}`, 'c.yaml', {}).config;
@@ -29,7 +33,7 @@ const deps = (
   out: FakeOutput,
   base: string,
   cameraStatus: ReporterDeps['cameraStatus'] = () => undefined,
-): ReporterDeps => ({ out, topics: topics(base), clock: new FakeClock(), cameraStatus });
+): ReporterDeps => ({ out, topics: topics(base), clock: new FakeClock(), cameraStatus, log: silentLog });
 
 describe('reporter', () => {
   const cfg = cameraConfig('    objects:\n      filters:\n        person: { min_score: 0.5 }\n');
@@ -183,4 +187,101 @@ describe('reporter', () => {
     r.onResult(result(1, 100, []));
     assert.equal(parse<CameraStatusPayload>(out.of('state').at(-1)!.payload).last_error, null);
   });
+
+  describe('line crossings', () => {
+    const lined = cameraConfig(
+      [
+        '    lines:',
+        '      door:',
+        '        points: [[320, 0], [320, 480]]',
+        '        objects: [person]',
+        '        directions: [entering, leaving]',
+      ].join('\n') + '\n',
+    );
+    /** A person walking right across x = 320, 20 px per frame from x = 200 (10 frames). */
+    const walk = (r: Reporter, from = 0): void => {
+      for (let i = 0; i < 12; i++) {
+        const x = 200 + i * 20;
+        r.onResult(result(from + i, 1000 + (from + i) * 200, [det('person', 0.9, [x, 200, x + 40, 300])]));
+      }
+    };
+    const counts = (out: FakeOutput) =>
+      out
+        .of('state')
+        .filter((s) => s.topic.includes('/lines/'))
+        .map((s) => [s.topic, s.payload]);
+
+    it('publishes a crossing (QoS 1 topic) and a retained count per line, label and direction', async (t) => {
+      const dir = await tempDir(t);
+      const out = new FakeOutput();
+      const r = new Reporter(lined.cameras, { ...lined.events, min_frames: 1 }, { ...deps(out, 'argus'), stateDir: dir });
+      await r.start();
+      assert.deepEqual(counts(out), [
+        ['argus/cameras/gate/lines/door/person/entering', '0'],
+        ['argus/cameras/gate/lines/door/person/leaving', '0'],
+      ], 'zeros for the listed objects, so subscribers see every count before the first crossing');
+      walk(r);
+      const crossings = out.of('event').filter((e) => e.topic === 'argus/crossings');
+      assert.equal(crossings.length, 1);
+      const c = parse<CrossingPayload>(crossings[0]!.payload);
+      const id = parse<EventPayload>(out.of('event')[0]!.payload).id;
+      assert.deepEqual(
+        [c.camera, c.line, c.direction, c.label, c.id, c.count],
+        ['gate', 'door', 'leaving', 'person', id, 1],
+      );
+      assert.deepEqual(counts(out).at(-1), ['argus/cameras/gate/lines/door/person/leaving', '1']);
+      await r.stop();
+    });
+
+    it('keeps counts across a restart in the state directory, and starts afresh from a corrupt file', async (t) => {
+      const dir = await tempDir(t);
+      const events = { ...lined.events, min_frames: 1 };
+      const first = new Reporter(lined.cameras, events, { ...deps(new FakeOutput(), 'argus'), stateDir: dir });
+      await first.start();
+      walk(first);
+      await first.stop();
+      const saved = JSON.parse(await readFile(join(dir, 'line-counts.json'), 'utf8')) as unknown;
+      assert.deepEqual(saved, { version: 1, counts: { gate: { door: { person: { leaving: 1 } } } } });
+
+      const out = new FakeOutput();
+      const second = new Reporter(lined.cameras, events, { ...deps(out, 'argus'), stateDir: dir });
+      await second.start();
+      assert.deepEqual(counts(out), [
+        ['argus/cameras/gate/lines/door/person/entering', '0'],
+        ['argus/cameras/gate/lines/door/person/leaving', '1'],
+      ]);
+      walk(second, 100);
+      assert.deepEqual(counts(out).at(-1), ['argus/cameras/gate/lines/door/person/leaving', '2']);
+      await second.stop();
+
+      await writeFile(join(dir, 'line-counts.json'), '{"version": 1, "counts": {"gate": tru');
+      const out3 = new FakeOutput();
+      const third = new Reporter(lined.cameras, events, { ...deps(out3, 'argus'), stateDir: dir });
+      await third.start();
+      assert.deepEqual(counts(out3).map(([, n]) => n), ['0', '0']);
+      assert.match(await readFile(join(dir, 'line-counts.json.corrupt'), 'utf8'), /tru$/, 'kept aside');
+      await third.stop();
+    });
+
+    it('a reload that removes a line clears its retained counts; one that adds a line publishes it', async () => {
+      const out = new FakeOutput();
+      const r = new Reporter(lined.cameras, { ...lined.events, min_frames: 1 }, deps(out, 'argus'));
+      await r.start();
+      walk(r);
+      const moved = cameraConfig(
+        ['    lines:', '      gate_line:', '        points: [[0, 100], [640, 100]]', '        objects: [car]'].join('\n') +
+          '\n',
+      );
+      out.sent = [];
+      r.setCameras(moved.cameras);
+      assert.deepEqual(counts(out), [
+        ['argus/cameras/gate/lines/gate_line/car/in', '0'],
+        ['argus/cameras/gate/lines/gate_line/car/out', '0'],
+        ['argus/cameras/gate/lines/door/person/entering', ''],
+        ['argus/cameras/gate/lines/door/person/leaving', ''],
+      ]);
+      await r.stop();
+    });
+  });
 });
+

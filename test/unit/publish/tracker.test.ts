@@ -4,7 +4,15 @@ import type { Box } from '../../../src/core/geometry.js';
 import { sectionConfig } from '../../../src/config/index.js';
 import type { ZonedDetection } from '../../../src/publish/filters.js';
 import { initiate, predict, update } from '../../../src/publish/kalman.js';
-import { GATE_FLOOR, matchCost, Tracker, type ObjectEvent } from '../../../src/publish/tracker.js';
+import type { LineConfig } from '../../../src/publish/lines.js';
+import {
+  GATE_FLOOR,
+  matchCost,
+  Tracker,
+  type LineCrossing,
+  type ObjectEvent,
+  type TrackerEvent,
+} from '../../../src/publish/tracker.js';
 
 const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({
   label,
@@ -99,9 +107,15 @@ function scene(
   }));
 }
 
+const isCrossing = (e: TrackerEvent): e is LineCrossing => e.type === 'crossing';
+
+/** Feeds one frame; returns the object events (crossings are tested on their own below). */
+const step = (t: Tracker, dets: ZonedDetection[], ts: number): ObjectEvent[] =>
+  t.update(dets, ts).filter((e): e is ObjectEvent => !isCrossing(e));
+
 /** Feeds frames, then lets time run on so lost tracks end; returns every event. */
 function run(t: Tracker, frames: { ts: number; dets: ZonedDetection[] }[], tail = 5000): ObjectEvent[] {
-  const events = frames.flatMap((f) => t.update(f.dets, f.ts));
+  const events = frames.flatMap((f) => step(t, f.dets, f.ts));
   const last = frames.at(-1)?.ts ?? 0;
   return [...events, ...t.expire(last + tail)];
 }
@@ -186,7 +200,7 @@ describe('tracker: one id per object', () => {
     const frames = scene([walker({ score: dip })], evenly(5, 0, 6000));
     const events: ObjectEvent[] = [];
     for (const f of frames) {
-      events.push(...t.update(f.dets, f.ts));
+      events.push(...step(t, f.dets, f.ts));
       if (f.ts >= 200) assert.equal(t.counts().labels.person?.inView, 1, `in view at ${f.ts}`);
     }
     events.push(...t.expire(10_000));
@@ -205,8 +219,8 @@ describe('tracker: one id per object', () => {
 
   it('matches per label: a person and a dog in one box are two objects', () => {
     const t = new Tracker('gate', settings);
-    t.update([zd('person', 0.9, [0, 0, 10, 10]), zd('dog', 0.9, [0, 0, 10, 10])], 0);
-    const events = t.update([zd('person', 0.9, [0, 0, 10, 10]), zd('dog', 0.9, [0, 0, 10, 10])], 100);
+    step(t, [zd('person', 0.9, [0, 0, 10, 10]), zd('dog', 0.9, [0, 0, 10, 10])], 0);
+    const events = step(t, [zd('person', 0.9, [0, 0, 10, 10]), zd('dog', 0.9, [0, 0, 10, 10])], 100);
     assert.deepEqual(events.map((e) => [e.type, e.label]).sort(), [
       ['new', 'dog'],
       ['new', 'person'],
@@ -239,11 +253,11 @@ describe('tracker: events', () => {
   it('announces after min_frames with the fields subscribers read; a one-frame blip makes no event', () => {
     const t = new Tracker('gate', settings);
     assert.deepEqual(
-      t.update([zd('person', 0.6, [0, 0, 10, 20], ['drive'])], 0),
+      step(t, [zd('person', 0.6, [0, 0, 10, 20], ['drive'])], 0),
       [],
       'tentative after one frame',
     );
-    const [n] = t.update([zd('person', 0.7, [1, 0, 11, 20], ['drive'])], 200);
+    const [n] = step(t, [zd('person', 0.7, [1, 0, 11, 20], ['drive'])], 200);
     assert.deepEqual(n, {
       type: 'new',
       id: '0-gate-1',
@@ -259,8 +273,8 @@ describe('tracker: events', () => {
       loiteringZones: [],
       stationary: false,
     });
-    t.update([zd('person', 0.6, [1, 0, 11, 20]), zd('cat', 0.9, [50, 50, 60, 60])], 400);
-    const later = t.update([], 3401);
+    step(t, [zd('person', 0.6, [1, 0, 11, 20]), zd('cat', 0.9, [50, 50, 60, 60])], 400);
+    const later = step(t, [], 3401);
     assert.deepEqual(
       later.map((e) => [e.type, e.label, e.endTs]),
       [['end', 'person', 400]],
@@ -269,13 +283,13 @@ describe('tracker: events', () => {
   });
 
   it('says once that an object has stayed in a zone for its loiter_s; leaving restarts the clock', () => {
-    const t = new Tracker('gate', settings, { door: 5 });
+    const t = new Tracker('gate', settings, { loiterS: { door: 5 } });
     const at = (x: number, y: number, zones: string[]) => [zd('person', 0.9, [x, y, x + 60, y + 160], zones)];
     const events: ObjectEvent[] = [];
     // Standing at the door for 8 s, stepping into the yard (not a loiter zone), back for 6 s.
-    for (let ts = 0; ts <= 8000; ts += 200) events.push(...t.update(at(100, 100, ['door']), ts));
-    for (let ts = 8200; ts <= 9000; ts += 200) events.push(...t.update(at(400, 100, ['yard']), ts));
-    for (let ts = 9200; ts <= 15_400; ts += 200) events.push(...t.update(at(100, 100, ['door']), ts));
+    for (let ts = 0; ts <= 8000; ts += 200) events.push(...step(t, at(100, 100, ['door']), ts));
+    for (let ts = 8200; ts <= 9000; ts += 200) events.push(...step(t, at(400, 100, ['yard']), ts));
+    for (let ts = 9200; ts <= 15_400; ts += 200) events.push(...step(t, at(100, 100, ['door']), ts));
     const loitering = events
       .filter((e) => e.type === 'update' && e.loiteringZones.length > 0)
       .map((e) => [e.loiteringZones, e.currentZones]);
@@ -315,7 +329,7 @@ describe('tracker: events', () => {
 
   it('ends everything on shutdown', () => {
     const t = new Tracker('gate', { ...settings, min_frames: 1 });
-    t.update([zd('person', 0.9, [0, 0, 10, 10])], 0);
+    step(t, [zd('person', 0.9, [0, 0, 10, 10])], 0);
     assert.deepEqual(
       t.endAll().map((e) => e.type),
       ['end'],
@@ -330,7 +344,7 @@ describe('tracker: stationary objects and counts', () => {
     const still = walker({ x: 600, vx: 0, to: 60_000, zones: () => ['door'] });
     const events = scene([still], evenly(5, 0, 60_000)).map((f) => ({
       ts: f.ts,
-      ev: t.update(f.dets, f.ts),
+      ev: step(t, f.dets, f.ts),
     }));
     assert.deepEqual(
       events.flatMap(({ ts, ev }) => ev.map((e) => [ts, e.type, e.stationary])),
@@ -346,7 +360,7 @@ describe('tracker: stationary objects and counts', () => {
     });
     // It walks off at 200 px/s: active again, once, then updates as a walker, same id.
     const off = walker({ x: 600 - 200 * 60, vx: 200, from: 60_200, to: 63_000, zones: () => ['door'] });
-    const moving = scene([off], evenly(5, 60_200, 63_000)).flatMap((f) => t.update(f.dets, f.ts));
+    const moving = scene([off], evenly(5, 60_200, 63_000)).flatMap((f) => step(t, f.dets, f.ts));
     assert.deepEqual(
       moving.map((e) => [e.type, e.stationary, e.id]),
       [
@@ -375,7 +389,7 @@ describe('tracker: stationary objects and counts', () => {
     );
     const t = new Tracker('cam', { ...settings, stationary_after_s: 20 });
     const frames = scene([walker({ x: 600, vx: 0, to: 30_000 })], evenly(2, 0, 30_000));
-    const at = frames.find((f) => t.update(f.dets, f.ts).some((e) => e.stationary))?.ts;
+    const at = frames.find((f) => step(t, f.dets, f.ts).some((e) => e.stationary))?.ts;
     assert.equal(at, 20_500, 'confirmed at 500 ms, stationary 20 s later');
   });
 
@@ -385,7 +399,7 @@ describe('tracker: stationary objects and counts', () => {
     const seen: [number, number][] = [];
     const events: ObjectEvent[] = [];
     for (const f of frames) {
-      events.push(...t.update(f.dets, f.ts));
+      events.push(...step(t, f.dets, f.ts));
       seen.push([f.ts, t.counts().labels.person?.inView ?? 0]);
     }
     assert.deepEqual(
@@ -409,15 +423,123 @@ describe('tracker: stationary objects and counts', () => {
 
   it('counts an object missed in the latest frame for up to a second, and only confirmed ones', () => {
     const t = new Tracker('cam', settings);
-    t.update([zd('car', 0.9, [0, 0, 100, 50])], 0);
+    step(t, [zd('car', 0.9, [0, 0, 100, 50])], 0);
     assert.deepEqual(t.counts().labels, {}, 'tentative');
-    t.update([zd('car', 0.9, [0, 0, 100, 50])], 500);
+    step(t, [zd('car', 0.9, [0, 0, 100, 50])], 500);
     assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
-    t.update([], 1000);
+    step(t, [], 1000);
     assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
     t.expire(1500);
     assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
     t.expire(1501);
     assert.deepEqual(t.counts().labels, {});
+  });
+});
+
+describe('tracker: line crossings', () => {
+  /** A vertical line at x = 640 from top to bottom: left to right of A→B is right to left on the picture. */
+  const line = (over: Partial<LineConfig> = {}): Record<string, LineConfig> => ({
+    door: { points: [[640, 0], [640, 720]], directions: ['in', 'out'], anchor: 'center', ...over },
+  });
+  const crossingsOf = (t: Tracker, frames: { ts: number; dets: ZonedDetection[] }[]): LineCrossing[] =>
+    [...frames.flatMap((f) => t.update(f.dets, f.ts)), ...t.expire(Number.MAX_SAFE_INTEGER)].filter(isCrossing);
+
+  for (const fps of [2, 5, 10]) {
+    it(`a walker and a car crossing once give one crossing each, in their direction, at ${fps} fps`, () => {
+      const movers = [walker(), vehicle(), walker({ x: 1220, vx: -(1280 - 60) / 6, y: 100 })];
+      for (const m of movers) {
+        const t = new Tracker('cam', settings, { lines: line() });
+        const crossed = crossingsOf(t, scene([m], evenly(fps, m.from, m.to)));
+        // Going right (x grows) on a line drawn downwards is from its right to its left: `out`.
+        const direction = m.vx > 0 ? 'out' : 'in';
+        assert.deepEqual(
+          crossed.map((c) => [c.line, c.direction, c.label]),
+          [['door', direction, m.label]],
+          `${m.label} at ${fps} fps`,
+        );
+      }
+    });
+  }
+
+  it('the crossing carries the object id and the time of the first frame beyond the line', () => {
+    const t = new Tracker('cam', settings, { lines: line() });
+    const frames = scene([walker()], evenly(5, 0, 6000), 0);
+    const events = frames.flatMap((f) => t.update(f.dets, f.ts));
+    const [crossing] = events.filter(isCrossing);
+    const id = events.find((e) => e.type === 'new')!.id;
+    assert.equal(crossing!.id, id);
+    // The centre is at x = 30 + 203.3·t; beyond 640 + 17 (the margin) from t = 3.08 s: the frame at 3.2 s.
+    assert.equal(crossing!.ts, 3200);
+  });
+
+  it('an object wandering on the line (within the margin) is not counted, however often it wobbles', () => {
+    const t = new Tracker('cam', settings, { lines: line() });
+    const frames = evenly(5, 0, 20_000).map((ts, i) => {
+      const x = 640 - 30 + (i % 2 ? 12 : -12); // the centre 12 px either side of the line
+      return { ts, dets: [zd('person', 0.9, [x, 300, x + 60, 460])] };
+    });
+    assert.deepEqual(crossingsOf(t, frames), []);
+  });
+
+  it('back and forth across the line counts each real crossing once, in its direction', () => {
+    const t = new Tracker('cam', settings, { lines: line() });
+    // The centre walks 540 → 740 → 540 → 740 at 200 px/s, waiting a second at each end.
+    const centreAt = (ts: number): number => {
+      const phase = ts % 4000;
+      const leg = phase < 1000 ? phase : phase < 2000 ? 1000 : phase < 3000 ? 3000 - phase : 0;
+      return 540 + leg / 5;
+    };
+    const frames = evenly(5, 0, 5000).map((ts) => {
+      const x = centreAt(ts) - 30;
+      return { ts, dets: [zd('person', 0.9, [x, 300, x + 60, 460])] };
+    });
+    assert.deepEqual(
+      crossingsOf(t, frames).map((c) => c.direction),
+      ['out', 'in', 'out'],
+    );
+  });
+
+  it('a crossing during a dropout is counted when the object is seen again beyond the line', () => {
+    const frames = scene([walker()], evenly(5, 0, 6000));
+    for (const f of frames) if (f.ts >= 2600 && f.ts <= 3400) f.dets = [];
+    const t = new Tracker('cam', settings, { lines: line() });
+    assert.equal(crossingsOf(t, frames).length, 1);
+  });
+
+  it('passing beyond the end of the line is no crossing; a line from A to B counts only between them', () => {
+    const short = line({ points: [[640, 0], [640, 200]] }); // the walker's centre is at y = 380
+    assert.deepEqual(crossingsOf(new Tracker('cam', settings, { lines: short }), scene([walker()], evenly(5, 0, 6000))), []);
+  });
+
+  it('a crossing seen before the object is confirmed comes right after its new event', () => {
+    const t = new Tracker('cam', { ...settings, min_frames: 4 });
+    t.setAreas({ lines: line() });
+    // Centres 600 (left), 630 (on the line), 660 (right: crossed while tentative), 690 (confirmed).
+    const events = [570, 600, 630, 660].flatMap((x, i) =>
+      t.update([zd('person', 0.9, [x, 300, x + 60, 460])], i * 200),
+    );
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['new', 'crossing'],
+    );
+  });
+
+  it('a line counts only its objects; bottom_center uses where the object stands', () => {
+    const people = line({ objects: ['person'] });
+    const t = new Tracker('cam', settings, { lines: people });
+    assert.deepEqual(
+      crossingsOf(t, scene([vehicle()], evenly(5, 0, 1500))),
+      [],
+      'a car crossing a person line',
+    );
+    // A horizontal line at y = 430: the walker's centre (380) stays above, its feet (460) below.
+    const floor = { points: [[0, 430], [1280, 430]] as [[number, number], [number, number]] };
+    const rising = walker({ x: 600, vx: 0, y: 500, vy: -60, to: 4000 }); // walks up the picture
+    const byCentre = new Tracker('cam', settings, { lines: line({ ...floor, anchor: 'center' }) });
+    const byFeet = new Tracker('cam', settings, { lines: line({ ...floor, anchor: 'bottom_center' }) });
+    const frames = scene([rising], evenly(5, 0, 4000), 0);
+    // Centre from y = 580 to 340: crosses 430. Feet from 660 to 420: within the margin of 430, no.
+    assert.equal(crossingsOf(byCentre, frames).length, 1);
+    assert.equal(crossingsOf(byFeet, frames).length, 0);
   });
 });

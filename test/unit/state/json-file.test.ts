@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { JsonFile } from '../../../src/state/index.js';
+import { systemClock } from '../../../src/core/clock.js';
+import { repoRoot, tempDir } from '../../helpers/env.js';
+import { FakeClock } from '../../helpers/fakes.js';
+
+interface Doc {
+  n: number;
+}
+const parse = (d: unknown): Doc => {
+  if (typeof d !== 'object' || d === null || typeof (d as Doc).n !== 'number') throw new Error('n is not a number');
+  return d as Doc;
+};
+
+/** A logger whose warnings are kept to be looked at. */
+function recordingLog(): { log: pino.Logger; lines: { msg: string; err?: string }[] } {
+  const lines: { msg: string; err?: string }[] = [];
+  const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as { msg: string }) });
+  return { log, lines };
+}
+
+describe('state file', () => {
+  it('reads nothing from a missing file, writes after the delay, and reads back what it wrote', async (t) => {
+    const dir = await tempDir(t);
+    const clock = new FakeClock();
+    const { log } = recordingLog();
+    const file = new JsonFile(join(dir, 'sub', 'a.json'), { parse, maxBytes: 1000, delayMs: 1000, clock, log });
+    assert.equal(await file.load(), undefined);
+    file.save({ n: 1 });
+    file.save({ n: 2 });
+    await clock.advance(999);
+    await assert.rejects(readFile(file.path), /ENOENT/, 'not before the delay');
+    await clock.advance(1);
+    await file.flush();
+    assert.deepEqual(JSON.parse(await readFile(file.path, 'utf8')), { n: 2 }, 'the latest value, once');
+    assert.deepEqual(await readdir(join(dir, 'sub')), ['a.json'], 'no temporary file left');
+    assert.deepEqual(await file.load(), { n: 2 });
+  });
+
+  it('keeps a corrupt or invalid file aside and reads nothing', async (t) => {
+    const dir = await tempDir(t);
+    const { log, lines } = recordingLog();
+    const opts = { parse, maxBytes: 1000, delayMs: 10, clock: new FakeClock(), log };
+    for (const [name, text] of [
+      ['truncated.json', '{"n": 1'],
+      ['wrong.json', '{"n": "one"}'],
+      ['empty.json', ''],
+    ] as const) {
+      await writeFile(join(dir, name), text);
+      assert.equal(await new JsonFile(join(dir, name), opts).load(), undefined, name);
+      assert.equal(await readFile(join(dir, `${name}.corrupt`), 'utf8'), text);
+    }
+    assert.equal(lines.filter((l) => l.msg.includes('corrupt')).length, 3);
+    assert.match(lines[1]!.err!, /n is not a number/);
+  });
+
+  it('never throws on a write that fails or is too big: logs once, writes again when it can', async (t) => {
+    const dir = await tempDir(t);
+    const { log, lines } = recordingLog();
+    await writeFile(join(dir, 'blocker'), 'a file where the directory should be');
+    const blocked = new JsonFile(join(dir, 'blocker', 'a.json'), { parse, maxBytes: 1000, delayMs: 10, clock: new FakeClock(), log });
+    blocked.save({ n: 1 });
+    await blocked.flush();
+    blocked.save({ n: 2 });
+    await blocked.flush();
+    assert.equal(lines.filter((l) => l.msg.startsWith('cannot write')).length, 1, 'logged once');
+
+    const small = new JsonFile(join(dir, 'small.json'), { parse, maxBytes: 8, delayMs: 10, clock: new FakeClock(), log });
+    small.save({ n: 123456789 });
+    await small.flush();
+    await assert.rejects(readFile(small.path), /ENOENT/);
+    assert.ok(lines.some((l) => l.err?.includes('over the limit of 8')));
+    small.save({ n: 1 });
+    await small.flush();
+    assert.deepEqual(await small.load(), { n: 1 });
+  });
+
+  it('a process killed while writing leaves the old document or the new one, never a mix', async (t) => {
+    const dir = await tempDir(t);
+    const path = join(dir, 'doc.json');
+    // A child rewriting a 300 kB document as fast as it can, with the real module.
+    const child = `
+      import { JsonFile } from ${JSON.stringify(join(repoRoot, 'dist/src/state/index.js'))};
+      import { pino } from 'pino';
+      const clock = { now: Date.now, setTimeout, clearTimeout };
+      const f = new JsonFile(${JSON.stringify(path)}, { parse: (d) => d, maxBytes: 1e7, delayMs: 0, clock, log: pino({ level: 'silent' }) });
+      for (let n = 0; ; n++) { f.save({ n, pad: String(n % 10).repeat(300000) }); await f.flush(); if (n === 0) process.stdout.write('ready\\n'); }
+    `;
+    await mkdir(dir, { recursive: true });
+    for (let round = 0; round < 6; round++) {
+      const p = spawn(process.execPath, ['--input-type=module', '-e', child], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => p.stdout.once('data', () => resolve()));
+      await new Promise((r) => setTimeout(r, 20 + round * 37));
+      p.kill('SIGKILL');
+      await new Promise((r) => p.once('exit', r));
+      const doc = JSON.parse(await readFile(path, 'utf8')) as { n: number; pad: string };
+      assert.equal(doc.pad, String(doc.n % 10).repeat(300000), `round ${round}: document ${doc.n} whole`);
+    }
+    const { log } = recordingLog();
+    const back = await new JsonFile(path, { parse: (d) => d, maxBytes: 1e7, delayMs: 0, clock: systemClock, log }).load();
+    assert.ok(back);
+  });
+});
