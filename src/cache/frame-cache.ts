@@ -1,4 +1,5 @@
 import type { Detection, Frame } from '../core/frame.js';
+import type { Box } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
 import type { ResultCache } from '../scheduler/index.js';
 import { blockDistance, blockHash, type BlockHash } from './block-hash.js';
@@ -8,15 +9,51 @@ interface Reference {
   /** Capture time of the analysed frame. */
   ts: number;
   detections: Detection[];
+  /** Something moved between the camera's last two analysed frames (see `moved`). */
+  moving: boolean;
 }
 
 export type CacheDecision =
   | { hit: true; detections: Detection[]; distance: number; age: number }
-  | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'expired'; distance?: number };
+  | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'expired' | 'moving'; distance?: number };
+
+/** Detections at least this confident decide whether a scene moves (flicker below it does not). */
+export const MOVING_SCORE = 0.5;
+/** A box whose centre moved more than this fraction of its diagonal between two analysed frames moved. */
+export const MOVING_SHIFT = 0.05;
+
+const centre = (b: Readonly<Box>): [number, number] => [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
+const diagonal = (b: Readonly<Box>): number => Math.hypot(b[2] - b[0], b[3] - b[1]);
+
+/** Whether each confident box of `a` has a box of the same label in `b` within MOVING_SHIFT of it. */
+function allStill(a: readonly Detection[], b: readonly Detection[]): boolean {
+  return a.every((d) => {
+    if (d.score < MOVING_SCORE) return true;
+    const [x, y] = centre(d.box);
+    const limit = MOVING_SHIFT * diagonal(d.box);
+    return b.some(
+      (e) => e.label === d.label && Math.hypot(centre(e.box)[0] - x, centre(e.box)[1] - y) <= limit,
+    );
+  });
+}
+
+/**
+ * Whether anything moved between two analysed results of a camera: a confident object that
+ * appeared, left, or whose box's centre shifted by more than MOVING_SHIFT of its diagonal. The
+ * same picture analysed again gives the same boxes (to a pixel or two through a camera's
+ * compression noise), so a still scene reads as still.
+ */
+export function moved(before: readonly Detection[], after: readonly Detection[]): boolean {
+  return !allStill(after, before) || !allStill(before, after);
+}
 
 /**
  * Per camera, the last frame the model analysed and its result. A new frame whose hash is
- * within `max_distance` of it, and no older than `max_age_s` after it, reuses the result.
+ * within `max_distance` of it, and no older than `max_age_s` after it, reuses the result —
+ * unless the camera's last two analysed frames show something moving (`moved`): then every
+ * frame is analysed until two in a row agree again. A small or distant object moving slowly
+ * changes too few cells of the hash to be seen by it, and the cache would freeze it in place;
+ * the detector sees it.
  * Frames are hashed here, once each: a frame looked up on arrival and again when its turn comes
  * (or stored after its analysis) is not hashed twice.
  */
@@ -48,6 +85,7 @@ export class FrameCache implements ResultCache {
     const age = frame.ts - ref.ts;
     // Whatever it looks like, a scene is analysed again once the result is max_age old.
     if (age > c.max_age_s * 1000 || age < 0) return { hit: false, reason: 'expired' };
+    if (ref.moving && c.analyse_moving) return { hit: false, reason: 'moving' };
     const distance = blockDistance(this.hash(frame), ref.hash, c.cell_threshold);
     if (distance > c.max_distance) return { hit: false, reason: 'changed', distance };
     return { hit: true, detections: ref.detections, distance, age };
@@ -63,7 +101,8 @@ export class FrameCache implements ResultCache {
     if (!this.cfg.enabled) return;
     const ref = this.refs.get(frame.camera);
     if (ref && ref.ts > frame.ts) return;
-    this.refs.set(frame.camera, { hash: this.hash(frame), ts: frame.ts, detections });
+    const moving = ref !== undefined && moved(ref.detections, detections);
+    this.refs.set(frame.camera, { hash: this.hash(frame), ts: frame.ts, detections, moving });
   }
 
   forget(camera: string): void {

@@ -164,6 +164,11 @@ const cache = z
     cell_threshold: int().min(1).max(255).default(10),
     /** A cached result is reused for at most this long. */
     max_age_s: z.number().positive().max(3600).default(10),
+    /**
+     * While the last two analysed frames of a camera show an object moving, analyse every frame
+     * (the hash alone can miss a small object moving slowly, and freeze it in place).
+     */
+    analyse_moving: z.boolean().default(true),
   })
   .prefault({});
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FrameCache } from '../../../src/cache/frame-cache.js';
-import type { Frame } from '../../../src/core/frame.js';
+import { FrameCache, moved } from '../../../src/cache/frame-cache.js';
+import type { Detection, Frame } from '../../../src/core/frame.js';
+import type { Box } from '../../../src/core/geometry.js';
 import { letterbox } from '../../../src/core/geometry.js';
 
 const SIZE = 32;
@@ -16,7 +17,7 @@ function frame(camera: string, ts: number, v: number, changed = 0, to = v): Fram
   return { camera, seq: 1, ts, data, geometry: letterbox(SIZE, SIZE, SIZE) };
 }
 
-const settings = { enabled: true, max_distance: 2, cell_threshold: 10, max_age_s: 1 };
+const settings = { enabled: true, max_distance: 2, cell_threshold: 10, max_age_s: 1, analyse_moving: true };
 
 describe('frame cache', () => {
   it('hits within the distance and age, misses outside, and is per camera', () => {
@@ -73,5 +74,54 @@ describe('frame cache', () => {
     cache.store(frame('a', 0, 50), []);
     cache.forget('a');
     assert.deepEqual(cache.decide(frame('a', 1, 50)), { hit: false, reason: 'empty' });
+  });
+
+  describe('objects that move', () => {
+    const person = (x: number, score = 0.9): Detection => ({
+      label: 'person',
+      score,
+      box: [x, 100, x + 60, 260] as Box,
+    });
+
+    it('moved: an object that appears, leaves or shifts over 5 % of its diagonal; not jitter or flicker below 0.5', () => {
+      assert.equal(moved([person(100)], [person(100)]), false);
+      assert.equal(moved([person(100)], [person(108)]), false, '8 px of a 171-px diagonal: jitter');
+      assert.equal(moved([person(100)], [person(110)]), true, '10 px: moved');
+      assert.equal(moved([], [person(100)]), true, 'appeared');
+      assert.equal(moved([person(100)], []), true, 'left');
+      assert.equal(
+        moved([person(100), person(400, 0.3)], [person(100)]),
+        false,
+        'a weak detection flickering',
+      );
+      assert.equal(moved([person(100)], [{ ...person(100), label: 'dog' }]), true, 'another label');
+      assert.equal(
+        moved([person(100), person(300)], [person(301), person(99)]),
+        false,
+        'order does not matter',
+      );
+    });
+
+    it('a camera whose last two analysed frames moved is analysed on every frame, the hash notwithstanding', () => {
+      const cache = new FrameCache({ ...settings, max_age_s: 60 });
+      cache.store(frame('a', 0, 50), [person(100)]);
+      assert.equal(cache.decide(frame('a', 200, 50)).hit, true, 'one analysed frame: nothing known to move');
+      cache.store(frame('a', 400, 50), [person(120)]);
+      assert.deepEqual(
+        cache.decide(frame('a', 600, 50)),
+        { hit: false, reason: 'moving' },
+        'same picture, yet moving',
+      );
+      cache.store(frame('a', 600, 50), [person(140)]);
+      assert.deepEqual(cache.decide(frame('a', 800, 50)), { hit: false, reason: 'moving' });
+      cache.store(frame('a', 800, 50), [person(141)]);
+      assert.equal(cache.decide(frame('a', 1000, 50)).hit, true, 'stopped: two analysed frames agree');
+      assert.equal(cache.decide(frame('b', 1000, 50)).hit, false, 'per camera');
+
+      const hashOnly = new FrameCache({ ...settings, max_age_s: 60, analyse_moving: false });
+      hashOnly.store(frame('a', 0, 50), [person(100)]);
+      hashOnly.store(frame('a', 400, 50), [person(120)]);
+      assert.equal(hashOnly.decide(frame('a', 600, 50)).hit, true, 'analyse_moving: false');
+    });
   });
 });
