@@ -61,7 +61,7 @@ export class LineCounts {
 
   /** Counts one crossing; returns the new total. */
   add(camera: string, line: string, label: string, direction: string): number {
-    const byDir = ((((this.counts[camera] ??= {})[line] ??= {})[label] ??= {}));
+    const byDir = (((this.counts[camera] ??= {})[line] ??= {})[label] ??= {});
     const n = (byDir[direction] ?? 0) + 1;
     byDir[direction] = n;
     this.file?.save({ version: 1, counts: this.counts });
@@ -79,7 +79,13 @@ export class LineCounts {
         const labels = new Set([...(l.objects ?? []), ...Object.keys(this.counts[camera]?.[line] ?? {})]);
         for (const label of labels)
           for (const direction of l.directions)
-            out.push({ camera, line, label, direction, count: this.counts[camera]?.[line]?.[label]?.[direction] ?? 0 });
+            out.push({
+              camera,
+              line,
+              label,
+              direction,
+              count: this.counts[camera]?.[line]?.[label]?.[direction] ?? 0,
+            });
       }
     return out;
   }

@@ -6,7 +6,13 @@ import type { CameraStatus } from '../ingest/index.js';
 import { applyCameraFilters } from './filters.js';
 import { LineCounts, type LineCount } from './line-counts.js';
 import type { Output } from './mqtt-output.js';
-import type { CameraStatusPayload, CrossingPayload, DetectionsPayload, EventPayload, Topics } from './topics.js';
+import type {
+  CameraStatusPayload,
+  CrossingPayload,
+  DetectionsPayload,
+  EventPayload,
+  Topics,
+} from './topics.js';
 import { Tracker, type Count, type TrackCounts, type TrackerAreas, type TrackerEvent } from './tracker.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -29,7 +35,9 @@ export interface ReporterDeps {
 function areasOf(cam: CameraConfig | undefined): TrackerAreas {
   const zones = Object.entries(cam?.zones ?? {});
   return {
-    loiterS: Object.fromEntries(zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]]))),
+    loiterS: Object.fromEntries(
+      zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
+    ),
     lines: cam?.lines ?? {},
   };
 }

@@ -303,9 +303,14 @@ export class Tracker {
     this.loiter(t, ts);
     t.lastSeen = Math.max(t.lastSeen, ts);
     t.hits++;
-    const crossed = crossings(this.lines, t.sides, t.label, d.box).map(
-      (c): LineCrossing => ({ type: 'crossing', id: t.id, camera: this.camera, label: t.label, ...c, ts }),
-    );
+    const crossed = crossings(this.lines, t.sides, t.label, d.box).map((c): LineCrossing => ({
+      type: 'crossing',
+      id: t.id,
+      camera: this.camera,
+      label: t.label,
+      ...c,
+      ts,
+    }));
     if (!t.confirmed) {
       t.unconfirmedCrossings.push(...crossed);
       if (t.hits >= this.cfg.min_frames) this.confirm(t, ts, events);

@@ -14,7 +14,11 @@ export function resolveStateDir(
 ): { dir: string; from: 'systemd' | 'config' | 'default' } {
   const systemd = env.STATE_DIRECTORY?.split(':')[0];
   if (systemd) return { dir: resolve(systemd), from: 'systemd' };
-  if (configured) return { dir: isAbsolute(configured) ? configured : resolve(base, configured), from: 'config' };
-  const xdg = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  if (configured)
+    return { dir: isAbsolute(configured) ? configured : resolve(base, configured), from: 'config' };
+  const xdg =
+    env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME)
+      ? env.XDG_STATE_HOME
+      : join(homedir(), '.local', 'state');
   return { dir: join(xdg, 'argus'), from: 'default' };
 }

@@ -39,7 +39,8 @@ export class JsonFile<T> {
       text = await readFile(this.path, 'utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') this.opts.log.warn({ file: this.path, code }, 'cannot read the state file; starting afresh');
+      if (code !== 'ENOENT')
+        this.opts.log.warn({ file: this.path, code }, 'cannot read the state file; starting afresh');
       return undefined;
     }
     try {

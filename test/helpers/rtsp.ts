@@ -15,8 +15,12 @@ export type Source =
   | { kind: 'ball'; width: number; height: number; fps: number }
   /** A JPEG shown as a still camera. */
   | { kind: 'image'; path: string; fps: number }
-  /** An H.264 MP4 passed through without re-encoding, looped. */
-  | { kind: 'clip'; path: string };
+  /**
+   * An H.264 MP4 passed through without re-encoding, looped; `once`: played once. (GStreamer
+   * plays it from the start when the first client connects; the npm server's publisher from
+   * when the server starts.)
+   */
+  | { kind: 'clip'; path: string; once?: boolean };
 
 export interface Mount {
   name: string;
@@ -189,7 +193,7 @@ class NpmServer implements RtspServer {
           ...out,
         ];
       case 'clip':
-        return ['-re', '-stream_loop', '-1', '-i', s.path, '-c:v', 'copy', ...out];
+        return ['-re', ...(s.once ? [] : ['-stream_loop', '-1']), '-i', s.path, '-c:v', 'copy', ...out];
     }
   }
 
@@ -219,11 +223,14 @@ class NpmServer implements RtspServer {
   }
 }
 
-/** Starts a real RTSP server serving `mounts`; it is killed when the test ends. */
+/**
+ * Starts a real RTSP server serving `mounts`; it is killed when the test ends. `deferStart`:
+ * its URLs are known but it is not started (the test calls `start()`).
+ */
 export async function startRtspServer(
   t: { after: (fn: () => Promise<void>) => void },
   mounts: Mount[],
-  opts: { auth?: string } = {},
+  opts: { auth?: string; deferStart?: boolean } = {},
 ): Promise<RtspServer> {
   let server: RtspServer;
   if (hasGstreamer()) {
@@ -237,6 +244,6 @@ export async function startRtspServer(
     );
   }
   t.after(() => server.kill());
-  await server.start();
+  if (!opts.deferStart) await server.start();
   return server;
 }

@@ -1,12 +1,11 @@
 import { availableParallelism } from 'node:os';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { stringify } from 'yaml';
 import type {
   CameraStatusPayload,
   DetectionsPayload,
@@ -17,13 +16,12 @@ import { cliPath, needsShared, repoRoot, shared, tempDir, waitFor, writeFixture 
 import { boxIou, BUS_REFERENCE } from '../helpers/images.js';
 import { findMosquitto, startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort, hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
+import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 
 if (!findMosquitto())
   process.stderr.write(
     'run tests: Mosquitto not installed (apt, see .ci/run); using an aedes broker process\n',
   );
-
-type T = Parameters<typeof tempDir>[0];
 
 /** A synthetic camera: a white 64×64 square in fixture cell (3, 3), shown 3 s out of every 6. */
 const BLINKER =
@@ -47,64 +45,9 @@ async function portraitJpeg(dir: string): Promise<string> {
   return path;
 }
 
-interface Daemon {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: string | null }>;
-  output: () => string;
-}
-
-function startDaemon(t: T, config: string): Daemon {
-  const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
-    child.on('exit', (code, signal) => r({ code, signal })),
-  );
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
-  return { child, exited, output: () => out };
-}
-
 async function writeConfig(dir: string, lines: string[]): Promise<string> {
   const path = join(dir, 'argus.yaml');
   await writeFile(path, `${lines.join('\n')}\n`);
-  return path;
-}
-
-/** What every daemon test shares: quick stats, events and restarts, HTTP on a free port. */
-const TEST_DEFAULTS: Record<string, Record<string, unknown>> = {
-  mqtt: { stats_interval_s: 2, reconnect_period_s: 1.5 },
-  events: { min_frames: 2, end_after_s: 1.5 },
-  http: { port: 0 },
-  ffmpeg: { stall_timeout_s: 10, backoff_initial_s: 0.5, backoff_max_s: 2, stop_grace_s: 1 },
-};
-
-/**
- * Writes `argus.yaml` in `dir` (again, on a later call: a reload): the test defaults with
- * `settings` merged over them section by section, and the generated fixture model unless
- * `settings.model` names one. Returns its path.
- */
-async function writeDaemonConfig(dir: string, settings: Record<string, unknown>): Promise<string> {
-  const config: Record<string, unknown> = { log_level: 'info' };
-  for (const key of new Set([...Object.keys(TEST_DEFAULTS), ...Object.keys(settings)])) {
-    const mine = settings[key];
-    config[key] =
-      key !== 'cameras' && typeof mine === 'object' && mine !== null
-        ? { ...TEST_DEFAULTS[key], ...mine }
-        : (mine ?? TEST_DEFAULTS[key]);
-  }
-  const fixture = join(dir, 'fixture.onnx');
-  if (!settings.model)
-    config.model = { path: existsSync(fixture) ? fixture : await writeFixture(dir, 'fixture.onnx') };
-  const path = join(dir, 'argus.yaml');
-  await writeFile(path, stringify(config));
   return path;
 }
 

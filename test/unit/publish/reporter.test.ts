@@ -214,12 +214,20 @@ describe('reporter', () => {
     it('publishes a crossing (QoS 1 topic) and a retained count per line, label and direction', async (t) => {
       const dir = await tempDir(t);
       const out = new FakeOutput();
-      const r = new Reporter(lined.cameras, { ...lined.events, min_frames: 1 }, { ...deps(out, 'argus'), stateDir: dir });
+      const r = new Reporter(
+        lined.cameras,
+        { ...lined.events, min_frames: 1 },
+        { ...deps(out, 'argus'), stateDir: dir },
+      );
       await r.start();
-      assert.deepEqual(counts(out), [
-        ['argus/cameras/gate/lines/door/person/entering', '0'],
-        ['argus/cameras/gate/lines/door/person/leaving', '0'],
-      ], 'zeros for the listed objects, so subscribers see every count before the first crossing');
+      assert.deepEqual(
+        counts(out),
+        [
+          ['argus/cameras/gate/lines/door/person/entering', '0'],
+          ['argus/cameras/gate/lines/door/person/leaving', '0'],
+        ],
+        'zeros for the listed objects, so subscribers see every count before the first crossing',
+      );
       walk(r);
       const crossings = out.of('event').filter((e) => e.topic === 'argus/crossings');
       assert.equal(crossings.length, 1);
@@ -236,7 +244,10 @@ describe('reporter', () => {
     it('keeps counts across a restart in the state directory, and starts afresh from a corrupt file', async (t) => {
       const dir = await tempDir(t);
       const events = { ...lined.events, min_frames: 1 };
-      const first = new Reporter(lined.cameras, events, { ...deps(new FakeOutput(), 'argus'), stateDir: dir });
+      const first = new Reporter(lined.cameras, events, {
+        ...deps(new FakeOutput(), 'argus'),
+        stateDir: dir,
+      });
       await first.start();
       walk(first);
       await first.stop();
@@ -258,7 +269,10 @@ describe('reporter', () => {
       const out3 = new FakeOutput();
       const third = new Reporter(lined.cameras, events, { ...deps(out3, 'argus'), stateDir: dir });
       await third.start();
-      assert.deepEqual(counts(out3).map(([, n]) => n), ['0', '0']);
+      assert.deepEqual(
+        counts(out3).map(([, n]) => n),
+        ['0', '0'],
+      );
       assert.match(await readFile(join(dir, 'line-counts.json.corrupt'), 'utf8'), /tru$/, 'kept aside');
       await third.stop();
     });
@@ -269,8 +283,12 @@ describe('reporter', () => {
       await r.start();
       walk(r);
       const moved = cameraConfig(
-        ['    lines:', '      gate_line:', '        points: [[0, 100], [640, 100]]', '        objects: [car]'].join('\n') +
-          '\n',
+        [
+          '    lines:',
+          '      gate_line:',
+          '        points: [[0, 100], [640, 100]]',
+          '        objects: [car]',
+        ].join('\n') + '\n',
       );
       out.sent = [];
       r.setCameras(moved.cameras);
@@ -284,4 +302,3 @@ describe('reporter', () => {
     });
   });
 });
-

@@ -439,10 +439,20 @@ describe('tracker: stationary objects and counts', () => {
 describe('tracker: line crossings', () => {
   /** A vertical line at x = 640 from top to bottom: left to right of A→B is right to left on the picture. */
   const line = (over: Partial<LineConfig> = {}): Record<string, LineConfig> => ({
-    door: { points: [[640, 0], [640, 720]], directions: ['in', 'out'], anchor: 'center', ...over },
+    door: {
+      points: [
+        [640, 0],
+        [640, 720],
+      ],
+      directions: ['in', 'out'],
+      anchor: 'center',
+      ...over,
+    },
   });
   const crossingsOf = (t: Tracker, frames: { ts: number; dets: ZonedDetection[] }[]): LineCrossing[] =>
-    [...frames.flatMap((f) => t.update(f.dets, f.ts)), ...t.expire(Number.MAX_SAFE_INTEGER)].filter(isCrossing);
+    [...frames.flatMap((f) => t.update(f.dets, f.ts)), ...t.expire(Number.MAX_SAFE_INTEGER)].filter(
+      isCrossing,
+    );
 
   for (const fps of [2, 5, 10]) {
     it(`a walker and a car crossing once give one crossing each, in their direction, at ${fps} fps`, () => {
@@ -507,8 +517,16 @@ describe('tracker: line crossings', () => {
   });
 
   it('passing beyond the end of the line is no crossing; a line from A to B counts only between them', () => {
-    const short = line({ points: [[640, 0], [640, 200]] }); // the walker's centre is at y = 380
-    assert.deepEqual(crossingsOf(new Tracker('cam', settings, { lines: short }), scene([walker()], evenly(5, 0, 6000))), []);
+    const short = line({
+      points: [
+        [640, 0],
+        [640, 200],
+      ],
+    }); // the walker's centre is at y = 380
+    assert.deepEqual(
+      crossingsOf(new Tracker('cam', settings, { lines: short }), scene([walker()], evenly(5, 0, 6000))),
+      [],
+    );
   });
 
   it('a crossing seen before the object is confirmed comes right after its new event', () => {
@@ -533,7 +551,12 @@ describe('tracker: line crossings', () => {
       'a car crossing a person line',
     );
     // A horizontal line at y = 430: the walker's centre (380) stays above, its feet (460) below.
-    const floor = { points: [[0, 430], [1280, 430]] as [[number, number], [number, number]] };
+    const floor = {
+      points: [
+        [0, 430],
+        [1280, 430],
+      ] as [[number, number], [number, number]],
+    };
     const rising = walker({ x: 600, vx: 0, y: 500, vy: -60, to: 4000 }); // walks up the picture
     const byCentre = new Tracker('cam', settings, { lines: line({ ...floor, anchor: 'center' }) });
     const byFeet = new Tracker('cam', settings, { lines: line({ ...floor, anchor: 'bottom_center' }) });

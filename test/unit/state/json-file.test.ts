@@ -13,14 +13,18 @@ interface Doc {
   n: number;
 }
 const parse = (d: unknown): Doc => {
-  if (typeof d !== 'object' || d === null || typeof (d as Doc).n !== 'number') throw new Error('n is not a number');
+  if (typeof d !== 'object' || d === null || typeof (d as Doc).n !== 'number')
+    throw new Error('n is not a number');
   return d as Doc;
 };
 
 /** A logger whose warnings are kept to be looked at. */
 function recordingLog(): { log: pino.Logger; lines: { msg: string; err?: string }[] } {
   const lines: { msg: string; err?: string }[] = [];
-  const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as { msg: string }) });
+  const log = pino(
+    { level: 'info' },
+    { write: (s: string) => void lines.push(JSON.parse(s) as { msg: string }) },
+  );
   return { log, lines };
 }
 
@@ -29,7 +33,13 @@ describe('state file', () => {
     const dir = await tempDir(t);
     const clock = new FakeClock();
     const { log } = recordingLog();
-    const file = new JsonFile(join(dir, 'sub', 'a.json'), { parse, maxBytes: 1000, delayMs: 1000, clock, log });
+    const file = new JsonFile(join(dir, 'sub', 'a.json'), {
+      parse,
+      maxBytes: 1000,
+      delayMs: 1000,
+      clock,
+      log,
+    });
     assert.equal(await file.load(), undefined);
     file.save({ n: 1 });
     file.save({ n: 2 });
@@ -63,14 +73,26 @@ describe('state file', () => {
     const dir = await tempDir(t);
     const { log, lines } = recordingLog();
     await writeFile(join(dir, 'blocker'), 'a file where the directory should be');
-    const blocked = new JsonFile(join(dir, 'blocker', 'a.json'), { parse, maxBytes: 1000, delayMs: 10, clock: new FakeClock(), log });
+    const blocked = new JsonFile(join(dir, 'blocker', 'a.json'), {
+      parse,
+      maxBytes: 1000,
+      delayMs: 10,
+      clock: new FakeClock(),
+      log,
+    });
     blocked.save({ n: 1 });
     await blocked.flush();
     blocked.save({ n: 2 });
     await blocked.flush();
     assert.equal(lines.filter((l) => l.msg.startsWith('cannot write')).length, 1, 'logged once');
 
-    const small = new JsonFile(join(dir, 'small.json'), { parse, maxBytes: 8, delayMs: 10, clock: new FakeClock(), log });
+    const small = new JsonFile(join(dir, 'small.json'), {
+      parse,
+      maxBytes: 8,
+      delayMs: 10,
+      clock: new FakeClock(),
+      log,
+    });
     small.save({ n: 123456789 });
     await small.flush();
     await assert.rejects(readFile(small.path), /ENOENT/);
@@ -93,7 +115,10 @@ describe('state file', () => {
     `;
     await mkdir(dir, { recursive: true });
     for (let round = 0; round < 6; round++) {
-      const p = spawn(process.execPath, ['--input-type=module', '-e', child], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+      const p = spawn(process.execPath, ['--input-type=module', '-e', child], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       await new Promise<void>((resolve) => p.stdout.once('data', () => resolve()));
       await new Promise((r) => setTimeout(r, 20 + round * 37));
       p.kill('SIGKILL');
@@ -102,7 +127,13 @@ describe('state file', () => {
       assert.equal(doc.pad, String(doc.n % 10).repeat(300000), `round ${round}: document ${doc.n} whole`);
     }
     const { log } = recordingLog();
-    const back = await new JsonFile(path, { parse: (d) => d, maxBytes: 1e7, delayMs: 0, clock: systemClock, log }).load();
+    const back = await new JsonFile(path, {
+      parse: (d) => d,
+      maxBytes: 1e7,
+      delayMs: 0,
+      clock: systemClock,
+      log,
+    }).load();
     assert.ok(back);
   });
 });

@@ -1,0 +1,194 @@
+import { spawn } from 'node:child_process';
+import sharp from 'sharp';
+import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
+
+/**
+ * A clip with known truth for end-to-end event tests: objects cut from bus.jpg (the reference
+ * image: three people and a bus, boxes in ../shared/README.md) moved across a blurred
+ * background at realistic speeds, encoded as H.264 like a camera's stream.
+ */
+
+/** Boxes of bus.jpg's objects (yolov8n reference result), x1, y1, x2, y2 in its 810×1080 pixels. */
+const CUTS = {
+  personA: [221, 408, 343, 857],
+  personB: [51, 398, 242, 904],
+  bus: [345, 232, 672, 775],
+} as const;
+
+export interface Mover {
+  cut: keyof typeof CUTS;
+  label: string;
+  /** Height on screen, px. */
+  height: number;
+  /** Where the bottom centre is at `from` and at `to` (seconds into the clip). */
+  start: [number, number];
+  end: [number, number];
+  from: number;
+  to: number;
+}
+
+export interface Scene {
+  width: number;
+  height: number;
+  fps: number;
+  seconds: number;
+  movers: Mover[];
+}
+
+interface Sprite {
+  w: number;
+  h: number;
+  rgb: Buffer;
+}
+
+/** Copies `s` into the `w`×`h` RGB `frame` with its top-left at (x, y), clipped to the frame. */
+function blit(frame: Buffer, w: number, h: number, s: Sprite, x: number, y: number): void {
+  const x0 = Math.max(0, x);
+  const x1 = Math.min(w, x + s.w);
+  if (x1 <= x0) return;
+  for (let row = Math.max(0, y); row < Math.min(h, y + s.h); row++) {
+    const src = ((row - y) * s.w + (x0 - x)) * 3;
+    s.rgb.copy(frame, (row * w + x0) * 3, src, src + (x1 - x0) * 3);
+  }
+}
+
+/**
+ * Where each mover's box is at time `t` (s), in drawing order (farther first: a smaller
+ * `bottom` y is farther away), or nothing when it is not in the clip at that time.
+ */
+export function boxesAt(scene: Scene, t: number): { mover: Mover; box: [number, number, number, number] }[] {
+  return scene.movers
+    .filter((m) => t >= m.from && t <= m.to)
+    .map((m) => {
+      const k = (t - m.from) / (m.to - m.from);
+      const cx = m.start[0] + (m.end[0] - m.start[0]) * k;
+      const bottom = m.start[1] + (m.end[1] - m.start[1]) * k;
+      const [x1, y1, x2, y2] = CUTS[m.cut];
+      const w = Math.round(((x2 - x1) * m.height) / (y2 - y1));
+      const box: [number, number, number, number] = [
+        Math.round(cx - w / 2),
+        Math.round(bottom - m.height),
+        Math.round(cx - w / 2) + w,
+        Math.round(bottom),
+      ];
+      return { mover: m, box };
+    })
+    .sort((a, b) => a.box[3] - b.box[3]);
+}
+
+/** Writes the scene as an H.264 MP4 (a keyframe every 2 s) to `path`. */
+export async function writeSceneClip(scene: Scene, busJpg: string, path: string): Promise<void> {
+  const { width: W, height: H, fps } = scene;
+  const background = await sharp(busJpg)
+    .extract({ left: 0, top: 0, width: 810, height: 230 })
+    .resize(W, H, { fit: 'fill' })
+    .blur(30)
+    .removeAlpha()
+    .raw()
+    .toBuffer();
+  const sprites = new Map<string, Sprite>();
+  const sprite = async (m: Mover, w: number, h: number): Promise<Sprite> => {
+    const key = `${m.cut}:${w}x${h}`;
+    let s = sprites.get(key);
+    if (!s) {
+      const [x1, y1, x2, y2] = CUTS[m.cut];
+      const rgb = await sharp(busJpg)
+        .extract({ left: x1, top: y1, width: x2 - x1, height: y2 - y1 })
+        .resize(w, h, { fit: 'fill' })
+        .removeAlpha()
+        .raw()
+        .toBuffer();
+      s = { w, h, rgb };
+      sprites.set(key, s);
+    }
+    return s;
+  };
+  const ffmpeg = await defaultFfmpegPath();
+  const enc = spawn(
+    ffmpeg,
+    [
+      '-y',
+      '-loglevel',
+      'error',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      '-s',
+      `${W}x${H}`,
+      '-r',
+      String(fps),
+      '-i',
+      'pipe:0',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '23',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      String(fps * 2),
+      '-bf',
+      '0',
+      '-movflags',
+      '+faststart',
+      path,
+    ],
+    { stdio: ['pipe', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  enc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<void>((resolve, reject) => {
+    enc.on('error', reject);
+    enc.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`ffmpeg exited ${code}: ${stderr}`)),
+    );
+  });
+  for (let i = 0; i < scene.seconds * fps; i++) {
+    const frame = Buffer.from(background);
+    for (const { mover, box } of boxesAt(scene, i / fps)) {
+      const [x1, y1, x2, y2] = box;
+      blit(frame, W, H, await sprite(mover, x2 - x1, y2 - y1), x1, y1);
+    }
+    if (!enc.stdin.write(frame)) await new Promise((r) => enc.stdin.once('drain', r));
+  }
+  enc.stdin.end();
+  await done;
+}
+
+/**
+ * The scene of the end-to-end events test (1280×720, 24 s): after 4 s of empty background,
+ * a person walks left to right across the view in 6 s; a bus crosses right to left in 1.5 s;
+ * then two people walk across in opposite directions at different depths, passing each other
+ * (the nearer hides the farther for a moment). Each crosses x = 640 once.
+ */
+export const EVENTS_SCENE: Scene = {
+  width: 1280,
+  height: 720,
+  fps: 10,
+  seconds: 24,
+  movers: [
+    { cut: 'personA', label: 'person', height: 260, start: [-40, 640], end: [1320, 640], from: 4, to: 10 },
+    { cut: 'bus', label: 'bus', height: 380, start: [1540, 600], end: [-260, 600], from: 10.5, to: 12 },
+    {
+      cut: 'personB',
+      label: 'person',
+      height: 280,
+      start: [1330, 700],
+      end: [-50, 700],
+      from: 12.5,
+      to: 18.5,
+    },
+    {
+      cut: 'personA',
+      label: 'person',
+      height: 220,
+      start: [-40, 560],
+      end: [1320, 560],
+      from: 12.5,
+      to: 18.5,
+    },
+  ],
+};
