@@ -21,11 +21,13 @@ export const STATIONARY_MOVE = 0.1;
 export const COUNT_HOLD_MS = 1000;
 
 /**
- * The gate's floor: a detection whose centre is within this fraction of the predicted box's
- * diagonal from the predicted centre may match even outside the 99 % ellipse. A filter that has
- * tracked a standing or steady object for long grows confident; without the floor, the object
- * starting to walk or turning would leave its own track (at 5 fps a walker starting off is 40 px
- * away on the next frame: a quarter of its diagonal).
+ * The gate's floor: a detection whose centre is within this fraction of a diagonal (the larger
+ * of the predicted box's and the detection's) from the predicted centre may match even outside
+ * the 99 % ellipse. A filter that has tracked a standing or steady object for long grows
+ * confident; without the floor, the object starting to walk or turning would leave its own track
+ * (at 5 fps a walker starting off is 40 px away on the next frame: a quarter of its diagonal).
+ * The larger diagonal: a track last matched to part of its object (a head above a passer-by who
+ * hides the rest) has shrunk, and must take the whole object back when it comes out.
  */
 export const GATE_FLOOR = 0.5;
 
@@ -124,7 +126,7 @@ const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
  * What pairing a track's predicted state with a detected box costs: d²/(d² + 9.21) + (1 − IoU),
  * d² being `centreDistance2`; the first term grows with the distance and stays under 1 (½ on the
  * 99 % ellipse), the second is in [0, 1]. Infinity outside the gate (d² > 9.21 and farther than
- * GATE_FLOOR diagonals). Among detections that do not overlap the prediction (common at low
+ * GATE_FLOOR diagonals of the larger box). Among detections that do not overlap the prediction (common at low
  * fps) the nearer one is cheaper.
  */
 export function matchCost(p: KalmanState, box: Readonly<Box>): number {
@@ -132,7 +134,7 @@ export function matchCost(p: KalmanState, box: Readonly<Box>): number {
   const pb = toBox(p);
   const [pcx, pcy] = centre(pb);
   const [cx, cy] = centre(box);
-  const near = Math.hypot(cx - pcx, cy - pcy) <= GATE_FLOOR * diagonal(pb);
+  const near = Math.hypot(cx - pcx, cy - pcy) <= GATE_FLOOR * Math.max(diagonal(pb), diagonal(box));
   if (d2 > GATE_99 && !near) return Infinity;
   return d2 / (d2 + GATE_99) + (1 - iou(pb, box));
 }

@@ -159,16 +159,17 @@ export async function writeSceneClip(scene: Scene, busJpg: string, path: string)
 }
 
 /**
- * The scene of the end-to-end events test (1280×720, 24 s): after 4 s of empty background,
+ * The scene of the end-to-end events test (1280×720, 26 s): after 4 s of empty background,
  * a person walks left to right across the view in 6 s; a bus crosses right to left in 1.5 s;
  * then two people walk across in opposite directions at different depths, passing each other
- * (the nearer hides the farther for a moment). Each crosses x = 640 once.
+ * at x ≈ 470 (the nearer hides the farther for a moment), 0.7 s after the first of them and
+ * 0.8 s before the second crossed x = 640. Each object crosses x = 640 once.
  */
 export const EVENTS_SCENE: Scene = {
   width: 1280,
   height: 720,
   fps: 10,
-  seconds: 24,
+  seconds: 26,
   movers: [
     { cut: 'personA', label: 'person', height: 260, start: [-40, 640], end: [1320, 640], from: 4, to: 10 },
     { cut: 'bus', label: 'bus', height: 380, start: [1540, 600], end: [-260, 600], from: 10.5, to: 12 },
@@ -187,8 +188,8 @@ export const EVENTS_SCENE: Scene = {
       height: 220,
       start: [-40, 560],
       end: [1320, 560],
-      from: 12.5,
-      to: 18.5,
+      from: 14,
+      to: 20,
     },
   ],
 };

@@ -75,10 +75,19 @@ describe('events end to end (synthetic clip with known truth)', () => {
       await new Promise((r) => setTimeout(r, 1000)); // anything late would show now
 
       const news = events().filter((e) => e.type === 'new');
+      const story = (): string =>
+        events()
+          .map((e) => `${e.type} ${e.label} ${e.id} [${e.box.map(Math.round).join(',')}]`)
+          .concat(
+            sub
+              .json<CrossingPayload>('argus/crossings')
+              .map((c) => `crossing ${c.label} ${c.id} ${c.direction}`),
+          )
+          .join('\n');
       assert.deepEqual(
         news.map((e) => e.label).sort(),
         ['bus', 'person', 'person', 'person'],
-        'one new per object',
+        `one new per object:\n${story()}`,
       );
       for (const n of news) {
         const own = events().filter((e) => e.id === n.id);
@@ -88,7 +97,7 @@ describe('events end to end (synthetic clip with known truth)', () => {
       assert.deepEqual(
         crossings.map((c) => `${c.label} ${c.direction}`).sort(),
         ['bus leftward', 'person leftward', 'person rightward', 'person rightward'],
-        'one crossing per pass, each in its direction',
+        `one crossing per pass, each in its direction:\n${story()}`,
       );
       assert.deepEqual(
         new Set(crossings.map((c) => c.id)),

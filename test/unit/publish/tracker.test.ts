@@ -566,3 +566,25 @@ describe('tracker: line crossings', () => {
     assert.equal(crossingsOf(byFeet, frames).length, 0);
   });
 });
+
+describe('tracker: occlusion', () => {
+  it('a walker hidden behind a nearer one (only its head seen for a while, then nothing) keeps its id', () => {
+    for (const fps of [2, 5, 10]) {
+      const t = new Tracker('cam', settings);
+      const far = walker({ y: 340, h: 220 });
+      const frames = scene([far], evenly(fps, 0, 6000));
+      for (const f of frames) {
+        // From 2.0 to 2.6 s only the top 65 px show above the nearer walker; to 3.4 s nothing.
+        if (f.ts >= 2000 && f.ts < 2600)
+          f.dets = f.dets.map((d) => ({ ...d, box: [d.box[0], d.box[1], d.box[2], d.box[1] + 65] }));
+        else if (f.ts >= 2600 && f.ts < 3400) f.dets = [];
+      }
+      const events = run(t, frames);
+      assert.equal(
+        ofType(events, 'new').length,
+        1,
+        `${fps} fps: ${events.map((e) => `${e.type}@${e.box[0] | 0}`).join(' ')}`,
+      );
+    }
+  });
+});
