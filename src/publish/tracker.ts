@@ -123,6 +123,30 @@ const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((z, i) => z === b[i]);
 
 /**
+ * A detection much smaller than its object's predicted box along an axis (under PARTIAL of it)
+ * shows part of the object: the head of a walker above a passer-by in front, a car's front
+ * coming round a corner. The filter is fed the whole object instead: the detection's edge that
+ * agrees best with the prediction, and the predicted extent from there. Fed the part, the filter
+ * would shrink the object and learn a false velocity from its centre jumping, then lose the
+ * object when it comes out whole.
+ */
+export const PARTIAL = 0.6;
+
+export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
+  const out: Box = [...det];
+  for (const [lo, hi] of [
+    [0, 2],
+    [1, 3],
+  ] as const) {
+    const size = predicted[hi] - predicted[lo];
+    if (det[hi] - det[lo] >= PARTIAL * size) continue;
+    if (Math.abs(det[lo] - predicted[lo]) <= Math.abs(det[hi] - predicted[hi])) out[hi] = det[lo] + size;
+    else out[lo] = det[hi] - size;
+  }
+  return out;
+}
+
+/**
  * What pairing a track's predicted state with a detected box costs: d²/(d² + 9.21) + (1 − IoU),
  * d² being `centreDistance2`; the first term grows with the distance and stays under 1 (½ on the
  * 99 % ellipse), the second is in [0, 1]. Infinity outside the gate (d² > 9.21 and farther than
@@ -158,6 +182,9 @@ export function matchCost(p: KalmanState, box: Readonly<Box>): number {
  * frames is confirmed (`new`). A confirmed track not matched is lost: kept and predicted on, so
  * it keeps its id through a dropout, and ended (`end`, end time = last seen) when unseen for
  * more than `end_after_s`.
+ *
+ * A detection showing part of a confirmed object (`wholeObject`) updates the filter as the whole
+ * object, so that one walker passing behind another keeps its id.
  *
  * A confirmed object whose filtered centre stays within STATIONARY_MOVE of its box diagonal for
  * `stationary_after_s` becomes stationary (one `update`); moving beyond it makes it active
@@ -296,7 +323,7 @@ export class Tracker {
   }
 
   private matched(t: Track, p: KalmanState, d: ZonedDetection, ts: number, events: TrackerEvent[]): void {
-    t.kf = update(p, d.box);
+    t.kf = update(p, t.confirmed ? wholeObject(d.box, toBox(p)) : d.box);
     t.at = Math.max(t.at, ts);
     t.box = d.box;
     t.topScore = Math.max(t.topScore, d.score);

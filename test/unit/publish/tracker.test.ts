@@ -9,6 +9,7 @@ import {
   GATE_FLOOR,
   matchCost,
   Tracker,
+  wholeObject,
   type LineCrossing,
   type ObjectEvent,
   type TrackerEvent,
@@ -568,23 +569,45 @@ describe('tracker: line crossings', () => {
 });
 
 describe('tracker: occlusion', () => {
-  it('a walker hidden behind a nearer one (only its head seen for a while, then nothing) keeps its id', () => {
-    for (const fps of [2, 5, 10]) {
-      const t = new Tracker('cam', settings);
-      const far = walker({ y: 340, h: 220 });
-      const frames = scene([far], evenly(fps, 0, 6000));
-      for (const f of frames) {
-        // From 2.0 to 2.6 s only the top 65 px show above the nearer walker; to 3.4 s nothing.
-        if (f.ts >= 2000 && f.ts < 2600)
-          f.dets = f.dets.map((d) => ({ ...d, box: [d.box[0], d.box[1], d.box[2], d.box[1] + 65] }));
-        else if (f.ts >= 2600 && f.ts < 3400) f.dets = [];
-      }
-      const events = run(t, frames);
-      assert.equal(
-        ofType(events, 'new').length,
-        1,
-        `${fps} fps: ${events.map((e) => `${e.type}@${e.box[0] | 0}`).join(' ')}`,
-      );
-    }
+  it('feeds the filter the whole object when a detection shows part of it', () => {
+    const predicted: Box = [100, 100, 160, 320];
+    assert.deepEqual(
+      wholeObject([102, 98, 158, 170], predicted),
+      [102, 98, 158, 318],
+      'the head: kept from the top',
+    );
+    assert.deepEqual(
+      wholeObject([100, 250, 160, 322], predicted),
+      [100, 102, 160, 322],
+      'the feet: kept from the bottom',
+    );
+    assert.deepEqual(wholeObject([130, 100, 160, 320], predicted), [100, 100, 160, 320], 'the right half');
+    assert.deepEqual(
+      wholeObject([104, 110, 158, 300], predicted),
+      [104, 110, 158, 300],
+      'whole enough: as detected',
+    );
+  });
+
+  it('a walker hidden behind a nearer one (first only its head shows, then nothing) keeps its id', () => {
+    for (const fps of [2, 5, 10])
+      for (const headS of [0.2, 0.4, 0.6])
+        for (const hiddenS of [0.2, 0.6, 1.0]) {
+          const t = new Tracker('cam', settings);
+          const frames = scene([walker({ y: 340, h: 220 })], evenly(fps, 0, 6000));
+          const [from, to] = [2000 + headS * 1000, 2000 + (headS + hiddenS) * 1000];
+          for (const f of frames) {
+            // From 2 s only the top 65 px show above the nearer walker, then nothing.
+            if (f.ts >= 2000 && f.ts < from)
+              f.dets = f.dets.map((d) => ({ ...d, box: [d.box[0], d.box[1], d.box[2], d.box[1] + 65] }));
+            else if (f.ts >= from && f.ts < to) f.dets = [];
+          }
+          const events = run(t, frames);
+          assert.equal(
+            ofType(events, 'new').length,
+            1,
+            `${fps} fps, head ${headS} s, hidden ${hiddenS} s: ${events.map((e) => `${e.type}@${e.box[0] | 0}`).join(' ')}`,
+          );
+        }
   });
 });
