@@ -159,8 +159,9 @@ export async function writeSceneClip(scene: Scene, busJpg: string, path: string)
 }
 
 /**
- * The scene of the end-to-end events test (1280×720, 26 s): after 4 s of empty background,
- * a person walks left to right across the view in 6 s; a bus crosses right to left in 1.5 s;
+ * The scene of the end-to-end events test (1280×720, 30 s): after 8 s of empty background (a
+ * camera's stream takes a moment to start), a person walks left to right across the view in
+ * 6 s; a bus crosses it right to left in 1.5 s (857 px/s);
  * then two people walk across in opposite directions at different depths, passing each other
  * at x ≈ 470 (the nearer hides the farther for a moment), 0.7 s after the first of them and
  * 0.8 s before the second crossed x = 640. Each object crosses x = 640 once.
@@ -169,18 +170,18 @@ export const EVENTS_SCENE: Scene = {
   width: 1280,
   height: 720,
   fps: 10,
-  seconds: 26,
+  seconds: 30,
   movers: [
-    { cut: 'personA', label: 'person', height: 260, start: [-40, 640], end: [1320, 640], from: 4, to: 10 },
-    { cut: 'bus', label: 'bus', height: 380, start: [1540, 600], end: [-260, 600], from: 10.5, to: 12 },
+    { cut: 'personA', label: 'person', height: 260, start: [-40, 640], end: [1320, 640], from: 8, to: 14 },
+    { cut: 'bus', label: 'bus', height: 380, start: [1540, 600], end: [-260, 600], from: 14.5, to: 16.6 },
     {
       cut: 'personB',
       label: 'person',
       height: 280,
       start: [1330, 700],
       end: [-50, 700],
-      from: 12.5,
-      to: 18.5,
+      from: 16.5,
+      to: 22.5,
     },
     {
       cut: 'personA',
@@ -188,8 +189,8 @@ export const EVENTS_SCENE: Scene = {
       height: 220,
       start: [-40, 560],
       end: [1320, 560],
-      from: 14,
-      to: 20,
+      from: 18,
+      to: 24,
     },
   ],
 };

@@ -65,6 +65,7 @@ describe('events end to end (synthetic clip with known truth)', () => {
       const sub = new Subscriber(`mqtt://127.0.0.1:${port}`);
       t.after(() => sub.end());
       await rtsp.start();
+      const served = Date.now();
 
       const events = (): EventPayload[] => sub.json<EventPayload>('argus/events');
       await sub.waitFor(
@@ -73,6 +74,8 @@ describe('events end to end (synthetic clip with known truth)', () => {
         90_000,
       );
       await new Promise((r) => setTimeout(r, 1000)); // anything late would show now
+      const firstFrame = sub.on('argus/cameras/scene/detections')[0]!.at;
+      t.diagnostic(`first frame published ${firstFrame - served} ms after the RTSP server started`);
 
       const news = events().filter((e) => e.type === 'new');
       const story = (): string =>
