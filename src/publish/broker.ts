@@ -35,7 +35,9 @@ export class EmbeddedBroker {
     const aedes = this.aedes;
     this.server = undefined;
     this.aedes = undefined;
+    // No new connections first (a reconnecting client would otherwise hold the server open).
+    const closed = server && new Promise<void>((r) => server.close(() => r()));
     if (aedes) await new Promise<void>((r) => aedes.close(() => r()));
-    if (server) await new Promise<void>((r) => server.close(() => r()));
+    await closed;
   }
 }
