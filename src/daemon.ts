@@ -108,7 +108,7 @@ export class Daemon {
       ...sources,
       stats,
       cameras: () => this.loaded.config.cameras,
-      metrics: createMetrics(sources),
+      metrics: createMetrics({ ...sources, broker }),
     });
 
     await this.begin('events', reporter);
