@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { pino } from 'pino';
+import { sectionConfig } from '../src/config/schema.js';
 import { EmbeddedBroker } from '../src/publish/broker.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload } from '../src/publish/topics.js';
 import { summariseEvents, type EventsRow, type PeopleCount, type Recorded } from './events-summary.js';
@@ -47,14 +48,16 @@ export interface EventsOptions {
 const section = (name: string, values: Record<string, number | string> | undefined): string[] =>
   values ? [`${name}:`, ...Object.entries(values).map(([k, v]) => `  ${k}: ${v}`)] : [];
 
-function configYaml(opts: EventsOptions, brokerUrl: string): string {
+function configYaml(opts: EventsOptions, broker: EmbeddedBroker): string {
   const input = ['-re', ...(opts.seconds ? ['-t', String(opts.seconds)] : [])];
   return [
     'log_level: warn',
     'model:',
     `  path: ${opts.model}`,
     'mqtt:',
-    `  url: ${brokerUrl}`,
+    `  url: ${broker.url}`,
+    `  username: ${broker.login.username}`,
+    `  password: ${JSON.stringify(broker.login.password)}`,
     'http:',
     '  enabled: false',
     ...section('detector', opts.detector),
@@ -94,10 +97,13 @@ const toRecorded = (topic: string, text: string): Recorded | null => {
 /** Runs the clip once through `argus run` and summarises what the subscriber received. */
 export async function benchEvents(opts: EventsOptions): Promise<EventsRow> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-bench-events-'));
-  const broker = new EmbeddedBroker({ host: '127.0.0.1', port: 0 }, pino({ level: 'silent' }));
+  const broker = new EmbeddedBroker(
+    sectionConfig('mqtt', { embedded: { host: '127.0.0.1', port: 0 } }),
+    pino({ level: 'silent' }),
+  );
   await broker.start();
   const config = join(dir, 'argus.yaml');
-  await writeFile(config, configYaml(opts, broker.url));
+  await writeFile(config, configYaml(opts, broker));
   const base = `argus/cameras/${CAMERA}`;
   const msgs: Recorded[] = [];
   let first = 0;

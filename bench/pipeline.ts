@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { pino } from 'pino';
+import { sectionConfig } from '../src/config/schema.js';
 import { EmbeddedBroker } from '../src/publish/broker.js';
 
 export interface PipelineRow {
@@ -127,7 +128,10 @@ export interface PipelineOptions {
 
 export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-bench-pipe-'));
-  const broker = new EmbeddedBroker({ host: '127.0.0.1', port: 0 }, pino({ level: 'silent' }));
+  const broker = new EmbeddedBroker(
+    sectionConfig('mqtt', { embedded: { host: '127.0.0.1', port: 0 } }),
+    pino({ level: 'silent' }),
+  );
   await broker.start();
   const names = opts.sources.map((_, i) => `cam${i}`);
   const config = join(dir, 'argus.yaml');
@@ -141,6 +145,8 @@ export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow>
       `  path: ${opts.model}`,
       'mqtt:',
       `  url: ${broker.url}`,
+      `  username: ${broker.login.username}`,
+      `  password: ${JSON.stringify(broker.login.password)}`,
       '  stats_interval_s: 1',
       'http:',
       '  enabled: false',

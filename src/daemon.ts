@@ -68,13 +68,10 @@ export class Daemon {
     const detector = new Detector(await planModel(config.model), config, stage('detector'));
     await this.begin('detector', detector);
 
-    let url = config.mqtt.url;
-    if (!url) {
-      const broker = new EmbeddedBroker(config.mqtt.embedded, stage('broker'));
-      await this.begin('broker', broker);
-      url = broker.url;
-    }
-    const output = new MqttOutput(url, config.mqtt, t.status, stage('mqtt'));
+    const broker = config.mqtt.url ? undefined : new EmbeddedBroker(config.mqtt, stage('broker'));
+    if (broker) await this.begin('broker', broker);
+    const { url, mqtt } = broker?.ownClient() ?? { url: config.mqtt.url!, mqtt: config.mqtt };
+    const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'));
     await this.begin('mqtt', output);
 
     const ingest: Ingest = new Ingest(
@@ -111,7 +108,7 @@ export class Daemon {
       ...sources,
       stats,
       cameras: () => this.loaded.config.cameras,
-      metrics: createMetrics(sources),
+      metrics: createMetrics({ ...sources, broker }),
     });
 
     await this.begin('events', reporter);

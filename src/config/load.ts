@@ -253,6 +253,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   }
   const secrets = new Set<string>();
   if (config.mqtt.password) secrets.add(config.mqtt.password);
+  if (config.mqtt.embedded.password) secrets.add(config.mqtt.embedded.password);
   for (const cam of Object.values(config.cameras)) {
     const pw = new URL(cam.url).password;
     if (pw) secrets.add(decodeURIComponent(pw));

@@ -103,6 +103,18 @@ const mqtt = z
       .strictObject({
         host: z.string().min(1).default('127.0.0.1'),
         port: int().min(0).max(65535).default(1883),
+        /** Largest packet (topic and payload) another client may send; Argus' own are not limited. */
+        max_message_kb: int().min(1).max(262144).default(256),
+        /** Retained messages of other clients: at most this many, of at most this many KiB together. */
+        max_retained_messages: int().min(0).max(1000000).default(1000),
+        max_retained_kb: int().min(0).max(1048576).default(4096),
+        /** The login subscribers must give; not set: anyone who can reach the port may connect. */
+        username: z.string().min(1).optional(),
+        password: z.string().min(1).optional(),
+      })
+      .refine((e) => (e.username === undefined) === (e.password === undefined), {
+        message: 'username and password go together: set both, or neither',
+        path: ['password'],
       })
       .prefault({}),
   })

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { DetectorStats } from '../detector/index.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
-import type { OutputStats, StatsSources } from '../publish/index.js';
+import type { BrokerStats, OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 
 interface Snapshot {
@@ -9,6 +9,7 @@ interface Snapshot {
   cams: CameraStatus[];
   det: DetectorStats;
   mqtt: OutputStats;
+  broker: BrokerStats | undefined;
 }
 
 type Set = (labels: Record<string, string>, v: number) => void;
@@ -21,7 +22,7 @@ const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 
  * docs/http.md. Label values are camera names (validated as topic levels) and fixed words:
  * never URLs.
  */
-export function createMetrics(src: StatsSources): Registry {
+export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerStats } }): Registry {
   const registry = new Registry();
   let snap: Snapshot | undefined;
   const snapshot = (): Snapshot => {
@@ -31,6 +32,7 @@ export function createMetrics(src: StatsSources): Registry {
         cams: src.ingest.statuses(),
         det: src.detector.stats(),
         mqtt: src.output.stats(),
+        broker: src.broker?.stats(),
       };
       setImmediate(() => (snap = undefined));
     }
@@ -182,6 +184,26 @@ export function createMetrics(src: StatsSources): Registry {
       for (const [cause, n] of Object.entries(s.mqtt.failures)) set({ cause }, n);
     },
   );
+
+  // The embedded broker's metrics exist only when it runs (no mqtt.url).
+  if (src.broker) {
+    metric(
+      'counter',
+      'argus_mqtt_broker_refusals_total',
+      'Clients and packets the embedded broker refused, by reason',
+      ['reason'],
+      (s, set) => {
+        for (const [reason, n] of Object.entries(s.broker?.refusals ?? {})) set({ reason }, n);
+      },
+    );
+    for (const [what, help] of [
+      ['messages', "Other clients' retained messages on the embedded broker"],
+      ['bytes', "Bytes (topics and payloads) of other clients' retained messages on the embedded broker"],
+    ] as const)
+      metric('gauge', `argus_mqtt_broker_retained_${what}`, help, [], (s, set) => {
+        if (s.broker) set({}, s.broker.retained[what]);
+      });
+  }
 
   const scalars: ['counter' | 'gauge', string, string, (s: Snapshot) => number][] = [
     [

@@ -1,33 +1,182 @@
-import { createServer, type Server } from 'node:net';
-import { Aedes } from 'aedes';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import { listen, listeningUrl } from '../listen.js';
+import { RefusalLog, RetainedQuota, underTopic, type Refusal } from './broker-policy.js';
+import { PacketSizeGuard } from './packet-size.js';
+
+export interface BrokerStats {
+  /** Clients and packets refused, by reason. */
+  refusals: Record<Refusal, number>;
+  /** Retained messages of clients other than Argus, and their bytes. */
+  retained: { messages: number; bytes: number };
+}
+
+/** QoS 2 messages a client may leave waiting for their PUBREL (aedes holds them meanwhile). */
+const MAX_INFLIGHT_QOS2 = 16;
+/** The user name of Argus' own login; its password is new at each start. */
+const OWN_USERNAME = 'argus-daemon';
+/** Longest topic or client id quoted in a log line. */
+const QUOTE_MAX = 200;
+
+/** CONNACK return codes of MQTT 3.1.1. */
+const IDENTIFIER_REJECTED = 2;
+const BAD_LOGIN = 4;
+const NOT_AUTHORIZED = 5;
+
+/** Compares a secret in time that does not depend on where the two differ. */
+function sameSecret(given: Buffer | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const digest = (b: Buffer | string): Buffer => createHash('sha256').update(b).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+const quote = (s: string | null | undefined): string | undefined =>
+  s === null || s === undefined ? undefined : s.length > QUOTE_MAX ? `${s.slice(0, QUOTE_MAX)}…` : s;
 
 /**
  * The embedded MQTT broker (aedes), used when no `mqtt.url` is configured, so subscribers work
  * with nothing else installed. It listens on 127.0.0.1:1883 unless configured otherwise.
+ *
+ * Argus' own client logs in with a password made at each start (`login`); only that client may
+ * publish under the base topic, so nobody else can fake Argus' states, and only its packets are
+ * unlimited. Other clients need `embedded.username`/`password` when set, keep no persistent
+ * session, may send packets of at most `max_message_kb`, and together retain at most
+ * `max_retained_messages` of `max_retained_kb`. Refusals are logged at a bounded rate.
  */
 export class EmbeddedBroker {
   private aedes: Aedes | undefined;
   private server: Server | undefined;
+  /** The login Argus' own MQTT client connects with. */
+  readonly login = { username: OWN_USERNAME, password: randomBytes(24).toString('base64url') };
+  /** Argus' own client's connections (a new one at each reconnection). */
+  private readonly own = new WeakSet<Client>();
+  /** The client id Argus' client last connected with: no one else may take it over. */
+  private ownId: string | undefined;
+  /** Will topics of clients between CONNECT and authentication. */
+  private readonly wills = new WeakMap<Client, string>();
+  private readonly retained: RetainedQuota;
+  private readonly refusals: RefusalLog;
 
   constructor(
-    private readonly cfg: Config['mqtt']['embedded'],
+    private readonly cfg: Config['mqtt'],
     private readonly log: Logger,
-  ) {}
+    clock: Pick<Clock, 'now'> = systemClock,
+  ) {
+    const e = cfg.embedded;
+    this.retained = new RetainedQuota(e.max_retained_messages, e.max_retained_kb * 1024);
+    this.refusals = new RefusalLog(log, clock);
+  }
 
   get url(): string {
-    return listeningUrl('mqtt', this.server, this.cfg.host, this.cfg.port);
+    return listeningUrl('mqtt', this.server, this.cfg.embedded.host, this.cfg.embedded.port);
+  }
+
+  /** Where and how Argus' own client connects: this broker, with the login made for this run. */
+  ownClient(): { url: string; mqtt: Config['mqtt'] } {
+    return { url: this.url, mqtt: { ...this.cfg, ...this.login } };
   }
 
   async start(): Promise<void> {
-    const aedes = await Aedes.createBroker();
+    const aedes = await Aedes.createBroker({
+      maxInflightInbound: MAX_INFLIGHT_QOS2,
+      preConnect: (client, packet, done) => {
+        if (packet.will) this.wills.set(client, packet.will.topic);
+        done(null, true);
+      },
+      authenticate: (client, username, password, done) => this.authenticate(client, username, password, done),
+      authorizePublish: (client, packet, done) => done(this.authorizePublish(client, packet)),
+    });
+    aedes.on('clientError', (client, err) => {
+      if (err.message.startsWith('maxInflightInbound exceeded')) this.refuse('inflight', client);
+    });
     this.aedes = aedes;
-    const server = createServer((socket) => aedes.handle(socket));
+    const maxBytes = this.cfg.embedded.max_message_kb * 1024;
+    const server = createServer((socket) => {
+      const client = aedes.handle(socket);
+      this.limitPacketSize(socket, client, new PacketSizeGuard(maxBytes));
+    });
     this.server = server;
-    await listen(server, this.cfg.host, this.cfg.port, 'embedded MQTT broker');
-    this.log.info({ url: this.url }, 'embedded MQTT broker listening');
+    const { host, port, username } = this.cfg.embedded;
+    await listen(server, host, port, 'embedded MQTT broker');
+    this.log.info({ url: this.url, login: username !== undefined }, 'embedded MQTT broker listening');
+  }
+
+  /**
+   * Reads each chunk aedes reads (with a `readable` listener present, `data` is emitted only by
+   * aedes' own `read()`, so this neither consumes nor reorders anything) and closes the
+   * connection at the header of a packet over the limit, before its body is buffered.
+   */
+  private limitPacketSize(socket: Socket, client: Client, guard: PacketSizeGuard): void {
+    const onData = (chunk: Buffer): void => {
+      if (this.own.has(client)) {
+        socket.off('data', onData);
+        return;
+      }
+      const over = guard.check(chunk);
+      if (!over) return;
+      socket.off('data', onData);
+      this.refuse('oversize', client, {
+        packet: over.type,
+        bytes: Number.isFinite(over.bytes) ? over.bytes : 'malformed length',
+        max_bytes: this.cfg.embedded.max_message_kb * 1024,
+      });
+      socket.destroy();
+    };
+    socket.on('data', onData);
+  }
+
+  private authenticate(
+    client: Client,
+    username: string | undefined,
+    password: Buffer | undefined,
+    done: (error: AuthenticateError | null, success: boolean | null) => void,
+  ): void {
+    const will = this.wills.get(client);
+    this.wills.delete(client);
+    if (username === this.login.username && sameSecret(password, this.login.password)) {
+      this.own.add(client);
+      this.ownId = client.id;
+      return done(null, true);
+    }
+    const refuse = (reason: Refusal, code: number): void => {
+      this.refuse(reason, client, reason === 'will' ? { topic: quote(will) } : {});
+      done(Object.assign(new Error(reason), { returnCode: code }), false);
+    };
+    const { username: user, password: pass } = this.cfg.embedded;
+    if (user !== undefined && pass !== undefined && !(username === user && sameSecret(password, pass)))
+      return refuse('login', username === undefined && password === undefined ? NOT_AUTHORIZED : BAD_LOGIN);
+    if (client.id === this.ownId) return refuse('client_id', IDENTIFIER_REJECTED);
+    if (will !== undefined && underTopic(will, this.cfg.base_topic)) return refuse('will', NOT_AUTHORIZED);
+    if (!client.clean) return refuse('session', NOT_AUTHORIZED);
+    done(null, true);
+  }
+
+  /** Whether a message (or a last will about to be sent) may be published: null if it may. */
+  private authorizePublish(client: Client | null, packet: PublishPacket): Error | null {
+    const topic = packet.topic;
+    let reason: Refusal | undefined;
+    if (topic.startsWith('$SYS/')) reason = 'sys';
+    else if (client && this.own.has(client)) {
+      if (packet.retain) this.retained.forget(topic);
+    } else if (underTopic(topic, this.cfg.base_topic)) reason = 'base_topic';
+    else if (packet.retain && !this.retained.admit(topic, Buffer.byteLength(packet.payload)))
+      reason = 'retained_limit';
+    if (!reason) return null;
+    this.refuse(reason, client, { topic: quote(topic) });
+    return new Error(`${reason}: ${topic}`);
+  }
+
+  private refuse(reason: Refusal, client: Client | null, details: Record<string, unknown> = {}): void {
+    const conn = client?.conn as Partial<Socket> | undefined;
+    this.refusals.refuse(reason, { client: quote(client?.id), address: conn?.remoteAddress, ...details });
+  }
+
+  stats(): BrokerStats {
+    return { refusals: this.refusals.stats(), retained: this.retained.stats() };
   }
 
   async stop(): Promise<void> {
@@ -35,7 +184,9 @@ export class EmbeddedBroker {
     const aedes = this.aedes;
     this.server = undefined;
     this.aedes = undefined;
+    // No new connections first (a reconnecting client would otherwise hold the server open).
+    const closed = server && new Promise<void>((r) => server.close(() => r()));
     if (aedes) await new Promise<void>((r) => aedes.close(() => r()));
-    if (server) await new Promise<void>((r) => server.close(() => r()));
+    await closed;
   }
 }

@@ -2,7 +2,7 @@
  * The publish stage's public interface: MQTT output (an embedded broker when none is
  * configured), per-frame detections, object events, counts, camera statuses and stats.
  */
-export { EmbeddedBroker } from './broker.js';
+export { EmbeddedBroker, type BrokerStats } from './broker.js';
 export { MqttOutput, type Output, type OutputStats } from './mqtt-output.js';
 export { Reporter, type ReporterDeps } from './reporter.js';
 export { StatsPublisher, type CameraRates, type StatsSources } from './stats.js';

@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import mqtt, { type MqttClient } from 'mqtt';
+import { createConnection, type Socket } from 'node:net';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { repoRoot, tempDir } from './env.js';
 import { freePort } from './rtsp.js';
 
@@ -168,4 +169,113 @@ export class Subscriber {
   end(): Promise<void> {
     return this.client.endAsync().then(() => undefined);
   }
+}
+
+/**
+ * Connects once, without reconnecting: the connected client (ended after the test), or the
+ * code of the broker's CONNACK refusal (4: bad user name or password, 5: not authorised, ...).
+ */
+export function connectOnce(
+  t: { after: (fn: () => Promise<void>) => void },
+  url: string,
+  opts: IClientOptions = {},
+): Promise<{ client: MqttClient; refused?: undefined } | { client?: undefined; refused: number }> {
+  const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 5000, ...opts });
+  client.on('error', () => undefined); // later errors (a reset socket) are expected: the broker closes on refusals
+  t.after(() => client.endAsync(true).then(() => undefined));
+  return new Promise((resolve, reject) => {
+    client.once('connect', () => resolve({ client }));
+    client.once('error', (err) => {
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'number') resolve({ refused: code });
+      else reject(err);
+    });
+  });
+}
+
+/**
+ * Publishes one message at QoS 1 on a new connection: true once the broker acknowledged it,
+ * false when it closed the connection instead (how a broker refuses a publish in MQTT 3.1.1).
+ */
+export async function publishOnce(
+  t: { after: (fn: () => Promise<void>) => void },
+  url: string,
+  topic: string,
+  payload: string | Buffer,
+  opts: { retain?: boolean; login?: Login } = {},
+): Promise<boolean> {
+  const { client, refused } = await connectOnce(t, url, { ...opts.login });
+  if (!client) throw new Error(`connection refused (${refused})`);
+  const acked = await new Promise<boolean>((resolve) => {
+    client.once('close', () => resolve(false));
+    client.publish(topic, payload, { qos: 1, retain: opts.retain ?? false }, (err) => resolve(!err));
+  });
+  await client.endAsync(true);
+  return acked;
+}
+
+/** The remaining-length field of an MQTT packet's fixed header. */
+function remainingLength(n: number): number[] {
+  const out: number[] = [];
+  do {
+    const byte = n % 128;
+    n = Math.floor(n / 128);
+    out.push(n > 0 ? byte | 0x80 : byte);
+  } while (n > 0);
+  return out;
+}
+
+const utf8 = (s: string): Buffer => {
+  const b = Buffer.from(s);
+  return Buffer.concat([Buffer.from([b.length >> 8, b.length & 0xff]), b]);
+};
+
+/** Raw MQTT 3.1.1 packets, for tests that must control every byte (mqtt.js would not send them). */
+export const wire = {
+  /** CONNECT with a clean session and no login. */
+  connect(clientId: string): Buffer {
+    const body = Buffer.concat([utf8('MQTT'), Buffer.from([4, 0x02, 0, 60]), utf8(clientId)]);
+    return Buffer.concat([Buffer.from([0x10, ...remainingLength(body.length)]), body]);
+  },
+  /** A PUBLISH's headers only, announcing a payload of `payloadBytes`, which the caller sends. */
+  publishHeader(
+    topic: string,
+    payloadBytes: number,
+    opts: { qos?: 0 | 1 | 2; retain?: boolean; id?: number } = {},
+  ): Buffer {
+    const qos = opts.qos ?? 0;
+    const variable = Buffer.concat([
+      utf8(topic),
+      qos ? Buffer.from([opts.id! >> 8, opts.id! & 0xff]) : Buffer.alloc(0),
+    ]);
+    const first = 0x30 | (qos << 1) | (opts.retain ? 1 : 0);
+    return Buffer.concat([
+      Buffer.from([first, ...remainingLength(variable.length + payloadBytes)]),
+      variable,
+    ]);
+  },
+};
+
+/** A raw TCP connection to a broker that has sent CONNECT and read its CONNACK. */
+export async function rawClient(
+  t: { after: (fn: () => Promise<void>) => void },
+  port: number,
+  clientId: string,
+): Promise<{ socket: Socket; closed: Promise<void>; received: () => Buffer }> {
+  const socket = createConnection(port, '127.0.0.1');
+  t.after(() => {
+    socket.destroy();
+    return Promise.resolve();
+  });
+  socket.on('error', () => undefined); // the broker may close it mid-write: that is what tests look for
+  let data = Buffer.alloc(0);
+  socket.on('data', (d: Buffer) => (data = Buffer.concat([data, d])));
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  await new Promise<void>((r) => socket.once('connect', () => r()));
+  socket.write(wire.connect(clientId));
+  const deadline = Date.now() + 5000;
+  while (data.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  if (!data.subarray(0, 4).equals(Buffer.from([0x20, 2, 0, 0])))
+    throw new Error(`no CONNACK: ${data.toString('hex')}`);
+  return { socket, closed, received: () => data };
 }

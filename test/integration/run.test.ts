@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,7 +14,7 @@ import type {
 } from '../../src/publish/topics.js';
 import { cliPath, needsShared, repoRoot, shared, tempDir, waitFor, writeFixture } from '../helpers/env.js';
 import { boxIou, BUS_REFERENCE } from '../helpers/images.js';
-import { findMosquitto, startBroker, Subscriber } from '../helpers/mqtt.js';
+import { connectOnce, findMosquitto, publishOnce, startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort, hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
 import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 
@@ -260,6 +260,82 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.equal(sub.on('argus/status')[0]?.payload, 'online');
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0);
+  });
+
+  it('guards its embedded broker: subscribers need the login, only Argus publishes under argus/, and 3 × 100 MB of retained junk neither sticks nor grows the daemon', async (t) => {
+    const dir = await tempDir(t);
+    const port = await freePort();
+    const login = { username: 'viewer', password: 'Viewer-Secret-42' };
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port, ...login } },
+      cameras: { blinker: { url: BLINKER } },
+    });
+    const daemon = startDaemon(t, config);
+    const url = `mqtt://127.0.0.1:${port}`;
+    const sub = new Subscriber(url, 'argus/#', login);
+    t.after(() => sub.end());
+    await sub.waitFor('detections', () => sub.on('argus/cameras/blinker/detections').length > 3, 30_000);
+    assert.deepEqual(await connectOnce(t, url), { refused: 5 }, 'no login');
+    assert.deepEqual(
+      await connectOnce(t, url, { ...login, password: 'nope' }),
+      { refused: 4 },
+      'wrong login',
+    );
+
+    const spoofs = [
+      ['argus/status', 'offline'],
+      ['argus/cameras/blinker/status', JSON.stringify({ camera: 'blinker', state: 'offline' })],
+    ];
+    for (const [topic, payload] of spoofs)
+      assert.equal(await publishOnce(t, url, topic!, payload!, { retain: true, login }), false, topic);
+
+    const rss = (): number =>
+      Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${daemon.child.pid}/status`, 'utf8'))![1]) / 1024;
+    const before = rss();
+    for (const n of [1, 2, 3])
+      assert.equal(
+        await publishOnce(t, url, `junk/${n}`, Buffer.alloc(100 * 1024 * 1024), { retain: true, login }),
+        false,
+        `junk/${n}`,
+      );
+    await new Promise((r) => setTimeout(r, 1000));
+    const grown = rss() - before;
+    assert.ok(grown < 64, `the daemon grew by ${grown.toFixed(0)} MB (from ${before.toFixed(0)} MB)`);
+
+    const late = new Subscriber(url, '#', login);
+    t.after(() => late.end());
+    await late.waitFor(
+      'the retained states',
+      () => late.on('argus/status').length > 0 && status(late, 'blinker').length > 0,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(
+      late.messages.filter((m) => m.topic.startsWith('junk/')),
+      [],
+      'nothing of the junk retained',
+    );
+    assert.deepEqual(
+      late.on('argus/status').map((m) => m.payload),
+      ['online'],
+    );
+    assert.equal(status(late, 'blinker').at(-1)!.state, 'streaming');
+    assert.deepEqual(
+      sub.on('argus/status').map((m) => m.payload),
+      ['online'],
+      'subscribers never saw the fake offline',
+    );
+    assert.ok(status(sub, 'blinker').every((s) => s.state !== 'offline'));
+    const seen = sub.on('argus/cameras/blinker/detections').length;
+    await sub.waitFor(
+      'Argus still publishing',
+      () => sub.on('argus/cameras/blinker/detections').length > seen + 3,
+    );
+
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+    assert.ok(!daemon.output().includes(login.password), 'the login is never logged');
+    assert.match(daemon.output(), /"reason":"oversize"/);
+    assert.match(daemon.output(), /"reason":"base_topic"/);
   });
 
   // Over the npm server's UDP-only RTP, a big 810×1080 key frame loses packets on loopback and

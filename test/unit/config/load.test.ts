@@ -26,7 +26,13 @@ describe('config', () => {
     assert.equal(config.model.path, '/etc/argus/m.onnx', 'model path is relative to the config file');
     assert.equal(config.mqtt.base_topic, 'argus');
     assert.equal(config.mqtt.url, undefined);
-    assert.deepEqual(config.mqtt.embedded, { host: '127.0.0.1', port: 1883 });
+    assert.deepEqual(config.mqtt.embedded, {
+      host: '127.0.0.1',
+      port: 1883,
+      max_message_kb: 256,
+      max_retained_messages: 1000,
+      max_retained_kb: 4096,
+    });
     assert.deepEqual(config.detector.providers, ['cpu']);
     assert.equal(config.scheduler.max_batch, 4);
     assert.equal(config.cache.enabled, true);
@@ -175,6 +181,20 @@ describe('config', () => {
     assert.deepEqual(issues, [
       { path: 'mqtt.password', line: 6, message: 'environment variable MQ_PASS is not set' },
       { path: 'cameras.a.url', line: 9, message: 'environment variable CAM_PW is not set' },
+    ]);
+  });
+
+  it("takes the embedded broker's subscriber login from ${ENV}, its password as a secret, and wants both or neither", () => {
+    const text = `${minimal}mqtt:\n  embedded:\n    username: viewer\n    password: \${VIEWER_PW}\n`;
+    const ok = parseConfig(text, 'c.yaml', { VIEWER_PW: 'Sub-Secret-5' });
+    assert.equal(ok.config.mqtt.embedded.password, 'Sub-Secret-5');
+    assert.deepEqual(ok.secrets, ['Sub-Secret-5']);
+    assert.deepEqual(errorsOf(`${minimal}mqtt:\n  embedded:\n    username: viewer\n`), [
+      {
+        path: 'mqtt.embedded.password',
+        line: 5,
+        message: 'username and password go together: set both, or neither',
+      },
     ]);
   });
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMetrics } from '../../../src/http/metrics.js';
+import { REFUSALS } from '../../../src/publish/broker-policy.js';
+import type { BrokerStats } from '../../../src/publish/index.js';
 import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
 import { flush } from '../../helpers/fakes.js';
 
@@ -137,6 +139,27 @@ describe('metrics', () => {
     });
     assert.equal(m.get('argus_mqtt_connect_failures_total{cause="auth"}'), 3);
     assert.equal(m.get('argus_mqtt_connect_failures_total{cause="unreachable"}'), 1);
+  });
+
+  it("exports the embedded broker's refusals and other clients' retained messages, only when it runs", async () => {
+    const { stages, scrape } = setup();
+    const none = Object.fromEntries(REFUSALS.map((r) => [r, 0])) as BrokerStats['refusals'];
+    assert.deepEqual(
+      [...(await scrape()).keys()].filter((k) => k.startsWith('argus_mqtt_broker')),
+      [],
+      'no embedded broker (mqtt.url is set): no series',
+    );
+    const refusals = { ...none, login: 3, oversize: 1, base_topic: 2 };
+    const broker = { stats: (): BrokerStats => ({ refusals, retained: { messages: 4, bytes: 900 } }) };
+    const m = samples(await createMetrics({ ...stages, broker }).metrics());
+    const refused = series(m, 'argus_mqtt_broker_refusals_total');
+    assert.deepEqual(
+      [refused['reason="login"'], refused['reason="oversize"'], refused['reason="base_topic"']],
+      [3, 1, 2],
+    );
+    assert.equal(Object.keys(refused).length, REFUSALS.length, 'every reason, 0 included');
+    assert.equal(m.get('argus_mqtt_broker_retained_messages'), 4);
+    assert.equal(m.get('argus_mqtt_broker_retained_bytes'), 900);
   });
 
   it('re-reads every value on the next scrape: counters are replaced, never added up', async () => {
