@@ -159,8 +159,8 @@ export async function writeSceneClip(scene: Scene, busJpg: string, path: string)
 }
 
 /**
- * The scene of the end-to-end events test (1280×720, 30 s): after 8 s of empty background (a
- * camera's stream takes a moment to start), a person walks left to right across the view in
+ * The scene of the end-to-end events test (1280×720, 34 s): after 12 s of empty background (a
+ * camera's stream takes a moment to start: 2–3 s of ffmpeg's probing, plus its retries), a person walks left to right across the view in
  * 6 s; a bus crosses it right to left in 1.5 s (857 px/s);
  * then two people walk across in opposite directions at different depths, passing each other
  * at x ≈ 470 (the nearer hides the farther for a moment), 0.7 s after the first of them and
@@ -170,18 +170,18 @@ export const EVENTS_SCENE: Scene = {
   width: 1280,
   height: 720,
   fps: 10,
-  seconds: 30,
+  seconds: 34,
   movers: [
-    { cut: 'personA', label: 'person', height: 260, start: [-40, 640], end: [1320, 640], from: 8, to: 14 },
-    { cut: 'bus', label: 'bus', height: 380, start: [1540, 600], end: [-260, 600], from: 14.5, to: 16.6 },
+    { cut: 'personA', label: 'person', height: 260, start: [-40, 640], end: [1320, 640], from: 12, to: 18 },
+    { cut: 'bus', label: 'bus', height: 380, start: [1540, 600], end: [-260, 600], from: 18.5, to: 20.6 },
     {
       cut: 'personB',
       label: 'person',
       height: 280,
       start: [1330, 700],
       end: [-50, 700],
-      from: 16.5,
-      to: 22.5,
+      from: 20.5,
+      to: 26.5,
     },
     {
       cut: 'personA',
@@ -189,8 +189,8 @@ export const EVENTS_SCENE: Scene = {
       height: 220,
       start: [-40, 560],
       end: [1320, 560],
-      from: 18,
-      to: 24,
+      from: 22,
+      to: 28,
     },
   ],
 };
