@@ -722,6 +722,11 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       () => status(sub, 'locked').some((s) => s.last_error?.message.includes('Connection refused')),
       30_000,
     );
+    const late = new Subscriber(broker.url, 'argus/cameras/locked/status');
+    t.after(() => late.end());
+    await late.waitFor('the retained status', () => late.messages.some((m) => m.retain));
+    const retained = late.messages.find((m) => m.retain)!.payload;
+    assert.match(retained, /token=\*\*\*: Connection refused/, 'the retained status has the error');
     const base = await httpBase(() => out);
     assert.equal(new URL(base).hostname, '127.0.0.1', 'HTTP binds to localhost by default');
     const http = (
@@ -735,6 +740,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     for (const [where, text] of [
       ['logs', out],
       ['MQTT', mqttText],
+      ['the retained status', retained],
       ['HTTP', http],
     ] as const) {
       assert.doesNotMatch(text, /Zq7/, `a secret leaked into ${where}`);
