@@ -7,7 +7,7 @@ import { createMetrics, HttpServer, LiveView } from './http/index.js';
 import { Ingest } from './ingest/index.js';
 import { SystemdNotifier } from './ops/index.js';
 import { EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics } from './publish/index.js';
-import { redactUrl } from './redact.js';
+import { redactUrl, scrub } from './redact.js';
 import { Scheduler } from './scheduler/index.js';
 
 /** A stop came while the daemon was starting: what had started is stopped again. */
@@ -71,7 +71,7 @@ export class Daemon {
     const broker = config.mqtt.url ? undefined : new EmbeddedBroker(config.mqtt, stage('broker'));
     if (broker) await this.begin('broker', broker);
     const { url, mqtt } = broker?.ownClient() ?? { url: config.mqtt.url!, mqtt: config.mqtt };
-    const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'));
+    const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'), secrets);
     await this.begin('mqtt', output);
 
     const ingest: Ingest = new Ingest(
@@ -100,7 +100,7 @@ export class Daemon {
         view.onResult(r);
         reporter.onResult(r);
       },
-      onDetectorError: (camera, message) => reporter.onDetectorError(camera, message),
+      onDetectorError: (camera, message) => reporter.onDetectorError(camera, scrub(message, secrets)),
     });
     const sources = { scheduler, ingest, detector, output };
     const stats = new StatsPublisher(config, sources, { out: output, topics: t, clock });

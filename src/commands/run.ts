@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../config/index.js';
 import { Daemon, StoppedDuringStart } from '../daemon.js';
 import { createLogger } from '../log.js';
+import { scrub } from '../redact.js';
 
 /** How long shutdown may take before Argus exits anyway. */
 const STOP_TIMEOUT_MS = 20_000;
@@ -68,7 +69,7 @@ export async function runDaemon(file: string): Promise<number> {
     const message = err instanceof Error ? err.message : String(err);
     log.fatal({ err: message }, 'cannot start');
     log.debug({ stack: err instanceof Error ? err.stack : undefined }, 'startup failure');
-    process.stderr.write(`argus: ${message}\n`);
+    process.stderr.write(`argus: ${scrub(message, loaded.secrets)}\n`);
     await daemon.stop();
     return 1;
   }

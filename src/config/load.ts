@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
-import { redactUrl } from '../redact.js';
+import { redactUrl, scrub } from '../redact.js';
 import { resolveStateDir } from '../state/index.js';
 import { configSchema, type Config } from './schema.js';
 
@@ -33,7 +33,10 @@ export class ConfigError extends Error {
 export interface LoadedConfig {
   file: string;
   config: Config;
-  /** Secret values taken from the config (passwords), for `scrub()`. */
+  /**
+   * Secret values, for `scrub()`: every value substituted for a `${NAME}` or
+   * `${credential:NAME}`, and the passwords of `mqtt` and of the camera and broker URLs.
+   */
   secrets: string[];
 }
 
@@ -74,7 +77,7 @@ const dotted = (path: readonly PathKey[]): string =>
 
 /**
  * Drops keys whose value is null and replaces `${NAME}` with the environment variable NAME in every string value; `$${` is a
- * literal `${`. Returns the secrets it substituted so they can be scrubbed from output.
+ * literal `${`. Adds every value it substituted to `substituted`: each is a secret.
  */
 function substituteEnv(
   value: unknown,
@@ -235,7 +238,11 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const found = [...envIssues, ...(result.success ? [] : zodIssues(result.error, data))];
   if (found.length || !result.success) {
     const issues = found
-      .map((i) => ({ path: dotted(i.path), line: lineOf(doc, lc, i.path, i.atKey), message: i.message }))
+      .map((i) => ({
+        path: dotted(i.path),
+        line: lineOf(doc, lc, i.path, i.atKey),
+        message: scrub(i.message, substituted),
+      }))
       .sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
     throw new ConfigError(file, issues);
   }
@@ -251,14 +258,24 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
       if (p) config.mqtt.tls[k] = abs(p);
     }
   }
-  const secrets = new Set<string>();
+  const secrets = new Set(substituted);
   if (config.mqtt.password) secrets.add(config.mqtt.password);
   if (config.mqtt.embedded.password) secrets.add(config.mqtt.embedded.password);
-  for (const cam of Object.values(config.cameras)) {
-    const pw = new URL(cam.url).password;
-    if (pw) secrets.add(decodeURIComponent(pw));
+  for (const url of [config.mqtt.url, ...Object.values(config.cameras).map((c) => c.url)]) {
+    const pw = url === undefined ? '' : new URL(url).password;
+    if (pw) secrets.add(decoded(pw));
   }
+  secrets.delete('');
   return { file, config, secrets: [...secrets] };
+}
+
+/** A URL's percent-encoded part, decoded; as it is when it is not valid percent-encoding. */
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {

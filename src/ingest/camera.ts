@@ -3,7 +3,7 @@ import type { Clock, Timer } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import { letterbox, type Letterbox } from '../core/geometry.js';
 import type { CameraConfig, Config } from '../config/index.js';
-import { redactUrl } from '../redact.js';
+import { redactUrl, scrub } from '../redact.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { buildFfmpegArgs } from './ffmpeg-args.js';
 import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
@@ -51,7 +51,7 @@ export interface CameraSettings {
   /** Model input size: every frame comes out size × size. */
   size: number;
   rtspTimeoutOption: 'stimeout' | 'timeout';
-  /** Values to scrub from stderr and errors besides URL passwords. */
+  /** Values to scrub from stderr and errors besides URL passwords (`LoadedConfig.secrets`). */
   secrets: readonly string[];
 }
 
@@ -311,13 +311,12 @@ export class Camera {
     if (run?.streamingSince != null && now - run.streamingSince >= STABLE_AFTER_MS) this.attempt = 0;
     this.authFailures = cause === 'auth' ? this.authFailures + 1 : 0;
     this.status.restarts++;
-    this.status.lastError = { cause, message, at: now };
+    // Published and served: scrubbed here, whether ffmpeg, the resolver or the spawn wrote it.
+    const shown = scrub(message, this.settings.secrets);
+    this.status.lastError = { cause, message: shown, at: now };
     const offline = this.authFailures >= this.settings.ffmpeg.auth_failures_before_offline;
     const delay = offline ? this.backoff.maxMs : backoffDelay(this.attempt++, this.backoff, this.deps.random);
-    this.log.warn(
-      { cause, error: message, retryInMs: delay, ...detail },
-      `camera failed (${cause}): ${message}`,
-    );
+    this.log.warn({ cause, error: shown, retryInMs: delay, ...detail }, `camera failed (${cause}): ${shown}`);
     this.setState(offline ? 'offline' : 'backoff', now + delay);
     this.timer = this.deps.clock.setTimeout(() => this.connect(), delay);
   }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { backoffDelay } from '../backoff.js';
-import { redactUrl } from '../redact.js';
+import { redactUrl, scrub } from '../redact.js';
 import { classifyMqttError, type MqttFailure } from './mqtt-errors.js';
 
 export interface OutputStats {
@@ -58,6 +58,8 @@ export class MqttOutput implements Output {
     private readonly cfg: Config['mqtt'],
     private readonly statusTopic: string,
     private readonly log: Logger,
+    /** Values to scrub from connection errors besides URL passwords (`LoadedConfig.secrets`). */
+    private readonly secrets: readonly string[] = [],
   ) {}
 
   private options(): IClientOptions {
@@ -120,7 +122,7 @@ export class MqttOutput implements Output {
       backOff();
       const cause = classifyMqttError(err);
       this.failures[cause]++;
-      this.lastError = { cause, message: redactUrl(err.message), at: Date.now() };
+      this.lastError = { cause, message: scrub(err.message, this.secrets), at: Date.now() };
       this.log.warn(
         { broker, cause, err: err.message, retryInMs: client.options.reconnectPeriod },
         `MQTT connection failed (${cause}): ${err.message}`,

@@ -192,6 +192,26 @@ describe('argus validate', () => {
     );
   });
 
+  it('scrubs every substituted value from the summary', async (t) => {
+    const dir = await tempDir(t);
+    const file = join(dir, 'argus.yaml');
+    await writeFile(
+      file,
+      [
+        'model:',
+        '  path: ${MODEL_DIR}/m.onnx',
+        'mqtt:',
+        '  url: mqtt://${MQ_USER}:${MQ_PW}@broker:1883',
+        '',
+      ].join('\n'),
+    );
+    const env = { MODEL_DIR: '/srv/hidden-dir', MQ_USER: 'bridge-user', MQ_PW: 'Pw@with:at' };
+    const r = await runCli(['validate', '-c', file], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, / model \*\*\*\/m\.onnx, .* mqtt mqtt:\/\/\*\*\*:\*\*\*@broker:1883\n$/);
+    assert.doesNotMatch(r.stdout, /hidden-dir|bridge-user|with|:at/);
+  });
+
   it('prints every error with its line and exits 1, never echoing a secret', async (t) => {
     const dir = await tempDir(t);
     const file = join(dir, 'bad.yaml');

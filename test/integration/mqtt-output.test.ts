@@ -84,6 +84,35 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
   });
 });
 
+describe('MQTT output that cannot connect', () => {
+  it('scrubs the secrets of the config from the error it reports (/healthz, logs)', async (t) => {
+    const { config, secrets } = parseConfig(
+      [
+        'model:',
+        '  path: m.onnx',
+        'mqtt:',
+        '  url: mqtt://${MQTT_HOST}:1883',
+        '  reconnect_period_s: 5',
+      ].join('\n'),
+      'c.yaml',
+      { MQTT_HOST: 'argus-secret-host.invalid' },
+    );
+    const out = new MqttOutput(
+      config.mqtt.url!,
+      config.mqtt,
+      'argus/status',
+      pino({ level: 'silent' }),
+      secrets,
+    );
+    out.start();
+    t.after(() => out.stop());
+    await waitFor('a failed attempt', () => out.stats().lastError !== null, 20_000);
+    const message = out.stats().lastError!.message;
+    assert.match(message, /\*\*\*/, message);
+    assert.doesNotMatch(message, /argus-secret-host/);
+  });
+});
+
 describe('MQTT over TLS (mqtts://, real TLS server in front of aedes)', () => {
   it(
     'connects with the configured CA, and refuses a broker it cannot verify without crashing',

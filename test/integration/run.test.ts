@@ -704,20 +704,27 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.equal((await daemon.exited).code, 0);
   });
 
-  it('never shows a password: not in logs, errors, MQTT, HTTP or metric labels', async (t) => {
+  it('never shows a secret: not in logs, errors, MQTT, HTTP or metric labels', async (t) => {
     const dir = await tempDir(t);
     const broker = await startBroker(t);
     const closed = await freePort();
+    // Every secret starts and ends with the marker: any part of one that leaks shows it.
+    const env = {
+      CAM_USER: 'Zq7-viewer-Zq7',
+      CAM_PW: 'Zq7@Cam:p%w!Zq7',
+      CAM_TOKEN: 'Zq7&t=/%Zq7',
+      MQTT_PW: 'Zq7@mqtt:Zq7',
+    };
     const config = await writeDaemonConfig(dir, {
       mqtt: { url: broker.url.replace('mqtt://', 'mqtt://argus:${MQTT_PW}@') },
       cameras: {
-        locked: { url: `rtsp://admin:\${CAM_PW}@127.0.0.1:${closed}/stream` },
+        locked: { url: `rtsp://\${CAM_USER}:\${CAM_PW}@127.0.0.1:${closed}/stream?token=\${CAM_TOKEN}` },
         blinker: { url: BLINKER },
       },
     });
     const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CAM_PW: 'Cam-Secret-77', MQTT_PW: 'Mqtt-Secret-88' },
+      env: { ...process.env, ...env },
     });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -734,6 +741,11 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       () => status(sub, 'locked').some((s) => s.last_error?.message.includes('Connection refused')),
       30_000,
     );
+    const late = new Subscriber(broker.url, 'argus/cameras/locked/status');
+    t.after(() => late.end());
+    await late.waitFor('the retained status', () => late.messages.some((m) => m.retain));
+    const retained = late.messages.find((m) => m.retain)!.payload;
+    assert.match(retained, /token=\*\*\*: Connection refused/, 'the retained status has the error');
     const base = await httpBase(() => out);
     assert.equal(new URL(base).hostname, '127.0.0.1', 'HTTP binds to localhost by default');
     const http = (
@@ -747,11 +759,16 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     for (const [where, text] of [
       ['logs', out],
       ['MQTT', mqttText],
+      ['the retained status', retained],
       ['HTTP', http],
     ] as const) {
-      assert.doesNotMatch(text, /Cam-Secret-77|Mqtt-Secret-88/, `a password leaked into ${where}`);
+      assert.doesNotMatch(text, /Zq7/, `a secret leaked into ${where}`);
     }
-    assert.match(mqttText, /rtsp:\/\/admin:\*\*\*@127\.0\.0\.1/, 'the error keeps the URL, password masked');
+    assert.match(
+      mqttText,
+      /rtsp:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:\d+\/stream\?token=\*\*\*: Connection refused/,
+      'the error keeps the URL, secrets masked',
+    );
     assert.match(out, /mqtt:\/\/argus:\*\*\*@127\.0\.0\.1/);
   });
 
@@ -840,6 +857,27 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.match(daemon.output(), /argus\.yaml:7: cameras\.a\/b: name must not contain/);
     assert.match(daemon.output(), /argus\.yaml:9: cameras\.a\/b\.fps: must be greater than 0/);
     assert.match(daemon.output(), /not starting/);
+  });
+
+  it('scrubs a start-up error of the secrets it holds', async (t) => {
+    const dir = await tempDir(t);
+    const config = await writeConfig(dir, [
+      'model:',
+      '  path: ${MODEL_DIR}/missing.onnx',
+      'mqtt:',
+      '  embedded:',
+      `    port: ${await freePort()}`,
+    ]);
+    const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, MODEL_DIR: join(dir, 'Zq7-models') },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    assert.equal(await new Promise((r) => child.on('exit', r)), 1);
+    assert.match(out, /argus: \*\*\*\/missing\.onnx: cannot read the model file \(no such file\)/);
+    assert.doesNotMatch(out, /Zq7/);
   });
 
   it('names a missing model and exits 1', async (t) => {

@@ -176,7 +176,7 @@ describe('config', () => {
     assert.equal(ok.config.mqtt.username, 'argus');
     assert.equal(ok.config.mqtt.password, 's3cret!');
     assert.equal(ok.config.cameras.a!.url, 'rtsp://u:p%40ss@h/s');
-    assert.deepEqual(ok.secrets.sort(), ['p@ss', 's3cret!']);
+    assert.deepEqual(ok.secrets.sort(), ['argus', 'p%40ss', 'p@ss', 's3cret!']);
     const issues = errorsOf(text, { MQ_USER: 'argus' });
     assert.deepEqual(issues, [
       { path: 'mqtt.password', line: 6, message: 'environment variable MQ_PASS is not set' },
@@ -196,6 +196,48 @@ describe('config', () => {
         message: 'username and password go together: set both, or neither',
       },
     ]);
+  });
+
+  it('takes every substituted value as a secret, wherever it is, and every URL password', () => {
+    const text = [
+      minimal,
+      'mqtt:',
+      '  url: mqtt://bridge:Br0ker-pw@broker:1883',
+      '  client_id: ${CLIENT}',
+      'cameras:',
+      '  a:',
+      '    url: rtsp://${CAM_USER}:${CAM_PW}@${CAM_HOST}:554/${CAM_PATH}?token=${TOKEN}#${FRAG}',
+      '  b:',
+      '    url: rtsp://viewer:p%zz@h/s',
+      '',
+    ].join('\n');
+    const env = {
+      CLIENT: 'argus-7',
+      CAM_USER: 'op@site',
+      CAM_PW: 'Stro@ng:Pw',
+      CAM_HOST: 'cam-17.internal',
+      CAM_PATH: 'live/main',
+      TOKEN: 'a&b=c%2F',
+      FRAG: 'frag-1',
+    };
+    const ok = parseConfig(text, 'c.yaml', env);
+    assert.equal(
+      ok.config.cameras.a!.url,
+      'rtsp://op@site:Stro@ng:Pw@cam-17.internal:554/live/main?token=a&b=c%2F#frag-1',
+    );
+    assert.deepEqual(
+      ok.secrets.sort(),
+      [...Object.values(env), 'Br0ker-pw', 'p%zz'].sort(),
+      'a password that is not valid percent-encoding is kept as written',
+    );
+  });
+
+  it('never echoes a substituted value in an error', () => {
+    const issues = errorsOf(`${minimal}mqtt:\n  url: \${SCHEME}://broker\n`, { SCHEME: 'secret-scheme' });
+    assert.deepEqual(
+      issues.map((i) => i.message),
+      ["MQTT URL scheme '***' is not one of mqtt, mqtts, ws, wss"],
+    );
   });
 
   it('reads ${credential:NAME} from the systemd credentials directory, as a secret', async (t) => {

@@ -246,6 +246,44 @@ describe('camera supervisor', () => {
     assert.equal(statuses.at(-1)!.lastError?.message, 'cannot resolve host cam.invalid');
   });
 
+  it("scrubs secrets from every error it reports, also the resolver's and the spawn's", async () => {
+    const clock = new FakeClock();
+    const ff = new FakeFfmpeg();
+    const statuses: CameraStatus[] = [];
+    let resolves = false;
+    const cam = new Camera(
+      {
+        ...settings({ url: 'rtsp://viewer:s3cret@cam-17.internal/stream' }),
+        secrets: ['s3cret', 'cam-17.internal'],
+      },
+      {
+        spawn: ff.spawn,
+        clock,
+        random: () => 0,
+        resolveHost: (url) =>
+          resolves ? Promise.resolve(url) : Promise.reject(new Error('cannot resolve host cam-17.internal')),
+        log: silentLog,
+        onFrame: () => undefined,
+        onStatus: (s) => statuses.push(s),
+      },
+    );
+    cam.start();
+    await flush();
+    assert.equal(statuses.at(-1)!.lastError?.message, 'cannot resolve host ***');
+    resolves = true;
+    await clock.advance(500);
+    ff.last.handlers.exit(
+      null,
+      null,
+      new Error('spawn failed for rtsp://viewer:s3cret@cam-17.internal/stream'),
+    );
+    assert.equal(
+      statuses.at(-1)!.lastError?.message,
+      'ffmpeg could not start: spawn failed for rtsp://viewer:***@***/stream',
+    );
+    await cam.stop();
+  });
+
   it('stops politely: q first, and ends in stopped without a restart', async () => {
     const { cam, ff, clock, states } = setup();
     cam.start();
