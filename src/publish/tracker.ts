@@ -111,6 +111,8 @@ interface Track {
   /** Where the object was when it last moved beyond STATIONARY_MOVE, and when. */
   anchor: [number, number];
   anchorAt: number;
+  /** Since when its detections have shown only part of it (see PARTIAL), or null. */
+  partialFrom: number | null;
   /** The side of each line it was last firmly on; crossings seen before it was confirmed. */
   sides: Map<string, Side>;
   unconfirmedCrossings: LineCrossing[];
@@ -123,15 +125,34 @@ const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((z, i) => z === b[i]);
 
 /**
- * A detection much smaller than its object's predicted box along an axis (under PARTIAL of it)
- * shows part of the object: the head of a walker above a passer-by in front, a car's front
- * coming round a corner. The filter is fed the whole object instead: the detection's edge that
- * agrees best with the prediction, and the predicted extent from there. Fed the part, the filter
- * would shrink the object and learn a false velocity from its centre jumping, then lose the
- * object when it comes out whole.
+ * A detection much smaller than its object's predicted box along an axis (under PARTIAL of it),
+ * while another detection covers at least HIDDEN of the predicted box, shows part of the object:
+ * the head of a walker above a passer-by in front. The filter is fed the whole object instead
+ * (`wholeObject`), for at most PARTIAL_MAX_MS in a row: longer, the object has changed size for
+ * real. Fed the part, the filter would shrink the object and learn a false velocity from its
+ * centre jumping, then lose the object when it comes out whole.
  */
 export const PARTIAL = 0.6;
+export const HIDDEN = 0.2;
+export const PARTIAL_MAX_MS = 1000;
 
+const area = (b: Readonly<Box>): number => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
+
+/** Whether a detection other than `d` covers at least HIDDEN of `predicted`. */
+function hiddenBy(predicted: Readonly<Box>, d: ZonedDetection, all: readonly ZonedDetection[]): boolean {
+  return all.some((o) => {
+    if (o === d) return false;
+    const overlap: Box = [
+      Math.max(predicted[0], o.box[0]),
+      Math.max(predicted[1], o.box[1]),
+      Math.min(predicted[2], o.box[2]),
+      Math.min(predicted[3], o.box[3]),
+    ];
+    return area(overlap) >= HIDDEN * area(predicted);
+  });
+}
+
+/** The detection's edge that agrees best with `predicted`, and the predicted extent from there, per axis where `det` is under PARTIAL of it. */
 export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
   const out: Box = [...det];
   for (const [lo, hi] of [
@@ -268,7 +289,8 @@ export class Tracker {
           ds.length,
           COST_LIMIT,
         );
-        for (const [r, c] of a.pairs) this.matched(pool[r]!, predicted.get(pool[r]!)!, ds[c]!, ts, events);
+        for (const [r, c] of a.pairs)
+          this.matched(pool[r]!, predicted.get(pool[r]!)!, ds[c]!, ts, dets, events);
         return { tracks: a.unmatchedRows.map((r) => pool[r]!), dets: a.unmatchedCols.map((c) => ds[c]!) };
       };
       const first = match(
@@ -305,6 +327,7 @@ export class Tracker {
       stationary: false,
       anchor: centre(d.box),
       anchorAt: ts,
+      partialFrom: null,
       sides: new Map(),
       unconfirmedCrossings: [],
       reported: null,
@@ -322,8 +345,19 @@ export class Tracker {
     t.unconfirmedCrossings = [];
   }
 
-  private matched(t: Track, p: KalmanState, d: ZonedDetection, ts: number, events: TrackerEvent[]): void {
-    t.kf = update(p, t.confirmed ? wholeObject(d.box, toBox(p)) : d.box);
+  private matched(
+    t: Track,
+    p: KalmanState,
+    d: ZonedDetection,
+    ts: number,
+    all: readonly ZonedDetection[],
+    events: TrackerEvent[],
+  ): void {
+    const pb = toBox(p);
+    const whole = t.confirmed && hiddenBy(pb, d, all) ? wholeObject(d.box, pb) : d.box;
+    const partial = whole.some((v, i) => v !== d.box[i]) && ts - (t.partialFrom ?? ts) <= PARTIAL_MAX_MS;
+    t.partialFrom = partial ? (t.partialFrom ?? ts) : null;
+    t.kf = update(p, partial ? whole : d.box);
     t.at = Math.max(t.at, ts);
     t.box = d.box;
     t.topScore = Math.max(t.topScore, d.score);

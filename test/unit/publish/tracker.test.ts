@@ -589,7 +589,7 @@ describe('tracker: occlusion', () => {
     );
   });
 
-  it('a walker hidden behind a nearer one (first only its head shows, then nothing) keeps its id', () => {
+  it('a walker passing behind a car (first only its head shows, then nothing) keeps its id', () => {
     for (const fps of [2, 5, 10])
       for (const headS of [0.2, 0.4, 0.6])
         for (const hiddenS of [0.2, 0.6, 1.0]) {
@@ -597,12 +597,14 @@ describe('tracker: occlusion', () => {
           const frames = scene([walker({ y: 340, h: 220 })], evenly(fps, 0, 6000));
           const [from, to] = [2000 + headS * 1000, 2000 + (headS + hiddenS) * 1000];
           for (const f of frames) {
-            // From 2 s only the top 65 px show above the nearer walker, then nothing.
-            if (f.ts >= 2000 && f.ts < from)
-              f.dets = f.dets.map((d) => ({ ...d, box: [d.box[0], d.box[1], d.box[2], d.box[1] + 65] }));
-            else if (f.ts >= from && f.ts < to) f.dets = [];
+            // From 2 s a car in front hides all but the top 65 px, then all of it.
+            const [x1, y1, x2] = f.dets[0]?.box ?? [0, 0, 0];
+            const car = zd('car', 0.9, [x1 - 100, y1 + 65, x2 + 100, y1 + 300]);
+            if (f.ts >= 2000 && f.ts < from) f.dets = [zd('person', 0.8, [x1, y1, x2, y1 + 65]), car];
+            else if (f.ts >= from && f.ts < to)
+              f.dets = [{ ...car, box: [x1 - 100, y1 - 10, x2 + 100, y1 + 300] }];
           }
-          const events = run(t, frames);
+          const events = run(t, frames).filter((e) => e.label === 'person');
           assert.equal(
             ofType(events, 'new').length,
             1,
