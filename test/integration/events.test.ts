@@ -97,6 +97,7 @@ describe('events end to end (synthetic clip with known truth)', () => {
         assert.equal(own.filter((e) => e.type === 'end').length, 1, `${n.label} ${n.id}: one end`);
       }
       const crossings = sub.json<CrossingPayload>('argus/crossings');
+      t.diagnostic(`a crossing: ${sub.on('argus/crossings')[0]?.payload}`);
       assert.deepEqual(
         crossings.map((c) => `${c.label} ${c.direction}`).sort(),
         ['bus leftward', 'person leftward', 'person rightward', 'person rightward'],
