@@ -1,5 +1,5 @@
 import type { Detection, Frame } from '../core/frame.js';
-import type { Box } from '../core/geometry.js';
+import { centre, diagonal } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
 import type { ResultCache } from '../scheduler/index.js';
 import { blockDistance, blockHash, type BlockHash } from './block-hash.js';
@@ -21,9 +21,6 @@ export type CacheDecision =
 export const MOVING_SCORE = 0.5;
 /** A box whose centre moved more than this fraction of its diagonal between two analysed frames moved. */
 export const MOVING_SHIFT = 0.05;
-
-const centre = (b: Readonly<Box>): [number, number] => [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
-const diagonal = (b: Readonly<Box>): number => Math.hypot(b[2] - b[0], b[3] - b[1]);
 
 /** Whether each confident box of `a` has a box of the same label in `b` within MOVING_SHIFT of it. */
 function allStill(a: readonly Detection[], b: readonly Detection[]): boolean {

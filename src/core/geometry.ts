@@ -57,6 +57,12 @@ export function toModel(g: Letterbox, box: Readonly<Box>): Box {
   return [box[0] * sx + g.padLeft, box[1] * sy + g.padTop, box[2] * sx + g.padLeft, box[3] * sy + g.padTop];
 }
 
+export type Point = readonly [x: number, y: number];
+
+export const centre = (b: Readonly<Box>): [number, number] => [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
+export const diagonal = (b: Readonly<Box>): number => Math.hypot(b[2] - b[0], b[3] - b[1]);
+export const area = (b: Readonly<Box>): number => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
+
 /** Intersection over union of two boxes (0 when they do not overlap). */
 export function iou(p: Readonly<Box>, q: Readonly<Box>): number {
   const ix = Math.min(p[2], q[2]) - Math.max(p[0], q[0]);

@@ -1,12 +1,11 @@
 import type { Detection } from '../core/frame.js';
+import type { Point } from '../core/geometry.js';
 import type { CameraConfig } from '../config/index.js';
 
 /** A detection after the camera's filters, with the zones it is in. */
 export interface ZonedDetection extends Detection {
   zones: string[];
 }
-
-type Point = readonly [number, number];
 
 /** Even-odd rule point-in-polygon test. */
 export function insidePolygon(p: Point, poly: readonly Point[]): boolean {

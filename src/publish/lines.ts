@@ -1,7 +1,6 @@
-import type { Box } from '../core/geometry.js';
+import { diagonal, type Box, type Point } from '../core/geometry.js';
 import type { CameraConfig } from '../config/index.js';
 
-type Point = readonly [number, number];
 export type LineConfig = CameraConfig['lines'][string];
 
 /**
@@ -63,7 +62,7 @@ export function crossings(
   box: Readonly<Box>,
 ): Crossed[] {
   const out: Crossed[] = [];
-  const margin = LINE_MARGIN * Math.hypot(box[2] - box[0], box[3] - box[1]);
+  const margin = LINE_MARGIN * diagonal(box);
   for (const [name, line] of Object.entries(lines)) {
     if (line.objects && !line.objects.includes(label)) continue;
     const at = anchorOf(box, line.anchor);

@@ -109,7 +109,7 @@ export class Reporter {
       detections: dets.map((d) => (d.zones.length ? d : { label: d.label, score: d.score, box: d.box })),
     };
     this.out.detection(this.topics.detections(r.camera), JSON.stringify(payload));
-    this.emit(this.tracker(r.camera).update(dets, r.ts));
+    this.emit(this.tracker(r.camera).update(dets, r.ts, r.detections));
     this.publishCounts(r.camera);
     if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishStatusOf(r.camera);
   }

@@ -1,4 +1,5 @@
-import { iou, type Box } from '../core/geometry.js';
+import { area, centre, diagonal, iou, type Box } from '../core/geometry.js';
+import type { Detection } from '../core/frame.js';
 import type { Config } from '../config/index.js';
 import { assign } from './assign.js';
 import type { ZonedDetection } from './filters.js';
@@ -111,37 +112,36 @@ interface Track {
   /** Where the object was when it last moved beyond STATIONARY_MOVE, and when. */
   anchor: [number, number];
   anchorAt: number;
-  /** Since when its detections have shown only part of it (see PARTIAL), or null. */
-  partialFrom: number | null;
   /** The side of each line it was last firmly on; crossings seen before it was confirmed. */
   sides: Map<string, Side>;
   unconfirmedCrossings: LineCrossing[];
   reported: { box: Box; score: number; zones: string[]; loitering: string[]; stationary: boolean } | null;
 }
 
-const centre = (b: Readonly<Box>): [number, number] => [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
-const diagonal = (b: Readonly<Box>): number => Math.hypot(b[2] - b[0], b[3] - b[1]);
 const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((z, i) => z === b[i]);
 
 /**
- * A detection much smaller than its object's predicted box along an axis (under PARTIAL of it),
- * while another detection covers at least HIDDEN of the predicted box, shows part of the object:
- * the head of a walker above a passer-by in front. The filter is fed the whole object instead
- * (`wholeObject`), for at most PARTIAL_MAX_MS in a row: longer, the object has changed size for
- * real. Fed the part, the filter would shrink the object and learn a false velocity from its
- * centre jumping, then lose the object when it comes out whole.
+ * A detection much smaller than its object's predicted box along an axis (under PARTIAL of it)
+ * while something in front covers the object shows part of it: the head of a walker above a
+ * passer-by, or a parked car. The filter is then fed the whole object (`wholeObject`), and so are
+ * line crossings. Fed the part, the filter would shrink the object and learn a false velocity
+ * from its centre jumping, then lose the object when it comes out whole. Without anything in
+ * front, a smaller detection is taken as it is: the object has changed size (walking away).
  */
 export const PARTIAL = 0.6;
-export const HIDDEN = 0.2;
-export const PARTIAL_MAX_MS = 1000;
 
-const area = (b: Readonly<Box>): number => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
+/**
+ * Something is in front when another detection (of any label, tracked or not: a camera that
+ * tracks only people is still shown the car a walker passes behind) covers this much of the
+ * object's predicted box.
+ */
+export const HIDDEN = 0.2;
 
 /** Whether a detection other than `d` covers at least HIDDEN of `predicted`. */
-function hiddenBy(predicted: Readonly<Box>, d: ZonedDetection, all: readonly ZonedDetection[]): boolean {
-  return all.some((o) => {
-    if (o === d) return false;
+function hidden(predicted: Readonly<Box>, d: ZonedDetection, others: readonly Detection[]): boolean {
+  return others.some((o) => {
+    if (o.box.every((v, i) => v === d.box[i])) return false;
     const overlap: Box = [
       Math.max(predicted[0], o.box[0]),
       Math.max(predicted[1], o.box[1]),
@@ -152,7 +152,10 @@ function hiddenBy(predicted: Readonly<Box>, d: ZonedDetection, all: readonly Zon
   });
 }
 
-/** The detection's edge that agrees best with `predicted`, and the predicted extent from there, per axis where `det` is under PARTIAL of it. */
+/**
+ * `det` grown to the predicted extent along each axis where it is under PARTIAL of it, from its
+ * edge that agrees best with the prediction.
+ */
 export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
   const out: Box = [...det];
   for (const [lo, hi] of [
@@ -270,8 +273,12 @@ export class Tracker {
     return this.event(type, t);
   }
 
-  /** Feeds one frame's detections (time `ts`); returns the events and line crossings it causes. */
-  update(dets: readonly ZonedDetection[], ts: number): TrackerEvent[] {
+  /**
+   * Feeds one frame's detections (time `ts`); returns the events and line crossings it causes.
+   * `others`: every detection of the frame, also those the camera's filters dropped (what may
+   * stand in front of a tracked object).
+   */
+  update(dets: readonly ZonedDetection[], ts: number, others: readonly Detection[] = dets): TrackerEvent[] {
     this.lastFrame = Math.max(this.lastFrame, ts);
     this.now = Math.max(this.now, ts);
     const events: TrackerEvent[] = [];
@@ -290,7 +297,7 @@ export class Tracker {
           COST_LIMIT,
         );
         for (const [r, c] of a.pairs)
-          this.matched(pool[r]!, predicted.get(pool[r]!)!, ds[c]!, ts, dets, events);
+          this.matched(pool[r]!, predicted.get(pool[r]!)!, ds[c]!, ts, others, events);
         return { tracks: a.unmatchedRows.map((r) => pool[r]!), dets: a.unmatchedCols.map((c) => ds[c]!) };
       };
       const first = match(
@@ -327,7 +334,6 @@ export class Tracker {
       stationary: false,
       anchor: centre(d.box),
       anchorAt: ts,
-      partialFrom: null,
       sides: new Map(),
       unconfirmedCrossings: [],
       reported: null,
@@ -350,14 +356,12 @@ export class Tracker {
     p: KalmanState,
     d: ZonedDetection,
     ts: number,
-    all: readonly ZonedDetection[],
+    others: readonly Detection[],
     events: TrackerEvent[],
   ): void {
     const pb = toBox(p);
-    const whole = t.confirmed && hiddenBy(pb, d, all) ? wholeObject(d.box, pb) : d.box;
-    const partial = whole.some((v, i) => v !== d.box[i]) && ts - (t.partialFrom ?? ts) <= PARTIAL_MAX_MS;
-    t.partialFrom = partial ? (t.partialFrom ?? ts) : null;
-    t.kf = update(p, partial ? whole : d.box);
+    const whole = t.confirmed && hidden(pb, d, others) ? wholeObject(d.box, pb) : d.box;
+    t.kf = update(p, whole);
     t.at = Math.max(t.at, ts);
     t.box = d.box;
     t.topScore = Math.max(t.topScore, d.score);
@@ -366,7 +370,7 @@ export class Tracker {
     this.loiter(t, ts);
     t.lastSeen = Math.max(t.lastSeen, ts);
     t.hits++;
-    const crossed = crossings(this.lines, t.sides, t.label, d.box).map((c): LineCrossing => ({
+    const crossed = crossings(this.lines, t.sides, t.label, whole).map((c): LineCrossing => ({
       type: 'crossing',
       id: t.id,
       camera: this.camera,
