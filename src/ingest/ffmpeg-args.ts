@@ -41,11 +41,12 @@ export interface FfmpegArgs {
  * It runs after decoding, so the demuxer and decoder keep the stream's own timestamps, which
  * B-frame reordering needs, and frames are already in display order when restamped. Stamping
  * packets on arrival instead (`-use_wallclock_as_timestamps 1`, what Argus did first) gives
- * every packet pts = dts, in decode order. With B-frames the bundled ffmpeg 4 then drops the
- * first packet's pts, and `+genpts` waits for a later packet with pts ≠ dts to supply it;
- * none ever comes, so ffmpeg reads forever, decodes nothing, and the camera stalls. Measured
- * with ffmpeg 4 and 5.1: B-frame, plain, 60 fps and wrong-clock (jumping, quarter- and
- * quadruple-speed) RTSP streams all give the configured fps this way.
+ * every packet pts = dts, in decode order. When B-frames need a reorder depth of 2 (x264's
+ * `-bf 3`; vtest.mp4's depth of 1 decodes), the bundled ffmpeg 4 then drops the first packet's
+ * pts, and `+genpts` waits for a later packet with pts ≠ dts to supply it; none ever comes,
+ * so ffmpeg reads forever, decodes nothing, and the camera stalls. Measured with ffmpeg 4
+ * and 5.1: B-frame, plain, 60 fps and wrong-clock (jumping, quarter- and quadruple-speed)
+ * RTSP streams all give the configured fps this way.
  */
 const WALLCLOCK_PTS = "setpts='(RTCTIME-RTCSTART)/(TB*1000000)'";
 
