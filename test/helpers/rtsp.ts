@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
@@ -12,7 +12,20 @@ import { repoRoot } from './env.js';
  */
 
 export type Source =
-  | { kind: 'ball'; width: number; height: number; fps: number }
+  | {
+      kind: 'ball';
+      width: number;
+      height: number;
+      fps: number;
+      /** B-frames between reference frames (High profile); none when absent. */
+      bframes?: number;
+      /**
+       * A camera with a wrong clock: an ffmpeg setpts expression (time base 1/90000) that the
+       * publisher applies before encoding, so the RTP timestamps disagree with real time.
+       * The npm server only: GStreamer stamps RTP by its own clock.
+       */
+      setpts?: string;
+    }
   /** A JPEG shown as a still camera. */
   | { kind: 'image'; path: string; fps: number }
   /**
@@ -70,8 +83,14 @@ export function freePort(): Promise<number> {
 function gstLaunch(source: Source): string {
   const h264 = 'x264enc tune=zerolatency speed-preset=ultrafast';
   switch (source.kind) {
-    case 'ball':
-      return `( videotestsrc is-live=true pattern=ball ! video/x-raw,width=${source.width},height=${source.height},framerate=${source.fps}/1 ! ${h264} key-int-max=${source.fps * 2} ! rtph264pay name=pay0 pt=96 )`;
+    case 'ball': {
+      if (source.setpts) throw new Error('a wrong clock needs the npm server (startRtspServer kind: npm)');
+      // zerolatency allows no B-frames; dct8x8 and the caps make it High profile.
+      const encoder = source.bframes
+        ? `x264enc speed-preset=ultrafast bframes=${source.bframes} b-adapt=false dct8x8=true key-int-max=${source.fps * 2} ! video/x-h264,profile=(string)high`
+        : `${h264} key-int-max=${source.fps * 2}`;
+      return `( videotestsrc is-live=true pattern=ball ! video/x-raw,width=${source.width},height=${source.height},framerate=${source.fps}/1 ! ${encoder} ! rtph264pay name=pay0 pt=96 )`;
+    }
     case 'image':
       return `( multifilesrc location=${source.path} loop=true caps=image/jpeg,framerate=${source.fps}/1 ! jpegdec ! videoconvert ! video/x-raw,format=I420 ! ${h264} key-int-max=${source.fps * 2} ! rtph264pay name=pay0 pt=96 )`;
     case 'clip':
@@ -166,18 +185,39 @@ class NpmServer implements RtspServer {
     ];
     const s = m.source;
     switch (s.kind) {
-      case 'ball':
+      case 'ball': {
+        const encoder = s.bframes
+          ? [
+              '-c:v',
+              'libx264',
+              '-preset',
+              'ultrafast',
+              '-profile:v',
+              'high',
+              '-bf',
+              String(s.bframes),
+              '-pix_fmt',
+              'yuv420p',
+            ]
+          : x264;
+        // No frame dropped or repeated to fit a rate (passthrough), and the encoder in the filter's
+        // time base (-1), so that the rewritten stamps reach the RTP packets as they are.
+        const clock = s.setpts
+          ? ['-vf', `settb=1/90000,setpts=${s.setpts}`, '-vsync', 'passthrough', '-enc_time_base', '-1']
+          : [];
         return [
           '-re',
           '-f',
           'lavfi',
           '-i',
           `testsrc=size=${s.width}x${s.height}:rate=${s.fps}`,
-          ...x264,
+          ...clock,
+          ...encoder,
           '-g',
           String(s.fps * 2),
           ...out,
         ];
+      }
       case 'image':
         return [
           '-re',
@@ -224,16 +264,17 @@ class NpmServer implements RtspServer {
 }
 
 /**
- * Starts a real RTSP server serving `mounts`; it is killed when the test ends. `deferStart`:
- * its URLs are known but it is not started (the test calls `start()`).
+ * Starts a real RTSP server serving `mounts`; it is killed when the test ends. GStreamer's when
+ * installed, unless `kind: 'npm'` asks for the npm server. `deferStart`: its URLs are known
+ * but it is not started (the test calls `start()`).
  */
 export async function startRtspServer(
   t: { after: (fn: () => Promise<void>) => void },
   mounts: Mount[],
-  opts: { auth?: string; deferStart?: boolean } = {},
+  opts: { auth?: string; kind?: 'npm'; deferStart?: boolean } = {},
 ): Promise<RtspServer> {
   let server: RtspServer;
-  if (hasGstreamer()) {
+  if (hasGstreamer() && opts.kind !== 'npm') {
     server = new GstServer(await freePort(), mounts, opts.auth);
   } else {
     server = new NpmServer(
@@ -246,4 +287,24 @@ export async function startRtspServer(
   t.after(() => server.kill());
   if (!opts.deferStart) await server.start();
   return server;
+}
+
+/** How many I, P and B pictures the first `frames` decoded frames of a stream are (ffmpeg's showinfo). */
+export async function pictureTypes(
+  url: string,
+  transport: 'tcp' | 'udp',
+  frames = 30,
+): Promise<Record<'I' | 'P' | 'B', number>> {
+  const ffmpeg = await defaultFfmpegPath();
+  const args = ['-hide_banner', '-rtsp_transport', transport, '-i', url, '-an', '-vf', 'showinfo'];
+  const stderr = await new Promise<string>((resolve, reject) =>
+    execFile(
+      ffmpeg,
+      [...args, '-frames:v', String(frames), '-f', 'null', '-'],
+      { timeout: 20_000, killSignal: 'SIGKILL' },
+      (err, _out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(errText)),
+    ),
+  );
+  const count = (type: string) => stderr.split(`type:${type} `).length - 1;
+  return { I: count('I'), P: count('P'), B: count('B') };
 }

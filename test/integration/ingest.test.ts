@@ -14,7 +14,7 @@ import { defaultFfmpegPath, Ingest, type CameraStatus } from '../../src/ingest/i
 import { fixtureDetector } from '../helpers/detector.js';
 import { hasShared, isAlive, repoRoot, shared, tempDir, waitFor } from '../helpers/env.js';
 import { boxIou } from '../helpers/images.js';
-import { freePort, hasGstreamer, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
+import { freePort, hasGstreamer, pictureTypes, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
 
 const SIZE = 320;
 const log = pino({ level: process.env.ARGUS_TEST_LOG ?? 'silent' });
@@ -74,6 +74,13 @@ async function runIngest(
   return { ingest, rec };
 }
 
+/** How many frames each camera delivers in the same `ms` window, from now. */
+async function framesIn(rec: Recorder, cams: string[], ms: number): Promise<[string, number][]> {
+  const before = cams.map((c) => rec.framesOf(c).length);
+  await new Promise((r) => setTimeout(r, ms));
+  return cams.map((c, i) => [c, rec.framesOf(c).length - before[i]!]);
+}
+
 /** An 810×1080 portrait JPEG: grey, with a white 200×200 square at (400, 600). */
 async function portraitJpeg(dir: string): Promise<string> {
   const path = join(dir, 'portrait.jpg');
@@ -110,6 +117,41 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
     // Rows above the picture are letterbox grey 114.
     assert.deepEqual([...f.data.subarray(0, 6)], [114, 114, 114, 114, 114, 114]);
     for (let i = 1; i < got.length; i++) assert.equal(got[i]!.seq, got[i - 1]!.seq + 1);
+  });
+
+  it('delivers a High-profile H.264 stream with B-frames at the configured fps, not the source rate', async (t) => {
+    const server = await startRtspServer(t, [
+      { name: 'bframes', source: { kind: 'ball', width: 320, height: 240, fps: 30, bframes: 3 } },
+    ]);
+    const types = await pictureTypes(server.url('bframes'), server.transport);
+    assert.ok(types.B >= 10, `the source sends B-frames: ${JSON.stringify(types)}`);
+    const { rec } = await runIngest(t, server, { cam: { url: server.url('bframes'), fps: 5 } });
+    // Pacing by -use_wallclock_as_timestamps decoded nothing here: 'stall', never 'streaming'.
+    await waitFor('streaming', () => rec.last('cam')?.state === 'streaming');
+    // 5/s for 5 s; loose bounds on a noisy machine, and far below the source's 150 frames.
+    for (const [c, n] of await framesIn(rec, ['cam'], 5000))
+      assert.ok(n >= 10 && n <= 40, `${c}: ${n} frames in 5 s`);
+  });
+
+  it('keeps cameras with wrong clocks at the configured fps', async (t) => {
+    const cam = (setpts: string) => ({ kind: 'ball' as const, width: 320, height: 240, fps: 30, setpts });
+    // Wrong RTP timestamps need an ffmpeg publisher: the npm server, whatever is installed.
+    const server = await startRtspServer(
+      t,
+      [
+        { name: 'jumps', source: cam('PTS+floor(N/60)*3600/TB') }, // an hour ahead every 2 s
+        { name: 'slow', source: cam('PTS/4') }, // a quarter of real time
+      ],
+      { kind: 'npm' },
+    );
+    const { rec } = await runIngest(t, server, {
+      jumps: { url: server.url('jumps'), fps: 5 },
+      slow: { url: server.url('slow'), fps: 5 },
+    });
+    await waitFor('both streaming', () => ['jumps', 'slow'].every((c) => rec.last(c)?.state === 'streaming'));
+    // By the cameras' clocks: thousands of repeated frames from 'jumps', about 6 from 'slow'.
+    for (const [c, n] of await framesIn(rec, ['jumps', 'slow'], 5000))
+      assert.ok(n >= 10 && n <= 40, `${c}: ${n} frames in 5 s`);
   });
 
   it('letterboxes a portrait still camera and maps the fixture model boxes back to source pixels', async (t) => {

@@ -30,7 +30,7 @@ const args = (o: Over = {}) =>
   );
 
 describe('ffmpeg argument builder', () => {
-  it('builds an RTSP command over TCP with a socket timeout, fps limit, letterbox and raw RGB out', () => {
+  it('builds an RTSP command over TCP with a socket timeout, wall-clock fps limit, letterbox and raw RGB out', () => {
     const a = args();
     assert.equal(a.url, URL);
     assert.deepEqual(a.input, [
@@ -42,8 +42,6 @@ describe('ffmpeg argument builder', () => {
       'tcp',
       '-stimeout',
       '10000000',
-      '-use_wallclock_as_timestamps',
-      '1',
       '-fflags',
       '+genpts+discardcorrupt',
     ]);
@@ -52,12 +50,35 @@ describe('ffmpeg argument builder', () => {
       '-sn',
       '-dn',
       '-vf',
-      letterboxFilter(5, 640),
+      `setpts='(RTCTIME-RTCSTART)/(TB*1000000)',${letterboxFilter(5, 640)}`,
       '-pix_fmt',
       'rgb24',
       '-f',
       'rawvideo',
     ]);
+  });
+
+  it('paces RTSP by the wall clock after decoding, keeping the stream timestamps for the decoder', () => {
+    // -use_wallclock_as_timestamps with +genpts decodes nothing from a B-frame stream (ffmpeg 4).
+    for (const url of [URL, 'rtsps://10.0.0.5:322/stream1']) {
+      const a = args({ url });
+      assert.ok(!a.input.includes('-use_wallclock_as_timestamps'), url);
+      const vf = a.output[a.output.indexOf('-vf') + 1]!;
+      assert.match(vf, /^setpts='\(RTCTIME-RTCSTART\)\/\(TB\*1000000\)',fps=5,scale=/, url);
+    }
+  });
+
+  it('keeps the source timestamps of files, HTTP, RTMP and lavfi: no wall-clock restamping', () => {
+    for (const url of [
+      'file:///tmp/clip.mp4',
+      'http://cam/video.mjpg',
+      'rtmp://cam/live',
+      'lavfi:testsrc2',
+    ]) {
+      const a = args({ url });
+      assert.equal(a.output[a.output.indexOf('-vf') + 1], letterboxFilter(5, 640), url);
+      assert.ok(!a.input.includes('-use_wallclock_as_timestamps'), url);
+    }
   });
 
   it('uses -timeout for ffmpeg 5+ and UDP on request', () => {
