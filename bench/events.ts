@@ -52,6 +52,8 @@ function configYaml(opts: EventsOptions, broker: EmbeddedBroker): string {
   const input = ['-re', ...(opts.seconds ? ['-t', String(opts.seconds)] : [])];
   return [
     'log_level: warn',
+    // Its own state: never the user's line counts (a relative path is relative to the config).
+    'state_dir: state',
     'model:',
     `  path: ${opts.model}`,
     'mqtt:',

@@ -63,7 +63,7 @@ export class Daemon {
     const { log, clock } = this;
     const stage = (name: string): Logger => log.child({ stage: name });
     const t = topics(config.mqtt.base_topic);
-    log.info({ model: config.model.path }, 'starting');
+    log.info({ model: config.model.path, state_dir: config.state_dir }, 'starting');
 
     const detector = new Detector(await planModel(config.model), config, stage('detector'));
     await this.begin('detector', detector);

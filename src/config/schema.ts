@@ -226,58 +226,74 @@ const labelFilter = z.strictObject({
   min_area: z.number().min(0).default(0),
 });
 
-const camera = z.strictObject({
-  /** Also `lavfi:<filtergraph>`: a synthetic camera made by ffmpeg (demos, tests). */
-  url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file', 'lavfi']),
-  enabled: z.boolean().default(true),
-  fps: z.number().gt(0).max(60).default(5),
-  /** 1..10; higher is served first when the detector is busy. */
-  priority: int().min(1).max(10).default(5),
-  rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
-  /** Extra ffmpeg arguments placed before -i. */
-  input_args: z.array(z.string()).default([]),
-  hwaccel_args: z.array(z.string()).default([]),
-  objects: z
-    .strictObject({
-      /** Labels to report; absent means all. */
-      track: z.array(topicLevel).min(1).optional(),
-      filters: namedMap(labelFilter).default({}),
-    })
-    .prefault({}),
-  zones: namedMap(
-    z.strictObject({
-      /** Polygon in source pixels, at least three points. */
-      points: z.array(point).min(3),
-      objects: z.array(topicLevel).min(1).optional(),
-      /** An object in the zone this long is loitering: one `update` event says so. */
-      loiter_s: z.number().positive().max(86400).optional(),
-    }),
-  ).default({}),
-  lines: namedMap(
-    z
+const camera = z
+  .strictObject({
+    /** Also `lavfi:<filtergraph>`: a synthetic camera made by ffmpeg (demos, tests). */
+    url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file', 'lavfi']),
+    enabled: z.boolean().default(true),
+    fps: z.number().gt(0).max(60).default(5),
+    /** 1..10; higher is served first when the detector is busy. */
+    priority: int().min(1).max(10).default(5),
+    rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
+    /** Extra ffmpeg arguments placed before -i. */
+    input_args: z.array(z.string()).default([]),
+    hwaccel_args: z.array(z.string()).default([]),
+    objects: z
       .strictObject({
-        /** From A to B, in source pixels. */
-        points: z.tuple([point, point]),
-        /** Labels counted; absent means all the camera tracks. */
+        /** Labels to report; absent means all. */
+        track: z.array(topicLevel).min(1).optional(),
+        filters: namedMap(labelFilter).default({}),
+      })
+      .prefault({}),
+    zones: namedMap(
+      z.strictObject({
+        /** Polygon in source pixels, at least three points. */
+        points: z.array(point).min(3),
         objects: z.array(topicLevel).min(1).optional(),
-        /**
-         * Names of the two ways across: the first for objects going from the left of A→B to
-         * its right (as drawn on the picture: top to bottom for A on the left, B on the right).
-         */
-        directions: z.tuple([topicLevel, topicLevel]).default(['in', 'out']),
-        /** The point of the box that crosses: its centre, or its bottom centre (where it stands). */
-        anchor: z.enum(['center', 'bottom_center']).default('center'),
-      })
-      .refine((l) => l.points[0][0] !== l.points[1][0] || l.points[0][1] !== l.points[1][1], {
-        message: 'the two points must differ',
-        path: ['points'],
-      })
-      .refine((l) => l.directions[0] !== l.directions[1], {
-        message: 'the two directions need different names',
-        path: ['directions'],
+        /** An object in the zone this long is loitering: one `update` event says so. */
+        loiter_s: z.number().positive().max(86400).optional(),
       }),
-  ).default({}),
-});
+    ).default({}),
+    lines: namedMap(
+      z
+        .strictObject({
+          /** From A to B, in source pixels. */
+          points: z.tuple([point, point]),
+          /** Labels counted; absent means all the camera tracks. */
+          objects: z.array(topicLevel).min(1).optional(),
+          /**
+           * Names of the two ways across: the first for objects going from the left of A→B to
+           * its right (as drawn on the picture: top to bottom for A on the left, B on the right).
+           */
+          directions: z.tuple([topicLevel, topicLevel]).default(['in', 'out']),
+          /** The point of the box that crosses: its centre, or its bottom centre (where it stands). */
+          anchor: z.enum(['center', 'bottom_center']).default('center'),
+        })
+        .refine((l) => l.points[0][0] !== l.points[1][0] || l.points[0][1] !== l.points[1][1], {
+          message: 'the two points must differ',
+          path: ['points'],
+        })
+        .refine((l) => l.directions[0] !== l.directions[1], {
+          message: 'the two directions need different names',
+          path: ['directions'],
+        }),
+    ).default({}),
+  })
+  .superRefine((cam, ctx) => {
+    // A zone or line listing a label the camera does not track would never see it.
+    const track = cam.objects.track;
+    if (!track) return;
+    for (const kind of ['zones', 'lines'] as const)
+      for (const [name, area] of Object.entries<{ objects?: string[] }>(cam[kind]))
+        area.objects?.forEach((label, i) => {
+          if (!track.includes(label))
+            ctx.addIssue({
+              code: 'custom',
+              message: `'${label}' is not one of the camera's objects.track (${track.join(', ')})`,
+              path: [kind, name, 'objects', i],
+            });
+        });
+  });
 
 const events = z
   .strictObject({

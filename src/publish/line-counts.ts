@@ -32,9 +32,10 @@ export interface LineCount {
 
 /**
  * Cumulative line-crossing counts per camera, line, label and direction, kept across restarts in
- * the state directory (state/json-file.ts writes them crash-safely). Only configured lines are
- * kept: a line (or camera) removed from the config forgets its counts, and so does a direction
- * renamed or a label no longer in the line's `objects`.
+ * the state directory (state/json-file.ts writes them crash-safely). A reload that removes a line
+ * (or its camera, or renames a direction, or drops a label from the line's `objects`) forgets
+ * those counts. At start-up nothing is forgotten: counts of lines this config does not have stay
+ * in the file (another config may share the state directory, or a camera may be back later).
  */
 export class LineCounts {
   private counts: Counts = {};
@@ -53,10 +54,9 @@ export class LineCounts {
           });
   }
 
-  /** Reads the saved counts, keeping those of `cameras`' lines. */
-  async load(cameras: Record<string, CameraConfig>): Promise<void> {
+  /** Reads the saved counts. */
+  async load(): Promise<void> {
     this.counts = (await this.file?.load())?.counts ?? {};
-    this.prune(cameras);
   }
 
   /** Counts one crossing; returns the new total. */

@@ -77,7 +77,7 @@ export class Reporter {
    * `end_after_s`, and updating counts, every second.
    */
   async start(): Promise<void> {
-    await this.lineCounts.load(this.cameras);
+    await this.lineCounts.load();
     for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
     const tick = (): void => {
       this.tick(this.deps.clock.now());
@@ -118,6 +118,8 @@ export class Reporter {
     for (const e of events) {
       if (e.type === 'crossing') {
         const { camera, line, label, direction } = e;
+        // Seen while the object was tentative, by a line a reload has since removed.
+        if (!this.cameras[camera]?.lines[line]?.directions.includes(direction)) continue;
         const count = this.lineCounts.add(camera, line, label, direction);
         const payload: CrossingPayload = { camera, line, direction, id: e.id, label, ts: iso(e.ts), count };
         this.out.event(this.topics.crossings, JSON.stringify(payload));

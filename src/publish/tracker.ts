@@ -207,8 +207,9 @@ export function matchCost(p: KalmanState, box: Readonly<Box>): number {
  * it keeps its id through a dropout, and ended (`end`, end time = last seen) when unseen for
  * more than `end_after_s`.
  *
- * A detection showing part of a confirmed object (`wholeObject`) updates the filter as the whole
- * object, so that one walker passing behind another keeps its id.
+ * A detection showing part of a confirmed object while another detection covers it (PARTIAL,
+ * HIDDEN) updates the filter, and line crossings, as the whole object: a walker passing behind
+ * another, or behind a car, keeps its id and crosses no line with its head alone.
  *
  * A confirmed object whose filtered centre stays within STATIONARY_MOVE of its box diagonal for
  * `stationary_after_s` becomes stationary (one `update`); moving beyond it makes it active
@@ -439,7 +440,7 @@ export class Tracker {
     return events;
   }
 
-  /** Confirmed objects in view now (matched in the latest frame or within COUNT_HOLD_MS), by label and by zone. */
+  /** Confirmed objects in view now (matched in the latest frame or within COUNT_HOLD_MS), by label and zone. */
   counts(): TrackCounts {
     const out: TrackCounts = { labels: {}, zones: {} };
     const add = (m: Record<string, Count>, label: string, active: boolean): void => {

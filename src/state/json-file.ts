@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
@@ -6,7 +6,7 @@ import type { Clock, Timer } from '../core/clock.js';
 export interface JsonFileOptions<T> {
   /** Checks what was read; throws (with a message naming what is wrong) when it is not a T. */
   parse: (data: unknown) => T;
-  /** A value that serialises to more than this is not written (logged once instead). */
+  /** A value that serialises to more than this is not written (logged once); a bigger file is corrupt. */
   maxBytes: number;
   /** Saves within this long of the first change after the last write: a crash loses at most this much. */
   delayMs: number;
@@ -18,42 +18,75 @@ export interface JsonFileOptions<T> {
  * One JSON document in the state directory, written crash-safely: to a temporary file in the
  * same directory, flushed to disk, then renamed over the old one (and the directory flushed),
  * so a crash or power cut leaves either the old document or the new one, never a mix.
+ *
  * Writes are batched (`delayMs`) and never throw: a full disk or a read-only directory is
- * logged and retried on the next change. A missing file reads as nothing; a corrupt one is
- * logged, kept aside as `<name>.corrupt` for inspection, and reads as nothing.
+ * logged once, and the value is written again at the next change or `flush()`. A missing file
+ * reads as nothing; a corrupt one (or one over `maxBytes`) is logged, kept aside as
+ * `<name>.corrupt` for inspection, and reads as nothing. A file that exists but cannot be read
+ * (permissions, an I/O error) is never written over: that run keeps its values in memory only.
+ * Temporary files a crash left behind are removed when the file is read.
  */
 export class JsonFile<T> {
   private pending: T | undefined;
   private timer: Timer | null = null;
   private writing: Promise<void> = Promise.resolve();
   private lastError = '';
+  /** Set when the file exists but could not be read: it is not written over. */
+  private unreadable = false;
 
   constructor(
     readonly path: string,
     private readonly opts: JsonFileOptions<T>,
   ) {}
 
+  private get tmpPrefix(): string {
+    return `.${basename(this.path)}.`;
+  }
+
   async load(): Promise<T | undefined> {
+    await this.removeLeftovers();
     let text: string;
     try {
+      const st = await stat(this.path);
+      if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+      const size = st.size;
+      if (size > this.opts.maxBytes)
+        return await this.keepAside(`${size} bytes is over the limit of ${this.opts.maxBytes}`);
       text = await readFile(this.path, 'utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT')
-        this.opts.log.warn({ file: this.path, code }, 'cannot read the state file; starting afresh');
+      if (code === 'ENOENT') return undefined;
+      this.unreadable = true;
+      this.opts.log.warn(
+        { file: this.path, code },
+        'cannot read the state file: this run keeps its values in memory only, and leaves the file as it is',
+      );
       return undefined;
     }
     try {
       return this.opts.parse(JSON.parse(text));
     } catch (err) {
-      const aside = `${this.path}.corrupt`;
-      this.opts.log.warn(
-        { file: this.path, kept_as: aside, err: (err as Error).message },
-        'the state file is corrupt; starting afresh',
-      );
-      await rename(this.path, aside).catch(() => undefined);
-      return undefined;
+      return this.keepAside((err as Error).message);
     }
+  }
+
+  private async keepAside(why: string): Promise<undefined> {
+    const aside = `${this.path}.corrupt`;
+    this.opts.log.warn(
+      { file: this.path, kept_as: aside, err: why },
+      'the state file is corrupt; starting afresh',
+    );
+    await rename(this.path, aside).catch(() => undefined);
+    return undefined;
+  }
+
+  /** Temporary files of writes a crash interrupted. */
+  private async removeLeftovers(): Promise<void> {
+    const dir = dirname(this.path);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names)
+      if (name.startsWith(this.tmpPrefix) && name.endsWith('.tmp'))
+        await unlink(join(dir, name)).catch(() => undefined);
   }
 
   /** Schedules `value` to be written. */
@@ -66,7 +99,7 @@ export class JsonFile<T> {
     }, this.opts.delayMs);
   }
 
-  /** Writes what is pending now, and waits for every write to end. */
+  /** Writes what is pending now (a value whose write failed included), and waits for every write to end. */
   async flush(): Promise<void> {
     if (this.timer) this.opts.clock.clearTimeout(this.timer);
     this.timer = null;
@@ -74,21 +107,27 @@ export class JsonFile<T> {
   }
 
   private write(): Promise<void> {
-    const value = this.pending;
-    this.pending = undefined;
-    this.writing = this.writing.then(() => (value === undefined ? undefined : this.writeNow(value)));
+    this.writing = this.writing.then(async () => {
+      const value = this.pending;
+      this.pending = undefined;
+      if (value === undefined) return;
+      // A value that could not be written is written again next time, unless a newer one came.
+      if (!(await this.writeNow(value))) this.pending ??= value;
+    });
     return this.writing;
   }
 
-  private async writeNow(value: T): Promise<void> {
+  /** Returns whether the value is on disk (or never will be: too big, or the file is not ours to write). */
+  private async writeNow(value: T): Promise<boolean> {
+    if (this.unreadable) return true;
     const text = `${JSON.stringify(value)}\n`;
     const bytes = Buffer.byteLength(text);
     if (bytes > this.opts.maxBytes) {
       this.report(`${bytes} bytes is over the limit of ${this.opts.maxBytes}`, 'not written');
-      return;
+      return true;
     }
     const dir = dirname(this.path);
-    const tmp = join(dir, `.${basename(this.path)}.${process.pid}.tmp`);
+    const tmp = join(dir, `${this.tmpPrefix}${process.pid}.tmp`);
     try {
       await mkdir(dir, { recursive: true, mode: 0o750 });
       const f = await open(tmp, 'w', 0o640);
@@ -102,9 +141,11 @@ export class JsonFile<T> {
       await syncDir(dir);
       if (this.lastError) this.opts.log.info({ file: this.path }, 'state file written again');
       this.lastError = '';
+      return true;
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
-      this.report((err as Error).message, 'cannot write the state file; will retry on the next change');
+      this.report((err as Error).message, 'cannot write the state file; will try again at the next change');
+      return false;
     }
   }
 

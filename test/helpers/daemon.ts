@@ -16,8 +16,12 @@ export interface Daemon {
 }
 
 export function startDaemon(t: T, config: string): Daemon {
+  // Under systemd, an inherited STATE_DIRECTORY would win over the test's own state_dir.
+  const env = { ...process.env };
+  delete env.STATE_DIRECTORY;
   const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -48,7 +52,8 @@ const TEST_DEFAULTS: Record<string, Record<string, unknown>> = {
  * `settings.model` names one. Returns its path.
  */
 export async function writeDaemonConfig(dir: string, settings: Record<string, unknown>): Promise<string> {
-  const config: Record<string, unknown> = { log_level: 'info' };
+  // Each test's own state directory, never the user's (~/.local/state/argus).
+  const config: Record<string, unknown> = { log_level: 'info', state_dir: join(dir, 'state') };
   for (const key of new Set([...Object.keys(TEST_DEFAULTS), ...Object.keys(settings)])) {
     const mine = settings[key];
     config[key] =

@@ -160,9 +160,9 @@ export async function writeSceneClip(scene: Scene, busJpg: string, path: string)
 
 /**
  * The scene of the end-to-end events test (1280×720, 34 s): after 12 s of empty background (a
- * camera's stream takes a moment to start: 2–3 s of ffmpeg's probing, plus its retries), a person walks left to right across the view in
- * 6 s; a bus crosses it right to left in 1.5 s (857 px/s);
- * then two people walk across in opposite directions at different depths, passing each other
+ * camera's stream takes a moment to start: 2–3 s of ffmpeg's probing, plus its retries), a
+ * person walks left to right across the view in 6 s; a bus crosses it right to left in 1.5 s
+ * (857 px/s); then two people walk across in opposite directions at different depths, passing each other
  * at x ≈ 470 (the nearer hides the farther for a moment), 0.7 s after the first of them and
  * 0.8 s before the second crossed x = 640. Each object crosses x = 640 once.
  */

@@ -27,7 +27,7 @@ describe('events end to end (synthetic clip with known truth)', () => {
       const clip = join(dir, 'scene.mp4');
       await writeSceneClip(EVENTS_SCENE, shared('media/bus.jpg'), clip);
       // The daemon starts first and retries the camera until the server is up: the clip then
-      // plays from its start (4 s of empty background before the first object).
+      // plays from its start (12 s of empty background before the first object).
       const rtsp = await startRtspServer(
         t,
         [{ name: 'scene', source: { kind: 'clip', path: clip, once: true } }],

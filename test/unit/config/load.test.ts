@@ -21,6 +21,65 @@ function errorsOf(
 }
 
 describe('config', () => {
+  it('names each bad line with its place, and a zone or line label the camera does not track', () => {
+    const camera = (areas: string[]): string =>
+      [
+        minimal.trimEnd(),
+        'cameras:',
+        '  gate:',
+        '    url: rtsp://h/s',
+        '    objects:',
+        '      track: [person]',
+        ...areas,
+        '',
+      ].join('\n');
+    const bad = camera([
+      '    lines:',
+      '      door:',
+      '        points: [[5, 5], [5, 5]]',
+      '        directions: [in, in]',
+      '      kerb:',
+      '        points: [[0, 0], [9, 9]]',
+      '        anchor: feet',
+    ]);
+    const issues = errorsOf(bad).map((i) => `${i.line}: ${i.path}: ${i.message}`);
+    assert.deepEqual(issues.slice(0, 2), [
+      '10: cameras.gate.lines.door.points: the two points must differ',
+      '11: cameras.gate.lines.door.directions: the two directions need different names',
+    ]);
+    assert.match(issues[2]!, /^14: cameras\.gate\.lines\.kerb\.anchor: .*center.*bottom_center/);
+    const untracked = camera([
+      '    zones:',
+      '      drive:',
+      '        points: [[0, 0], [10, 0], [10, 10]]',
+      '        objects: [car]',
+      '    lines:',
+      '      kerb:',
+      '        points: [[0, 0], [9, 9]]',
+      '        objects: [person, peron]',
+    ]);
+    assert.deepEqual(
+      errorsOf(untracked).map((i) => `${i.line}: ${i.path}: ${i.message}`),
+      [
+        "11: cameras.gate.zones.drive.objects[0]: 'car' is not one of the camera's objects.track (person)",
+        "15: cameras.gate.lines.kerb.objects[1]: 'peron' is not one of the camera's objects.track (person)",
+      ],
+    );
+  });
+
+  it("resolves state_dir: systemd's STATE_DIRECTORY, else the key relative to the file, else ~/.local/state/argus", () => {
+    const withKey = `${minimal}state_dir: state\n`;
+    assert.equal(parseConfig(withKey, '/etc/argus/a.yaml', {}).config.state_dir, '/etc/argus/state');
+    assert.equal(
+      parseConfig(withKey, '/etc/argus/a.yaml', { STATE_DIRECTORY: '/var/lib/argus' }).config.state_dir,
+      '/var/lib/argus',
+    );
+    assert.equal(
+      parseConfig(minimal, '/etc/argus/a.yaml', { XDG_STATE_HOME: '/x' }).config.state_dir,
+      '/x/argus',
+    );
+  });
+
   it('accepts a minimal file and fills every default', () => {
     const { config } = parseConfig(minimal, '/etc/argus/config.yaml', {});
     assert.equal(config.model.path, '/etc/argus/m.onnx', 'model path is relative to the config file');

@@ -277,6 +277,34 @@ describe('reporter', () => {
       await third.stop();
     });
 
+    it('counts of lines this config does not have stay in the state file (another config may share it)', async (t) => {
+      const dir = await tempDir(t);
+      const other = { version: 1, counts: { yard: { fence: { person: { in: 41 } } } } };
+      await writeFile(join(dir, 'line-counts.json'), JSON.stringify(other));
+      const r = new Reporter(
+        lined.cameras,
+        { ...lined.events, min_frames: 1 },
+        { ...deps(new FakeOutput(), 'argus'), stateDir: dir },
+      );
+      await r.start();
+      walk(r);
+      await r.stop();
+      const saved = JSON.parse(await readFile(join(dir, 'line-counts.json'), 'utf8')) as typeof other;
+      assert.deepEqual(saved.counts, { ...other.counts, gate: { door: { person: { leaving: 1 } } } });
+    });
+
+    it('a reload that adds a line counts crossings from then on', async () => {
+      const plain = cameraConfig('');
+      const out = new FakeOutput();
+      const r = new Reporter(plain.cameras, { ...plain.events, min_frames: 1 }, deps(out, 'argus'));
+      await r.start();
+      r.onResult(result(0, 1000, [det('person', 0.9, [200, 200, 240, 300])]));
+      r.setCameras(lined.cameras);
+      walk(r, 1);
+      assert.equal(out.of('event').filter((e) => e.topic === 'argus/crossings').length, 1);
+      await r.stop();
+    });
+
     it('a reload that removes a line clears its retained counts; one that adds a line publishes it', async () => {
       const out = new FakeOutput();
       const r = new Reporter(lined.cameras, { ...lined.events, min_frames: 1 }, deps(out, 'argus'));

@@ -543,6 +543,35 @@ describe('tracker: line crossings', () => {
     );
   });
 
+  it('a line moved at a reload starts its sides afresh; one unchanged keeps them', () => {
+    const t = new Tracker('cam', settings, { lines: line() });
+    const frames = scene([walker()], evenly(5, 0, 6000), 0);
+    const events = frames.flatMap((f) => {
+      // At 2 s (the walker at x ≈ 440) the line moves from x = 640 to x = 300, behind it.
+      if (f.ts === 2000)
+        t.setAreas({
+          lines: line({
+            points: [
+              [300, 0],
+              [300, 720],
+            ],
+          }),
+        });
+      return t.update(f.dets, f.ts);
+    });
+    assert.deepEqual(
+      events.filter(isCrossing),
+      [],
+      'the walker is never seen on both sides of the moved line',
+    );
+    const kept = new Tracker('cam', settings, { lines: line() });
+    const crossed = frames.flatMap((f) => {
+      if (f.ts === 2000) kept.setAreas({ lines: line() });
+      return kept.update(f.dets, f.ts).filter(isCrossing);
+    });
+    assert.equal(crossed.length, 1);
+  });
+
   it('a line counts only its objects; bottom_center uses where the object stands', () => {
     const people = line({ objects: ['person'] });
     const t = new Tracker('cam', settings, { lines: people });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
@@ -100,6 +100,45 @@ describe('state file', () => {
     small.save({ n: 1 });
     await small.flush();
     assert.deepEqual(await small.load(), { n: 1 });
+  });
+
+  it('writes a value whose write failed at the next flush, once the cause is gone', async (t) => {
+    const dir = await tempDir(t);
+    const { log } = recordingLog();
+    const blocker = join(dir, 'sub');
+    await writeFile(blocker, 'a file where the directory should be');
+    const file = new JsonFile(join(blocker, 'a.json'), {
+      parse,
+      maxBytes: 1000,
+      delayMs: 10,
+      clock: new FakeClock(),
+      log,
+    });
+    file.save({ n: 7 });
+    await file.flush();
+    await rm(blocker);
+    await file.flush(); // at stop, with no change since the failure
+    assert.deepEqual(await file.load(), { n: 7 });
+  });
+
+  it('never writes over a file it could not read; keeps an oversize file aside; removes temporary leftovers', async (t) => {
+    const dir = await tempDir(t);
+    const { log, lines } = recordingLog();
+    const opts = { parse, maxBytes: 100, delayMs: 10, clock: new FakeClock(), log };
+    await mkdir(join(dir, 'dir.json')); // reading it fails with EISDIR
+    const unreadable = new JsonFile(join(dir, 'dir.json'), opts);
+    assert.equal(await unreadable.load(), undefined);
+    unreadable.save({ n: 1 });
+    await unreadable.flush();
+    assert.ok((await stat(join(dir, 'dir.json'))).isDirectory(), 'left as it was');
+    assert.ok(lines.some((l) => l.msg.includes('in memory only')));
+    assert.ok(!lines.some((l) => l.msg.startsWith('cannot write')));
+
+    await writeFile(join(dir, 'big.json'), JSON.stringify({ n: 1, pad: 'x'.repeat(200) }));
+    await writeFile(join(dir, '.big.json.4242.tmp'), '{"n": 2, "pa');
+    assert.equal(await new JsonFile(join(dir, 'big.json'), opts).load(), undefined);
+    assert.match(await readFile(join(dir, 'big.json.corrupt'), 'utf8'), /^\{"n":1/);
+    assert.deepEqual((await readdir(dir)).sort(), ['big.json.corrupt', 'dir.json']);
   });
 
   it('a process killed while writing leaves the old document or the new one, never a mix', async (t) => {
