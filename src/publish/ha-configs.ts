@@ -38,7 +38,7 @@ const PLAIN = /^[A-Za-z0-9_]+$/;
  * (`[a-zA-Z0-9_-]`), different for different lists of names: plain names joined by '-'
  * (`argus-front_door-person-occupancy`); when a name has other characters (a space, '-', '/',
  * non-ASCII letters), those become '_' and a hash of the exact names follows an empty level
- * (`argus-front_door-traffic_light-occupancy--3f9a0c1b2d4e`), so no two lists share an id.
+ * (`argus-gate-traffic_light-count--390b52d92cce`), so no two lists share an id.
  */
 export function haId(...names: string[]): string {
   if (names.every((n) => PLAIN.test(n))) return names.join('-');

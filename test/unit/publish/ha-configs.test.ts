@@ -241,6 +241,11 @@ describe('haId', () => {
     assert.equal(new Set(ids).size, ids.length, ids.join(' '));
     assert.equal(haId('argus', 'front door', 'person'), ids[0], 'stable');
     assert.match(ids[0]!, /^argus-front_door-person--[0-9a-f]{12}$/);
+    // As docs/mqtt.md shows it: a hash of the names alone, the same on every machine and run.
+    assert.equal(
+      haId('argus', 'gate', 'traffic light', 'count'),
+      'argus-gate-traffic_light-count--390b52d92cce',
+    );
   });
 });
 
