@@ -142,7 +142,7 @@ export class MqttOutput implements Output, Inbox {
       for (const [filter, onMessage] of this.listeners)
         if (topicMatches(filter, topic)) onMessage(payload.toString(), topic);
     });
-    for (const topic of this.listeners.keys()) this.subscribeTo(client, topic);
+    for (const filter of this.listeners.keys()) this.subscribeTo(client, filter);
     client.on('close', backOff);
     client.on('offline', () => this.log.warn({ broker }, 'MQTT broker unreachable; buffering events'));
     client.on('error', (err) => {
