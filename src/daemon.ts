@@ -6,7 +6,7 @@ import { Detector, planModel } from './detector/index.js';
 import { createMetrics, HttpServer, LiveView } from './http/index.js';
 import { Ingest } from './ingest/index.js';
 import { SystemdNotifier } from './ops/index.js';
-import { EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics } from './publish/index.js';
+import { Discovery, EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics } from './publish/index.js';
 import { redactUrl, scrub } from './redact.js';
 import { Scheduler } from './scheduler/index.js';
 
@@ -90,6 +90,7 @@ export class Daemon {
       cameraStatus: (name) => ingest.status(name),
       log: stage('events'),
       stateDir: config.state_dir,
+      homeAssistant: new Discovery(config, { out: output, topics: t, clock, log: stage('discovery') }),
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
       detector,

@@ -26,6 +26,14 @@ const topicLevel = z.string().superRefine((s, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** Topic levels separated by '/', without wildcards: the start of a family of topics. */
+const topicPrefix = z.string().superRefine((s, ctx) => {
+  for (const level of s.split('/')) {
+    const problem = topicLevelProblem(level);
+    if (problem) ctx.addIssue({ code: 'custom', message: `each level ${problem}` });
+  }
+});
+
 /**
  * A mapping whose keys become topic levels. The names are checked beside the values (not as
  * record keys, which would leave the values of a badly named entry unchecked), so every error
@@ -72,15 +80,7 @@ const mqtt = z
   .strictObject({
     /** Broker URL; absent means Argus' embedded broker. */
     url: urlWithSchemes('MQTT', ['mqtt', 'mqtts', 'ws', 'wss']).optional(),
-    base_topic: z
-      .string()
-      .default('argus')
-      .superRefine((s, ctx) => {
-        for (const level of s.split('/')) {
-          const problem = topicLevelProblem(level);
-          if (problem) ctx.addIssue({ code: 'custom', message: `each level ${problem}` });
-        }
-      }),
+    base_topic: topicPrefix.default('argus'),
     client_id: z.string().min(1).max(128).optional(),
     username: z.string().optional(),
     password: z.string().optional(),
@@ -312,23 +312,50 @@ const events = z
   })
   .prefault({});
 
-export const configSchema = z.strictObject({
-  log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
-  /**
-   * What survives a restart (line counts). systemd's $STATE_DIRECTORY wins when set; absent,
-   * ~/.local/state/argus. Relative to the config file.
-   */
-  state_dir: z.string().min(1).optional(),
-  mqtt,
-  model,
-  detector,
-  scheduler,
-  cache,
-  http,
-  ffmpeg,
-  events,
-  cameras: namedMap(camera).default({}),
-});
+const homeAssistant = z
+  .strictObject({
+    /** Announce every camera's entities to Home Assistant (MQTT discovery). */
+    enabled: z.boolean().default(false),
+    /** Home Assistant's discovery prefix (its MQTT integration's setting). */
+    discovery_prefix: topicPrefix.default('homeassistant'),
+    /** The name of the device that stands for this Argus in Home Assistant. */
+    device_name: z.string().min(1).max(128).default('Argus'),
+    /** Labels given entities on cameras without `objects.track` (which report every label). */
+    default_labels: z.array(topicLevel).min(1).default(['person']),
+  })
+  .prefault({});
+
+/** Whether one topic prefix is the other, or under it. */
+const overlaps = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+
+export const configSchema = z
+  .strictObject({
+    log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+    /**
+     * What survives a restart (line counts). systemd's $STATE_DIRECTORY wins when set; absent,
+     * ~/.local/state/argus. Relative to the config file.
+     */
+    state_dir: z.string().min(1).optional(),
+    mqtt,
+    model,
+    detector,
+    scheduler,
+    cache,
+    http,
+    ffmpeg,
+    events,
+    home_assistant: homeAssistant,
+    cameras: namedMap(camera).default({}),
+  })
+  .superRefine((c, ctx) => {
+    const ha = c.home_assistant;
+    if (ha.enabled && overlaps(ha.discovery_prefix, c.mqtt.base_topic))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['home_assistant', 'discovery_prefix'],
+        message: `must not be mqtt.base_topic ('${c.mqtt.base_topic}'), nor above or below it: Argus' topics and Home Assistant's would mix`,
+      });
+  });
 
 export type Config = z.infer<typeof configSchema>;
 export type CameraConfig = z.infer<typeof camera>;

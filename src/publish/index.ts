@@ -1,9 +1,11 @@
 /**
  * The publish stage's public interface: MQTT output (an embedded broker when none is
- * configured), per-frame detections, object events, counts, camera statuses and stats.
+ * configured), per-frame detections, object events, counts, camera statuses, stats and Home
+ * Assistant discovery.
  */
 export { EmbeddedBroker, type BrokerStats } from './broker.js';
-export { MqttOutput, type Output, type OutputStats } from './mqtt-output.js';
+export { Discovery } from './ha-discovery.js';
+export { MqttOutput, type Inbox, type Output, type OutputStats } from './mqtt-output.js';
 export { Reporter, type ReporterDeps } from './reporter.js';
 export { StatsPublisher, type CameraRates, type StatsSources } from './stats.js';
 export { topics, type Topics } from './topics.js';

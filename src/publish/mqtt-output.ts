@@ -31,6 +31,27 @@ export interface Output {
   state(topic: string, payload: string): void;
 }
 
+/** Messages other clients publish, for the parts of Argus that listen (Home Assistant's status). */
+export interface Inbox {
+  /**
+   * Calls `onMessage` with every message on a topic `filter` matches (`+` stands for one level,
+   * a last `#` for any below), retained ones included, from now on, across reconnections.
+   */
+  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void;
+}
+
+/** Whether `topic` matches the subscription `filter`, as a broker decides. */
+export function topicMatches(filter: string, topic: string): boolean {
+  const f = filter.split('/');
+  const t = topic.split('/');
+  if (t[0]?.startsWith('$') && (f[0] === '+' || f[0] === '#')) return false;
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return true;
+    if (i >= t.length || (f[i] !== '+' && f[i] !== t[i])) return false;
+  }
+  return f.length === t.length;
+}
+
 /**
  * The MQTT connection (mqtt.js). Reconnecting is mqtt.js's job, also after the broker refused
  * a login (`reconnectOnConnackError`): this class watches its events, records why an attempt
@@ -40,8 +61,9 @@ export interface Output {
  * beyond it, counted), and retained states keep their latest value; all are delivered on
  * reconnect. The last will sets `<base>/status` to `offline`.
  */
-export class MqttOutput implements Output {
+export class MqttOutput implements Output, Inbox {
   private client: MqttClient | undefined;
+  private readonly listeners = new Map<string, (payload: string, topic: string) => void>();
   private events: { topic: string; payload: string }[] = [];
   private states = new Map<string, string>();
   private reconnects = 0;
@@ -116,6 +138,11 @@ export class MqttOutput implements Output {
       this.reconnects++;
       this.log.debug({ broker }, 'reconnecting to the MQTT broker');
     });
+    client.on('message', (topic, payload) => {
+      for (const [filter, onMessage] of this.listeners)
+        if (topicMatches(filter, topic)) onMessage(payload.toString(), topic);
+    });
+    for (const filter of this.listeners.keys()) this.subscribeTo(client, filter);
     client.on('close', backOff);
     client.on('offline', () => this.log.warn({ broker }, 'MQTT broker unreachable; buffering events'));
     client.on('error', (err) => {
@@ -132,6 +159,26 @@ export class MqttOutput implements Output {
 
   private get connected(): boolean {
     return this.client?.connected === true;
+  }
+
+  /**
+   * Sessions are clean, so the broker forgets subscriptions when a connection ends: mqtt.js
+   * (`resubscribe`, on by default) subscribes again after each reconnection. A subscription made
+   * while the broker is away is sent once connected.
+   */
+  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void {
+    this.listeners.set(filter, onMessage);
+    if (this.client) this.subscribeTo(this.client, filter);
+  }
+
+  private subscribeTo(client: MqttClient, filter: string): void {
+    client.subscribe(filter, { qos: 1 }, (err, granted) => {
+      // A connection lost before the SUBACK: mqtt.js subscribes again on the next one.
+      if (err) this.log.debug({ filter, err: err.message }, 'subscription not acknowledged');
+      // A broker's ACL refuses a subscription with the return code 128.
+      else if (granted?.some((g) => g.qos === 128))
+        this.log.warn({ filter }, `the MQTT broker refused Argus' subscription to ${filter}`);
+    });
   }
 
   private send(topic: string, payload: string, qos: 0 | 1, retain: boolean): void {

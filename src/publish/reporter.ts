@@ -4,6 +4,7 @@ import type { Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import { applyCameraFilters } from './filters.js';
+import type { Discovery } from './ha-discovery.js';
 import { LineCounts, type LineCount } from './line-counts.js';
 import type { Output } from './mqtt-output.js';
 import type {
@@ -29,6 +30,8 @@ export interface ReporterDeps {
   log: Logger;
   /** Where line counts are kept across restarts; absent, they live in memory only. */
   stateDir?: string;
+  /** Announces the cameras' entities to Home Assistant, and follows the reloads. */
+  homeAssistant?: Discovery;
 }
 
 /** A camera's zones with `loiter_s`, and its lines, for its tracker. */
@@ -73,10 +76,12 @@ export class Reporter {
   }
 
   /**
-   * Restores (and publishes) the line counts, then starts ending objects no camera has seen for
-   * `end_after_s`, and updating counts, every second.
+   * Announces the cameras' entities to Home Assistant (when enabled), restores (and publishes)
+   * the line counts, then starts ending objects no camera has seen for `end_after_s`, and
+   * updating counts, every second.
    */
   async start(): Promise<void> {
+    this.deps.homeAssistant?.start(this.cameras);
     await this.lineCounts.load();
     for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
     const tick = (): void => {
@@ -225,9 +230,10 @@ export class Reporter {
   /**
    * A reloaded camera section: removed cameras' objects end; changed filters, zones and lines
    * apply from now. Counts of lines removed are forgotten and their retained topics cleared; new
-   * lines' counts are published.
+   * lines' counts are published. Home Assistant's entities follow.
    */
   setCameras(cameras: Record<string, CameraConfig>): void {
+    this.deps.homeAssistant?.setCameras(cameras);
     for (const [camera, t] of this.trackers) {
       if (camera in cameras) {
         t.setAreas(areasOf(cameras[camera]));
@@ -250,6 +256,7 @@ export class Reporter {
 
   /** On shutdown: every object in view ends, counts of what is in view go to zero, line counts are saved. */
   async stop(): Promise<void> {
+    this.deps.homeAssistant?.stop();
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
     for (const [camera, t] of this.trackers) {

@@ -15,6 +15,8 @@ export const topics = (base: string) => ({
   count: (camera: string, label: string) => `${base}/cameras/${camera}/${label}`,
   /** Retained count of `label` in view and not stationary. */
   countActive: (camera: string, label: string) => `${base}/cameras/${camera}/${label}/active`,
+  /** Retained JPEG of the camera's latest picture of a `label` object (binary). */
+  snapshot: (camera: string, label: string) => `${base}/cameras/${camera}/${label}/snapshot`,
   /** Retained count of `label` in view in `zone`. */
   zoneCount: (camera: string, zone: string, label: string) =>
     `${base}/cameras/${camera}/zones/${zone}/${label}`,

@@ -219,6 +219,33 @@ describe('config', () => {
     );
   });
 
+  it('turns Home Assistant discovery off by default, and keeps its topics apart from Argus', () => {
+    assert.deepEqual(parseConfig(minimal, 'c.yaml', {}).config.home_assistant, {
+      enabled: false,
+      discovery_prefix: 'homeassistant',
+      device_name: 'Argus',
+      default_labels: ['person'],
+    });
+    for (const [base, prefix] of [
+      ['homeassistant', 'homeassistant'],
+      ['home/argus', 'home'],
+      ['ha', 'ha/discovery'],
+    ]) {
+      const text = `${minimal}mqtt:\n  base_topic: ${base}\nhome_assistant:\n  enabled: true\n  discovery_prefix: ${prefix}\n`;
+      assert.deepEqual(
+        errorsOf(text).map((i) => [i.path, i.line]),
+        [['home_assistant.discovery_prefix', 7]],
+        `${base} and ${prefix}`,
+      );
+    }
+    const apart = `${minimal}mqtt:\n  base_topic: home/argus\nhome_assistant:\n  enabled: true\n  discovery_prefix: home/ha\n`;
+    assert.equal(parseConfig(apart, 'c.yaml', {}).config.home_assistant.discovery_prefix, 'home/ha');
+    assert.match(
+      errorsOf(`${minimal}home_assistant:\n  discovery_prefix: 'a/#'\n`)[0]!.message,
+      /each level/,
+    );
+  });
+
   it('reports every error at once, in line order', () => {
     const text = `${minimal}  bogus: 1\nscheduler:\n  max_wait_ms: -1\ncameras:\n  x:\n    url: rtsp://h/s\n    zones:\n      z:\n        points: [[0, 0], [1, 1]]\n`;
     const issues = errorsOf(text);

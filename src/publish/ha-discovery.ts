@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Clock, Timer } from '../core/clock.js';
+import type { CameraConfig, Config } from '../config/index.js';
+import { discoveryConfigs, discoveryFilter } from './ha-configs.js';
+import type { Inbox, Output } from './mqtt-output.js';
+import type { Topics } from './topics.js';
+
+export interface DiscoveryDeps {
+  out: Output & Inbox;
+  topics: Topics;
+  clock: Clock;
+  log: Logger;
+  /** In [0, 1): where in the delay window a re-publication falls (tests fix it). */
+  random?: () => number;
+}
+
+/**
+ * The longest wait before re-publishing after Home Assistant's birth message: its documentation
+ * asks for a random delay, so that many publishers do not answer at the same instant.
+ */
+export const REPUBLISH_WINDOW_MS = 2000;
+
+function argusVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/**
+ * Home Assistant MQTT discovery (`home_assistant.enabled`): publishes the retained config of
+ * every entity (src/publish/ha-configs.ts) at start, publishes again all of them when Home
+ * Assistant announces itself (`online` on `<discovery_prefix>/status`: it may have lost them,
+ * with a broker that keeps no retained messages across restarts), and on a reload publishes the
+ * configs that are new or changed and deletes, with an empty retained message, those of the
+ * cameras, labels, zones and lines gone. It also listens to its own discovery topics: a config
+ * there that it does not announce (left retained by an earlier run with other cameras) is
+ * deleted too, so a restart with a changed file leaves no ghost entities.
+ */
+export class Discovery {
+  /** What was last published: topic → payload. */
+  private configs = new Map<string, string>();
+  private version = '';
+  private running = false;
+  private timer: Timer | null = null;
+
+  constructor(
+    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt'>,
+    private readonly deps: DiscoveryDeps,
+  ) {}
+
+  private get settings(): Config['home_assistant'] {
+    return this.cfg.home_assistant;
+  }
+
+  /** Publishes every config and listens for Home Assistant's status; nothing when disabled. */
+  start(cameras: Record<string, CameraConfig>): void {
+    if (!this.settings.enabled) return;
+    this.version = argusVersion();
+    this.running = true;
+    const prefix = this.settings.discovery_prefix;
+    this.deps.out.subscribe(`${prefix}/status`, (payload) => this.onStatus(payload));
+    this.setCameras(cameras);
+    const own = discoveryFilter(prefix, this.cfg.mqtt.base_topic);
+    this.deps.out.subscribe(own, (payload, topic) => this.onOwnConfig(topic, payload));
+    this.deps.log.info(
+      { entities: this.configs.size, prefix: this.settings.discovery_prefix },
+      'Home Assistant discovery published',
+    );
+  }
+
+  /** A reloaded camera section: new and changed configs are published, those gone deleted. */
+  setCameras(cameras: Record<string, CameraConfig>): void {
+    if (!this.running) return;
+    const next = new Map(
+      discoveryConfigs({
+        settings: this.settings,
+        baseTopic: this.cfg.mqtt.base_topic,
+        topics: this.deps.topics,
+        cameras,
+        version: this.version,
+      }).map((d) => [d.topic, JSON.stringify(d.payload)]),
+    );
+    for (const topic of this.configs.keys()) if (!next.has(topic)) this.deps.out.state(topic, '');
+    for (const [topic, payload] of next)
+      if (this.configs.get(topic) !== payload) this.deps.out.state(topic, payload);
+    this.configs = next;
+  }
+
+  /** `online`: Home Assistant (re)started; every config again, after a random delay. */
+  private onStatus(payload: string): void {
+    if (!this.running || payload !== 'online' || this.timer) return;
+    const delay = Math.floor((this.deps.random ?? Math.random)() * REPUBLISH_WINDOW_MS);
+    this.timer = this.deps.clock.setTimeout(() => {
+      this.timer = null;
+      if (!this.running) return;
+      for (const [topic, payload] of this.configs) this.deps.out.state(topic, payload);
+      this.deps.log.info(
+        { entities: this.configs.size },
+        'Home Assistant is online: discovery published again',
+      );
+    }, delay);
+  }
+
+  /** A config on one of Argus' discovery topics: deleted unless Argus announces it. */
+  private onOwnConfig(topic: string, payload: string): void {
+    if (!this.running || payload === '' || this.configs.has(topic)) return;
+    this.deps.log.info({ topic }, 'Home Assistant discovery: deleting a config no longer announced');
+    this.deps.out.state(topic, '');
+  }
+
+  /** Stops answering Home Assistant's status; the configs stay (and the entities, unavailable). */
+  stop(): void {
+    this.running = false;
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { REPUBLISH_WINDOW_MS } from '../../src/publish/ha-discovery.js';
+import { tempDir, waitFor } from '../helpers/env.js';
+import { discoveryProblems } from '../helpers/ha-schema.js';
+import { publishOnce, startBroker, Subscriber, type Received } from '../helpers/mqtt.js';
+import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
+
+/** A still scene with a white square: the fixture model sees `bright` objects in it. */
+const SQUARE =
+  'lavfi:color=c=0x303030:s=640x480:r=5[bg];color=c=white:s=64x64:r=5[box];[bg][box]overlay=x=192:y=112';
+const GREY = 'lavfi:color=c=0x404040:s=320x240:r=5';
+const WHOLE = [
+  [0, 0],
+  [640, 0],
+  [640, 480],
+  [0, 480],
+];
+
+const gate = (zones: string[]) => ({
+  url: SQUARE,
+  fps: 2,
+  objects: { track: ['bright', 'red'] },
+  zones: Object.fromEntries(
+    zones.map((z) => [z, { points: WHOLE, objects: [z === 'drive' ? 'red' : 'bright'] }]),
+  ),
+  lines: {
+    road: {
+      points: [
+        [0, 400],
+        [640, 400],
+      ],
+      objects: ['bright'],
+      directions: ['north', 'south'],
+    },
+  },
+});
+
+const topic = (component: string, id: string) => `homeassistant/${component}/argus/argus-${id}/config`;
+const labelTopics = (camera: string, label: string) => [
+  topic('binary_sensor', `${camera}-${label}-occupancy`),
+  topic('sensor', `${camera}-${label}-count`),
+  topic('camera', `${camera}-${label}-snapshot`),
+];
+const zoneTopics = (zone: string, label: string) => [
+  topic('binary_sensor', `gate-zone-${zone}-${label}-occupancy`),
+  topic('sensor', `gate-zone-${zone}-${label}-count`),
+];
+const GATE = [
+  ...labelTopics('gate', 'bright'),
+  ...labelTopics('gate', 'red'),
+  topic('sensor', 'gate-line-road-bright-north-count'),
+  topic('sensor', 'gate-line-road-bright-south-count'),
+];
+const YARD = labelTopics('yard', 'bright');
+const STATUS = topic('binary_sensor', 'status');
+
+/** The retained configs a new subscriber to homeassistant/# gets, once `count` have come. */
+async function retainedConfigs(
+  t: { after: (fn: () => Promise<void>) => void },
+  url: string,
+  count: number,
+): Promise<Map<string, string>> {
+  const sub = new Subscriber(url, 'homeassistant/#');
+  t.after(() => sub.end());
+  await sub.waitFor(`${count} retained configs`, () => sub.messages.length >= count, 30_000);
+  await new Promise((r) => setTimeout(r, 500)); // and no more
+  for (const m of sub.messages) assert.ok(m.retain, `${m.topic} retained`);
+  await sub.end();
+  return new Map(sub.messages.map((m) => [m.topic, m.payload]));
+}
+
+const sorted = (topics: Iterable<string>): string[] => [...topics].sort();
+
+describe('Home Assistant discovery, end to end (argus run, a real broker)', () => {
+  it('retained configs for two cameras with a zone and a line; deletions at a reload and a restart; all again when Home Assistant is online', async (t) => {
+    const dir = await tempDir(t);
+    const broker = await startBroker(t);
+    const settings = (cameras: Record<string, unknown>) => ({
+      mqtt: { url: broker.url },
+      home_assistant: { enabled: true, default_labels: ['bright'] },
+      cameras,
+    });
+    const config = await writeDaemonConfig(
+      dir,
+      settings({ gate: gate(['drive', 'lawn']), yard: { url: GREY, fps: 1 } }),
+    );
+    const states = new Subscriber(broker.url, 'argus/#');
+    t.after(() => states.end());
+    let daemon = startDaemon(t, config);
+
+    // 1. A subscriber to homeassistant/# gets every entity's config, retained, as documented.
+    await states.waitFor('Argus online', () => states.on('argus/status').some((m) => m.payload === 'online'));
+    const first = [STATUS, ...GATE, ...zoneTopics('drive', 'red'), ...zoneTopics('lawn', 'bright'), ...YARD];
+    const configs = await retainedConfigs(t, broker.url, first.length);
+    assert.deepEqual(sorted(configs.keys()), sorted(first));
+    for (const [topic, payload] of configs) assert.deepEqual(discoveryProblems(topic, payload), []);
+    const occupancy = JSON.parse(configs.get(topic('binary_sensor', 'gate-bright-occupancy'))!) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(
+      [occupancy.state_topic, occupancy.device_class, occupancy.availability],
+      [
+        'argus/cameras/gate/bright',
+        'occupancy',
+        [{ topic: 'argus/status', payload_available: 'online', payload_not_available: 'offline' }],
+      ],
+    );
+    // The state topics the entities read are the ones Argus publishes (retained).
+    const stateTopics = [...configs.values()].map((p) => {
+      const c = JSON.parse(p) as { state_topic?: string; topic?: string };
+      return c.state_topic ?? c.topic!;
+    });
+    const published = [
+      'argus/status',
+      'argus/cameras/gate/bright',
+      'argus/cameras/gate/zones/lawn/bright',
+      'argus/cameras/gate/lines/road/bright/north',
+      'argus/cameras/gate/lines/road/bright/south',
+    ];
+    await states.waitFor('the counts of the white square', () => published.every((p) => states.on(p).length));
+    for (const p of published) assert.ok(stateTopics.includes(p), p);
+    assert.ok(Number(states.on('argus/cameras/gate/bright').at(-1)!.payload) > 0);
+
+    // 2. A reload without `yard` and the zone `lawn`: exactly their configs are deleted.
+    const live = new Subscriber(broker.url, 'homeassistant/#');
+    t.after(() => live.end());
+    await live.waitFor('the retained configs', () => live.messages.length >= first.length);
+    const mark = live.messages.length;
+    await writeDaemonConfig(dir, settings({ gate: gate(['drive']) }));
+    daemon.child.kill('SIGHUP');
+    const gone = [...YARD, ...zoneTopics('lawn', 'bright')];
+    await live.waitFor('the deletions', () => live.messages.length >= mark + gone.length);
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = live.messages.slice(mark);
+    assert.deepEqual(sorted(after.map((m) => m.topic)), sorted(gone));
+    assert.ok(after.every((m) => m.payload === ''));
+    const second = [STATUS, ...GATE, ...zoneTopics('drive', 'red')];
+    assert.deepEqual(sorted((await retainedConfigs(t, broker.url, second.length)).keys()), sorted(second));
+
+    // 3. Home Assistant announces itself: every config comes again.
+    const before = live.messages.length;
+    assert.ok(await publishOnce(t, broker.url, 'homeassistant/status', 'online'));
+    const sinceBirth = (): Received[] =>
+      live.messages.slice(before).filter((m) => m.topic.endsWith('/config'));
+    await live.waitFor('the configs again', () => sinceBirth().length >= second.length, 10_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const again = sinceBirth();
+    assert.deepEqual(sorted(again.map((m) => m.topic)), sorted(second));
+    for (const m of again) assert.equal(m.payload, configs.get(m.topic), m.topic);
+
+    // 4. A restart with a changed file (no zone `drive`, a new camera): what the last run
+    // announced and this one does not is deleted; the new camera's entities come.
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+    await writeDaemonConfig(dir, settings({ gate: gate([]), porch: { url: GREY, fps: 1 } }));
+    const restart = live.messages.length;
+    daemon = startDaemon(t, config);
+    const third = [STATUS, ...GATE, ...labelTopics('porch', 'bright')];
+    await live.waitFor('the zone deleted', () =>
+      zoneTopics('drive', 'red').every((z) =>
+        live.messages.slice(restart).some((m) => m.topic === z && m.payload === ''),
+      ),
+    );
+    assert.deepEqual(sorted((await retainedConfigs(t, broker.url, third.length)).keys()), sorted(third));
+
+    // 5. The broker restarts and forgets every retained message; once Argus has reconnected (and
+    // subscribed again), Home Assistant's birth message brings the configs back.
+    const reconnects = (): number => daemon.output().split('reconnected to the MQTT broker').length - 1;
+    await broker.kill();
+    await broker.start();
+    await waitFor('Argus reconnected', () => reconnects() > 0, 30_000);
+    await new Promise((r) => setTimeout(r, 500)); // its SUBSCRIBE follows the CONNACK
+    assert.ok(await publishOnce(t, broker.url, 'homeassistant/status', 'online'));
+    await new Promise((r) => setTimeout(r, REPUBLISH_WINDOW_MS + 1500)); // Argus' random delay, and some
+    assert.deepEqual(sorted((await retainedConfigs(t, broker.url, third.length)).keys()), sorted(third));
+
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+  });
+});

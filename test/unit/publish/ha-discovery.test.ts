@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseConfig, type Config } from '../../../src/config/index.js';
+import { Discovery, REPUBLISH_WINDOW_MS } from '../../../src/publish/ha-discovery.js';
+import { topicMatches, type Inbox } from '../../../src/publish/mqtt-output.js';
+import { topics } from '../../../src/publish/topics.js';
+import { FakeClock, silentLog } from '../../helpers/fakes.js';
+import { FakeOutput } from '../../helpers/fake-output.js';
+
+/** Records retained states like FakeOutput, and lets a test deliver messages to subscribers. */
+class FakeMqtt extends FakeOutput implements Inbox {
+  readonly listeners = new Map<string, (payload: string, topic: string) => void>();
+  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void {
+    this.listeners.set(filter, onMessage);
+  }
+  deliver(topic: string, payload: string): void {
+    for (const [filter, onMessage] of this.listeners)
+      if (topicMatches(filter, topic)) onMessage(payload, topic);
+  }
+  /** Retained states published since the last call, topic → payload. */
+  take(): Map<string, string> {
+    const states = this.of('state').map((s) => [s.topic, s.payload] as const);
+    this.sent = [];
+    return new Map(states);
+  }
+}
+
+const camera = (name: string, extra = '') => `  ${name}:\n    url: rtsp://h/${name}\n${extra}`;
+const zone = (name: string) => `      ${name}:\n        points: [[0, 0], [9, 0], [9, 9]]\n`;
+
+function configOf(cameras: string[], ha = 'enabled: true'): Config {
+  return parseConfig(
+    `model:\n  path: m.onnx\nhome_assistant:\n  ${ha}\ncameras:\n${cameras.join('')}`,
+    'c.yaml',
+    {},
+  ).config;
+}
+
+function setup(config: Config, random = 0.5) {
+  const out = new FakeMqtt();
+  const clock = new FakeClock();
+  const discovery = new Discovery(config, {
+    out,
+    topics: topics(config.mqtt.base_topic),
+    clock,
+    log: silentLog,
+    random: () => random,
+  });
+  return { out, clock, discovery };
+}
+
+const gate = camera('gate', `    objects:\n      track: [car]\n    zones:\n${zone('drive')}${zone('lawn')}`);
+
+describe('Home Assistant discovery (the stage)', () => {
+  it('publishes every config, retained, at start, and listens on <prefix>/status', () => {
+    const config = configOf([gate, camera('yard')]);
+    const { out, discovery } = setup(config);
+    discovery.start(config.cameras);
+    const sent = out.take();
+    assert.equal(sent.size, 1 + 3 + 2 * 2 + 3);
+    for (const [topic, payload] of sent) {
+      assert.match(topic, /^homeassistant\/(binary_sensor|sensor|camera)\/argus\/argus-[^/]+\/config$/);
+      assert.ok(payload.startsWith('{'), topic);
+    }
+    assert.deepEqual([...out.listeners.keys()], ['homeassistant/status', 'homeassistant/+/argus/+/config']);
+  });
+
+  it('does nothing when disabled', () => {
+    const config = configOf([gate], 'enabled: false');
+    const { out, discovery } = setup(config);
+    discovery.start(config.cameras);
+    discovery.setCameras(config.cameras);
+    assert.deepEqual(out.sent, []);
+    assert.equal(out.listeners.size, 0);
+  });
+
+  it('on a reload deletes exactly the configs of what is gone, publishes what is new, leaves the rest', () => {
+    const before = configOf([gate, camera('yard')]);
+    const { out, discovery } = setup(before);
+    discovery.start(before.cameras);
+    const first = out.take();
+    // yard goes, gate loses its zone `lawn` and tracks person too, porch comes.
+    const after = configOf([
+      camera('gate', `    objects:\n      track: [car, person]\n    zones:\n${zone('drive')}`),
+      camera('porch'),
+    ]);
+    discovery.setCameras(after.cameras);
+    const sent = out.take();
+    const deleted = [...sent].filter(([, p]) => p === '').map(([t]) => t);
+    assert.deepEqual(deleted.sort(), [
+      'homeassistant/binary_sensor/argus/argus-gate-zone-lawn-car-occupancy/config',
+      'homeassistant/binary_sensor/argus/argus-yard-person-occupancy/config',
+      'homeassistant/camera/argus/argus-yard-person-snapshot/config',
+      'homeassistant/sensor/argus/argus-gate-zone-lawn-car-count/config',
+      'homeassistant/sensor/argus/argus-yard-person-count/config',
+    ]);
+    for (const topic of deleted) assert.ok(first.has(topic));
+    const published = [...sent].filter(([, p]) => p !== '').map(([t]) => t);
+    assert.deepEqual(published.sort(), [
+      'homeassistant/binary_sensor/argus/argus-gate-person-occupancy/config',
+      'homeassistant/binary_sensor/argus/argus-gate-zone-drive-person-occupancy/config',
+      'homeassistant/binary_sensor/argus/argus-porch-person-occupancy/config',
+      'homeassistant/camera/argus/argus-gate-person-snapshot/config',
+      'homeassistant/camera/argus/argus-porch-person-snapshot/config',
+      'homeassistant/sensor/argus/argus-gate-person-count/config',
+      'homeassistant/sensor/argus/argus-gate-zone-drive-person-count/config',
+      'homeassistant/sensor/argus/argus-porch-person-count/config',
+    ]);
+    discovery.setCameras(after.cameras);
+    assert.equal(out.take().size, 0, 'the same cameras again: nothing to say');
+  });
+
+  it('publishes every config again when Home Assistant says `online`, after a random delay within the window', async () => {
+    const config = configOf([gate]);
+    const { out, clock, discovery } = setup(config, 0.5);
+    discovery.start(config.cameras);
+    const all = out.take();
+    out.deliver('homeassistant/status', 'offline');
+    out.deliver('homeassistant/status', 'online');
+    await clock.advance(REPUBLISH_WINDOW_MS / 2 - 1);
+    assert.equal(out.take().size, 0, 'not before its delay');
+    out.deliver('homeassistant/status', 'online'); // a second birth while waiting: one answer
+    await clock.advance(1);
+    assert.deepEqual(out.take(), all);
+    await clock.advance(REPUBLISH_WINDOW_MS);
+    assert.equal(out.take().size, 0);
+  });
+
+  it('deletes a config left on its discovery topics by an earlier run, and only those', () => {
+    const config = configOf([gate]);
+    const { out, discovery } = setup(config);
+    discovery.start(config.cameras);
+    const mine = out.take();
+    // What the broker sends back on the subscription: retained configs of earlier runs, and the
+    // echo of Argus' own (empty ones too).
+    const ghost = 'homeassistant/sensor/argus/argus-shed-person-count/config';
+    out.deliver(ghost, '{"name":"person count"}');
+    out.deliver('homeassistant/sensor/argus/argus-shed-person-count/config', '');
+    for (const [topic, payload] of mine) out.deliver(topic, payload);
+    out.deliver('homeassistant/sensor/other/other-thing/config', '{"name":"thing"}');
+    assert.deepEqual([...out.take()], [[ghost, '']]);
+  });
+
+  it('stops answering once stopped', async () => {
+    const config = configOf([gate]);
+    const { out, clock, discovery } = setup(config, 0.99);
+    discovery.start(config.cameras);
+    out.take();
+    out.deliver('homeassistant/status', 'online');
+    discovery.stop();
+    out.deliver('homeassistant/status', 'online');
+    await clock.advance(REPUBLISH_WINDOW_MS);
+    assert.equal(out.take().size, 0);
+    assert.equal(clock.pending, 0);
+  });
+});
