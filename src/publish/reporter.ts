@@ -82,6 +82,7 @@ export class Reporter {
    */
   async start(): Promise<void> {
     this.deps.homeAssistant?.start(this.cameras);
+    this.publishZeroCounts(Object.keys(this.cameras));
     await this.lineCounts.load();
     for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
     const tick = (): void => {
@@ -162,6 +163,28 @@ export class Reporter {
         t.zoneCountActive(camera, zone, label),
       ]);
     this.counts.set(camera, now);
+  }
+
+  /**
+   * Nothing is in view before the first frame: counts of the labels a camera tracks (and of its
+   * zones' labels) start at 0, replacing what a crashed run may have left retained on the
+   * broker, and giving subscribers (Home Assistant's sensors) a value before the first object.
+   * A camera that tracks every label has nothing to list: its counts appear with its objects.
+   */
+  private publishZeroCounts(cameras: string[]): void {
+    const t = this.topics;
+    for (const camera of cameras) {
+      const cam = this.cameras[camera];
+      const track = cam?.objects.track;
+      if (!cam || !track) continue;
+      for (const label of track)
+        for (const topic of [t.count(camera, label), t.countActive(camera, label)])
+          this.out.state(topic, '0');
+      for (const [zone, z] of Object.entries(cam.zones))
+        for (const label of z.objects ?? track)
+          for (const topic of [t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label)])
+            this.out.state(topic, '0');
+    }
   }
 
   private publishChanged(
@@ -246,7 +269,9 @@ export class Reporter {
     const key = (c: LineCount): string => this.topics.lineCount(c.camera, c.line, c.label, c.direction);
     const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [key(c), c.count]));
     this.lineCounts.prune(cameras);
+    const added = Object.keys(cameras).filter((c) => !(c in this.cameras));
     this.cameras = cameras;
+    this.publishZeroCounts(added);
     for (const c of this.lineCounts.all(cameras)) {
       if (gone.get(key(c)) !== c.count) this.publishLineCount(c);
       gone.delete(key(c));

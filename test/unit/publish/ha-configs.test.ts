@@ -29,7 +29,7 @@ cameras:
     lines:
       road:
         points: [[0, 50], [100, 50]]
-        objects: [car, bus]
+        objects: [car]
         directions: [north, south]
   yard:
     url: rtsp://10.0.0.3/s
@@ -73,7 +73,7 @@ describe('Home Assistant discovery configs', () => {
         'homeassistant/binary_sensor/argus/argus-gate-car-occupancy/config',
         'homeassistant/sensor/argus/argus-gate-car-count/config',
         'homeassistant/camera/argus/argus-gate-car-snapshot/config',
-        // The zone counts cars only; the line's `bus` is not tracked by the camera.
+        // The zone and the line count cars only.
         'homeassistant/binary_sensor/argus/argus-gate-zone-drive-car-occupancy/config',
         'homeassistant/sensor/argus/argus-gate-zone-drive-car-count/config',
         'homeassistant/sensor/argus/argus-gate-line-road-car-north-count/config',

@@ -107,6 +107,41 @@ describe('reporter', () => {
     );
   });
 
+  it('starts the counts of tracked labels (and their zones) at 0, and those of cameras a reload adds', async () => {
+    const tracked = cameraConfig(
+      [
+        '    objects:',
+        '      track: [person, car]',
+        '    zones:',
+        '      drive:',
+        '        points: [[0, 0], [10, 0], [10, 10]]',
+        '        objects: [car]',
+      ].join('\n') + '\n',
+    );
+    const out = new FakeOutput();
+    const r = new Reporter({}, tracked.events, deps(out, 'argus'));
+    await r.start();
+    assert.deepEqual(out.of('state'), [], 'no cameras, nothing');
+    r.setCameras(tracked.cameras);
+    assert.deepEqual(
+      out.of('state').map((s) => `${s.topic} ${s.payload}`),
+      [
+        'argus/cameras/gate/person 0',
+        'argus/cameras/gate/person/active 0',
+        'argus/cameras/gate/car 0',
+        'argus/cameras/gate/car/active 0',
+        'argus/cameras/gate/zones/drive/car 0',
+        'argus/cameras/gate/zones/drive/car/active 0',
+      ],
+    );
+    const again = new FakeOutput();
+    const restarted = new Reporter(tracked.cameras, tracked.events, deps(again, 'argus'));
+    await restarted.start();
+    assert.equal(again.of('state').length, 6, 'at start too');
+    await r.stop();
+    await restarted.stop();
+  });
+
   it('drops counts within a second of the object leaving, before its end', () => {
     const out = new FakeOutput();
     const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1, end_after_s: 3 }, deps(out, 'argus'));
