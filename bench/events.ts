@@ -137,7 +137,8 @@ export async function benchEvents(opts: EventsOptions): Promise<EventsRow> {
   const exited = new Promise((r) => child.once('exit', r));
   try {
     const cap = (opts.seconds ?? 600) + 60;
-    await Promise.race([ended, exited, new Promise((r) => setTimeout(r, cap * 1000))]);
+    // unref: the cap must not keep the bench alive for its whole length once the clip has ended.
+    await Promise.race([ended, exited, new Promise((r) => setTimeout(r, cap * 1000).unref())]);
     if (!streamed) throw new Error('events: the camera never streamed');
     // Objects last seen near the end end by themselves after end_after_s (default 5 s).
     await new Promise((r) => setTimeout(r, 7000));
