@@ -2,10 +2,9 @@ import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
-import type { CameraRates, StatsSources } from '../publish/index.js';
+import { annotatedJpeg, type CameraRates, type StatsSources } from '../publish/index.js';
 import { FrameDropped, type SchedulerStats } from '../scheduler/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
-import { annotatedJpeg } from './snapshot.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {

@@ -1,10 +1,11 @@
 /**
  * The publish stage's public interface: MQTT output (an embedded broker when none is
  * configured), per-frame detections, object events, counts, camera statuses, stats and Home
- * Assistant discovery.
+ * Assistant discovery; JPEGs of frames as the model saw them.
  */
 export { EmbeddedBroker, type BrokerStats } from './broker.js';
 export { Discovery } from './ha-discovery.js';
+export { annotatedJpeg } from './jpeg.js';
 export { MqttOutput, type Inbox, type Output, type OutputStats } from './mqtt-output.js';
 export { Reporter, type ReporterDeps } from './reporter.js';
 export { StatsPublisher, type CameraRates, type StatsSources } from './stats.js';

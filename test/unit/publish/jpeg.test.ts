@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { Detection } from '../../../src/core/frame.js';
 import { LETTERBOX_PAD, letterbox } from '../../../src/core/geometry.js';
-import { annotatedJpeg } from '../../../src/http/snapshot.js';
+import { annotatedJpeg, croppedJpeg, cropRegion } from '../../../src/publish/jpeg.js';
 
 /** A 640×480 camera seen by a 320 model: 320×240 inside, 40 rows of padding above and below. */
 const g = letterbox(640, 480, 320);
@@ -113,5 +113,34 @@ describe('annotatedJpeg', () => {
     assert.deepEqual([img.width, img.height], [320, 240]);
     assert.ok(red(img.at(140, 50)), `the box is still drawn: ${img.at(140, 50).join(',')}`);
     assert.ok(labelInk(img) > 0, 'and its label');
+  });
+});
+
+describe('croppedJpeg', () => {
+  it('is the box and a margin of 15 % of its size on each side, without padding or drawing', async () => {
+    // The box spans x 50..150, y 50..130 in the image; 15 % more: x 35..165, y 38..142.
+    assert.deepEqual(cropRegion(g, person.box), { left: 35, top: 38, width: 130, height: 104 });
+    const img = await decode(await croppedJpeg(modelInput(), g, person.box));
+    assert.deepEqual([img.width, img.height], [130, 104]);
+    for (const [x, y] of [
+      [0, 0],
+      [15, 12],
+      [65, 52],
+      [129, 103],
+    ] as const)
+      assert.ok(near(img.at(x, y), BACKGROUND), `frame pixels at ${x},${y}: ${img.at(x, y).join(',')}`);
+  });
+
+  it('stays within the picture at its edges', async () => {
+    // The white corner (image pixels 0..7) is inside a box at the top left of the source.
+    assert.deepEqual(cropRegion(g, [0, 0, 20, 20]), { left: 0, top: 0, width: 12, height: 12 });
+    const img = await decode(await croppedJpeg(modelInput(), g, [0, 0, 20, 20]));
+    assert.deepEqual([img.width, img.height], [12, 12]);
+    assert.ok(
+      near(img.at(2, 2), [255, 255, 255]),
+      `the white corner, not padding: ${img.at(2, 2).join(',')}`,
+    );
+    assert.deepEqual(cropRegion(g, [600, 460, 640, 480]), { left: 297, top: 228, width: 23, height: 12 });
+    assert.deepEqual(cropRegion(g, [640, 480, 640, 480]), { left: 319, top: 239, width: 1, height: 1 });
   });
 });
