@@ -27,8 +27,8 @@ export interface Output {
   detection(topic: string, payload: string): void;
   /** Must arrive: QoS 1; kept in a bounded buffer while the broker is away. */
   event(topic: string, payload: string): void;
-  /** Retained state: only the latest value per topic matters; QoS 1. */
-  state(topic: string, payload: string): void;
+  /** Retained state: only the latest value per topic matters; QoS 1. A Buffer is sent as it is (a JPEG). */
+  state(topic: string, payload: string | Buffer): void;
 }
 
 /** Messages other clients publish, for the parts of Argus that listen (Home Assistant's status). */
@@ -65,7 +65,7 @@ export class MqttOutput implements Output, Inbox {
   private client: MqttClient | undefined;
   private readonly listeners = new Map<string, (payload: string, topic: string) => void>();
   private events: { topic: string; payload: string }[] = [];
-  private states = new Map<string, string>();
+  private states = new Map<string, string | Buffer>();
   private reconnects = 0;
   private detectionsDropped = 0;
   private eventsDropped = 0;
@@ -181,7 +181,7 @@ export class MqttOutput implements Output, Inbox {
     });
   }
 
-  private send(topic: string, payload: string, qos: 0 | 1, retain: boolean): void {
+  private send(topic: string, payload: string | Buffer, qos: 0 | 1, retain: boolean): void {
     this.client?.publish(topic, payload, { qos, retain }, (err) => {
       if (err) this.log.debug({ topic, err: err.message }, 'publish failed');
     });
@@ -208,7 +208,7 @@ export class MqttOutput implements Output, Inbox {
     }
   }
 
-  state(topic: string, payload: string): void {
+  state(topic: string, payload: string | Buffer): void {
     if (this.connected) this.send(topic, payload, 1, true);
     else this.states.set(topic, payload);
   }

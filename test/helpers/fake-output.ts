@@ -1,16 +1,20 @@
 import type { Output } from '../../src/publish/mqtt-output.js';
 
-/** Records what would be published, by kind: per-frame detections, events, retained states. */
+/**
+ * Records what would be published, by kind: per-frame detections, events, retained states.
+ * A binary payload (a JPEG) is kept in `data`, its `payload` being its latin1 text.
+ */
 export class FakeOutput implements Output {
-  sent: { kind: string; topic: string; payload: string }[] = [];
+  sent: { kind: string; topic: string; payload: string; data?: Buffer }[] = [];
   detection(topic: string, payload: string): void {
     this.sent.push({ kind: 'detection', topic, payload });
   }
   event(topic: string, payload: string): void {
     this.sent.push({ kind: 'event', topic, payload });
   }
-  state(topic: string, payload: string): void {
-    this.sent.push({ kind: 'state', topic, payload });
+  state(topic: string, payload: string | Buffer): void {
+    if (typeof payload === 'string') this.sent.push({ kind: 'state', topic, payload });
+    else this.sent.push({ kind: 'state', topic, payload: payload.toString('latin1'), data: payload });
   }
   of(kind: string) {
     return this.sent.filter((s) => s.kind === kind);

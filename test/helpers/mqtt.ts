@@ -128,7 +128,9 @@ export async function startBroker(
 
 export interface Received {
   topic: string;
+  /** As UTF-8 text; `data` has the bytes (a JPEG). */
   payload: string;
+  data: Buffer;
   retain: boolean;
   at: number;
 }
@@ -143,7 +145,13 @@ export class Subscriber {
     this.client.on('connect', () => this.client.subscribe(topic, { qos: 1 }));
     this.client.on('error', () => undefined);
     this.client.on('message', (topic, payload, packet) => {
-      this.messages.push({ topic, payload: payload.toString(), retain: packet.retain, at: Date.now() });
+      this.messages.push({
+        topic,
+        payload: payload.toString(),
+        data: payload,
+        retain: packet.retain,
+        at: Date.now(),
+      });
     });
   }
 

@@ -51,10 +51,14 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
     for (let i = 0; i < 5; i++) out.event('argus/events', `e${i}`);
     out.state('argus/cameras/a/status', 'connecting');
     out.state('argus/cameras/a/status', 'streaming');
+    // Binary retained states (snapshot JPEGs) keep every byte, those that are not UTF-8 included.
+    const jpeg = Buffer.from([0xff, 0xd8, ...Array.from({ length: 256 }, (_, i) => i), 0xff, 0xd9]);
+    out.state('argus/cameras/a/person/snapshot', Buffer.from('an older one'));
+    out.state('argus/cameras/a/person/snapshot', jpeg);
     const away = out.stats();
     assert.deepEqual(
       [away.connected, away.detectionsDropped, away.eventsDropped, away.buffered],
-      [false, 3, 2, 4],
+      [false, 3, 2, 5],
     );
 
     await broker.start();
@@ -77,6 +81,16 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
     );
     assert.equal(sub.on('argus/status').at(-1)!.payload, 'online');
     assert.equal(sub.on('argus/cameras/a/detections').length, 0);
+    await sub.waitFor('the snapshot', () => sub.on('argus/cameras/a/person/snapshot').length > 0);
+    assert.deepEqual(
+      sub.on('argus/cameras/a/person/snapshot').map((m) => m.data),
+      [jpeg],
+      'the latest, byte for byte',
+    );
+    const late = new Subscriber(url, 'argus/cameras/a/person/snapshot');
+    t.after(() => late.end());
+    await late.waitFor('the retained snapshot', () => late.messages.length > 0);
+    assert.deepEqual([late.messages[0]!.data, late.messages[0]!.retain], [jpeg, true]);
     out.detection('argus/cameras/a/detections', 'live');
     await sub.waitFor('a live detection', () => sub.on('argus/cameras/a/detections').length === 1);
     assert.ok(out.stats().reconnects >= 1, 'mqtt.js did the reconnecting');
