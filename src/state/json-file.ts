@@ -1,7 +1,8 @@
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
+import { writeAtomic } from './atomic.js';
 
 export interface JsonFileOptions<T> {
   /** Checks what was read; throws (with a message naming what is wrong) when it is not a T. */
@@ -126,24 +127,13 @@ export class JsonFile<T> {
       this.report(`${bytes} bytes is over the limit of ${this.opts.maxBytes}`, 'not written');
       return true;
     }
-    const dir = dirname(this.path);
-    const tmp = join(dir, `${this.tmpPrefix}${process.pid}.tmp`);
     try {
-      await mkdir(dir, { recursive: true, mode: 0o750 });
-      const f = await open(tmp, 'w', 0o640);
-      try {
-        await f.writeFile(text);
-        await f.sync();
-      } finally {
-        await f.close();
-      }
-      await rename(tmp, this.path);
-      await syncDir(dir);
+      await mkdir(dirname(this.path), { recursive: true, mode: 0o750 });
+      await writeAtomic(this.path, text);
       if (this.lastError) this.opts.log.info({ file: this.path }, 'state file written again');
       this.lastError = '';
       return true;
     } catch (err) {
-      await unlink(tmp).catch(() => undefined);
       this.report((err as Error).message, 'cannot write the state file; will try again at the next change');
       return false;
     }
@@ -155,12 +145,4 @@ export class JsonFile<T> {
     this.lastError = why;
     this.opts.log.warn({ file: this.path, err: why }, msg);
   }
-}
-
-/** Flushes a directory's entries (the rename) to disk; not every file system allows it. */
-async function syncDir(dir: string): Promise<void> {
-  const d = await open(dir, 'r').catch(() => undefined);
-  if (!d) return;
-  await d.sync().catch(() => undefined);
-  await d.close();
 }
