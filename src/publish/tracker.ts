@@ -70,6 +70,13 @@ export interface LineCrossing {
 
 export type TrackerEvent = ObjectEvent | LineCrossing;
 
+/** An object matched (or first seen) in the latest frame, tentative or confirmed, and its detection there. */
+export interface Sighting {
+  id: string;
+  label: string;
+  detection: ZonedDetection;
+}
+
 /** A camera's zones with `loiter_s` and its lines. */
 export interface TrackerAreas {
   /** Per zone with `loiter_s`, how long an object may stay before it is loitering. */
@@ -220,6 +227,7 @@ export function matchCost(p: KalmanState, box: Readonly<Box>): number {
 export class Tracker {
   private tracks: Track[] = [];
   private counter = 0;
+  private seen: Sighting[] = [];
   /** The latest frame's time, and the latest time seen (frames and `expire`). */
   private lastFrame = -Infinity;
   private now = -Infinity;
@@ -280,6 +288,7 @@ export class Tracker {
    * stand in front of a tracked object).
    */
   update(dets: readonly ZonedDetection[], ts: number, others: readonly Detection[] = dets): TrackerEvent[] {
+    this.seen = [];
     this.lastFrame = Math.max(this.lastFrame, ts);
     this.now = Math.max(this.now, ts);
     const events: TrackerEvent[] = [];
@@ -341,6 +350,7 @@ export class Tracker {
     };
     crossings(this.lines, t.sides, t.label, d.box);
     this.tracks.push(t);
+    this.seen.push({ id: t.id, label: t.label, detection: d });
     if (this.cfg.min_frames <= 1) this.confirm(t, ts, events);
   }
 
@@ -371,6 +381,7 @@ export class Tracker {
     this.loiter(t, ts);
     t.lastSeen = Math.max(t.lastSeen, ts);
     t.hits++;
+    this.seen.push({ id: t.id, label: t.label, detection: d });
     const crossed = crossings(this.lines, t.sides, t.label, whole).map((c): LineCrossing => ({
       type: 'crossing',
       id: t.id,
@@ -419,6 +430,16 @@ export class Tracker {
     });
     const still = t.loitering.filter((z) => stayed.includes(z));
     t.loitering = [...still, ...stayed.filter((z) => !still.includes(z))];
+  }
+
+  /** The objects matched or first seen in the latest frame given to `update`, with their detections. */
+  sightings(): readonly Sighting[] {
+    return this.seen;
+  }
+
+  /** Whether an object (tentative or confirmed) of that id is tracked. */
+  has(id: string): boolean {
+    return this.tracks.some((t) => t.id === id);
   }
 
   /** Ends objects unseen for more than `end_after_s` at time `now` (also called on a timer). */

@@ -283,6 +283,29 @@ describe('tracker: events', () => {
     );
   });
 
+  it('says which objects the latest frame showed, tentative ones included, with their detections', () => {
+    const t = new Tracker('gate', settings);
+    const walker = zd('person', 0.6, [0, 0, 10, 20]);
+    t.update([walker, zd('person', 0.3, [50, 0, 60, 20])], 0);
+    assert.deepEqual(
+      t.sightings(),
+      [{ id: '0-gate-1', label: 'person', detection: walker }],
+      'a low score starts nothing',
+    );
+    assert.ok(t.has('0-gate-1'));
+    const moved = zd('person', 0.3, [1, 0, 11, 20]);
+    const cat = zd('cat', 0.9, [50, 50, 60, 60]);
+    t.update([moved, cat], 200);
+    assert.deepEqual(
+      t.sightings().map((s) => [s.id, s.detection]),
+      [['200-gate-2', cat]],
+      'a tentative track missed once is dropped; a low score does not confirm it',
+    );
+    assert.equal(t.has('0-gate-1'), false);
+    t.update([], 400);
+    assert.deepEqual(t.sightings(), []);
+  });
+
   it('says once that an object has stayed in a zone for its loiter_s; leaving restarts the clock', () => {
     const t = new Tracker('gate', settings, { loiterS: { door: 5 } });
     const at = (x: number, y: number, zones: string[]) => [zd('person', 0.9, [x, y, x + 60, y + 160], zones)];
