@@ -309,6 +309,23 @@ const events = z
     update_move: z.number().gt(0).max(100).default(1),
     /** ...or its best score rose this much. */
     update_score: z.number().min(0).max(1).default(0.1),
+    /** Each event's best frame, as JPEGs: on MQTT, in the history, over HTTP. */
+    snapshots: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        /** An object's snapshot is replaced by a better frame at most this often. */
+        min_interval_s: z.number().min(0).max(3600).default(2),
+        quality: int().min(1).max(100).default(80),
+      })
+      .prefault({}),
+    /** The latest events with their snapshots, kept in the state directory. */
+    history: z
+      .strictObject({
+        /** 0 keeps no history. */
+        max_events: int().min(0).max(20000).default(1000),
+        max_mb: z.number().gt(0).max(1048576).default(100),
+      })
+      .prefault({}),
   })
   .prefault({});
 
@@ -332,7 +349,8 @@ export const configSchema = z
   .strictObject({
     log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
     /**
-     * What survives a restart (line counts). systemd's $STATE_DIRECTORY wins when set; absent,
+     * What survives a restart (line counts, the event history). systemd's $STATE_DIRECTORY wins
+     * when set; absent,
      * ~/.local/state/argus. Relative to the config file.
      */
     state_dir: z.string().min(1).optional(),

@@ -1,12 +1,15 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
+import { EventStore } from '../state/index.js';
 import { applyCameraFilters } from './filters.js';
 import type { Discovery } from './ha-discovery.js';
 import { LineCounts, type LineCount } from './line-counts.js';
 import type { Output } from './mqtt-output.js';
+import { Snapshots } from './snapshots.js';
 import type {
   CameraStatusPayload,
   CrossingPayload,
@@ -21,6 +24,9 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 /** How often objects no longer seen are checked for their end. */
 const TICK_MS = 1000;
 
+/** The event history's directory in the state directory. */
+export const HISTORY_DIR = 'events';
+
 export interface ReporterDeps {
   out: Output;
   topics: Topics;
@@ -28,7 +34,10 @@ export interface ReporterDeps {
   /** A camera's current status, from its one owner (ingest). */
   cameraStatus: (camera: string) => CameraStatus | undefined;
   log: Logger;
-  /** Where line counts are kept across restarts; absent, they live in memory only. */
+  /**
+   * Where line counts and the event history are kept across restarts; absent, line counts live
+   * in memory only and there is no history.
+   */
   stateDir?: string;
   /** Announces the cameras' entities to Home Assistant, and follows the reloads. */
   homeAssistant?: Discovery;
@@ -47,10 +56,11 @@ function areasOf(cam: CameraConfig | undefined): TrackerAreas {
 
 /**
  * Turns the pipeline's output into MQTT messages: per-frame detections after each camera's
- * filters, object events and line crossings from a per-camera tracker, retained per-label (and
- * per-zone) counts of what is in view, retained cumulative line counts (kept across restarts),
- * and retained camera statuses (ingest's status, or the detector's error while a camera's
- * batches fail).
+ * filters, object events and line crossings from a per-camera tracker, each event's snapshot
+ * (snapshots.ts) and its record in the event history (kept across restarts), retained per-label
+ * (and per-zone) counts of what is in view, retained cumulative line counts (kept across
+ * restarts), and retained camera statuses (ingest's status, or the detector's error while a
+ * camera's batches fail).
  */
 export class Reporter {
   private trackers = new Map<string, Tracker>();
@@ -58,13 +68,21 @@ export class Reporter {
   private detectorErrors = new Map<string, { message: string; at: number }>();
   private timer: Timer | null = null;
   private readonly lineCounts: LineCounts;
+  private readonly snapshots: Snapshots;
+  /** The latest events with their snapshots (GET /api/events); none without a state directory. */
+  readonly history: EventStore | undefined;
 
   constructor(
     private cameras: Record<string, CameraConfig>,
     private readonly events: Config['events'],
     private readonly deps: ReporterDeps,
   ) {
-    this.lineCounts = new LineCounts(deps.stateDir, { clock: deps.clock, log: deps.log });
+    const { clock, log, stateDir } = deps;
+    this.lineCounts = new LineCounts(stateDir, { clock, log });
+    const limits = { maxEvents: events.history.max_events, maxBytes: events.history.max_mb * 1024 * 1024 };
+    this.history =
+      stateDir === undefined ? undefined : new EventStore(join(stateDir, HISTORY_DIR), limits, log);
+    this.snapshots = new Snapshots(events.snapshots, { ...deps, history: this.history });
   }
 
   private get out(): Output {
@@ -77,13 +95,14 @@ export class Reporter {
 
   /**
    * Announces the cameras' entities to Home Assistant (when enabled), restores (and publishes)
-   * the line counts, then starts ending objects no camera has seen for `end_after_s`, and
-   * updating counts, every second.
+   * the line counts, loads the event history, then starts ending objects no camera has seen for
+   * `end_after_s`, and updating counts, every second.
    */
   async start(): Promise<void> {
     this.deps.homeAssistant?.start(this.cameras);
     this.publishZeroCounts(Object.keys(this.cameras));
     await this.lineCounts.load();
+    await this.history?.load();
     for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
     const tick = (): void => {
       this.tick(this.deps.clock.now());
@@ -115,7 +134,10 @@ export class Reporter {
       detections: dets.map((d) => (d.zones.length ? d : { label: d.label, score: d.score, box: d.box })),
     };
     this.out.detection(this.topics.detections(r.camera), JSON.stringify(payload));
-    this.emit(this.tracker(r.camera).update(dets, r.ts, r.detections));
+    const tracker = this.tracker(r.camera);
+    const events = tracker.update(dets, r.ts, r.detections);
+    this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
+    this.emit(events);
     this.publishCounts(r.camera);
     if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishStatusOf(r.camera);
   }
@@ -140,9 +162,21 @@ export class Reporter {
         current_zones: currentZones,
         entered_zones: enteredZones,
         loitering_zones: loiteringZones,
+        snapshot: this.snapshots.onEvent(e),
       };
       this.out.event(this.topics.events, JSON.stringify(payload));
+      const stored = {
+        id: e.id,
+        camera: e.camera,
+        label: e.label,
+        zones: enteredZones,
+        start: startTs,
+        event: payload,
+      };
+      if (e.type === 'new') this.history?.add(stored);
+      else this.history?.update(stored);
     }
+    this.snapshots.render();
   }
 
   /**
@@ -244,10 +278,12 @@ export class Reporter {
 
   /** Ends objects no camera has seen for `end_after_s` at time `now`, and updates counts. */
   tick(now: number): void {
+    this.snapshots.due(now);
     for (const [camera, t] of this.trackers) {
       this.emit(t.expire(now));
       this.publishCounts(camera);
     }
+    this.snapshots.render();
   }
 
   /**
@@ -266,6 +302,7 @@ export class Reporter {
       this.publishCounts(camera);
       this.trackers.delete(camera);
     }
+    this.snapshots.prune(cameras);
     const key = (c: LineCount): string => this.topics.lineCount(c.camera, c.line, c.label, c.direction);
     const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [key(c), c.count]));
     this.lineCounts.prune(cameras);
@@ -279,7 +316,10 @@ export class Reporter {
     for (const topic of gone.keys()) this.out.state(topic, ''); // an empty retained message deletes it
   }
 
-  /** On shutdown: every object in view ends, counts of what is in view go to zero, line counts are saved. */
+  /**
+   * On shutdown: every object in view ends, counts of what is in view go to zero, the last
+   * snapshots are made and published, the history and line counts are saved.
+   */
   async stop(): Promise<void> {
     this.deps.homeAssistant?.stop();
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
@@ -288,6 +328,8 @@ export class Reporter {
       this.emit(t.endAll());
       this.publishCounts(camera);
     }
+    await this.snapshots.idle();
+    await this.history?.flush();
     await this.lineCounts.flush();
   }
 }

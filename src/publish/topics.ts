@@ -1,3 +1,4 @@
+import type { Box } from '../core/geometry.js';
 import type { CameraState, FailureCause } from '../ingest/index.js';
 import type { ZonedDetection } from './filters.js';
 import type { ObjectEvent } from './tracker.js';
@@ -67,7 +68,20 @@ export type EventPayload = Omit<
   current_zones: string[];
   entered_zones: string[];
   loitering_zones: string[];
+  /** The event's snapshot: its best frame so far; null without one (snapshots off, no frame yet). */
+  snapshot: SnapshotPayload | null;
 };
+
+/** Names an event's snapshot, and says which frame it is. */
+export interface SnapshotPayload {
+  /** The JPEG over HTTP (docs/http.md); `?crop=1` for the crop. */
+  path: string;
+  /** The frame's time. */
+  ts: string;
+  /** The detection's score and box (source pixels) in that frame. */
+  score: number;
+  box: Box;
+}
 
 export interface CrossingPayload {
   camera: string;

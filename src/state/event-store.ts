@@ -91,7 +91,8 @@ const before = (a: Entry, b: Entry): boolean => a.start < b.start || (a.start ==
  *
  * Loading reads every record; a file that cannot be read or parsed is logged and removed (with
  * its snapshot), as are files no record names and temporary files left by a crash. A directory
- * that cannot be made or read leaves the history in memory (logged): it never stops Argus.
+ * that cannot be read or made leaves the history in memory (logged): it never stops Argus. The
+ * directory is made at the first write.
  * Writes never throw: a failure is logged once per reason, and the next change writes again.
  */
 export class EventStore {
@@ -119,9 +120,9 @@ export class EventStore {
     if (!this.enabled) return;
     let names: string[];
     try {
-      await mkdir(this.dir, { recursive: true, mode: 0o750 });
       names = await readdir(this.dir);
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // made at the first write
       this.log.warn(
         { dir: this.dir, err: (err as Error).message },
         'cannot open the event history; it is kept in memory only',
@@ -272,6 +273,7 @@ export class EventStore {
   /** Writes a file; a failure is logged (once while its cause lasts), never thrown. */
   private async write(path: string, data: string | Buffer): Promise<void> {
     try {
+      await mkdir(this.dir, { recursive: true, mode: 0o750 });
       await writeAtomic(path, data);
       if (this.lastError) this.log.info({ dir: this.dir }, 'event history written again');
       this.lastError = '';

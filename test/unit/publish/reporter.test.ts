@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import sharp from 'sharp';
 import type { CameraStatus } from '../../../src/ingest/index.js';
 import type { Detection } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
@@ -362,6 +363,51 @@ describe('reporter', () => {
         ['argus/cameras/gate/lines/door/person/leaving', ''],
       ]);
       await r.stop();
+    });
+  });
+  describe('event snapshots and the history', () => {
+    const g = letterbox(640, 480, 64);
+    const pictured = (seq: number, ts: number, detections: Detection[], grey: number) => ({
+      ...result(seq, ts, detections),
+      geometry: g,
+      data: Buffer.alloc(g.dstW * g.dstH * 3, grey),
+    });
+
+    it('each event names its snapshot, published as a JPEG and kept with the event across a restart', async (t) => {
+      const dir = await tempDir(t);
+      const out = new FakeOutput();
+      const events = { ...cfg.events, min_frames: 2, end_after_s: 1 };
+      const r = new Reporter(cfg.cameras, events, { ...deps(out, 'argus'), stateDir: dir });
+      await r.start();
+      r.onResult(pictured(1, 1000, [det('person', 0.9, [100, 100, 300, 400])], 200));
+      r.onResult(pictured(2, 1200, [det('person', 0.8, [110, 100, 310, 400])], 50));
+      r.tick(2500);
+      await r.stop();
+      const [n, end] = out.of('event').map((e) => parse<EventPayload>(e.payload));
+      const path = `/api/events/${encodeURIComponent(n!.id)}/snapshot.jpg`;
+      const snapshot = { path, ts: new Date(1000).toISOString(), score: 0.9, box: [100, 100, 300, 400] };
+      assert.deepEqual([n!.type, n!.snapshot], ['new', snapshot], 'the best frame before the new: the first');
+      assert.deepEqual([end!.type, end!.snapshot], ['end', snapshot]);
+      const jpegs = out.of('state').filter((m) => m.topic === 'argus/cameras/gate/person/snapshot');
+      assert.equal(jpegs.length, 1);
+      assert.equal((await sharp(jpegs[0]!.data).metadata()).format, 'jpeg');
+
+      const again = new Reporter(cfg.cameras, events, { ...deps(new FakeOutput(), 'argus'), stateDir: dir });
+      await again.start();
+      assert.deepEqual(again.history?.list({ limit: 10 }), [end]);
+      assert.deepEqual(await again.history?.snapshot(n!.id, 'full'), jpegs[0]!.data);
+      assert.ok(await again.history?.snapshot(n!.id, 'crop'));
+      await again.stop();
+    });
+
+    it('without a state directory, snapshots are published and no history is kept', async () => {
+      const out = new FakeOutput();
+      const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1 }, deps(out, 'argus'));
+      await r.start();
+      r.onResult(pictured(1, 1000, [det('person', 0.9, [100, 100, 300, 400])], 200));
+      await r.stop();
+      assert.equal(r.history, undefined);
+      assert.equal(out.of('state').filter((m) => m.topic.endsWith('/snapshot')).length, 1);
     });
   });
 });
