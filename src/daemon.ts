@@ -108,6 +108,7 @@ export class Daemon {
     const view: LiveView = new LiveView(config.http, {
       ...sources,
       stats,
+      history: reporter.history,
       cameras: () => this.loaded.config.cameras,
       metrics: createMetrics({ ...sources, broker }),
     });

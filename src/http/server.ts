@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { listen, listeningUrl } from '../listen.js';
+import type { EventQuery } from '../state/index.js';
+import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
 import { readImageUpload, UploadError, type Upload } from './upload.js';
 
@@ -32,10 +34,16 @@ export interface HttpSource {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** Runs one image through the scheduler; rejects with HttpError. */
   detect(image: Buffer, name: string): Promise<unknown>;
+  /** The event history's events that match, newest first. */
+  events(query: EventQuery): unknown[];
+  /** Whether the history holds an event of that id. */
+  hasEvent(id: string): boolean;
+  /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
+  eventSnapshot(id: string, crop: boolean): Promise<Buffer | undefined>;
 }
 
 /**
- * Health, metrics, the cameras, the live page and image detection, over plain node:http
+ * Health, metrics, the cameras, the live page, the event history and image detection, over plain node:http
  * (docs/http.md). Binds to 127.0.0.1 unless told otherwise. Every route is a GET but
  * POST /api/detect, whose body is bounded by `http.max_body_mb`.
  */
@@ -108,6 +116,12 @@ export class HttpServer {
     }
     if (path === '/api/cameras')
       return send(res, 200, 'application/json', JSON.stringify(this.source.cameras()));
+    if (path === '/api/events') {
+      const query = parseEventQuery(new URL(req.url ?? '/', 'http://argus').searchParams);
+      return send(res, 200, 'application/json', JSON.stringify(this.source.events(query)));
+    }
+    const ev = /^\/api\/events\/([^/]+)\/snapshot\.jpg$/.exec(path);
+    if (ev) return this.eventSnapshot(req, res, ev[1]!);
     if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
     const m = /^\/api\/cameras\/([^/]+)\/latest\.jpg$/.exec(path);
     if (m) {
@@ -126,6 +140,27 @@ export class HttpServer {
       return send(res, 200, 'image/jpeg', jpeg);
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+
+  /** GET /api/events/<id>/snapshot.jpg[?crop=1]: ids are only looked up, never made into paths. */
+  private async eventSnapshot(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
+    let id: string;
+    try {
+      id = decodeURIComponent(encoded);
+    } catch {
+      return send(res, 400, 'text/plain; charset=utf-8', 'bad event id\n');
+    }
+    const params = new URL(req.url ?? '/', 'http://argus').searchParams;
+    for (const name of params.keys())
+      if (name !== 'crop') throw new HttpError(400, `${name}: unknown parameter (the one parameter is crop)`);
+    const crop = params.getAll('crop');
+    if (crop.length > 1 || (crop[0] !== undefined && crop[0] !== '0' && crop[0] !== '1'))
+      throw new HttpError(400, 'crop: must be 0 or 1');
+    if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
+    const jpeg = await this.source.eventSnapshot(id, crop[0] === '1');
+    if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no snapshot for this event\n');
+    res.setHeader('Cache-Control', 'no-cache');
+    return send(res, 200, 'image/jpeg', jpeg);
   }
 
   async stop(): Promise<void> {

@@ -4,6 +4,7 @@ import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import { annotatedJpeg, type CameraRates, type StatsSources } from '../publish/index.js';
 import { FrameDropped, type SchedulerStats } from '../scheduler/index.js';
+import type { EventQuery, EventStore } from '../state/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
@@ -17,6 +18,8 @@ export interface ViewSources extends StatsSources {
   detector: StatsSources['detector'] & { readonly inputSize: number };
   stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
+  /** The event history; absent, GET /api/events answers an empty list. */
+  history?: Pick<EventStore, 'list' | 'has' | 'snapshot'> | undefined;
 }
 
 /** A camera as GET /api/cameras answers it (docs/http.md). */
@@ -38,8 +41,9 @@ export interface CameraView {
 
 /**
  * The HTTP API's view of the pipeline: health, the cameras with their latest answered frame
- * (kept here, for the live page and snapshots), metrics, and images posted for detection, which
- * go through the scheduler's batches at `http.detect_priority`.
+ * (kept here, for the live page and snapshots), metrics, the event history (kept by the
+ * reporter), and images posted for detection, which go through the scheduler's batches at
+ * `http.detect_priority`.
  */
 export class LiveView implements HttpSource {
   private latest = new Map<string, Result>();
@@ -111,6 +115,18 @@ export class LiveView implements HttpSource {
   async latestJpeg(camera: string): Promise<Buffer | undefined> {
     const r = this.latest.get(camera);
     return r ? annotatedJpeg(r.data, r.geometry, r.detections) : undefined;
+  }
+
+  events(query: EventQuery): unknown[] {
+    return this.src.history?.list(query) ?? [];
+  }
+
+  hasEvent(id: string): boolean {
+    return this.src.history?.has(id) ?? false;
+  }
+
+  eventSnapshot(id: string, crop: boolean): Promise<Buffer | undefined> {
+    return this.src.history?.snapshot(id, crop ? 'crop' : 'full') ?? Promise.resolve(undefined);
   }
 
   async metrics(): Promise<{ contentType: string; body: string }> {

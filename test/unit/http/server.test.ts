@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { HttpError, HttpServer, type HttpSource } from '../../../src/http/server.js';
+import type { EventQuery } from '../../../src/state/index.js';
 
 function source(over: Partial<HttpSource> = {}): HttpSource {
   return {
@@ -16,6 +17,9 @@ function source(over: Partial<HttpSource> = {}): HttpSource {
     latestJpeg: () => Promise.resolve(undefined),
     metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
     detect: () => Promise.reject(new HttpError(503, 'the detector is busy')),
+    events: () => [],
+    hasEvent: () => false,
+    eventSnapshot: () => Promise.resolve(undefined),
     ...over,
   };
 }
@@ -85,5 +89,103 @@ describe('HTTP server', () => {
     ]);
     const big = await fetch(`${base}/api/detect`, { method: 'POST', body: new Uint8Array(2048) });
     assert.equal(big.status, 413);
+  });
+  it('answers GET /api/events from the history with the query it was given, or 400 naming a bad parameter', async (t) => {
+    const queries: EventQuery[] = [];
+    const base = await serve(
+      t,
+      source({
+        events: (q) => {
+          queries.push(q);
+          return [{ id: 'e1' }];
+        },
+      }),
+    );
+    const res = await fetch(`${base}/api/events`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    assert.deepEqual(await res.json(), [{ id: 'e1' }]);
+    await fetch(
+      `${base}/api/events?camera=front%20door&label=person&zone=drive&after=2026-11-30T12:00:00Z&limit=5`,
+    );
+    await fetch(`${base}/api/events?after=2026-11-30T13:00:00+01:00`); // '+' arrives as a space
+    await fetch(`${base}/api/events?after=2026-11-30`);
+    assert.deepEqual(queries, [
+      { limit: 100 },
+      {
+        camera: 'front door',
+        label: 'person',
+        zone: 'drive',
+        after: Date.parse('2026-11-30T12:00:00Z'),
+        limit: 5,
+      },
+      { limit: 100, after: Date.parse('2026-11-30T12:00:00Z') },
+      { limit: 100, after: Date.parse('2026-11-30T00:00:00Z') },
+    ]);
+    const error = async (query: string): Promise<[number, string]> => {
+      const r = await fetch(`${base}/api/events?${query}`);
+      return [r.status, ((await r.json()) as { error: string }).error];
+    };
+    assert.deepEqual(await error('cam=gate'), [
+      400,
+      'cam: unknown parameter (the parameters are camera, label, zone, after, limit)',
+    ]);
+    assert.deepEqual(await error('label=a&label=b'), [400, 'label: given more than once']);
+    assert.deepEqual(await error('camera=a%2Fb'), [
+      400,
+      "camera: must not contain '/', '+' or '#' (it is used as an MQTT topic level)",
+    ]);
+    assert.deepEqual(await error('zone='), [400, 'zone: must not be empty']);
+    for (const after of ['yesterday', '1764504000000', '2026-13-45T00:00:00Z'])
+      assert.deepEqual(await error(`after=${after}`), [
+        400,
+        'after: not an ISO 8601 time, e.g. 2026-11-30T12:00:00Z',
+      ]);
+    for (const limit of ['0', '1001', '-1', '2.5', 'ten'])
+      assert.deepEqual(await error(`limit=${limit}`), [400, 'limit: must be a whole number from 1 to 1000']);
+    assert.equal(queries.length, 4, 'bad queries never reach the history');
+  });
+
+  it('serves an event’s snapshot and its crop by id, 404 for unknown ids and events without one', async (t) => {
+    const asked: [string, boolean][] = [];
+    const base = await serve(
+      t,
+      source({
+        hasEvent: (id) => id === '1-front door-1' || id === 'bare',
+        eventSnapshot: (id, crop) => {
+          asked.push([id, crop]);
+          return Promise.resolve(id === 'bare' ? undefined : Buffer.from(crop ? 'CROP' : 'FULL'));
+        },
+      }),
+    );
+    const url = `${base}/api/events/1-front%20door-1/snapshot.jpg`;
+    const full = await fetch(url);
+    assert.equal(full.status, 200);
+    assert.equal(full.headers.get('content-type'), 'image/jpeg');
+    assert.equal(await full.text(), 'FULL');
+    assert.equal(await (await fetch(`${url}?crop=1`)).text(), 'CROP');
+    assert.equal(await (await fetch(`${url}?crop=0`)).text(), 'FULL');
+    assert.equal((await fetch(url, { method: 'HEAD' })).status, 200);
+    assert.deepEqual(asked.slice(0, 3), [
+      ['1-front door-1', false],
+      ['1-front door-1', true],
+      ['1-front door-1', false],
+    ]);
+    const answer = async (path: string): Promise<[number, string]> => {
+      const r = await fetch(`${base}${path}`);
+      return [r.status, await r.text()];
+    };
+    assert.deepEqual(await answer('/api/events/nope/snapshot.jpg'), [404, 'no such event\n']);
+    assert.deepEqual(await answer('/api/events/bare/snapshot.jpg'), [404, 'no snapshot for this event\n']);
+    assert.deepEqual(await answer('/api/events/%E0%A4%A/snapshot.jpg'), [400, 'bad event id\n']);
+    assert.deepEqual(await answer('/api/events/bare/snapshot.jpg?crop=yes'), [
+      400,
+      '{"error":"crop: must be 0 or 1"}',
+    ]);
+    assert.deepEqual(await answer('/api/events/bare/snapshot.jpg?size=big'), [
+      400,
+      '{"error":"size: unknown parameter (the one parameter is crop)"}',
+    ]);
+    assert.equal((await fetch(url, { method: 'POST' })).status, 405);
   });
 });
