@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { cliPath, tempDir, writeFixture } from './env.js';
+import { cliPath, tempDir, waitFor, writeFixture } from './env.js';
 
 /** The daemon as a real process (`argus run`), for end-to-end tests. */
 
@@ -67,4 +67,15 @@ export async function writeDaemonConfig(dir: string, settings: Record<string, un
   const path = join(dir, 'argus.yaml');
   await writeFile(path, stringify(config));
   return path;
+}
+
+/** The HTTP server's address, from the daemon's log line (tests listen on port 0). */
+export async function httpBase(output: () => string): Promise<string> {
+  let base = '';
+  await waitFor('the HTTP server', () => {
+    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(output());
+    if (m) base = m[1]!;
+    return base !== '';
+  });
+  return base;
 }

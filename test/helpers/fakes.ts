@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { Clock, Timer } from '../../src/core/clock.js';
 import type { FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
 import type { FfmpegHandle, FfmpegHandlers, SpawnFfmpeg } from '../../src/ingest/ffmpeg-process.js';
@@ -100,3 +100,13 @@ export class FakeFfmpeg {
 }
 
 export const silentLog = pino({ level: 'silent' });
+
+/** A logger whose lines are kept to be looked at. */
+export function recordingLog(): { log: Logger; lines: { msg: string; err?: string; file?: string }[] } {
+  const lines: { msg: string; err?: string; file?: string }[] = [];
+  const log = pino(
+    { level: 'info' },
+    { write: (s: string) => void lines.push(JSON.parse(s) as { msg: string }) },
+  );
+  return { log, lines };
+}

@@ -16,7 +16,7 @@ import { cliPath, needsShared, repoRoot, shared, tempDir, waitFor, writeFixture 
 import { boxIou, BUS_REFERENCE } from '../helpers/images.js';
 import { connectOnce, findMosquitto, publishOnce, startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort, hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
-import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
+import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 
 if (!findMosquitto())
   process.stderr.write(
@@ -49,17 +49,6 @@ async function writeConfig(dir: string, lines: string[]): Promise<string> {
   const path = join(dir, 'argus.yaml');
   await writeFile(path, `${lines.join('\n')}\n`);
   return path;
-}
-
-/** The HTTP server's address, from the daemon's log line (tests listen on port 0). */
-async function httpBase(output: () => string): Promise<string> {
-  let base = '';
-  await waitFor('the HTTP server', () => {
-    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(output());
-    if (m) base = m[1]!;
-    return base !== '';
-  });
-  return base;
 }
 
 const status = (sub: Subscriber, cam: string) => sub.json<CameraStatusPayload>(`argus/cameras/${cam}/status`);

@@ -7,7 +7,7 @@ import { sectionConfig } from '../../src/config/index.js';
 import { Detector, planModel } from '../../src/detector/index.js';
 import { loadLetterboxed } from '../../src/ingest/index.js';
 import type { EventPayload } from '../../src/publish/topics.js';
-import { startDaemon, writeDaemonConfig, type Daemon } from '../helpers/daemon.js';
+import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { needsShared, shared, tempDir, waitFor } from '../helpers/env.js';
 import { boxIou } from '../helpers/images.js';
 import { startBroker, Subscriber } from '../helpers/mqtt.js';
@@ -36,17 +36,6 @@ const WALK_IN: Scene = {
     { cut: 'personA', label: 'person', height: 300, start: [420, 660], end: [420, 660], from: 15.05, to: 34 },
   ],
 };
-
-/** The HTTP server's address, from the daemon's log line (tests listen on port 0). */
-async function httpBase(d: Daemon): Promise<string> {
-  let base = '';
-  await waitFor('the HTTP server', () => {
-    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(d.output());
-    if (m) base = m[1]!;
-    return base !== '';
-  });
-  return base;
-}
 
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
@@ -134,7 +123,7 @@ describe('event snapshots and history end to end (real RTSP, ONNX Runtime, Mosqu
       assert.ok(person, `a person at ${where.join(',')} in ${JSON.stringify(found)}`);
 
       // The history lists it, with its snapshot and crop.
-      const base = await httpBase(first);
+      const base = await httpBase(first.output);
       const listed = await getJson<EventPayload[]>(`${base}/api/events?camera=scene&label=person`);
       assert.ok(
         listed.some((e) => e.id === n.id),
@@ -166,13 +155,13 @@ describe('event snapshots and history end to end (real RTSP, ONNX Runtime, Mosqu
       await writeDaemonConfig(dir, settings({ scene: camera('scene'), still: camera('still') }));
       const second = startDaemon(t, config);
       await waitFor('the daemon to start again', () => second.output().includes(STARTED), 60_000);
-      const again = await getJson<EventPayload[]>(`${await httpBase(second)}/api/events?camera=scene`);
+      const again = await getJson<EventPayload[]>(`${await httpBase(second.output)}/api/events?camera=scene`);
       assert.deepEqual(
         again.find((e) => e.id === n.id),
         end,
         'as its end event said',
       );
-      const kept = await fetch(`${await httpBase(second)}${n.snapshot.path}`);
+      const kept = await fetch(`${await httpBase(second.output)}${n.snapshot.path}`);
       assert.equal(kept.status, 200);
       await jpegSize(Buffer.from(await kept.arrayBuffer()));
 
@@ -193,7 +182,7 @@ describe('event snapshots and history end to end (real RTSP, ONNX Runtime, Mosqu
         /an event of the history is unreadable/,
         'every file of the history is whole',
       );
-      const base3 = await httpBase(third);
+      const base3 = await httpBase(third.output);
       const history = await getJson<EventPayload[]>(`${base3}/api/events`);
       assert.ok(history.some((e) => e.id === n.id));
       let snapshots = 0;

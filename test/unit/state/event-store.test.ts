@@ -3,20 +3,10 @@ import { spawn } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import { EventStore, type EventStoreLimits, type StoredEvent } from '../../../src/state/index.js';
 import { eventKey } from '../../../src/state/event-store.js';
 import { repoRoot, tempDir } from '../../helpers/env.js';
-
-/** A logger whose lines are kept to be looked at. */
-function recordingLog(): { log: pino.Logger; lines: { msg: string; file?: string }[] } {
-  const lines: { msg: string; file?: string }[] = [];
-  const log = pino(
-    { level: 'info' },
-    { write: (s: string) => void lines.push(JSON.parse(s) as { msg: string }) },
-  );
-  return { log, lines };
-}
+import { recordingLog } from '../../helpers/fakes.js';
 
 const ev = (n: number, over: Partial<StoredEvent> = {}): StoredEvent => ({
   id: `${1000 + n}-gate-${n}`,

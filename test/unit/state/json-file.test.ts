@@ -3,11 +3,10 @@ import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
 import { JsonFile } from '../../../src/state/index.js';
 import { systemClock } from '../../../src/core/clock.js';
 import { repoRoot, tempDir } from '../../helpers/env.js';
-import { FakeClock } from '../../helpers/fakes.js';
+import { FakeClock, recordingLog } from '../../helpers/fakes.js';
 
 interface Doc {
   n: number;
@@ -17,16 +16,6 @@ const parse = (d: unknown): Doc => {
     throw new Error('n is not a number');
   return d as Doc;
 };
-
-/** A logger whose warnings are kept to be looked at. */
-function recordingLog(): { log: pino.Logger; lines: { msg: string; err?: string }[] } {
-  const lines: { msg: string; err?: string }[] = [];
-  const log = pino(
-    { level: 'info' },
-    { write: (s: string) => void lines.push(JSON.parse(s) as { msg: string }) },
-  );
-  return { log, lines };
-}
 
 describe('state file', () => {
   it('reads nothing from a missing file, writes after the delay, and reads back what it wrote', async (t) => {
