@@ -89,8 +89,9 @@ const before = (a: Entry, b: Entry): boolean => a.start < b.start || (a.start ==
  * queued behind a write in progress coalescing into one; measured here, a new event with its
  * snapshot cost 4 ms of flushes (median; an update 2 ms), in libuv's threads, not the event loop.
  *
- * Loading reads every record; a file that cannot be read or parsed is logged and removed (with
- * its snapshot), as are files no record names and temporary files left by a crash. A directory
+ * Loading reads every record; one that does not parse is logged and removed (with its
+ * snapshot), as are files no record names and temporary files left by a crash; one that cannot
+ * be read (permissions, an I/O error) is logged and left as it is. A directory
  * that cannot be read or made leaves the history in memory (logged): it never stops Argus. The
  * directory is made at the first write.
  * Writes never throw: a failure is logged once per reason, and the next change writes again.
@@ -134,8 +135,22 @@ export class EventStore {
     const corrupt: string[] = [];
     const read = async (name: string): Promise<void> => {
       const key = name.slice(0, -'.json'.length);
+      let text: string;
       try {
-        const text = await readFile(join(this.dir, name), 'utf8');
+        text = await readFile(join(this.dir, name), 'utf8');
+      } catch (err) {
+        // Permissions, an I/O error: not ours to remove.
+        keep
+          .add(name)
+          .add(key + SNAPSHOT_FILES.full)
+          .add(key + SNAPSHOT_FILES.crop);
+        this.log.warn(
+          { file: join(this.dir, name), code: (err as NodeJS.ErrnoException).code },
+          'cannot read an event of the history; left as it is, not listed',
+        );
+        return;
+      }
+      try {
         const { id, camera, label, zones, start, event } = fileSchema.parse(JSON.parse(text));
         if (eventKey(id) !== key) throw new Error(`holds event ${id}, whose file is another`);
         const size = (suffix: string): Promise<number> =>
@@ -154,7 +169,7 @@ export class EventStore {
         corrupt.push(name);
         this.log.warn(
           { file: join(this.dir, name), err: (err as Error).message },
-          'an event of the history is unreadable; removed',
+          'an event of the history is corrupt; removed',
         );
       }
     };
@@ -169,7 +184,7 @@ export class EventStore {
     for (const e of loaded) this.insert(e);
     this.evict();
     this.log.info(
-      { dir: this.dir, events: this.order.length, bytes: this.bytes, removed_unreadable: corrupt.length },
+      { dir: this.dir, events: this.order.length, bytes: this.bytes, removed_corrupt: corrupt.length },
       'event history loaded',
     );
   }

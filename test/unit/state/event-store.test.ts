@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EventStore, type EventStoreLimits, type StoredEvent } from '../../../src/state/index.js';
@@ -141,7 +141,7 @@ describe('event history', () => {
     assert.equal((await readdir(dir)).length, 1);
   });
 
-  it('removes unreadable records, stray snapshots and temporary files at load, and keeps the rest', async (t) => {
+  it('removes corrupt records, stray snapshots and temporary files at load, leaves unreadable ones, keeps the rest', async (t) => {
     const dir = await tempDir(t);
     const store = await opened(dir);
     store.add(ev(1));
@@ -153,12 +153,19 @@ describe('event history', () => {
     await writeFile(join(dir, `${bad}.json`), '{"version":1,"id":"12'); // torn (it cannot happen: files are renamed whole)
     await writeFile(join(dir, `${eventKey(ev(3).id)}.json`), JSON.stringify({ version: 1, ...ev(1) }));
     await writeFile(join(dir, 'stray.jpg'), 'x');
+    await mkdir(join(dir, `${eventKey('locked')}.json`)); // reading it fails with EISDIR
+    await writeFile(join(dir, `${eventKey('locked')}.jpg`), 'x');
     await writeFile(join(dir, `.${eventKey(ev(1).id)}.json.123.tmp`), '{');
     const { log, lines } = recordingLog();
     const again = await opened(dir, {}, log);
     assert.deepEqual(ns(again.list(all)), [1]);
-    assert.deepEqual(await readdir(dir), [`${eventKey(ev(1).id)}.json`]);
-    const warned = lines.filter((l) => l.msg.includes('unreadable')).map((l) => l.file);
+    assert.deepEqual(
+      (await readdir(dir)).sort(),
+      [`${eventKey(ev(1).id)}.json`, `${eventKey('locked')}.json`, `${eventKey('locked')}.jpg`].sort(),
+      'what cannot be read is left as it is',
+    );
+    assert.ok(lines.some((l) => l.msg.includes('left as it is')));
+    const warned = lines.filter((l) => l.msg.includes('corrupt')).map((l) => l.file);
     assert.deepEqual(
       warned.sort(),
       [join(dir, `${bad}.json`), join(dir, `${eventKey(ev(3).id)}.json`)].sort(),
@@ -231,7 +238,7 @@ describe('event history', () => {
       const { log, lines } = recordingLog();
       const store = await opened(dir, { maxEvents: 40, maxBytes: 1e9 }, log);
       assert.deepEqual(
-        lines.filter((l) => l.msg.includes('unreadable')),
+        lines.filter((l) => l.msg.includes('corrupt')),
         [],
         `round ${round}: every file is whole`,
       );
