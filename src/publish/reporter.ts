@@ -281,6 +281,7 @@ export class Reporter {
     this.snapshots.due(now);
     for (const [camera, t] of this.trackers) {
       this.emit(t.expire(now));
+      this.snapshots.untracked(camera, (id) => t.has(id));
       this.publishCounts(camera);
     }
     this.snapshots.render();

@@ -136,9 +136,14 @@ export class Snapshots {
         if (!best || isBetter(c, best)) o.waiting = c;
       }
     }
-    for (const [id, o] of this.objects)
-      if (o.camera === r.camera && !o.confirmed && !tracked(id)) this.objects.delete(id);
+    this.untracked(r.camera, tracked);
     this.due(this.deps.clock.now());
+  }
+
+  /** Forgets a camera's tentative objects its tracker dropped (with the frame each held). */
+  untracked(camera: string, tracked: (id: string) => boolean): void {
+    for (const [id, o] of this.objects)
+      if (o.camera === camera && !o.confirmed && !tracked(id)) this.objects.delete(id);
   }
 
   /** Shows the better frames that have waited long enough. */

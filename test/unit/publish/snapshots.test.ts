@@ -171,6 +171,10 @@ describe('snapshots: choosing, making and publishing', () => {
     gone.s.offer(frame(gone.clock.now(), 10), seen(0.9), () => true);
     gone.s.offer(frame(gone.clock.now() + 200, 10), [], () => false);
     assert.equal(gone.s.onEvent(event('new')), null, 'its frame was let go');
+    const quiet = setup();
+    quiet.s.offer(frame(quiet.clock.now(), 10), seen(0.9), () => true);
+    quiet.s.untracked('gate', () => false); // the tracker dropped it with no frame since (at a tick)
+    assert.equal(quiet.s.onEvent(event('new')), null);
   });
 
   it('publishes each camera’s snapshots in the order they were chosen', async () => {
