@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm, rmdir, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { cliPath, tempDir, waitFor, writeFixture } from './env.js';
 
@@ -34,6 +34,11 @@ export function startDaemon(t: T, config: string): Daemon {
       child.kill('SIGKILL');
       await exited;
     }
+    // The test's temporary directory was removed first (hooks run in the order they were
+    // added), while this daemon could still write its state there (writeDaemonConfig's state_dir).
+    await rm(join(dirname(config), 'state'), { recursive: true, force: true });
+    if (basename(dirname(config)).startsWith('argus-test-'))
+      await rmdir(dirname(config)).catch(() => undefined);
   });
   return { child, exited, output: () => out };
 }

@@ -19,7 +19,8 @@ export const shared = (...parts: string[]): string => join(sharedDir, ...parts);
 
 export async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-test-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // Retried: a daemon a test started may still be writing its state here (it is stopped after).
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 
