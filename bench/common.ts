@@ -4,6 +4,34 @@ import { pino } from 'pino';
 import type { ProviderName } from '../src/config/index.js';
 import { openDetector, type Detector } from '../src/detector/index.js';
 import { letterboxFilter } from '../src/ingest/index.js';
+import type { EmbeddedBroker } from '../src/publish/index.js';
+
+/** A config section as YAML lines (`name:` and its keys), or none when `values` is absent. */
+export const yamlSection = (
+  name: string,
+  values: Record<string, number | string | boolean> | undefined,
+): string[] => (values ? [`${name}:`, ...Object.entries(values).map(([k, v]) => `  ${k}: ${v}`)] : []);
+
+/**
+ * The start of a bench daemon's config: its own state directory (relative to the config file,
+ * never the user's line counts or event history), the model, the bench's embedded broker with
+ * its login (`mqtt` adds keys to that section), and no HTTP.
+ */
+export function benchDaemonConfig(model: string, broker: EmbeddedBroker, mqtt: string[] = []): string[] {
+  return [
+    'log_level: warn',
+    'state_dir: state',
+    'model:',
+    `  path: ${model}`,
+    'mqtt:',
+    `  url: ${broker.url}`,
+    `  username: ${broker.login.username}`,
+    `  password: ${JSON.stringify(broker.login.password)}`,
+    ...mqtt.map((line) => `  ${line}`),
+    'http:',
+    '  enabled: false',
+  ];
+}
 
 /**
  * A started one-session detector (CPU unless told) with ONNX Runtime's default threads and

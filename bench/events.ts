@@ -25,6 +25,7 @@ import { pino } from 'pino';
 import { sectionConfig } from '../src/config/schema.js';
 import { EmbeddedBroker } from '../src/publish/broker.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload } from '../src/publish/topics.js';
+import { benchDaemonConfig, yamlSection } from './common.js';
 import { summariseEvents, type EventsRow, type PeopleCount, type Recorded } from './events-summary.js';
 
 /** Person-visits in the whole of vtest.mp4, counted by eye (see above): best count and range. */
@@ -45,24 +46,11 @@ export interface EventsOptions {
   detector?: Record<string, string | number>;
 }
 
-const section = (name: string, values: Record<string, number | string> | undefined): string[] =>
-  values ? [`${name}:`, ...Object.entries(values).map(([k, v]) => `  ${k}: ${v}`)] : [];
-
 function configYaml(opts: EventsOptions, broker: EmbeddedBroker): string {
   const input = ['-re', ...(opts.seconds ? ['-t', String(opts.seconds)] : [])];
   return [
-    'log_level: warn',
-    // Its own state: never the user's line counts (a relative path is relative to the config).
-    'state_dir: state',
-    'model:',
-    `  path: ${opts.model}`,
-    'mqtt:',
-    `  url: ${broker.url}`,
-    `  username: ${broker.login.username}`,
-    `  password: ${JSON.stringify(broker.login.password)}`,
-    'http:',
-    '  enabled: false',
-    ...section('detector', opts.detector),
+    ...benchDaemonConfig(opts.model, broker),
+    ...yamlSection('detector', opts.detector),
     // The clip is played once: no restart after it ends within the run.
     'ffmpeg:',
     '  backoff_initial_s: 600',

@@ -14,6 +14,7 @@ import mqtt from 'mqtt';
 import { pino } from 'pino';
 import { sectionConfig } from '../src/config/schema.js';
 import { EmbeddedBroker } from '../src/publish/broker.js';
+import { benchDaemonConfig, yamlSection } from './common.js';
 
 export interface PipelineRow {
   mode: 'argus' | 'naive';
@@ -135,23 +136,12 @@ export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow>
   await broker.start();
   const names = opts.sources.map((_, i) => `cam${i}`);
   const config = join(dir, 'argus.yaml');
-  const section = (name: string, values: Record<string, number | string | boolean> | undefined): string[] =>
-    values ? [`${name}:`, ...Object.entries(values).map(([k, v]) => `  ${k}: ${v}`)] : [];
   await writeFile(
     config,
     [
-      'log_level: warn',
-      'model:',
-      `  path: ${opts.model}`,
-      'mqtt:',
-      `  url: ${broker.url}`,
-      `  username: ${broker.login.username}`,
-      `  password: ${JSON.stringify(broker.login.password)}`,
-      '  stats_interval_s: 1',
-      'http:',
-      '  enabled: false',
-      ...section('detector', opts.detector),
-      ...section('scheduler', opts.scheduler),
+      ...benchDaemonConfig(opts.model, broker, ['stats_interval_s: 1']),
+      ...yamlSection('detector', opts.detector),
+      ...yamlSection('scheduler', opts.scheduler),
       'cache:',
       `  enabled: ${opts.cache}`,
       'cameras:',
