@@ -146,8 +146,6 @@ export class Reporter {
     for (const e of events) {
       if (e.type === 'crossing') {
         const { camera, line, label, direction } = e;
-        // Seen while the object was tentative, by a line a reload has since removed.
-        if (!this.cameras[camera]?.lines[line]?.directions.includes(direction)) continue;
         const count = this.lineCounts.add(camera, line, label, direction);
         const payload: CrossingPayload = { camera, line, direction, id: e.id, label, ts: iso(e.ts), count };
         this.out.event(this.topics.crossings, JSON.stringify(payload));

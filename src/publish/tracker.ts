@@ -243,14 +243,20 @@ export class Tracker {
     this.setAreas(areas);
   }
 
-  /** New zones and lines (a reload): objects keep their ids; a line's sides start afresh. */
+  /**
+   * New zones and lines (a reload): objects keep their ids; a line changed or removed starts its
+   * sides afresh, and forgets the crossings tentative objects made of it.
+   */
   setAreas(areas: TrackerAreas): void {
     this.loiterS = areas.loiterS ?? {};
     const before = this.lines;
     this.lines = areas.lines ?? {};
-    for (const t of this.tracks)
-      for (const name of t.sides.keys())
-        if (JSON.stringify(before[name]) !== JSON.stringify(this.lines[name])) t.sides.delete(name);
+    const changed = (name: string): boolean =>
+      JSON.stringify(before[name]) !== JSON.stringify(this.lines[name]);
+    for (const t of this.tracks) {
+      for (const name of t.sides.keys()) if (changed(name)) t.sides.delete(name);
+      t.unconfirmedCrossings = t.unconfirmedCrossings.filter((c) => !changed(c.line));
+    }
   }
 
   private event(type: ObjectEvent['type'], t: Track): ObjectEvent {
