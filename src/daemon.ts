@@ -109,6 +109,7 @@ export class Daemon {
       ...sources,
       stats,
       history: reporter.history,
+      counts: (camera) => reporter.countsOf(camera),
       cameras: () => this.loaded.config.cameras,
       metrics: createMetrics({ ...sources, broker }),
     });

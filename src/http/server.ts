@@ -5,6 +5,7 @@ import { listen, listeningUrl } from '../listen.js';
 import type { EventQuery } from '../state/index.js';
 import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
+import { MAX_WIDTH, MIN_WIDTH } from '../publish/index.js';
 import { readImageUpload, UploadError, type Upload } from './upload.js';
 
 /** An error with the HTTP status it should be answered with. */
@@ -30,7 +31,8 @@ export interface HttpSource {
   cameras(): unknown[];
   /** Names of the configured cameras (the only names a URL may address). */
   cameraNames(): string[];
-  latestJpeg(camera: string): Promise<Buffer | undefined>;
+  /** The camera's latest frame with its detections drawn, scaled to `width` when given. */
+  latestJpeg(camera: string, width?: number): Promise<Buffer | undefined>;
   metrics(): Promise<{ contentType: string; body: string }>;
   /** Runs one image through the scheduler; rejects with HttpError. */
   detect(image: Buffer, name: string): Promise<unknown>;
@@ -134,7 +136,7 @@ export class HttpServer {
       // Only configured names are looked up: nothing from the URL reaches a file path.
       if (!this.source.cameraNames().includes(name))
         return send(res, 404, 'text/plain; charset=utf-8', 'no such camera\n');
-      const jpeg = await this.source.latestJpeg(name);
+      const jpeg = await this.source.latestJpeg(name, displayWidth(req));
       if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no analysed frame yet\n');
       res.setHeader('Cache-Control', 'no-store');
       return send(res, 200, 'image/jpeg', jpeg);
@@ -170,6 +172,19 @@ export class HttpServer {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
   }
+}
+
+/**
+ * latest.jpg's `width`: the width the image is shown at, so its labels are drawn at a size that
+ * reads there. Other parameters (a cache-buster) are ignored.
+ */
+function displayWidth(req: IncomingMessage): number | undefined {
+  const width = new URL(req.url ?? '/', 'http://argus').searchParams.get('width');
+  if (width === null) return undefined;
+  const n = /^\d{1,5}$/.test(width) ? Number(width) : NaN;
+  if (!(n >= MIN_WIDTH && n <= MAX_WIDTH))
+    throw new HttpError(400, `width: must be a whole number of pixels from ${MIN_WIDTH} to ${MAX_WIDTH}`);
+  return n;
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {

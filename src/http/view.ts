@@ -2,7 +2,14 @@ import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
-import { annotatedJpeg, type CameraRates, type StatsSources } from '../publish/index.js';
+import {
+  annotatedJpeg,
+  applyCameraFilters,
+  type CameraRates,
+  type StatsSources,
+  type TrackCounts,
+  type ZonedDetection,
+} from '../publish/index.js';
 import { FrameDropped, type SchedulerStats } from '../scheduler/index.js';
 import type { EventQuery, EventStore } from '../state/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
@@ -18,6 +25,8 @@ export interface ViewSources extends StatsSources {
   detector: StatsSources['detector'] & { readonly inputSize: number };
   stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
+  /** A camera's objects in view, as its count topics last said (the reporter's). */
+  counts?: (camera: string) => TrackCounts | undefined;
   /** The event history; absent, GET /api/events answers an empty list. */
   history?: Pick<EventStore, 'list' | 'has' | 'snapshot'> | undefined;
 }
@@ -36,7 +45,14 @@ export interface CameraView {
   has_frame: boolean;
   last_frame_ts: string | null;
   cached: boolean;
-  detections: Detection[];
+  detections: ZonedDetection[];
+  counts: ViewCounts;
+}
+
+/** Confirmed objects in view, by label, and by zone and label (the count topics' numbers). */
+export interface ViewCounts {
+  labels: Record<string, number>;
+  zones: Record<string, Record<string, number>>;
 }
 
 /**
@@ -46,7 +62,8 @@ export interface CameraView {
  * `http.detect_priority`.
  */
 export class LiveView implements HttpSource {
-  private latest = new Map<string, Result>();
+  /** Each camera's latest answered frame, its detections through the camera's filters. */
+  private latest = new Map<string, Result & { detections: ZonedDetection[] }>();
 
   constructor(
     private readonly cfg: Pick<Config['http'], 'detect_priority'>,
@@ -55,7 +72,8 @@ export class LiveView implements HttpSource {
 
   /** Every answered camera frame passes here; the latest of each camera is kept. */
   onResult(r: Result): void {
-    this.latest.set(r.camera, r);
+    const cam = this.src.cameras()[r.camera];
+    if (cam) this.latest.set(r.camera, { ...r, detections: applyCameraFilters(r.detections, cam) });
   }
 
   /** Drops what is kept for cameras no longer configured. */
@@ -108,13 +126,33 @@ export class LiveView implements HttpSource {
         last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
         cached: latest?.cached ?? false,
         detections: latest?.detections ?? [],
+        counts: this.countsOf(name, cfg),
       };
     });
   }
 
-  async latestJpeg(camera: string): Promise<Buffer | undefined> {
+  /**
+   * What the count topics say of a camera: its tracked labels (and its zones' labels) at 0
+   * unless in view, so a quiet camera still lists what it looks for.
+   */
+  private countsOf(name: string, cfg: CameraConfig): ViewCounts {
+    const now = this.src.counts?.(name);
+    const out: ViewCounts = { labels: {}, zones: {} };
+    const track = cfg.objects.track ?? [];
+    for (const label of track) out.labels[label] = 0;
+    for (const [zone, z] of Object.entries(cfg.zones)) {
+      const labels: Record<string, number> = (out.zones[zone] = {});
+      for (const label of z.objects ?? track) labels[label] = 0;
+    }
+    for (const [label, c] of Object.entries(now?.labels ?? {})) out.labels[label] = c.inView;
+    for (const [zone, m] of Object.entries(now?.zones ?? {}))
+      for (const [label, c] of Object.entries(m)) (out.zones[zone] ??= {})[label] = c.inView;
+    return out;
+  }
+
+  async latestJpeg(camera: string, width?: number): Promise<Buffer | undefined> {
     const r = this.latest.get(camera);
-    return r ? annotatedJpeg(r.data, r.geometry, r.detections) : undefined;
+    return r ? annotatedJpeg(r.data, r.geometry, r.detections, { width }) : undefined;
   }
 
   events(query: EventQuery): unknown[] {

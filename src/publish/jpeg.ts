@@ -30,36 +30,73 @@ const escapeXml = (s: string): string => s.replace(/[<>&'"]/g, (c) => `&#${c.cha
 const picture = (rgb: Buffer, g: Letterbox): Sharp =>
   sharp(rgb, { raw: { width: g.dstW, height: g.dstH, channels: 3 } });
 
+/** The smallest and largest width `annotatedJpeg` draws at. */
+export const MIN_WIDTH = 64;
+export const MAX_WIDTH = 1920;
+
+/** Label height on screen when the image is shown at the width it was drawn for (CSS px). */
+export const LABEL_PX = 13;
+
+/**
+ * The label's font size in an image `width` pixels wide. Drawn for a known display width, the
+ * label is LABEL_PX there; otherwise (snapshots, shown anywhere from a phone to a dashboard
+ * card) it is a 32nd of the image's width, so a 640-pixel frame shown 400 pixels wide still
+ * has 12-pixel labels.
+ */
+export function labelSize(width: number, forDisplay: boolean): number {
+  return forDisplay ? LABEL_PX : Math.max(LABEL_PX, Math.round(width / 32));
+}
+
+export interface AnnotateOptions {
+  quality?: number;
+  /** The width it will be shown at (clamped to MIN_WIDTH–MAX_WIDTH): the frame is scaled to it and labels drawn at LABEL_PX. */
+  width?: number;
+}
+
 /**
  * A JPEG of a frame as the model saw it (the letterbox padding cut away) with its detections
- * drawn: a box and a label per object. Boxes come in source pixels and are scaled to the image.
+ * drawn: a box and a label per object, the label's text dark on a band of the box's colour so it
+ * reads over any scene. Boxes come in source pixels and are scaled to the image.
  */
-export async function annotatedJpeg(
+export function annotatedJpeg(
   rgb: Buffer,
   g: Letterbox,
   detections: readonly Detection[],
-  quality = 80,
+  opts: AnnotateOptions = {},
 ): Promise<Buffer> {
-  const w = g.innerW;
-  const h = g.innerH;
+  const forDisplay = opts.width !== undefined;
+  const w = forDisplay ? Math.round(Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, opts.width!))) : g.innerW;
+  const h = forDisplay ? Math.max(1, Math.round((g.innerH * w) / g.innerW)) : g.innerH;
   const sx = w / g.srcW;
   const sy = h / g.srcH;
+  const font = labelSize(w, forDisplay);
+  const stroke = Math.max(2, Math.round(font / 7));
   const shapes = detections.map((d, i) => {
     const colour = COLOURS[i % COLOURS.length]!;
     const x = Math.round(d.box[0] * sx);
     const y = Math.round(d.box[1] * sy);
     const bw = Math.max(1, Math.round((d.box[2] - d.box[0]) * sx));
     const bh = Math.max(1, Math.round((d.box[3] - d.box[1]) * sy));
-    const text = `${escapeXml(d.label)} ${d.score.toFixed(2)}`;
-    return `<rect x="${x}" y="${y}" width="${bw}" height="${bh}" fill="none" stroke="${colour}" stroke-width="2"/><text x="${x + 2}" y="${Math.max(10, y - 3)}" font-family="sans-serif" font-size="11" fill="${colour}">${text}</text>`;
+    const text = `${d.label} ${d.score.toFixed(2)}`;
+    // Sans-serif glyphs average under 0.6 em; the band is a little wider than the text.
+    const band = { w: Math.ceil(text.length * font * 0.6) + 4, h: Math.round(font * 1.3) };
+    // Above the box when there is room, else just inside its top; never past the image's edges.
+    const bx = Math.max(0, Math.min(x, w - band.w));
+    const by = y - band.h >= 0 ? y - band.h : Math.min(y, h - band.h);
+    return (
+      `<rect x="${x}" y="${y}" width="${bw}" height="${bh}" fill="none" stroke="${colour}" stroke-width="${stroke}"/>` +
+      `<rect x="${bx}" y="${by}" width="${band.w}" height="${band.h}" fill="${colour}"/>` +
+      `<text x="${bx + 2}" y="${by + Math.round(font * 1.02)}" font-family="sans-serif" font-size="${font}" fill="#000">${escapeXml(text)}</text>`
+    );
   });
   const svg = Buffer.from(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}">${shapes.join('')}</svg>`,
   );
-  return picture(rgb, g)
-    .extract({ left: g.padLeft, top: g.padTop, width: w, height: h })
+  // sharp extracts before it resizes, and composites last, over the resized picture.
+  const img = picture(rgb, g).extract({ left: g.padLeft, top: g.padTop, width: g.innerW, height: g.innerH });
+  return (forDisplay ? img.resize(w, h) : img)
     .composite([{ input: svg, top: 0, left: 0 }])
-    .jpeg({ quality })
+    .jpeg({ quality: opts.quality ?? 80 })
     .toBuffer();
 }
 

@@ -85,6 +85,11 @@ export class Reporter {
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history: this.history });
   }
 
+  /** A camera's objects in view, as its count topics last said; undefined before its first frame. */
+  countsOf(camera: string): TrackCounts | undefined {
+    return this.counts.get(camera);
+  }
+
   private get out(): Output {
     return this.deps.out;
   }

@@ -211,7 +211,7 @@ export class Snapshots {
     const { data, geometry } = c.picture!;
     const q = this.cfg.quality;
     const [full, crop] = await Promise.all([
-      annotatedJpeg(data, geometry, [{ label, score: c.score, box: c.box }], q),
+      annotatedJpeg(data, geometry, [{ label, score: c.score, box: c.box }], { quality: q }),
       croppedJpeg(data, geometry, c.box, q),
     ]);
     return { full, crop };

@@ -67,6 +67,30 @@ describe('HTTP server', () => {
     assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: '' })).status, 400);
   });
 
+  it('draws latest.jpg at the width asked for, 400 for a width out of range', async (t) => {
+    const widths: (number | undefined)[] = [];
+    const base = await serve(
+      t,
+      source({
+        latestJpeg: (_camera, width) => {
+          widths.push(width);
+          return Promise.resolve(Buffer.from('jpeg'));
+        },
+      }),
+    );
+    const url = `${base}/api/cameras/gate/latest.jpg`;
+    assert.equal((await fetch(url)).status, 200);
+    assert.equal((await fetch(`${url}?width=480&t=17`)).status, 200, 'a cache-buster is ignored');
+    assert.deepEqual(widths, [undefined, 480]);
+    for (const bad of ['10', '5000', 'wide', '3.5']) {
+      const res = await fetch(`${url}?width=${bad}`);
+      assert.equal(res.status, 400);
+      assert.deepEqual(await res.json(), {
+        error: 'width: must be a whole number of pixels from 64 to 1920',
+      });
+    }
+  });
+
   it('hands the uploaded image to detect: a form file with its name, or the raw body', async (t) => {
     const got: { data: string; name: string }[] = [];
     const base = await serve(

@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import type { Detection, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { CameraConfig } from '../../../src/config/index.js';
+import type { TrackCounts } from '../../../src/publish/index.js';
 import { HttpError } from '../../../src/http/server.js';
 import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
@@ -13,7 +14,10 @@ import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages
 
 const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] };
 
-function setup(submit: (p: Picture, priority: number) => Promise<Detection[]> = () => Promise.resolve([])) {
+function setup(
+  submit: (p: Picture, priority: number) => Promise<Detection[]> = () => Promise.resolve([]),
+  counts: (camera: string) => TrackCounts | undefined = () => undefined,
+) {
   const stages = new FakeStages();
   let cameras: Record<string, CameraConfig> = {
     gate: cameraConfig(),
@@ -34,6 +38,7 @@ function setup(submit: (p: Picture, priority: number) => Promise<Detection[]> = 
       stats: { rates: () => ({ gate: { fpsIn: 5, fpsAnalysed: 1.5, fpsCached: 3.5 } }) },
       cameras: () => cameras,
       metrics: new Registry(),
+      counts,
     },
   );
   const result = (camera: string): Result => ({
@@ -111,7 +116,8 @@ describe('live view (HTTP API models)', () => {
       has_frame: true,
       last_frame_ts: new Date(1000).toISOString(),
       cached: true,
-      detections: [person],
+      detections: [{ ...person, zones: [] }],
+      counts: { labels: {}, zones: {} },
     });
     assert.deepEqual([yard!.camera, yard!.state, yard!.has_frame], ['yard', 'disabled', false]);
     assert.deepEqual(view.cameraNames(), ['gate', 'yard']);
@@ -127,6 +133,51 @@ describe('live view (HTTP API models)', () => {
     setCameras({ yard: cameraConfig() });
     view.prune();
     assert.equal(await view.latestJpeg('gate'), undefined);
+  });
+
+  it('shows what MQTT shows: detections through the camera filters, counts of tracked labels from 0', () => {
+    const car: Detection = { label: 'car', score: 0.8, box: [0, 0, 600, 400] };
+    const faint: Detection = { label: 'person', score: 0.3, box: [300, 300, 340, 400] };
+    const inView: TrackCounts = {
+      labels: { person: { inView: 2, active: 1 } },
+      zones: { door: { person: { inView: 1, active: 1 } } },
+    };
+    const { view, result, setCameras } = setup(undefined, (camera) =>
+      camera === 'gate' ? inView : undefined,
+    );
+    const door = {
+      points: [
+        [0, 0],
+        [64, 0],
+        [64, 48],
+        [0, 48],
+      ],
+      objects: ['person'],
+    };
+    setCameras({
+      gate: cameraConfig({
+        objects: { track: ['person', 'dog'], filters: { person: { min_score: 0.5 } } },
+        zones: { door },
+      }),
+    });
+    view.onResult({ ...result('gate'), detections: [person, car, faint] });
+    const [gate] = view.cameras();
+    assert.deepEqual(
+      gate!.detections,
+      [{ ...person, zones: ['door'] }],
+      'the car is not tracked, the faint person filtered',
+    );
+    assert.deepEqual(gate!.counts, {
+      labels: { person: 2, dog: 0 },
+      zones: { door: { person: 1 } },
+    });
+  });
+
+  it('draws the latest frame at the width it is shown at, when asked', async () => {
+    const { view, result } = setup();
+    view.onResult(result('gate'));
+    const meta = await sharp(await view.latestJpeg('gate', 320)).metadata();
+    assert.deepEqual([meta.width, meta.height], [320, 240]);
   });
 
   it('runs a posted image through the scheduler at detect_priority: boxes in its own pixels', async () => {

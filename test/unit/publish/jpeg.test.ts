@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { Detection } from '../../../src/core/frame.js';
 import { LETTERBOX_PAD, letterbox } from '../../../src/core/geometry.js';
-import { annotatedJpeg, croppedJpeg, cropRegion } from '../../../src/publish/jpeg.js';
+import { annotatedJpeg, croppedJpeg, cropRegion, LABEL_PX, labelSize } from '../../../src/publish/jpeg.js';
 
 /** A 640×480 camera seen by a 320 model: 320×240 inside, 40 rows of padding above and below. */
 const g = letterbox(640, 480, 320);
@@ -97,7 +97,7 @@ describe('annotatedJpeg', () => {
     // Inside and outside the box, the frame is untouched.
     for (const [x, y] of [
       [100, 90],
-      [60, 60],
+      [75, 75],
       [140, 120],
       [200, 90],
       [100, 180],
@@ -113,6 +113,30 @@ describe('annotatedJpeg', () => {
     assert.deepEqual([img.width, img.height], [320, 240]);
     assert.ok(red(img.at(140, 50)), `the box is still drawn: ${img.at(140, 50).join(',')}`);
     assert.ok(labelInk(img) > 0, 'and its label');
+  });
+
+  /** Rows of the label's band above the box's top edge (y = top): red pixels in column x. */
+  function bandRows(img: Decoded, x: number, top: number): number {
+    let n = 0;
+    for (let y = 0; y < top - 2; y++) if (red(img.at(x, y))) n++;
+    return n;
+  }
+
+  it('drawn for a display width, is scaled to it with labels LABEL_PX high whatever the width', async () => {
+    for (const width of [400, 640, 1280]) {
+      const img = await decode(await annotatedJpeg(modelInput(), g, [person], { width }));
+      assert.deepEqual([img.width, img.height], [width, (width * 3) / 4]);
+      // The band starts at the box's top left corner (100, 100 source px), LABEL_PX × 1.3 high.
+      const scale = width / 640;
+      const rows = bandRows(img, Math.round(100 * scale) + 2, Math.round(100 * scale));
+      assert.ok(Math.abs(rows - Math.round(LABEL_PX * 1.3)) <= 2, `${rows} band rows at width ${width}`);
+    }
+    assert.equal(labelSize(1280, true), LABEL_PX);
+  });
+
+  it('drawn at the frame size (snapshots), has labels a 32nd of its width, never under LABEL_PX', () => {
+    assert.equal(labelSize(640, false), 20);
+    assert.equal(labelSize(320, false), LABEL_PX);
   });
 });
 

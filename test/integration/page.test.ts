@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import type { CameraView } from '../../src/http/view.js';
+import { repoRoot, tempDir } from '../helpers/env.js';
+import { freePort } from '../helpers/rtsp.js';
+import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
+
+/**
+ * A synthetic camera for the fixture model: a white 64×64 square ('bright') in the upper left,
+ * shown 3 s out of every 6 (an event each time), and a red square ('red') always in the lower
+ * right, which the camera does not track.
+ */
+const BLINKER =
+  'lavfi:color=c=0x303030:s=640x480:r=5[bg];color=c=white:s=64x64:r=5[box];color=c=red:s=64x64:r=5[red];' +
+  "[bg][box]overlay=x=192:y=112:enable='lt(mod(t,6),3)'[a];[a][red]overlay=x=448:y=320";
+
+/** Where the page's screenshots are kept: CI's artefacts (.ci/run prints where). */
+const ARTIFACTS = process.env.ARGUS_ARTIFACTS_DIR ?? join(repoRoot, 'artifacts');
+
+const chromiumSkip = existsSync('/usr/bin/chromium')
+  ? false
+  : 'Debian chromium not installed (.ci/run installs it): live page test skipped';
+
+/** Pixels of the first box colour (#ff3838) in an RGB(A) image's region, as fractions of its size. */
+async function redPixels(png: Buffer, region = { x0: 0, y0: 0, x1: 1, y1: 1 }): Promise<number> {
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  let n = 0;
+  for (let y = Math.floor(region.y0 * info.height); y < region.y1 * info.height; y++)
+    for (let x = Math.floor(region.x0 * info.width); x < region.x1 * info.width; x++) {
+      const i = (y * info.width + x) * info.channels;
+      if (data[i]! > 150 && data[i]! - data[i + 1]! > 60 && data[i]! - data[i + 2]! > 60) n++;
+    }
+  return n;
+}
+
+/** Polls `cond` every 300 ms until it holds; throws naming `what` after `timeoutMs`. */
+async function until(what: string, cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
+  it('shows each camera with its state, why it is down, boxes and counts through its filters, and the events as they happen', async (t) => {
+    const dir = await tempDir(t);
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port: await freePort() } },
+      cameras: {
+        blinker: { url: BLINKER, objects: { track: ['bright'] } },
+        empty: { url: 'lavfi:color=c=0x404040:s=320x240:r=2', fps: 2 },
+        down: { url: `rtsp://127.0.0.1:${await freePort()}/nothing-listens` },
+      },
+    });
+    const daemon = startDaemon(t, config);
+    const base = await httpBase(daemon.output);
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
+    });
+    t.after(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(base + '/');
+    // Set once: still there at the end, the page was never reloaded.
+    await page.evaluate('window.loadedOnce = true');
+
+    const card = (camera: string) => page.locator(`figure[data-camera="${camera}"]`);
+    await page.waitForFunction(
+      "document.querySelectorAll('figure').length === 3 && ['blinker', 'empty'].every((c) => document.querySelector('figure[data-camera=' + c + '] img').naturalWidth > 0)",
+      undefined,
+      { timeout: 30_000 },
+    );
+
+    // Boxes: the bright square is boxed, in the upper left where it is; the red square the
+    // camera does not track is not (it is red itself, so only its part of the image is spared).
+    let boxed = 0;
+    await until(
+      'a box on the blinker camera',
+      async () => {
+        const shot = await card('blinker').locator('.frame').screenshot();
+        boxed = await redPixels(shot, { x0: 0, y0: 0, x1: 0.6, y1: 0.55 });
+        return boxed >= 20;
+      },
+      20_000,
+    );
+    assert.equal(
+      await redPixels(await card('empty').locator('.frame').screenshot()),
+      0,
+      'no box on the empty camera',
+    );
+
+    assert.equal(await card('blinker').locator('.noframe').isVisible(), false, 'no placeholder over a frame');
+
+    // Labels are drawn at the size the frame is shown at.
+    const sizes = await page.evaluate<[number, number]>(
+      "[document.querySelector('figure[data-camera=blinker] img')].map((i) => [i.naturalWidth, i.clientWidth])[0]",
+    );
+    assert.ok(Math.abs(sizes[0] - sizes[1]) <= 2, `drawn ${sizes[0]} px wide, shown ${sizes[1]} px wide`);
+
+    // The filters: the model sees the red square (asked directly), the page and API never show it.
+    const frame = await (await fetch(`${base}/api/cameras/blinker/latest.jpg`)).arrayBuffer();
+    const direct = (await (
+      await fetch(`${base}/api/detect`, { method: 'POST', body: Buffer.from(frame) })
+    ).json()) as { detections: { label: string }[] };
+    assert.ok(
+      direct.detections.some((d) => d.label === 'red'),
+      'the model itself finds the red square',
+    );
+    const views = (await (await fetch(`${base}/api/cameras`)).json()) as CameraView[];
+    const blinker = views.find((v) => v.camera === 'blinker')!;
+    assert.ok(
+      blinker.detections.every((d) => d.label === 'bright'),
+      JSON.stringify(blinker.detections),
+    );
+    assert.deepEqual(Object.keys(blinker.counts.labels), ['bright'], 'counts of tracked labels only');
+    const blinkerText = (await card('blinker').textContent()) ?? '';
+    assert.match(blinkerText, /blinker streaming/);
+    assert.match(blinkerText, /bright \d/, 'the count of what the camera tracks');
+    assert.doesNotMatch(blinkerText, /red/, 'nothing of the untracked label');
+
+    // A camera that is not streaming says why.
+    await until(
+      'the down camera to say why',
+      async () => ((await card('down').locator('.why').textContent()) ?? '') !== '',
+      20_000,
+    );
+    const down = ((await (await fetch(`${base}/api/cameras`)).json()) as CameraView[]).find(
+      (v) => v.camera === 'down',
+    )!;
+    assert.notEqual(down.state, 'streaming');
+    assert.equal(
+      await card('down').locator('.why').textContent(),
+      `${down.last_error!.cause}: ${down.last_error!.message}`,
+    );
+    assert.match(
+      (await card('down').locator('figcaption').textContent()) ?? '',
+      /down (backoff|offline|connecting)/,
+    );
+
+    // Events appear without a reload, newest first, with thumbnails.
+    await page.waitForFunction(
+      "document.querySelectorAll('#events li').length >= 2 && [...document.querySelectorAll('#events li img')].every((i) => i.naturalWidth > 0)",
+      undefined,
+      { timeout: 30_000 },
+    );
+    assert.equal(await page.evaluate('window.loadedOnce'), true, 'the page was not reloaded');
+    const shown = await page.evaluate<string[]>(
+      "[...document.querySelectorAll('#events li')].map((r) => r.dataset.event)",
+    );
+    const listed = ((await (await fetch(`${base}/api/events?limit=50`)).json()) as { id: string }[]).map(
+      (e) => e.id,
+    );
+    const both = listed.filter((id) => shown.includes(id));
+    assert.deepEqual(
+      shown.filter((id) => both.includes(id)),
+      both,
+      'the page lists the events in the API order',
+    );
+    const starts = shown.map((id) => Number(id.split('-')[0]));
+    assert.ok(starts[0]! > starts[1]!, `newest first: ${shown.join(', ')}`);
+    assert.match((await page.locator('#events li').first().textContent()) ?? '', /bright on blinker/);
+
+    // The count follows the square in and out of view, without a reload.
+    await until(
+      'the blinker camera to count the square in view',
+      async () => /bright 1/.test((await card('blinker').locator('.counts').textContent()) ?? ''),
+      10_000,
+    );
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'live-page.png'), fullPage: true });
+
+    // A click shows the event's snapshot: the frame with the object's box.
+    await page.locator('#events li').first().click();
+    const dialog = page.locator('dialog#snapshot');
+    await page.waitForFunction(
+      "document.querySelector('dialog#snapshot').open && document.querySelector('dialog#snapshot img').naturalWidth > 0",
+      undefined,
+      { timeout: 10_000 },
+    );
+    assert.match(
+      (await dialog.locator('p').textContent()) ?? '',
+      /bright on blinker .* best score [01]\.\d\d/,
+    );
+    const snapshot = await dialog.locator('img').screenshot();
+    const boxedSnapshot = await redPixels(snapshot, { x0: 0, y0: 0, x1: 0.6, y1: 0.55 });
+    assert.ok(boxedSnapshot >= 20, `the snapshot has the object boxed (${boxedSnapshot} red pixels)`);
+    await page.screenshot({ path: join(ARTIFACTS, 'live-page-snapshot.png') });
+    await page.keyboard.press('Escape');
+    await page.waitForFunction("!document.querySelector('dialog#snapshot').open", undefined, {
+      timeout: 5000,
+    });
+  });
+});
