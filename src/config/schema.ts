@@ -105,6 +105,8 @@ const mqtt = z
         port: int().min(0).max(65535).default(1883),
         /** Largest packet (topic and payload) another client may send; Argus' own are not limited. */
         max_message_kb: int().min(1).max(262144).default(256),
+        /** Clients connected at once, Argus' own not counted; the next is refused until one leaves. */
+        max_clients: int().min(1).max(100000).default(100),
         /** Retained messages of other clients: at most this many, of at most this many KiB together. */
         max_retained_messages: int().min(0).max(1000000).default(1000),
         max_retained_kb: int().min(0).max(1048576).default(4096),

@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.js';
 /** Why the embedded broker refused a client or one of its packets. */
 export const REFUSALS = [
   'login',
+  'clients',
   'client_id',
   'session',
   'will',
@@ -23,6 +24,7 @@ export type Refusal = (typeof REFUSALS)[number];
 
 const MESSAGES: Record<Refusal, string> = {
   login: 'embedded MQTT broker refused a client: missing or wrong login (mqtt.embedded.username, password)',
+  clients: 'embedded MQTT broker refused a client: mqtt.embedded.max_clients are connected',
   client_id: "embedded MQTT broker refused a client that used Argus' own client id",
   session:
     'embedded MQTT broker refused a client that asked for a persistent session (clean: false): it keeps none',

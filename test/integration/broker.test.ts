@@ -183,6 +183,25 @@ describe('embedded MQTT broker (in process, with real clients)', () => {
     assert.ok(!log().includes('Viewer-Secret-7') && !log().includes('Wrong-Pw-9'), 'no password is logged');
   });
 
+  it("refuses clients beyond max_clients until one leaves; Argus' own client takes no room", async (t) => {
+    const { argus, url, broker, log } = await embedded(t, { max_clients: 2 });
+    const first = new Subscriber(url, 'argus/#');
+    t.after(() => first.end());
+    await first.waitFor('argus/status', () => first.on('argus/status').length > 0);
+    const second = await connectOnce(t, url);
+    assert.ok(second.client, "a second client connects: Argus' own is not counted");
+    assert.deepEqual(await connectOnce(t, url), { refused: 3 }, 'a third: server unavailable');
+    argus.event('argus/events', 'still served');
+    await first.waitFor('an event', () => first.on('argus/events').length === 1);
+    assert.equal(broker.stats().refusals.clients, 1);
+    await second.client.endAsync();
+    let again: Awaited<ReturnType<typeof connectOnce>> = { refused: -1 };
+    const end = Date.now() + 5000;
+    while (!again.client && Date.now() < end) again = await connectOnce(t, url);
+    assert.ok(again.client, 'once one left, the next connects');
+    assert.match(log(), /"reason":"clients".*max_clients are connected/);
+  });
+
   it('closes a connection that leaves more than 16 QoS 2 messages waiting for their PUBREL', async (t) => {
     const { broker, port } = await embedded(t);
     const c = await rawClient(t, port, 'half-open');

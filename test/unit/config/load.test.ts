@@ -88,6 +88,7 @@ describe('config', () => {
     assert.deepEqual(config.mqtt.embedded, {
       host: '127.0.0.1',
       port: 1883,
+      max_clients: 100,
       max_message_kb: 256,
       max_retained_messages: 1000,
       max_retained_kb: 4096,
