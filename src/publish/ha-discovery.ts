@@ -70,6 +70,14 @@ export class Discovery {
     );
   }
 
+  /**
+   * The labels a camera that tracks every label has entities for while discovery runs
+   * (`default_labels`); none when it is off.
+   */
+  defaultLabels(): readonly string[] {
+    return this.running ? this.settings.default_labels : [];
+  }
+
   /** A reloaded camera section: new and changed configs are published, those gone deleted. */
   setCameras(cameras: Record<string, CameraConfig>): void {
     if (!this.running) return;

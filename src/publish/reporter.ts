@@ -17,6 +17,7 @@ import type {
   EventPayload,
   Topics,
 } from './topics.js';
+import { areaLabels, cameraLabels } from './ha-configs.js';
 import { Tracker, type Count, type TrackCounts, type TrackerAreas, type TrackerEvent } from './tracker.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -40,7 +41,7 @@ export interface ReporterDeps {
    */
   stateDir?: string;
   /** Announces the cameras' entities to Home Assistant, and follows the reloads. */
-  homeAssistant?: Discovery;
+  homeAssistant?: Pick<Discovery, 'start' | 'setCameras' | 'stop' | 'defaultLabels'>;
 }
 
 /** A camera's zones with `loiter_s`, and its lines, for its tracker. */
@@ -206,19 +207,21 @@ export class Reporter {
    * Nothing is in view before the first frame: counts of the labels a camera tracks (and of its
    * zones' labels) start at 0, replacing what a crashed run may have left retained on the
    * broker, and giving subscribers (Home Assistant's sensors) a value before the first object.
-   * A camera that tracks every label has nothing to list: its counts appear with its objects.
+   * A camera that tracks every label lists its zones' `objects`, and the labels Home Assistant
+   * has entities for (`default_labels`) while discovery is on; its other counts appear with
+   * their objects.
    */
   private publishZeroCounts(cameras: string[]): void {
     const t = this.topics;
+    const defaults = this.deps.homeAssistant?.defaultLabels() ?? [];
     for (const camera of cameras) {
       const cam = this.cameras[camera];
-      const track = cam?.objects.track;
-      if (!cam || !track) continue;
-      for (const label of track)
+      if (!cam) continue;
+      for (const label of cameraLabels(cam, defaults))
         for (const topic of [t.count(camera, label), t.countActive(camera, label)])
           this.out.state(topic, '0');
       for (const [zone, z] of Object.entries(cam.zones))
-        for (const label of z.objects ?? track)
+        for (const label of areaLabels(z.objects, cam, defaults))
           for (const topic of [t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label)])
             this.out.state(topic, '0');
     }

@@ -167,6 +167,38 @@ describe('reporter', () => {
     );
   });
 
+  it("starts at 0 a camera that tracks every label: its zones' objects, and Home Assistant's default labels while discovery is on", async () => {
+    const every = cameraConfig(
+      [
+        '    zones:',
+        '      drive:',
+        '        points: [[0, 0], [10, 0], [10, 10]]',
+        '        objects: [car]',
+      ].join('\n') + '\n',
+    );
+    const zeros = async (homeAssistant?: ReporterDeps['homeAssistant']): Promise<string[]> => {
+      const out = new FakeOutput();
+      const r = new Reporter(every.cameras, every.events, { ...deps(out, 'argus'), homeAssistant });
+      await r.start();
+      await r.stop();
+      return out
+        .of('state')
+        .filter((s) => s.payload === '0')
+        .map((s) => s.topic);
+    };
+    assert.deepEqual(await zeros(), [
+      'argus/cameras/gate/zones/drive/car',
+      'argus/cameras/gate/zones/drive/car/active',
+    ]);
+    const discovery = { start() {}, setCameras() {}, stop() {}, defaultLabels: () => ['person'] };
+    assert.deepEqual(await zeros(discovery), [
+      'argus/cameras/gate/person',
+      'argus/cameras/gate/person/active',
+      'argus/cameras/gate/zones/drive/car',
+      'argus/cameras/gate/zones/drive/car/active',
+    ]);
+  });
+
   it('publishes retained counts per zone and label as objects enter and leave it', () => {
     const zoned = cameraConfig(
       ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'].join('\n'),
