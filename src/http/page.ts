@@ -75,6 +75,18 @@ const el = (tag, cls, text) => {
 const time = (iso) => new Date(iso).toLocaleTimeString();
 const seconds = (a, b) => Math.max(0, Math.round((Date.parse(b) - Date.parse(a)) / 1000));
 
+/** Revokes an element's blob URL (frames and thumbnails are blobs: each must be freed once). */
+function free(img) {
+  if (img && img.src.startsWith('blob:')) URL.revokeObjectURL(img.src);
+}
+
+/** A JSON answer, or an error saying what failed (the header shows it). */
+async function json(path) {
+  const res = await fetch(path);
+  if (!res.ok) throw new Error(path.split('?')[0] + ' answered ' + res.status);
+  return res.json();
+}
+
 function card(name) {
   let c = cards.get(name);
   if (c) return c;
@@ -92,17 +104,24 @@ function card(name) {
   frame.append(img, noframe);
   fig.append(frame, cap, why, counts);
   $('cameras').append(fig);
-  c = { fig, img, noframe, cap, why, counts };
-  cards.set(name, c);
   const opt = el('option', '', name);
   opt.value = name;
   $('camera-filter').append(opt);
+  c = { fig, img, noframe, cap, why, counts, opt, shown: '' };
+  cards.set(name, c);
   return c;
 }
 
+function dropCard(name) {
+  const c = cards.get(name);
+  free(c.img);
+  c.fig.remove();
+  c.opt.remove();
+  cards.delete(name);
+}
+
 function chip(list, text, n) {
-  const li = el('li', n > 0 ? 'seen' : '', text + ' ' + n);
-  list.append(li);
+  list.append(el('li', n > 0 ? 'seen' : '', text + ' ' + n));
 }
 
 function showCamera(cam) {
@@ -121,42 +140,53 @@ function showCamera(cam) {
     for (const [label, n] of Object.entries(labels)) chip(c.counts, zone + ': ' + label, n);
   c.img.hidden = !cam.has_frame;
   c.noframe.hidden = cam.has_frame;
-  if (cam.has_frame) frame(cam.camera, c).catch(() => undefined);
+  if (cam.has_frame) return frame(cam.camera, c, cam.last_frame_ts);
 }
 
 // The next frame is fetched and decoded off screen, then takes the shown one's place: no
-// flicker, and a frame that fails to load leaves the last one up.
-async function frame(name, c) {
-  if (c.loading) return;
-  c.loading = true;
+// flicker, and a frame that fails to load leaves the last one up. A frame already shown at
+// this width is not fetched again.
+async function frame(name, c, ts) {
+  // Drawn for the width it is shown at, so its labels read at their size.
+  const width = Math.min(1920, Math.max(64, Math.round(c.fig.clientWidth - 16)));
+  const key = ts + ' ' + width;
+  if (c.shown === key) return;
+  const res = await fetch('/api/cameras/' + encodeURIComponent(name) + '/latest.jpg?width=' + width);
+  if (!res.ok) throw new Error('the frame of ' + name + ' answered ' + res.status);
+  const next = el('img');
+  next.alt = c.img.alt;
+  next.src = URL.createObjectURL(await res.blob());
   try {
-    // Drawn at the width it is shown at, so its labels read at their size.
-    const width = Math.min(1920, Math.max(64, Math.round(c.fig.clientWidth - 16)));
-    const res = await fetch('/api/cameras/' + encodeURIComponent(name) + '/latest.jpg?width=' + width);
-    if (!res.ok) return;
-    const next = el('img');
-    next.alt = c.img.alt;
-    next.src = URL.createObjectURL(await res.blob());
     await next.decode();
-    if (c.img.src.startsWith('blob:')) URL.revokeObjectURL(c.img.src);
-    c.img.replaceWith(next);
-    c.img = next;
-  } finally {
-    c.loading = false;
+  } catch (e) {
+    free(next);
+    throw e;
   }
+  if (cards.get(name) !== c) return free(next);
+  free(c.img);
+  c.img.replaceWith(next);
+  c.img = next;
+  c.shown = key;
 }
 
+// The snapshot is replaced while the object stays in view: fetched again when its time changes,
+// and again at the next refresh when a fetch failed.
 async function thumbnail(row, ev) {
   const shot = ev.snapshot;
-  if (!shot || row.dataset.shot === shot.ts) return;
-  row.dataset.shot = shot.ts;
-  // The snapshot is replaced while the object stays in view: fetched again when its time changes.
-  const res = await fetch(shot.path + '?crop=1', { cache: 'no-cache' });
-  if (!res.ok) return;
-  const url = URL.createObjectURL(await res.blob());
-  const img = row.querySelector('img');
-  if (img.src.startsWith('blob:')) URL.revokeObjectURL(img.src);
-  img.src = url;
+  if (!shot || row.shot === shot.ts || row.fetching) return;
+  row.fetching = true;
+  try {
+    const res = await fetch(shot.path + '?crop=1', { cache: 'no-cache' });
+    if (!res.ok) throw new Error('a thumbnail answered ' + res.status);
+    const url = URL.createObjectURL(await res.blob());
+    if (rows.get(ev.id) !== row) return URL.revokeObjectURL(url);
+    const img = row.querySelector('img');
+    free(img);
+    img.src = url;
+    row.shot = shot.ts;
+  } finally {
+    row.fetching = false;
+  }
 }
 
 function describe(ev) {
@@ -168,8 +198,14 @@ function describe(ev) {
 function showEvents(events) {
   const list = $('events');
   const keep = new Set(events.map((e) => e.id));
-  for (const [id, row] of rows) if (!keep.has(id)) { row.remove(); rows.delete(id); }
+  for (const [id, row] of rows)
+    if (!keep.has(id)) {
+      free(row.querySelector('img'));
+      row.remove();
+      rows.delete(id);
+    }
   let before = null;
+  const loads = [];
   for (const ev of events) {
     let row = rows.get(ev.id);
     if (!row) {
@@ -192,53 +228,73 @@ function showEvents(events) {
     when.textContent = d.when;
     when.classList.toggle('open', !ev.end_ts);
     // Newest first: each row goes after the one before it.
-    if (before ? before.nextSibling !== row : list.firstChild !== row) list.insertBefore(row, before ? before.nextSibling : list.firstChild);
+    const at = before ? before.nextSibling : list.firstChild;
+    if (at !== row) list.insertBefore(row, at);
     before = row;
-    thumbnail(row, ev).catch(() => undefined);
+    loads.push(thumbnail(row, ev));
   }
   $('no-events').hidden = events.length > 0;
+  return loads;
 }
 
 function openSnapshot(row) {
   const ev = row.event;
   const dlg = $('snapshot');
   const img = dlg.querySelector('img');
-  img.hidden = !ev.snapshot;
-  if (ev.snapshot) {
-    img.src = ev.snapshot.path + '?crop=0';
-    img.alt = ev.label + ' on ' + ev.camera;
-  }
   const d = describe(ev);
-  const score = ev.snapshot ? ' · best score ' + ev.snapshot.score.toFixed(2) : ' · no snapshot';
-  $('snapshot-text').textContent = d.what + ' · ' + d.when + score;
-  dlg.dataset.event = ev.id;
+  const text = (more) => { $('snapshot-text').textContent = d.what + ' · ' + d.when + more; };
+  // Cleared first: the last event's picture never stands for this one's.
+  img.removeAttribute('src');
+  img.hidden = !ev.snapshot;
+  text(ev.snapshot ? ' · best score ' + ev.snapshot.score.toFixed(2) : ' · no snapshot');
+  if (ev.snapshot) {
+    img.alt = d.what;
+    img.onerror = () => {
+      img.hidden = true;
+      text(' · the snapshot is no longer kept');
+    };
+    img.src = ev.snapshot.path + '?crop=0';
+  }
   if (!dlg.open) dlg.showModal();
 }
 
-async function refresh() {
+/**
+ * One refresh: cameras, then events. Each refresh is a generation; one started since (a change
+ * of the camera filter) makes this one's answers stale, and they are dropped.
+ */
+let generation = 0;
+async function refresh(mine) {
   try {
-    const cams = await (await fetch('/api/cameras')).json();
+    const cams = await json('/api/cameras');
+    if (mine !== generation) return;
     const names = new Set(cams.map((c) => c.camera));
-    for (const [name, c] of cards)
-      if (!names.has(name)) {
-        c.fig.remove();
-        cards.delete(name);
-        $('camera-filter').querySelector('option[value="' + CSS.escape(name) + '"]')?.remove();
-      }
-    for (const cam of cams) showCamera(cam);
+    for (const name of cards.keys()) if (!names.has(name)) dropCard(name);
+    const loads = cams.map(showCamera);
     const camera = $('camera-filter').value;
-    const q = 'limit=50' + (camera ? '&camera=' + encodeURIComponent(camera) : '');
-    showEvents(await (await fetch('/api/events?' + q)).json());
+    const events = await json('/api/events?limit=50' + (camera ? '&camera=' + encodeURIComponent(camera) : ''));
+    if (mine !== generation) return;
+    loads.push(...showEvents(events));
+    const failed = (await Promise.allSettled(loads)).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
     $('updated').className = '';
   } catch (e) {
-    $('updated').textContent = 'cannot reach Argus; retrying';
+    if (mine !== generation) return;
+    $('updated').textContent = (e instanceof TypeError ? 'cannot reach Argus' : e.message) + '; retrying';
     $('updated').className = 'stale';
   }
 }
-$('camera-filter').addEventListener('change', refresh);
-refresh();
-setInterval(refresh, 2000);
+
+// Refreshes never pile up: the next starts 2 s after the last ended, or at once on a new filter.
+let timer;
+async function loop() {
+  const mine = ++generation;
+  clearTimeout(timer);
+  await refresh(mine);
+  if (mine === generation) timer = setTimeout(loop, 2000);
+}
+$('camera-filter').addEventListener('change', loop);
+loop();
 </script>
 </body>
 </html>

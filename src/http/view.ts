@@ -7,7 +7,7 @@ import {
   applyCameraFilters,
   type CameraRates,
   type StatsSources,
-  type TrackCounts,
+  type CountsInView,
   type ZonedDetection,
 } from '../publish/index.js';
 import { FrameDropped, type SchedulerStats } from '../scheduler/index.js';
@@ -25,8 +25,8 @@ export interface ViewSources extends StatsSources {
   detector: StatsSources['detector'] & { readonly inputSize: number };
   stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
-  /** A camera's objects in view, as its count topics last said (the reporter's). */
-  counts?: (camera: string) => TrackCounts | undefined;
+  /** A camera's objects in view, as its count topics say (the reporter's). */
+  counts?: (camera: string) => CountsInView;
   /** The event history; absent, GET /api/events answers an empty list. */
   history?: Pick<EventStore, 'list' | 'has' | 'snapshot'> | undefined;
 }
@@ -46,13 +46,7 @@ export interface CameraView {
   last_frame_ts: string | null;
   cached: boolean;
   detections: ZonedDetection[];
-  counts: ViewCounts;
-}
-
-/** Confirmed objects in view, by label, and by zone and label (the count topics' numbers). */
-export interface ViewCounts {
-  labels: Record<string, number>;
-  zones: Record<string, Record<string, number>>;
+  counts: CountsInView;
 }
 
 /**
@@ -62,8 +56,8 @@ export interface ViewCounts {
  * `http.detect_priority`.
  */
 export class LiveView implements HttpSource {
-  /** Each camera's latest answered frame, its detections through the camera's filters. */
-  private latest = new Map<string, Result & { detections: ZonedDetection[] }>();
+  /** Each camera's latest answered frame, as the model answered it. */
+  private latest = new Map<string, Result>();
 
   constructor(
     private readonly cfg: Pick<Config['http'], 'detect_priority'>,
@@ -72,8 +66,7 @@ export class LiveView implements HttpSource {
 
   /** Every answered camera frame passes here; the latest of each camera is kept. */
   onResult(r: Result): void {
-    const cam = this.src.cameras()[r.camera];
-    if (cam) this.latest.set(r.camera, { ...r, detections: applyCameraFilters(r.detections, cam) });
+    if (r.camera in this.src.cameras()) this.latest.set(r.camera, r);
   }
 
   /** Drops what is kept for cameras no longer configured. */
@@ -125,34 +118,21 @@ export class LiveView implements HttpSource {
         has_frame: latest !== undefined,
         last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
         cached: latest?.cached ?? false,
-        detections: latest?.detections ?? [],
-        counts: this.countsOf(name, cfg),
+        detections: latest ? applyCameraFilters(latest.detections, cfg) : [],
+        counts: this.src.counts?.(name) ?? { labels: {}, zones: {} },
       };
     });
   }
 
   /**
-   * What the count topics say of a camera: its tracked labels (and its zones' labels) at 0
-   * unless in view, so a quiet camera still lists what it looks for.
+   * The latest frame with its detections drawn. Like `cameras()`, it applies the camera's
+   * filters as they are now: a reload that stops tracking a label hides it at once.
    */
-  private countsOf(name: string, cfg: CameraConfig): ViewCounts {
-    const now = this.src.counts?.(name);
-    const out: ViewCounts = { labels: {}, zones: {} };
-    const track = cfg.objects.track ?? [];
-    for (const label of track) out.labels[label] = 0;
-    for (const [zone, z] of Object.entries(cfg.zones)) {
-      const labels: Record<string, number> = (out.zones[zone] = {});
-      for (const label of z.objects ?? track) labels[label] = 0;
-    }
-    for (const [label, c] of Object.entries(now?.labels ?? {})) out.labels[label] = c.inView;
-    for (const [zone, m] of Object.entries(now?.zones ?? {}))
-      for (const [label, c] of Object.entries(m)) (out.zones[zone] ??= {})[label] = c.inView;
-    return out;
-  }
-
   async latestJpeg(camera: string, width?: number): Promise<Buffer | undefined> {
     const r = this.latest.get(camera);
-    return r ? annotatedJpeg(r.data, r.geometry, r.detections, { width }) : undefined;
+    const cfg = this.src.cameras()[camera];
+    if (!r || !cfg) return undefined;
+    return annotatedJpeg(r.data, r.geometry, applyCameraFilters(r.detections, cfg), { width });
   }
 
   events(query: EventQuery): unknown[] {

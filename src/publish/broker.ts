@@ -45,8 +45,9 @@ const quote = (s: string | null | undefined): string | undefined =>
  * Argus' own client logs in with a password made at each start (`login`); only that client may
  * publish under the base topic, so nobody else can fake Argus' states, and only its packets are
  * unlimited. Other clients need `embedded.username`/`password` when set, are at most
- * `max_clients` at once, keep no persistent session, may send packets of at most `max_message_kb`, and together retain at most
- * `max_retained_messages` of `max_retained_kb`. Refusals are logged at a bounded rate.
+ * `max_clients` at once, keep no persistent session, may send packets of at most
+ * `max_message_kb`, and together retain at most `max_retained_messages` of `max_retained_kb`.
+ * Refusals are logged at a bounded rate.
  */
 export class EmbeddedBroker {
   private aedes: Aedes | undefined;
@@ -57,8 +58,8 @@ export class EmbeddedBroker {
   private readonly own = new WeakSet<Client>();
   /** The client id Argus' client last connected with: no one else may take it over. */
   private ownId: string | undefined;
-  /** Argus' own clients registered with aedes (two for a moment when one replaces the other). */
-  private ownConnected = 0;
+  /** Ids of the connected clients other than Argus' own (`max_clients` bounds them). */
+  private readonly others = new Set<string>();
   /** Will topics of clients between CONNECT and authentication. */
   private readonly wills = new WeakMap<Client, string>();
   private readonly retained: RetainedQuota;
@@ -93,11 +94,12 @@ export class EmbeddedBroker {
       authenticate: (client, username, password, done) => this.authenticate(client, username, password, done),
       authorizePublish: (client, packet, done) => done(this.authorizePublish(client, packet)),
     });
+    // aedes closes a client whose id another takes over before it registers the new one.
     aedes.on('client', (client) => {
-      if (this.own.has(client)) this.ownConnected++;
+      if (!this.own.has(client)) this.others.add(client.id);
     });
     aedes.on('clientDisconnect', (client) => {
-      if (this.own.has(client)) this.ownConnected--;
+      if (!this.own.has(client)) this.others.delete(client.id);
     });
     aedes.on('clientError', (client, err) => {
       if (err.message.startsWith('maxInflightInbound exceeded')) this.refuse('inflight', client);
@@ -159,19 +161,13 @@ export class EmbeddedBroker {
     if (user !== undefined && pass !== undefined && !(username === user && sameSecret(password, pass)))
       return refuse('login', username === undefined && password === undefined ? NOT_AUTHORIZED : BAD_LOGIN);
     if (client.id === this.ownId) return refuse('client_id', IDENTIFIER_REJECTED);
-    if (this.otherClients() >= this.cfg.embedded.max_clients) return refuse('clients', SERVER_UNAVAILABLE);
+    // Argus' own client takes no room; a client taking over its own id (reconnecting before
+    // its old connection was found dead) takes the room it had.
+    if (!this.others.has(client.id) && this.others.size >= this.cfg.embedded.max_clients)
+      return refuse('clients', SERVER_UNAVAILABLE);
     if (will !== undefined && underTopic(will, this.cfg.base_topic)) return refuse('will', NOT_AUTHORIZED);
     if (!client.clean) return refuse('session', NOT_AUTHORIZED);
     done(null, true);
-  }
-
-  /**
-   * Clients connected other than Argus' own (which is never refused for room: it takes none of
-   * `max_clients`). A client taking over a connected one's id is counted until aedes closes
-   * the older connection.
-   */
-  private otherClients(): number {
-    return (this.aedes?.connectedClients ?? 0) - this.ownConnected;
   }
 
   /** Whether a message (or a last will about to be sent) may be published: null if it may. */

@@ -38,18 +38,23 @@ export const MAX_WIDTH = 1920;
 export const LABEL_PX = 13;
 
 /**
- * The label's font size in an image `width` pixels wide. Drawn for a known display width, the
- * label is LABEL_PX there; otherwise (snapshots, shown anywhere from a phone to a dashboard
- * card) it is a 32nd of the image's width, so a 640-pixel frame shown 400 pixels wide still
- * has 12-pixel labels.
+ * The label's font size, in pixels of an image `width` pixels wide that is shown `shownWidth`
+ * pixels wide: LABEL_PX on screen. Without a display width (snapshots, shown anywhere from a
+ * phone to a dashboard card) it is a 32nd of the image's width, never under LABEL_PX, so a
+ * 640-pixel frame shown 400 pixels wide still has 12-pixel labels.
  */
-export function labelSize(width: number, forDisplay: boolean): number {
-  return forDisplay ? LABEL_PX : Math.max(LABEL_PX, Math.round(width / 32));
+export function labelSize(width: number, shownWidth?: number): number {
+  if (shownWidth !== undefined) return (LABEL_PX * width) / shownWidth;
+  return Math.max(LABEL_PX, Math.round(width / 32));
 }
 
 export interface AnnotateOptions {
   quality?: number;
-  /** The width it will be shown at (clamped to MIN_WIDTH–MAX_WIDTH): the frame is scaled to it and labels drawn at LABEL_PX. */
+  /**
+   * The width it is shown at (clamped to MIN_WIDTH–MAX_WIDTH): labels are drawn to be LABEL_PX
+   * there. The frame is scaled down to it, never up: enlarging costs far more to encode than
+   * the browser's scaling, and shows nothing the model saw.
+   */
   width?: number;
 }
 
@@ -64,13 +69,13 @@ export function annotatedJpeg(
   detections: readonly Detection[],
   opts: AnnotateOptions = {},
 ): Promise<Buffer> {
-  const forDisplay = opts.width !== undefined;
-  const w = forDisplay ? Math.round(Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, opts.width!))) : g.innerW;
-  const h = forDisplay ? Math.max(1, Math.round((g.innerH * w) / g.innerW)) : g.innerH;
+  const shown = opts.width === undefined ? undefined : Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, opts.width));
+  const w = shown === undefined ? g.innerW : Math.round(Math.min(shown, g.innerW));
+  const h = w === g.innerW ? g.innerH : Math.max(1, Math.round((g.innerH * w) / g.innerW));
   const sx = w / g.srcW;
   const sy = h / g.srcH;
-  const font = labelSize(w, forDisplay);
-  const stroke = Math.max(2, Math.round(font / 7));
+  const font = labelSize(w, shown);
+  const stroke = Math.max(1, Math.round(font / 6));
   const shapes = detections.map((d, i) => {
     const colour = COLOURS[i % COLOURS.length]!;
     const x = Math.round(d.box[0] * sx);
@@ -79,14 +84,14 @@ export function annotatedJpeg(
     const bh = Math.max(1, Math.round((d.box[3] - d.box[1]) * sy));
     const text = `${d.label} ${d.score.toFixed(2)}`;
     // Sans-serif glyphs average under 0.6 em; the band is a little wider than the text.
-    const band = { w: Math.ceil(text.length * font * 0.6) + 4, h: Math.round(font * 1.3) };
+    const band = { w: Math.ceil(text.length * font * 0.6 + 4), h: Math.round(font * 1.3) };
     // Above the box when there is room, else just inside its top; never past the image's edges.
     const bx = Math.max(0, Math.min(x, w - band.w));
     const by = y - band.h >= 0 ? y - band.h : Math.min(y, h - band.h);
     return (
       `<rect x="${x}" y="${y}" width="${bw}" height="${bh}" fill="none" stroke="${colour}" stroke-width="${stroke}"/>` +
       `<rect x="${bx}" y="${by}" width="${band.w}" height="${band.h}" fill="${colour}"/>` +
-      `<text x="${bx + 2}" y="${by + Math.round(font * 1.02)}" font-family="sans-serif" font-size="${font}" fill="#000">${escapeXml(text)}</text>`
+      `<text x="${bx + 2}" y="${by + Math.round(font * 1.02)}" font-family="sans-serif" font-size="${font.toFixed(1)}" fill="#000">${escapeXml(text)}</text>`
     );
   });
   const svg = Buffer.from(
@@ -94,7 +99,7 @@ export function annotatedJpeg(
   );
   // sharp extracts before it resizes, and composites last, over the resized picture.
   const img = picture(rgb, g).extract({ left: g.padLeft, top: g.padTop, width: g.innerW, height: g.innerH });
-  return (forDisplay ? img.resize(w, h) : img)
+  return (w === g.innerW ? img : img.resize(w, h))
     .composite([{ input: svg, top: 0, left: 0 }])
     .jpeg({ quality: opts.quality ?? 80 })
     .toBuffer();

@@ -28,6 +28,12 @@ const TICK_MS = 1000;
 /** The event history's directory in the state directory. */
 export const HISTORY_DIR = 'events';
 
+/** Confirmed objects in view, by label, and by zone and label: the count topics' numbers. */
+export interface CountsInView {
+  labels: Record<string, number>;
+  zones: Record<string, Record<string, number>>;
+}
+
 export interface ReporterDeps {
   out: Output;
   topics: Topics;
@@ -86,9 +92,23 @@ export class Reporter {
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history: this.history });
   }
 
-  /** A camera's objects in view, as its count topics last said; undefined before its first frame. */
-  countsOf(camera: string): TrackCounts | undefined {
-    return this.counts.get(camera);
+  /**
+   * A camera's objects in view as its count topics say: by label, and by zone and label, with
+   * the labels whose counts start at 0 (see `publishZeroCounts`) listed from 0.
+   */
+  countsOf(camera: string): CountsInView {
+    const cam = this.cameras[camera];
+    const out: CountsInView = { labels: {}, zones: {} };
+    if (!cam) return out;
+    const start = this.startsAtZero(cam);
+    for (const label of start.labels) out.labels[label] = 0;
+    for (const [zone, labels] of Object.entries(start.zones))
+      for (const label of labels) (out.zones[zone] ??= {})[label] = 0;
+    const now = this.counts.get(camera);
+    for (const [label, c] of Object.entries(now?.labels ?? {})) out.labels[label] = c.inView;
+    for (const [zone, m] of Object.entries(now?.zones ?? {}))
+      for (const [label, c] of Object.entries(m)) (out.zones[zone] ??= {})[label] = c.inView;
+    return out;
   }
 
   private get out(): Output {
@@ -106,7 +126,7 @@ export class Reporter {
    */
   async start(): Promise<void> {
     this.deps.homeAssistant?.start(this.cameras);
-    this.publishZeroCounts(Object.keys(this.cameras));
+    this.publishZeroCounts(this.cameras);
     await this.lineCounts.load();
     await this.history?.load();
     for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
@@ -204,26 +224,61 @@ export class Reporter {
   }
 
   /**
-   * Nothing is in view before the first frame: counts of the labels a camera tracks (and of its
-   * zones' labels) start at 0, replacing what a crashed run may have left retained on the
-   * broker, and giving subscribers (Home Assistant's sensors) a value before the first object.
-   * A camera that tracks every label lists its zones' `objects`, and the labels Home Assistant
-   * has entities for (`default_labels`) while discovery is on; its other counts appear with
-   * their objects.
+   * The labels whose counts start at 0, so subscribers (Home Assistant's sensors) have a value
+   * before the first object: those the camera tracks and its zones' labels; for a camera that
+   * tracks every label, its zones' `objects`, and the labels Home Assistant has entities for
+   * (`default_labels`) while discovery is on. Its other counts appear with their objects.
    */
-  private publishZeroCounts(cameras: string[]): void {
-    const t = this.topics;
+  private startsAtZero(cam: CameraConfig): { labels: string[]; zones: Record<string, string[]> } {
     const defaults = this.deps.homeAssistant?.defaultLabels() ?? [];
-    for (const camera of cameras) {
-      const cam = this.cameras[camera];
-      if (!cam) continue;
-      for (const label of cameraLabels(cam, defaults))
-        for (const topic of [t.count(camera, label), t.countActive(camera, label)])
-          this.out.state(topic, '0');
-      for (const [zone, z] of Object.entries(cam.zones))
-        for (const label of areaLabels(z.objects, cam, defaults))
-          for (const topic of [t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label)])
-            this.out.state(topic, '0');
+    const zones: Record<string, string[]> = {};
+    for (const [zone, z] of Object.entries(cam.zones)) zones[zone] = areaLabels(z.objects, cam, defaults);
+    return { labels: cameraLabels(cam, defaults), zones };
+  }
+
+  /** The count topics (in view and active) of `startsAtZero`. */
+  private zeroTopics(camera: string, cam: CameraConfig | undefined): string[] {
+    if (!cam) return [];
+    const t = this.topics;
+    const start = this.startsAtZero(cam);
+    const out = start.labels.flatMap((label) => [t.count(camera, label), t.countActive(camera, label)]);
+    for (const [zone, labels] of Object.entries(start.zones))
+      for (const label of labels)
+        out.push(t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label));
+    return out;
+  }
+
+  /** The count topics whose last published value is not 0. */
+  private countedTopics(camera: string): Set<string> {
+    const t = this.topics;
+    const out = new Set<string>();
+    const now = this.counts.get(camera);
+    const add = (c: Count, inView: string, active: string): void => {
+      if (c.inView) out.add(inView);
+      if (c.active) out.add(active);
+    };
+    for (const [label, c] of Object.entries(now?.labels ?? {}))
+      add(c, t.count(camera, label), t.countActive(camera, label));
+    for (const [zone, m] of Object.entries(now?.zones ?? {}))
+      for (const [label, c] of Object.entries(m))
+        add(c, t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label));
+    return out;
+  }
+
+  /**
+   * Nothing is in view before the first frame: the counts of `startsAtZero` are published as 0,
+   * replacing what a crashed run may have left retained on the broker. At a reload, those a
+   * camera did not have before are (a zone or label added), unless counted already.
+   */
+  private publishZeroCounts(
+    cameras: Record<string, CameraConfig>,
+    before: Record<string, CameraConfig> = {},
+  ): void {
+    for (const camera of Object.keys(cameras)) {
+      const had = new Set(this.zeroTopics(camera, before[camera]));
+      const counted = this.countedTopics(camera);
+      for (const topic of this.zeroTopics(camera, cameras[camera]))
+        if (!had.has(topic) && !counted.has(topic)) this.out.state(topic, '0');
     }
   }
 
@@ -313,9 +368,9 @@ export class Reporter {
     const key = (c: LineCount): string => this.topics.lineCount(c.camera, c.line, c.label, c.direction);
     const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [key(c), c.count]));
     this.lineCounts.prune(cameras);
-    const added = Object.keys(cameras).filter((c) => !(c in this.cameras));
+    const before = this.cameras;
     this.cameras = cameras;
-    this.publishZeroCounts(added);
+    this.publishZeroCounts(cameras, before);
     for (const c of this.lineCounts.all(cameras)) {
       if (gone.get(key(c)) !== c.count) this.publishLineCount(c);
       gone.delete(key(c));

@@ -1,4 +1,4 @@
-import type { Output } from '../../src/publish/mqtt-output.js';
+import { topicMatches, type Inbox, type Output } from '../../src/publish/mqtt-output.js';
 
 /**
  * Records what would be published, by kind: per-frame detections, events, retained states.
@@ -18,5 +18,23 @@ export class FakeOutput implements Output {
   }
   of(kind: string) {
     return this.sent.filter((s) => s.kind === kind);
+  }
+}
+
+/** Records retained states like FakeOutput, and lets a test deliver messages to subscribers. */
+export class FakeMqtt extends FakeOutput implements Inbox {
+  readonly listeners = new Map<string, (payload: string, topic: string) => void>();
+  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void {
+    this.listeners.set(filter, onMessage);
+  }
+  deliver(topic: string, payload: string): void {
+    for (const [filter, onMessage] of this.listeners)
+      if (topicMatches(filter, topic)) onMessage(payload, topic);
+  }
+  /** Retained states published since the last call, topic → payload. */
+  take(): Map<string, string> {
+    const states = this.of('state').map((s) => [s.topic, s.payload] as const);
+    this.sent = [];
+    return new Map(states);
   }
 }

@@ -191,6 +191,9 @@ describe('embedded MQTT broker (in process, with real clients)', () => {
     const second = await connectOnce(t, url);
     assert.ok(second.client, "a second client connects: Argus' own is not counted");
     assert.deepEqual(await connectOnce(t, url), { refused: 3 }, 'a third: server unavailable');
+    const takeover = await connectOnce(t, url, { clientId: second.client.options.clientId });
+    assert.ok(takeover.client, 'a client reconnecting with its id takes its old place');
+    second.client = takeover.client;
     argus.event('argus/events', 'still served');
     await first.waitFor('an event', () => first.on('argus/events').length === 1);
     assert.equal(broker.stats().refusals.clients, 1);

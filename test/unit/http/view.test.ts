@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { Detection, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { CameraConfig } from '../../../src/config/index.js';
-import type { TrackCounts } from '../../../src/publish/index.js';
+import type { CountsInView } from '../../../src/publish/index.js';
 import { HttpError } from '../../../src/http/server.js';
 import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
@@ -16,7 +16,7 @@ const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] }
 
 function setup(
   submit: (p: Picture, priority: number) => Promise<Detection[]> = () => Promise.resolve([]),
-  counts: (camera: string) => TrackCounts | undefined = () => undefined,
+  counts?: (camera: string) => CountsInView,
 ) {
   const stages = new FakeStages();
   let cameras: Record<string, CameraConfig> = {
@@ -135,16 +135,12 @@ describe('live view (HTTP API models)', () => {
     assert.equal(await view.latestJpeg('gate'), undefined);
   });
 
-  it('shows what MQTT shows: detections through the camera filters, counts of tracked labels from 0', () => {
+  it("shows what MQTT shows: detections through the camera filters as they are now, the reporter's counts", () => {
     const car: Detection = { label: 'car', score: 0.8, box: [0, 0, 600, 400] };
     const faint: Detection = { label: 'person', score: 0.3, box: [300, 300, 340, 400] };
-    const inView: TrackCounts = {
-      labels: { person: { inView: 2, active: 1 } },
-      zones: { door: { person: { inView: 1, active: 1 } } },
-    };
-    const { view, result, setCameras } = setup(undefined, (camera) =>
-      camera === 'gate' ? inView : undefined,
-    );
+    const inView: CountsInView = { labels: { person: 2, dog: 0 }, zones: { door: { person: 1 } } };
+    const none: CountsInView = { labels: {}, zones: {} };
+    const { view, result, setCameras } = setup(undefined, (camera) => (camera === 'gate' ? inView : none));
     const door = {
       points: [
         [0, 0],
@@ -167,17 +163,16 @@ describe('live view (HTTP API models)', () => {
       [{ ...person, zones: ['door'] }],
       'the car is not tracked, the faint person filtered',
     );
-    assert.deepEqual(gate!.counts, {
-      labels: { person: 2, dog: 0 },
-      zones: { door: { person: 1 } },
-    });
+    assert.deepEqual(gate!.counts, inView, "the reporter's counts");
+    setCameras({ gate: cameraConfig({ objects: { track: ['dog'] } }) });
+    assert.deepEqual(view.cameras()[0]!.detections, [], 'filters as they are now, at once after a reload');
   });
 
-  it('draws the latest frame at the width it is shown at, when asked', async () => {
+  it('draws the latest frame for the width it is shown at, never scaled up', async () => {
     const { view, result } = setup();
     view.onResult(result('gate'));
-    const meta = await sharp(await view.latestJpeg('gate', 320)).metadata();
-    assert.deepEqual([meta.width, meta.height], [320, 240]);
+    const meta = await sharp(await view.latestJpeg('gate', 640)).metadata();
+    assert.deepEqual([meta.width, meta.height], [32, 24], 'the frame inside the padding is 32×24');
   });
 
   it('runs a posted image through the scheduler at detect_priority: boxes in its own pixels', async () => {

@@ -2,28 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig, type Config } from '../../../src/config/index.js';
 import { Discovery, REPUBLISH_WINDOW_MS } from '../../../src/publish/ha-discovery.js';
-import { topicMatches, type Inbox } from '../../../src/publish/mqtt-output.js';
 import { topics } from '../../../src/publish/topics.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
-import { FakeOutput } from '../../helpers/fake-output.js';
-
-/** Records retained states like FakeOutput, and lets a test deliver messages to subscribers. */
-class FakeMqtt extends FakeOutput implements Inbox {
-  readonly listeners = new Map<string, (payload: string, topic: string) => void>();
-  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void {
-    this.listeners.set(filter, onMessage);
-  }
-  deliver(topic: string, payload: string): void {
-    for (const [filter, onMessage] of this.listeners)
-      if (topicMatches(filter, topic)) onMessage(payload, topic);
-  }
-  /** Retained states published since the last call, topic → payload. */
-  take(): Map<string, string> {
-    const states = this.of('state').map((s) => [s.topic, s.payload] as const);
-    this.sent = [];
-    return new Map(states);
-  }
-}
+import { FakeMqtt } from '../../helpers/fake-output.js';
 
 const camera = (name: string, extra = '') => `  ${name}:\n    url: rtsp://h/${name}\n${extra}`;
 const zone = (name: string) => `      ${name}:\n        points: [[0, 0], [9, 0], [9, 9]]\n`;

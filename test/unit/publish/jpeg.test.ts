@@ -122,21 +122,27 @@ describe('annotatedJpeg', () => {
     return n;
   }
 
-  it('drawn for a display width, is scaled to it with labels LABEL_PX high whatever the width', async () => {
-    for (const width of [400, 640, 1280]) {
+  it('drawn for a display width, is scaled down to it (never up), labels LABEL_PX high where shown', async () => {
+    // The frame inside the padding is 320×240; the box's top left corner is at (50, 50) there.
+    for (const [width, drawn] of [
+      [160, 160],
+      [320, 320],
+      [640, 320],
+      [1280, 320],
+    ] as const) {
       const img = await decode(await annotatedJpeg(modelInput(), g, [person], { width }));
-      assert.deepEqual([img.width, img.height], [width, (width * 3) / 4]);
-      // The band starts at the box's top left corner (100, 100 source px), LABEL_PX × 1.3 high.
-      const scale = width / 640;
-      const rows = bandRows(img, Math.round(100 * scale) + 2, Math.round(100 * scale));
-      assert.ok(Math.abs(rows - Math.round(LABEL_PX * 1.3)) <= 2, `${rows} band rows at width ${width}`);
+      assert.deepEqual([img.width, img.height], [drawn, (drawn * 3) / 4]);
+      const scale = drawn / 320;
+      const rows = bandRows(img, Math.round(50 * scale) + 2, Math.round(50 * scale));
+      const expected = Math.round(LABEL_PX * 1.3 * (drawn / width));
+      assert.ok(Math.abs(rows - expected) <= 2, `${rows} band rows at width ${width}, not ${expected}`);
     }
-    assert.equal(labelSize(1280, true), LABEL_PX);
+    assert.equal(labelSize(320, 640), LABEL_PX / 2);
   });
 
   it('drawn at the frame size (snapshots), has labels a 32nd of its width, never under LABEL_PX', () => {
-    assert.equal(labelSize(640, false), 20);
-    assert.equal(labelSize(320, false), LABEL_PX);
+    assert.equal(labelSize(640), 20);
+    assert.equal(labelSize(320), LABEL_PX);
   });
 });
 

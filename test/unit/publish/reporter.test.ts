@@ -7,6 +7,7 @@ import type { CameraStatus } from '../../../src/ingest/index.js';
 import type { Detection } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import { parseConfig } from '../../../src/config/index.js';
+import { Discovery } from '../../../src/publish/ha-discovery.js';
 import { Reporter, type ReporterDeps } from '../../../src/publish/reporter.js';
 import {
   topics,
@@ -16,7 +17,7 @@ import {
   type EventPayload,
 } from '../../../src/publish/topics.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
-import { FakeOutput } from '../../helpers/fake-output.js';
+import { FakeMqtt, FakeOutput } from '../../helpers/fake-output.js';
 import { tempDir } from '../../helpers/env.js';
 
 const cameraConfig = (yaml: string) =>
@@ -167,36 +168,64 @@ describe('reporter', () => {
     );
   });
 
-  it("starts at 0 a camera that tracks every label: its zones' objects, and Home Assistant's default labels while discovery is on", async () => {
-    const every = cameraConfig(
-      [
-        '    zones:',
-        '      drive:',
-        '        points: [[0, 0], [10, 0], [10, 10]]',
-        '        objects: [car]',
-      ].join('\n') + '\n',
-    );
-    const zeros = async (homeAssistant?: ReporterDeps['homeAssistant']): Promise<string[]> => {
-      const out = new FakeOutput();
-      const r = new Reporter(every.cameras, every.events, { ...deps(out, 'argus'), homeAssistant });
+  it("starts at 0 a camera that tracks every label: its zones' objects, and Home Assistant's default labels while discovery runs", async () => {
+    const every = (ha: boolean, zones: string[]) =>
+      parseConfig(
+        [
+          'model:',
+          '  path: m.onnx',
+          `home_assistant: { enabled: ${ha}, default_labels: [person] }`,
+          'cameras:',
+          '  gate:',
+          '    url: rtsp://h/s',
+          '    zones:',
+          ...zones.flatMap((z) => [
+            `      ${z}:`,
+            '        points: [[0, 0], [10, 0], [10, 10]]',
+            '        objects: [car]',
+          ]),
+        ].join('\n') + '\n',
+        'c.yaml',
+        {},
+      ).config;
+    const run = async (ha: boolean) => {
+      const cfg = every(ha, ['drive']);
+      const out = new FakeMqtt();
+      const d = deps(out, 'argus');
+      const homeAssistant = new Discovery(cfg, { out, topics: d.topics, clock: d.clock, log: silentLog });
+      const r = new Reporter(cfg.cameras, cfg.events, { ...d, homeAssistant });
       await r.start();
-      await r.stop();
-      return out
-        .of('state')
-        .filter((s) => s.payload === '0')
-        .map((s) => s.topic);
+      const zeros = () =>
+        out
+          .of('state')
+          .filter((s) => s.payload === '0')
+          .map((s) => s.topic);
+      return { r, out, zeros };
     };
-    assert.deepEqual(await zeros(), [
+    const off = await run(false);
+    assert.deepEqual(off.zeros(), [
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
     ]);
-    const discovery = { start() {}, setCameras() {}, stop() {}, defaultLabels: () => ['person'] };
-    assert.deepEqual(await zeros(discovery), [
+    assert.deepEqual(off.r.countsOf('gate'), { labels: {}, zones: { drive: { car: 0 } } });
+    await off.r.stop();
+
+    const on = await run(true);
+    assert.deepEqual(on.zeros(), [
       'argus/cameras/gate/person',
       'argus/cameras/gate/person/active',
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
     ]);
+    assert.deepEqual(on.r.countsOf('gate'), { labels: { person: 0 }, zones: { drive: { car: 0 } } });
+    // A reload that adds a zone starts its counts at 0; those the camera had are not sent again.
+    on.out.sent = [];
+    on.r.setCameras(every(true, ['drive', 'yard']).cameras);
+    assert.deepEqual(on.zeros(), [
+      'argus/cameras/gate/zones/yard/car',
+      'argus/cameras/gate/zones/yard/car/active',
+    ]);
+    await on.r.stop();
   });
 
   it('publishes retained counts per zone and label as objects enter and leave it', () => {
