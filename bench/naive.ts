@@ -21,7 +21,8 @@ import {
 } from '../src/ingest/index.js';
 
 const { config } = await loadConfig(process.argv[2]!);
-const plan = await planModel(config.model);
+const model = config.models.default!;
+const plan = await planModel({ ...model, path: model.path! });
 const session = await ort.InferenceSession.create(plan.path);
 const size = plan.inputSize;
 const client = mqtt.connect(config.mqtt.url!);
@@ -48,8 +49,8 @@ for (const [name, cam] of Object.entries(config.cameras)) {
       .then((out) => {
         const t = out[plan.outputName]!;
         const raw = decodeYolo(t.data as Float32Array, resolveLayout(t.dims, plan.labels.length), 0, {
-          conf: config.model.conf,
-          iou: config.model.iou,
+          conf: model.conf,
+          iou: model.iou,
         });
         const detections = toDetections(raw, g, plan.labels);
         client.publish(

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import { FrameCache } from './cache/index.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { ConfigError, diffConfig, loadConfig, type LoadedConfig } from './config/index.js';
-import { Detector, planModel } from './detector/index.js';
+import { ConfigError, loadConfig, type LoadedConfig } from './config/index.js';
 import { createMetrics, HttpServer, LiveView } from './http/index.js';
 import { Ingest } from './ingest/index.js';
+import { ModelRegistry } from './models/index.js';
 import { SystemdNotifier } from './ops/index.js';
 import { Discovery, EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics } from './publish/index.js';
 import { redactUrl, scrub } from './redact.js';
+import { applyConfig, type Running } from './reload.js';
 import { Scheduler } from './scheduler/index.js';
 
 /** A stop came while the daemon was starting: what had started is stopped again. */
@@ -26,7 +27,7 @@ interface Stage {
 export class Daemon {
   private started: { name: string; stage: Stage }[] = [];
   /** The stages a reload reaches, once started. */
-  private running: { ingest: Ingest; scheduler: Scheduler; reporter: Reporter; view: LiveView } | undefined;
+  private running: Running | undefined;
   private readonly notifier: SystemdNotifier;
   /** Reloads run one after another; stopping waits for the one in progress. */
   private reloads: Promise<unknown> = Promise.resolve();
@@ -63,10 +64,13 @@ export class Daemon {
     const { log, clock } = this;
     const stage = (name: string): Logger => log.child({ stage: name });
     const t = topics(config.mqtt.base_topic);
-    log.info({ model: config.model.path, state_dir: config.state_dir }, 'starting');
+    log.info({ models: Object.keys(config.models), state_dir: config.state_dir }, 'starting');
 
-    const detector = new Detector(await planModel(config.model), config, stage('detector'));
-    await this.begin('detector', detector);
+    const models: ModelRegistry = new ModelRegistry(config.models, config.detector, {
+      log: stage('models'),
+      onSwitch: (names) => scheduler.modelsChanged(names),
+    });
+    await this.begin('models', models);
 
     const broker = config.mqtt.url ? undefined : new EmbeddedBroker(config.mqtt, stage('broker'));
     if (broker) await this.begin('broker', broker);
@@ -75,7 +79,12 @@ export class Daemon {
     await this.begin('mqtt', output);
 
     const ingest: Ingest = new Ingest(
-      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: detector.inputSize, secrets },
+      {
+        cameras: config.cameras,
+        ffmpeg: config.ffmpeg,
+        size: (c) => models.detector(c.model)!.inputSize,
+        secrets,
+      },
       {
         log,
         clock,
@@ -93,7 +102,7 @@ export class Daemon {
       homeAssistant: new Discovery(config, { out: output, topics: t, clock, log: stage('discovery') }),
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
-      detector,
+      models,
       cache: new FrameCache(config.cache),
       clock,
       log: stage('scheduler'),
@@ -103,7 +112,7 @@ export class Daemon {
       },
       onDetectorError: (camera, message) => reporter.onDetectorError(camera, scrub(message, secrets)),
     });
-    const sources = { scheduler, ingest, detector, output };
+    const sources = { scheduler, ingest, models, output };
     const stats = new StatsPublisher(config, sources, { out: output, topics: t, clock });
     const view: LiveView = new LiveView(config.http, {
       ...sources,
@@ -122,20 +131,21 @@ export class Daemon {
       await this.begin('http', http);
     }
     await this.begin('cameras', ingest);
-    this.running = { ingest, scheduler, reporter, view };
+    this.running = { ingest, scheduler, reporter, view, models };
 
-    this.notifier.startWatchdog(() => detector.stats().readyWorkers > 0); // what a restart can mend
+    this.notifier.startWatchdog(() => models.localReady()); // what a restart can mend
     const enabled = Object.values(config.cameras).filter((c) => c.enabled).length;
     const cameras = Object.keys(config.cameras).length;
-    log.info({ cameras, enabled, provider: detector.provider, mqtt: redactUrl(url) }, 'argus started');
-    await this.notifier.ready(`${enabled} cameras, ${detector.provider ?? 'no'} detector`);
+    const provider = view.health().detector.provider;
+    log.info({ cameras, enabled, models: models.names(), provider, mqtt: redactUrl(url) }, 'argus started');
+    await this.notifier.ready(`${enabled} cameras, ${provider ?? 'no'} detector`);
   }
 
   /**
-   * Reloads the config file (SIGHUP). An invalid file changes nothing. Camera changes apply at
-   * once: added cameras start, removed ones stop, changed ones restart, the rest keep streaming.
-   * Changes to other sections are reported as needing a restart. Reloads queue: each ends in
-   * the state its file describes. Resolves with whether it applied.
+   * Reloads the config file (SIGHUP). An invalid file changes nothing; otherwise cameras and
+   * models change at once (see applyConfig), and changes to other sections are reported as
+   * needing a restart. Reloads queue: each ends in the state its file describes. Resolves with
+   * whether it applied.
    */
   reload(): Promise<boolean> {
     const done = this.reloads.then(() => this.applyReload());
@@ -160,26 +170,13 @@ export class Daemon {
       );
       return false;
     }
-    const changes = diffConfig(this.loaded.config, next.config);
-    const later = changes.needRestart;
-    if (later.length) this.log.warn(`reload: changes to ${later.join(', ')} need a restart; not applied`);
-    // The logger scrubs the same array: new secrets are hidden from now on.
-    for (const secret of next.secrets)
-      if (!this.loaded.secrets.includes(secret)) this.loaded.secrets.push(secret);
-    const cameras = next.config.cameras;
-    this.loaded = { ...this.loaded, config: { ...this.loaded.config, cameras } };
-    await running.ingest.setCameras(cameras, changes.cameras, this.loaded.secrets);
-    running.scheduler.setCameras(cameras, changes.cameras);
-    running.reporter.setCameras(cameras);
-    running.view.prune();
-    const { added, removed, changed: restarted, unchanged } = changes.cameras;
-    this.log.info({ added, removed, restarted, unchanged }, 'configuration reloaded');
+    this.loaded = await applyConfig(running, this.loaded, next, this.log);
     return true;
   }
 
   /**
    * Stops in reverse order: cameras, HTTP, stats, then the scheduler (finishing batches in
-   * flight), the events still open, MQTT (final states and `offline`), the broker and the detector.
+   * flight), the events still open, MQTT (final states and `offline`), the broker and the models.
    */
   async stop(): Promise<void> {
     this.stopping = true;

@@ -1,12 +1,15 @@
 /** The config stage's public interface: one schema, a loader with located errors, reload diffs. */
-export { diffConfig, type CameraChanges, type ConfigChanges } from './diff.js';
+export { diffCameras, diffConfig, type CameraChanges, type ConfigChanges } from './diff.js';
 export { ConfigError, loadConfig, parseConfig, type ConfigIssue, type LoadedConfig } from './load.js';
 export {
   configSchema,
+  modelConfig,
   PROVIDERS,
   sectionConfig,
   topicLevelProblem,
   type CameraConfig,
   type Config,
+  type ModelConfig,
   type ProviderName,
+  type RemoteModelConfig,
 } from './schema.js';

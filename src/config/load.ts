@@ -249,9 +249,12 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const config = result.data;
   const base = dirname(resolve(file));
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(base, p));
-  config.model.path = abs(config.model.path);
+  for (const m of Object.values(config.models)) {
+    if (m.path) m.path = abs(m.path);
+    if (m.labels) m.labels = abs(m.labels);
+    if (m.remote?.ca) m.remote.ca = abs(m.remote.ca);
+  }
   config.state_dir = resolveStateDir(config.state_dir, env, base).dir;
-  if (config.model.labels) config.model.labels = abs(config.model.labels);
   if (config.mqtt.tls) {
     for (const k of ['ca', 'cert', 'key'] as const) {
       const p = config.mqtt.tls[k];
@@ -261,7 +264,15 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const secrets = new Set(substituted);
   if (config.mqtt.password) secrets.add(config.mqtt.password);
   if (config.mqtt.embedded.password) secrets.add(config.mqtt.embedded.password);
-  for (const url of [config.mqtt.url, ...Object.values(config.cameras).map((c) => c.url)]) {
+  const remotes = Object.values(config.models).flatMap((m) => (m.remote ? [m.remote] : []));
+  // A header (an Authorization token) is a secret even when written in the file.
+  for (const r of remotes) for (const v of Object.values<string>(r.headers)) secrets.add(v);
+  const urls = [
+    config.mqtt.url,
+    ...Object.values(config.cameras).map((c) => c.url),
+    ...remotes.map((r) => r.url),
+  ];
+  for (const url of urls) {
     const pw = url === undefined ? '' : new URL(url).password;
     if (pw) secrets.add(decoded(pw));
   }

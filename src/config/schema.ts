@@ -122,9 +122,13 @@ const mqtt = z
   })
   .prefault({});
 
-const model = z.strictObject({
-  /** ONNX file; a relative path is relative to the config file. */
-  path: z.string().min(1),
+const providerList = z
+  .array(z.enum(PROVIDERS))
+  .min(1)
+  .refine((p) => new Set(p).size === p.length, 'lists a provider twice');
+
+/** What every model has, local or remote: how its output is read and filtered. */
+const modelOutput = {
   /** Square input size, used only when the model does not fix it. */
   input_size: int().min(32).max(4096).multipleOf(32).optional(),
   /** Class names (JSON array, or one per line), for models without `names` metadata. */
@@ -132,15 +136,80 @@ const model = z.strictObject({
   conf: z.number().gt(0).max(1).default(0.25),
   iou: z.number().gt(0).max(1).default(0.45),
   max_detections: int().min(1).max(10000).default(300),
+};
+
+/** `model:`, the model named `default`: a local ONNX file, with `detector:`'s settings. */
+const model = z.strictObject({
+  /** ONNX file; a relative path is relative to the config file. */
+  path: z.string().min(1),
+  ...modelOutput,
 });
+
+/** A model served by a KServe v2 (Open Inference Protocol) server: Triton, KServe, Argus. */
+const remoteModel = z.strictObject({
+  url: urlWithSchemes('KServe', ['http', 'https']),
+  /** The model's name on the server. */
+  model: z.string().min(1),
+  version: z.string().min(1).optional(),
+  /** Sent with every request; values may use ${NAME} (they are secrets then). */
+  headers: z.record(z.string().min(1), z.string()).default({}),
+  /** PEM file of the CA that signed the server's certificate; relative to the config file. */
+  ca: z.string().min(1).optional(),
+  timeout_ms: int().min(100).max(600000).default(5000),
+  retries: int().min(0).max(10).default(2),
+  /** Batches sent to the server at once. */
+  in_flight: int().min(1).max(64).default(2),
+});
+
+/** The keys that only a local model has: they override `detector:` for it. */
+const LOCAL_ONLY = ['providers', 'device_ids', 'workers'] as const;
+
+/** An entry of `models:`: a local ONNX file (`path`) or a remote one (`remote`), exactly one. */
+const namedModel = z
+  .strictObject({
+    path: z.string().min(1).optional(),
+    remote: remoteModel.optional(),
+    ...modelOutput,
+    /** Override `detector.providers` for this model. */
+    providers: providerList.optional(),
+    /** GPUs to run it on: one session per device (`detector.device_id` when not set). */
+    device_ids: z
+      .array(int().min(0).max(64))
+      .min(1)
+      .max(64)
+      .refine((d) => new Set(d).size === d.length, 'lists a device twice')
+      .optional(),
+    /** Override `detector.workers` for this model. */
+    workers: int().min(0).max(32).optional(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.path === undefined && m.remote === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'needs path (a local ONNX file) or remote (a KServe v2 server)',
+        params: { atKey: true },
+      });
+    if (m.path !== undefined && m.remote !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['remote'],
+        message: 'a model is either a local file (path) or remote, not both',
+        params: { atKey: true },
+      });
+    if (m.remote)
+      for (const key of LOCAL_ONLY)
+        if (m[key] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: 'only for a local model (path): a remote model runs as its server says',
+            params: { atKey: true },
+          });
+  });
 
 const detector = z
   .strictObject({
-    providers: z
-      .array(z.enum(PROVIDERS))
-      .min(1)
-      .default(['cpu'])
-      .refine((p) => new Set(p).size === p.length, 'lists a provider twice'),
+    providers: providerList.default(['cpu']),
     device_id: int().min(0).max(64).default(0),
     /** Sessions, each in its own worker thread; 0 = one per GPU, or up to 4 sharing the CPU cores. */
     workers: int().min(0).max(32).default(0),
@@ -233,6 +302,8 @@ const camera = z
     /** Also `lavfi:<filtergraph>`: a synthetic camera made by ffmpeg (demos, tests). */
     url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file', 'lavfi']),
     enabled: z.boolean().default(true),
+    /** The name of the model that analyses its frames (`default`: `model:`). */
+    model: z.string().min(1).default('default'),
     fps: z.number().gt(0).max(60).default(5),
     /** 1..10; higher is served first when the detector is busy. */
     priority: int().min(1).max(10).default(5),
@@ -347,26 +418,33 @@ const homeAssistant = z
 /** Whether one topic prefix is the other, or under it. */
 const overlaps = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 
-export const configSchema = z
-  .strictObject({
-    log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
-    /**
-     * What survives a restart (line counts, the event history). systemd's $STATE_DIRECTORY wins
-     * when set; absent,
-     * ~/.local/state/argus. Relative to the config file.
-     */
-    state_dir: z.string().min(1).optional(),
-    mqtt,
-    model,
-    detector,
-    scheduler,
-    cache,
-    http,
-    ffmpeg,
-    events,
-    home_assistant: homeAssistant,
-    cameras: namedMap(camera).default({}),
-  })
+/** The sections of a config file; `configSchema` adds the checks across sections. */
+const sections = z.strictObject({
+  log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+  /**
+   * What survives a restart (line counts, the event history). systemd's $STATE_DIRECTORY wins
+   * when set; absent,
+   * ~/.local/state/argus. Relative to the config file.
+   */
+  state_dir: z.string().min(1).optional(),
+  mqtt,
+  model: model.optional(),
+  models: namedMap(namedModel).default({}),
+  detector,
+  scheduler,
+  cache,
+  http,
+  ffmpeg,
+  events,
+  home_assistant: homeAssistant,
+  cameras: namedMap(camera).default({}),
+});
+
+/**
+ * The whole file. `model:` becomes the entry `default` of `models` (the type has `models`
+ * only): everything past the loader reads every model, the default included, from there.
+ */
+export const configSchema = sections
   .superRefine((c, ctx) => {
     const ha = c.home_assistant;
     if (ha.enabled && overlaps(ha.discovery_prefix, c.mqtt.base_topic))
@@ -375,19 +453,53 @@ export const configSchema = z
         path: ['home_assistant', 'discovery_prefix'],
         message: `must not be mqtt.base_topic ('${c.mqtt.base_topic}'), nor above or below it: Argus' topics and Home Assistant's would mix`,
       });
+    if (c.model && 'default' in c.models)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['models', 'default'],
+        message: 'the model named default is also defined by model:; keep one of them',
+        params: { atKey: true },
+      });
+    const names = [...new Set([...(c.model ? ['default'] : []), ...Object.keys(c.models)])];
+    if (names.length === 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['model'],
+        message: 'is required: set model: (the default model), or name models under models:',
+      });
+    else
+      for (const [name, cam] of Object.entries(c.cameras))
+        if (!names.includes(cam.model))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['cameras', name, 'model'],
+            message: `there is no model named '${cam.model}'${cam.model === 'default' ? ' (a camera without model: uses default)' : ''}; the models are ${names.join(', ')}`,
+          });
+  })
+  .transform(({ model: legacy, models, ...rest }) => {
+    const all: Record<string, ModelConfig> = legacy ? { default: legacy, ...models } : models;
+    return { ...rest, models: all };
   });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
 export type CameraConfig = z.infer<typeof camera>;
+/** One model of `models:` (or `model:`, the model named `default`). */
+export type ModelConfig = z.output<typeof namedModel>;
+export type RemoteModelConfig = z.output<typeof remoteModel>;
 
 /**
  * One section filled in with its defaults, for tools that run a stage outside the daemon
  * (`argus detect`, the bench): `sectionConfig('detector', { workers: 1 })`. Throws on values the
  * schema refuses.
  */
-export function sectionConfig<K extends Exclude<keyof Config, 'cameras' | 'log_level'>>(
+export function sectionConfig<K extends Exclude<keyof Config, 'cameras' | 'log_level' | 'models'>>(
   key: K,
-  partial: z.input<(typeof configSchema.shape)[K]>,
+  partial: z.input<(typeof sections.shape)[K]>,
 ): Config[K] {
-  return configSchema.shape[key].parse(partial) as Config[K];
+  return sections.shape[key].parse(partial) as Config[K];
+}
+
+/** One model with its defaults, as an entry of `models:` (`modelConfig({ path })`). Throws when invalid. */
+export function modelConfig(partial: z.input<typeof namedModel>): ModelConfig {
+  return namedModel.parse(partial);
 }

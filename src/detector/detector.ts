@@ -2,21 +2,26 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Detection, Picture } from '../core/frame.js';
-import type { Config } from '../config/index.js';
+import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetector, BatchDetections } from '../scheduler/index.js';
 import type { RawDetection } from './decode.js';
 import type { ModelPlan } from './model.js';
 import { InputPool } from './preprocess.js';
 import type { FromWorker, RunRequest, WorkerInit } from './protocol.js';
-import { describeProviderChoice } from './providers.js';
 import { toDetections } from './results.js';
-import { detectorThreads } from './threads.js';
+import { describeSessions, sessionSettings, workerInits, type SessionOverrides } from './sessions.js';
 
-/** The detector's slices of the configuration. */
+/** The detector's slices of the configuration: `detector:`, and the model's own keys over it. */
 export interface DetectorConfig {
   detector: Config['detector'];
-  model: Pick<Config['model'], 'conf' | 'iou' | 'max_detections'>;
+  model: Pick<ModelConfig, 'conf' | 'iou' | 'max_detections'> & SessionOverrides;
 }
+
+/** What the detector needs of a worker thread (a real one, or a fake in tests). */
+export type SessionWorker = Pick<Worker, 'postMessage' | 'terminate' | 'on'>;
+
+const workerThread = (init: WorkerInit): SessionWorker =>
+  new Worker(new URL('./worker.js', import.meta.url), { workerData: init });
 
 /** A batch as a worker answers it: detections in model-input pixels. */
 interface RawBatch {
@@ -43,7 +48,9 @@ interface Pending {
 }
 
 interface Slot {
-  worker: Worker;
+  worker: SessionWorker;
+  /** What its session was started with (its device): a replacement starts the same. */
+  init: WorkerInit;
   busy: boolean;
   pending: Map<number, Pending>;
   deadline: NodeJS.Timeout | undefined;
@@ -72,14 +79,12 @@ export class Detector implements BatchDetector {
   private waiting: { req: Omit<RunRequest, 'type' | 'id'>; pending: Pending; timer: NodeJS.Timeout }[] = [];
   private nextId = 1;
   private stopped = false;
-  private init: WorkerInit | undefined;
   private respawnTimer: NodeJS.Timeout | undefined;
   private abandoned = new Set<Slot>();
   private recreated = 0;
   private deadlines = 0;
   private readonly pool: InputPool;
-  private readonly workers: number;
-  private readonly intraOpThreads: number;
+  private readonly inits: WorkerInit[];
   provider: Config['detector']['providers'][number] | undefined;
 
   constructor(
@@ -87,10 +92,9 @@ export class Detector implements BatchDetector {
     private readonly cfg: DetectorConfig,
     private readonly log: Logger,
     cores = availableParallelism(),
+    private readonly createWorker: (init: WorkerInit) => SessionWorker = workerThread,
   ) {
-    const threads = detectorThreads(cfg.detector, cores);
-    this.workers = threads.workers;
-    this.intraOpThreads = threads.intraOpThreads;
+    this.inits = workerInits(plan, sessionSettings(cfg.detector, cfg.model), cfg.model, cores);
     this.pool = new InputPool(plan.inputSize);
   }
 
@@ -104,42 +108,29 @@ export class Detector implements BatchDetector {
 
   /** Batches that can run at once: one per session. */
   get concurrency(): number {
-    return this.workers;
+    return this.inits.length;
   }
 
   /** Starts every worker, loads and warms up its session. Rejects naming the model on failure. */
   async start(): Promise<void> {
-    const init: WorkerInit = {
-      modelPath: this.plan.path,
-      inputName: this.plan.inputName,
-      outputName: this.plan.outputName,
-      inputSize: this.plan.inputSize,
-      staticBatch: this.plan.staticBatch,
-      classes: this.plan.labels.length,
-      providers: this.cfg.detector.providers,
-      deviceId: this.cfg.detector.device_id,
-      intraOpThreads: this.intraOpThreads,
-      interOpThreads: this.cfg.detector.inter_op_threads,
-      spinning: this.cfg.detector.thread_spinning,
-      conf: this.cfg.model.conf,
-      iou: this.cfg.model.iou,
-      maxDet: this.cfg.model.max_detections,
-    };
-    this.init = init;
     const t0 = performance.now();
-    const results = await Promise.allSettled(Array.from({ length: this.workers }, () => this.spawn(init)));
+    const results = await Promise.allSettled(this.inits.map((init) => this.spawn(init)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       await this.stop();
       const reason = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
       throw new DetectorError(`${this.plan.path}: ${reason}`);
     }
-    const ready = (results[0] as PromiseFulfilledResult<Extract<FromWorker, { type: 'ready' }>>).value;
+    const readies = results.map(
+      (r) => (r as PromiseFulfilledResult<Extract<FromWorker, { type: 'ready' }>>).value,
+    );
+    const ready = readies[0]!;
     this.provider = ready.provider;
-    // One line: which provider runs, and why each preferred one was skipped (warn when any was).
-    this.log[ready.skipped.length ? 'warn' : 'info'](
-      { provider: ready.provider, skipped: ready.skipped, workers: this.workers },
-      describeProviderChoice(ready.provider, ready.skipped),
+    // One line: where the sessions run, and why each preferred provider was skipped (warn when any was).
+    const where = describeSessions(readies.map((r, i) => ({ ...r, deviceId: this.inits[i]!.deviceId })));
+    this.log[where.warn ? 'warn' : 'info'](
+      { provider: ready.provider, skipped: ready.skipped, workers: this.inits.length },
+      where.message,
     );
     if (this.plan.staticBatch !== null) {
       this.log.info(
@@ -148,7 +139,7 @@ export class Detector implements BatchDetector {
     }
     this.log.info(
       {
-        model: this.plan.path,
+        file: this.plan.path,
         input: this.plan.inputSize,
         labels: this.plan.labels.length,
         labelsFrom: this.plan.labelsFrom,
@@ -162,9 +153,10 @@ export class Detector implements BatchDetector {
   }
 
   private spawn(init: WorkerInit): Promise<Extract<FromWorker, { type: 'ready' }>> {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: init });
+    const worker = this.createWorker(init);
     const slot: Slot = {
       worker,
+      init,
       busy: false,
       pending: new Map(),
       deadline: undefined,
@@ -213,17 +205,17 @@ export class Detector implements BatchDetector {
           }
         }
       });
-      worker.on('error', (err) => {
+      worker.on('error', (err: Error) => {
         if (!started) reject(err);
         this.failSlot(slot, err);
       });
-      worker.on('exit', (code) => {
+      worker.on('exit', (code: number) => {
         if (!started) reject(new Error(`worker exited with code ${code} before the model was ready`));
         const wasLive = this.slots.includes(slot);
         this.failSlot(slot, new Error(`detector worker exited (code ${code})`));
         if (started && wasLive && !this.stopped) {
           this.log.error({ code }, 'detector worker died; recreating its session');
-          this.replaceWorker();
+          this.replaceWorker(slot.init);
         }
       });
     });
@@ -238,17 +230,17 @@ export class Detector implements BatchDetector {
   }
 
   /** Starts a new worker in place of a lost one, retrying every few seconds until it loads. */
-  private replaceWorker(): void {
-    if (this.stopped || !this.init) return;
+  private replaceWorker(init: WorkerInit): void {
+    if (this.stopped) return;
     this.recreated++;
-    this.spawn(this.init).then(
+    this.spawn(init).then(
       () => this.log.info({ workers: this.slots.length }, 'detector session recreated'),
       (err: unknown) => {
         this.log.error(
           { err: err instanceof Error ? err.message : String(err) },
           'could not recreate the detector session; retrying in 5 s',
         );
-        this.respawnTimer = setTimeout(() => this.replaceWorker(), 5000);
+        this.respawnTimer = setTimeout(() => this.replaceWorker(init), 5000);
       },
     );
   }
@@ -268,7 +260,7 @@ export class Detector implements BatchDetector {
     this.failSlot(slot, new DeadlineError(`inference missed its ${timeoutMs} ms deadline`));
     slot.abandoned = true;
     this.abandoned.add(slot);
-    this.replaceWorker();
+    this.replaceWorker(slot.init);
     this.pump();
   }
 

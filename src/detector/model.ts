@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { topicLevelProblem, type Config } from '../config/index.js';
+import { topicLevelProblem, type ModelConfig } from '../config/index.js';
 import { extname } from 'node:path';
 import {
   ModelFormatError,
@@ -28,8 +28,7 @@ export interface ModelPlan {
 export class ModelError extends Error {}
 
 /** The model section's keys that say what to load (`argus detect` passes just a path). */
-export type ModelOptions = Pick<Config['model'], 'path'> &
-  Partial<Pick<Config['model'], 'labels' | 'input_size'>>;
+export type ModelOptions = { path: string } & Partial<Pick<ModelConfig, 'labels' | 'input_size'>>;
 
 async function readLabels(path: string): Promise<string[]> {
   let text: string;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { sectionConfig, type Config } from '../config/index.js';
+import { modelConfig, sectionConfig, type Config, type ModelConfig } from '../config/index.js';
 import { Detector } from './detector.js';
 import { planModel } from './model.js';
 
@@ -11,11 +11,11 @@ import { planModel } from './model.js';
  * ModelError or DetectorError naming the model file.
  */
 export async function openDetector(
-  model: Partial<Config['model']> & { path: string },
+  model: Partial<ModelConfig> & { path: string },
   detector: Partial<Config['detector']>,
   log: Logger,
 ): Promise<Detector> {
-  const m = sectionConfig('model', model);
+  const m = { ...modelConfig(model), path: model.path };
   const settings = sectionConfig('detector', { inference_timeout_ms: 600_000, ...detector });
   const d = new Detector(await planModel(m), { model: m, detector: settings }, log);
   await d.start();

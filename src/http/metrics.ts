@@ -1,13 +1,13 @@
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { DetectorStats } from '../detector/index.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
+import type { NamedModelStats } from '../models/index.js';
 import type { BrokerStats, OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 
 interface Snapshot {
   sched: SchedulerStats;
   cams: CameraStatus[];
-  det: DetectorStats;
+  models: Record<string, NamedModelStats>;
   mqtt: OutputStats;
   broker: BrokerStats | undefined;
 }
@@ -19,8 +19,8 @@ const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 
 /**
  * Prometheus metrics, read from the running stages at scrape time (one registry per daemon, no
  * globals). Every metric of one scrape reads the same snapshot, taken once. Names are listed in
- * docs/http.md. Label values are camera names (validated as topic levels) and fixed words:
- * never URLs.
+ * docs/http.md. Label values are camera and model names (validated as topic levels) and fixed
+ * words: never URLs.
  */
 export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerStats } }): Registry {
   const registry = new Registry();
@@ -30,7 +30,7 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
       snap = {
         sched: src.scheduler.stats(),
         cams: src.ingest.statuses(),
-        det: src.detector.stats(),
+        models: src.models.stats(),
         mqtt: src.output.stats(),
         broker: src.broker?.stats(),
       };
@@ -152,17 +152,66 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
     ['camera'],
     perQueue((c) => c.frameAgeMsMean / 1000),
   );
+  metric('gauge', 'argus_camera_model', "The camera's model: 1 for it", ['camera', 'model'], (s, set) => {
+    for (const [camera, c] of Object.entries(s.sched.cameras)) set({ camera, model: c.model }, 1);
+  });
+
+  // Per model: the scheduler's batches for it, and its stage's sessions (local) or server (remote).
+  const batchesOf = (s: Snapshot, model: string) => s.sched.models[model];
   metric(
     'counter',
     'argus_detector_batches_total',
-    'Batches sent to the detector, by size',
-    ['size'],
+    'Batches sent to a model, by size',
+    ['model', 'size'],
     (s, set) => {
-      s.sched.batchSizes.forEach((n, size) => {
-        if (size > 0) set({ size: String(size) }, n);
-      });
+      for (const model of Object.keys(s.models))
+        batchesOf(s, model)?.batchSizes.forEach((n, size) => {
+          if (size > 0) set({ model, size: String(size) }, n);
+        });
     },
   );
+  const perModel: ['counter' | 'gauge', string, string, (s: Snapshot, model: string) => number][] = [
+    [
+      'counter',
+      'argus_detector_frames_total',
+      'Pictures a model analysed',
+      (s, m) => batchesOf(s, m)?.frames ?? 0,
+    ],
+    [
+      'gauge',
+      'argus_detector_inference_seconds',
+      'Mean inference time of a batch',
+      (s, m) => (batchesOf(s, m)?.inferenceMsMean ?? 0) / 1000,
+    ],
+    [
+      'gauge',
+      'argus_detector_batches_in_flight',
+      'Batches running now',
+      (s, m) => batchesOf(s, m)?.inFlight ?? 0,
+    ],
+    [
+      'counter',
+      'argus_detector_deadlines_missed_total',
+      'Batches abandoned past their deadline',
+      (s, m) => s.models[m]!.deadlinesMissed,
+    ],
+    [
+      'counter',
+      'argus_detector_sessions_recreated_total',
+      'Sessions recreated after a deadline or a crash',
+      (s, m) => s.models[m]!.sessionsRecreated,
+    ],
+    [
+      'gauge',
+      'argus_detector_ready_workers',
+      'Detector sessions loaded and ready',
+      (s, m) => s.models[m]!.readyWorkers,
+    ],
+  ];
+  for (const [kind, name, help, value] of perModel)
+    metric(kind, name, help, ['model'], (s, set) => {
+      for (const model of Object.keys(s.models)) set({ model }, value(s, model));
+    });
 
   metric(
     'counter',
@@ -206,31 +255,6 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
   }
 
   const scalars: ['counter' | 'gauge', string, string, (s: Snapshot) => number][] = [
-    [
-      'gauge',
-      'argus_detector_inference_seconds',
-      'Mean inference time of a batch',
-      (s) => s.sched.inferenceMsMean / 1000,
-    ],
-    ['gauge', 'argus_detector_batches_in_flight', 'Batches running now', (s) => s.sched.inFlight],
-    [
-      'counter',
-      'argus_detector_deadlines_missed_total',
-      'Batches abandoned past their deadline',
-      (s) => s.det.deadlinesMissed,
-    ],
-    [
-      'counter',
-      'argus_detector_sessions_recreated_total',
-      'Sessions recreated after a deadline or a crash',
-      (s) => s.det.sessionsRecreated,
-    ],
-    [
-      'gauge',
-      'argus_detector_ready_workers',
-      'Detector sessions loaded and ready',
-      (s) => s.det.readyWorkers,
-    ],
     [
       'gauge',
       'argus_cache_hit_ratio',

@@ -20,7 +20,9 @@ export class HttpError extends Error {
 
 export interface Health {
   ok: boolean;
+  /** All models together (`provider`: those in use, comma-separated). */
   detector: { ready_workers: number; provider: string | null };
+  models: Record<string, { ready_workers: number; provider: string | null }>;
   mqtt: { connected: boolean; last_error: { cause: string; message: string } | null };
   cameras: Record<string, string>;
 }
@@ -31,11 +33,13 @@ export interface HttpSource {
   cameras(): unknown[];
   /** Names of the configured cameras (the only names a URL may address). */
   cameraNames(): string[];
+  /** Names of the models running. */
+  modelNames(): string[];
   /** The camera's latest frame with its detections drawn, scaled to `width` when given. */
   latestJpeg(camera: string, width?: number): Promise<Buffer | undefined>;
   metrics(): Promise<{ contentType: string; body: string }>;
-  /** Runs one image through the scheduler; rejects with HttpError. */
-  detect(image: Buffer, name: string): Promise<unknown>;
+  /** Runs one image through the scheduler, on `model`; rejects with HttpError. */
+  detect(image: Buffer, name: string, model: string): Promise<unknown>;
   /** The event history's events that match, newest first. */
   events(query: EventQuery): unknown[];
   /** Whether the history holds an event of that id. */
@@ -91,6 +95,7 @@ export class HttpServer {
         res.setHeader('Allow', 'POST');
         return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
       }
+      const model = this.detectModel(req);
       let upload: Upload;
       try {
         upload = await readImageUpload(req, this.maxBodyBytes);
@@ -101,7 +106,7 @@ export class HttpServer {
         req.resume();
         throw new HttpError(err.status, err.message);
       }
-      const answer = await this.source.detect(upload.data, upload.name);
+      const answer = await this.source.detect(upload.data, upload.name, model);
       return send(res, 200, 'application/json', JSON.stringify(answer));
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -142,6 +147,23 @@ export class HttpServer {
       return send(res, 200, 'image/jpeg', jpeg);
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+
+  /** POST /api/detect[?model=NAME]: the model, checked before the body is read (`default` if not given). */
+  private detectModel(req: IncomingMessage): string {
+    const params = new URL(req.url ?? '/', 'http://argus').searchParams;
+    let problem: string | undefined;
+    for (const name of params.keys())
+      if (name !== 'model') problem = `${name}: unknown parameter (the one parameter is model)`;
+    const given = params.getAll('model');
+    const model = given[0] ?? 'default';
+    if (given.length > 1) problem = 'model: give it once';
+    else if (!problem && !this.source.modelNames().includes(model))
+      problem = `model: there is no model named '${model}' (the models are ${this.source.modelNames().join(', ')})`;
+    if (!problem) return model;
+    // The body is read and dropped, so the client can finish sending and read the answer.
+    req.resume();
+    throw new HttpError(400, problem);
   }
 
   /** GET /api/events/<id>/snapshot.jpg[?crop=1]: ids are only looked up, never made into paths. */

@@ -10,7 +10,7 @@ import {
   type CountsInView,
   type ZonedDetection,
 } from '../publish/index.js';
-import { FrameDropped, type SchedulerStats } from '../scheduler/index.js';
+import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
 import type { EventQuery, EventStore } from '../state/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
 
@@ -20,9 +20,12 @@ export interface ViewSources extends StatsSources {
   cameras: () => Record<string, CameraConfig>;
   ingest: StatsSources['ingest'] & { status(name: string): CameraStatus | undefined };
   scheduler: StatsSources['scheduler'] & {
-    submit(picture: Picture, priority: number): Promise<Detection[]>;
+    submit(picture: Picture, priority: number, model: string): Promise<Detection[]>;
   };
-  detector: StatsSources['detector'] & { readonly inputSize: number };
+  models: StatsSources['models'] & {
+    detector(name: string): { readonly inputSize: number } | undefined;
+    names(): string[];
+  };
   stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
   /** A camera's objects in view, as its count topics say (the reporter's). */
@@ -34,6 +37,8 @@ export interface ViewSources extends StatsSources {
 /** A camera as GET /api/cameras answers it (docs/http.md). */
 export interface CameraView {
   camera: string;
+  /** The model that analyses its frames. */
+  model: string;
   state: string;
   since: string | null;
   restarts: number;
@@ -76,20 +81,28 @@ export class LiveView implements HttpSource {
   }
 
   /**
-   * Healthy while a detector session is ready and the broker has not refused Argus: a login it
-   * refuses (or TLS it fails) needs someone to fix the configuration, while a broker that is
-   * away only delays what Argus publishes (it buffers and reconnects on its own).
+   * Healthy while every model has a session (or a remote connection) ready and the broker has not
+   * refused Argus: a login it refuses (or TLS it fails) needs someone to fix the configuration,
+   * while a broker that is away only delays what Argus publishes (it buffers and reconnects on
+   * its own).
    */
   health(): Health {
-    const det = this.src.detector.stats();
+    const models = Object.entries(this.src.models.stats());
     const mqtt = this.src.output.stats();
     const cameras: Record<string, string> = {};
     for (const s of this.src.ingest.statuses()) cameras[s.camera] = s.state;
     const err = mqtt.lastError;
     const refused = !mqtt.connected && err !== null && ['auth', 'refused', 'tls'].includes(err.cause);
+    const providers = [...new Set(models.flatMap(([, m]) => (m.provider ? [m.provider] : [])))];
     return {
-      ok: det.readyWorkers > 0 && !refused,
-      detector: { ready_workers: det.readyWorkers, provider: det.provider },
+      ok: models.length > 0 && models.every(([, m]) => m.readyWorkers > 0) && !refused,
+      detector: {
+        ready_workers: models.reduce((n, [, m]) => n + m.readyWorkers, 0),
+        provider: providers.length ? providers.join(',') : null,
+      },
+      models: Object.fromEntries(
+        models.map(([name, m]) => [name, { ready_workers: m.readyWorkers, provider: m.provider }]),
+      ),
       mqtt: { connected: mqtt.connected, last_error: err && { cause: err.cause, message: err.message } },
       cameras,
     };
@@ -97,6 +110,10 @@ export class LiveView implements HttpSource {
 
   cameraNames(): string[] {
     return Object.keys(this.src.cameras());
+  }
+
+  modelNames(): string[] {
+    return this.src.models.names();
   }
 
   cameras(): CameraView[] {
@@ -107,6 +124,7 @@ export class LiveView implements HttpSource {
       const latest = this.latest.get(name);
       return {
         camera: name,
+        model: cfg.model,
         state: st?.state ?? (cfg.enabled ? 'connecting' : 'disabled'),
         since: st ? new Date(st.since).toISOString() : null,
         restarts: st?.restarts ?? 0,
@@ -151,20 +169,24 @@ export class LiveView implements HttpSource {
     return { contentType: this.src.metrics.contentType, body: await this.src.metrics.metrics() };
   }
 
-  /** One posted image through the scheduler: the same JSON as `argus detect`. */
-  async detect(image: Buffer, name: string): Promise<unknown> {
+  /** One posted image through the scheduler, on `model`: the same JSON as `argus detect`. */
+  async detect(image: Buffer, name: string, model: string): Promise<unknown> {
+    const detector = this.src.models.detector(model);
+    if (!detector) throw new HttpError(400, `model: there is no model named '${model}'`);
     let picture: Picture;
     try {
-      picture = await loadLetterboxed(image, this.src.detector.inputSize, name);
+      picture = await loadLetterboxed(image, detector.inputSize, name);
     } catch (err) {
       if (err instanceof ImageError) throw new HttpError(400, err.message);
       throw err;
     }
     let detections: Detection[];
     try {
-      detections = await this.src.scheduler.submit(picture, this.cfg.detect_priority);
+      detections = await this.src.scheduler.submit(picture, this.cfg.detect_priority, model);
     } catch (err) {
       if (err instanceof FrameDropped) throw new HttpError(503, err.message);
+      // Removed by a reload while the image was read.
+      if (err instanceof UnknownModel) throw new HttpError(400, `model: ${err.message}`);
       throw err;
     }
     const g = picture.geometry;

@@ -14,8 +14,8 @@ import { resolveUrlHost } from './resolve.js';
 export interface IngestConfig {
   cameras: Record<string, CameraConfig>;
   ffmpeg: Config['ffmpeg'];
-  /** Model input size: every frame comes out size × size. */
-  size: number;
+  /** The input size of the camera's model: its frames come out size × size. */
+  size: (camera: CameraConfig) => number;
   secrets: readonly string[];
 }
 
@@ -60,7 +60,7 @@ export class Ingest {
         name,
         camera: config,
         ffmpeg: this.cfg.ffmpeg,
-        size: this.cfg.size,
+        size: this.cfg.size(config),
         rtspTimeoutOption: this.rtspTimeoutOption,
         secrets: this.cfg.secrets,
       },
@@ -80,7 +80,8 @@ export class Ingest {
 
   /**
    * Brings the running cameras in line with a reloaded camera section: new ones start, removed
-   * ones stop, changed ones restart, and unchanged ones are not touched (they keep streaming).
+   * ones stop, changed ones restart, and unchanged and moved ones (to another model of the same
+   * input size) are not touched: they keep streaming.
    */
   async setCameras(
     cameras: Record<string, CameraConfig>,

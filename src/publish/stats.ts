@@ -1,7 +1,7 @@
 import type { Clock, Timer } from '../core/clock.js';
 import type { Config } from '../config/index.js';
-import type { DetectorStats } from '../detector/index.js';
 import type { CameraStatus } from '../ingest/index.js';
+import type { NamedModelStats } from '../models/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 import type { Output, OutputStats } from './mqtt-output.js';
 import type { StatsPayload, Topics } from './topics.js';
@@ -10,7 +10,7 @@ import type { StatsPayload, Topics } from './topics.js';
 export interface StatsSources {
   scheduler: { stats(): SchedulerStats };
   ingest: { statuses(): CameraStatus[] };
-  detector: { stats(): DetectorStats };
+  models: { stats(): Record<string, NamedModelStats> };
   output: { stats(): OutputStats };
 }
 
@@ -101,6 +101,7 @@ export class StatsPublisher {
       const st = statuses.get(name);
       const r = rates[name]!;
       cameras[name] = {
+        model: c.model,
         state: st?.state ?? 'stopped',
         fps_in: r.fpsIn,
         fps_analysed: r.fpsAnalysed,
@@ -111,25 +112,50 @@ export class StatsPublisher {
         restarts: st?.restarts ?? 0,
       };
     }
-    const sizes: Record<string, number> = {};
-    sched.batchSizes.forEach((n, size) => {
-      if (n) sizes[String(size)] = n;
-    });
-    const det = this.sources.detector.stats();
+    const sizes = (batchSizes: number[]): Record<string, number> => {
+      const out: Record<string, number> = {};
+      batchSizes.forEach((n, size) => {
+        if (n) out[String(size)] = n;
+      });
+      return out;
+    };
+    const ms = (v: number): number => Math.round(v * 10) / 10;
+    const det = this.sources.models.stats();
+    const models: StatsPayload['models'] = {};
+    for (const [name, m] of Object.entries(det)) {
+      const b = sched.models[name];
+      models[name] = {
+        kind: m.kind,
+        provider: m.provider ?? 'none',
+        workers: m.workers,
+        ready_workers: m.readyWorkers,
+        input_size: m.inputSize,
+        batches: b?.batches ?? 0,
+        batch_sizes: sizes(b?.batchSizes ?? []),
+        frames: b?.frames ?? 0,
+        inference_ms: ms(b?.inferenceMsMean ?? 0),
+        in_flight: b?.inFlight ?? 0,
+        deadlines_missed: m.deadlinesMissed,
+        sessions_recreated: m.sessionsRecreated,
+      };
+    }
+    const all = Object.values(det);
+    const sum = (pick: (m: NamedModelStats) => number): number => all.reduce((n, m) => n + pick(m), 0);
     const out = this.sources.output.stats();
     return {
       ts: new Date(now).toISOString(),
       uptime_s: Math.round((now - this.startedAt) / 1000),
       cameras,
       detector: {
-        provider: det.provider ?? 'none',
-        workers: det.workers,
+        provider: [...new Set(all.map((m) => m.provider ?? 'none'))].join(',') || 'none',
+        workers: sum((m) => m.workers),
         batches: sched.batches,
-        batch_sizes: sizes,
-        inference_ms: Math.round(sched.inferenceMsMean * 10) / 10,
-        deadlines_missed: det.deadlinesMissed,
-        sessions_recreated: det.sessionsRecreated,
+        batch_sizes: sizes(sched.batchSizes),
+        inference_ms: ms(sched.inferenceMsMean),
+        deadlines_missed: sum((m) => m.deadlinesMissed),
+        sessions_recreated: sum((m) => m.sessionsRecreated),
       },
+      models,
       cache: { enabled: this.cfg.cache.enabled, hit_ratio: Math.round(sched.cacheHitRatio * 1000) / 1000 },
       mqtt: {
         reconnects: out.reconnects,

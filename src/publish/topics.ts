@@ -101,6 +101,8 @@ export interface StatsPayload {
   cameras: Record<
     string,
     {
+      /** The model that analyses its frames. */
+      model: string;
       state: CameraState;
       fps_in: number;
       fps_analysed: number;
@@ -111,6 +113,7 @@ export interface StatsPayload {
       restarts: number;
     }
   >;
+  /** All models together (`provider`: the providers in use, comma-separated). */
   detector: {
     provider: string;
     workers: number;
@@ -120,6 +123,25 @@ export interface StatsPayload {
     deadlines_missed: number;
     sessions_recreated: number;
   };
+  /** Each model on its own. */
+  models: Record<
+    string,
+    {
+      kind: 'local' | 'remote';
+      provider: string;
+      workers: number;
+      ready_workers: number;
+      input_size: number;
+      batches: number;
+      batch_sizes: Record<string, number>;
+      /** Pictures analysed (camera frames and posted images). */
+      frames: number;
+      inference_ms: number;
+      in_flight: number;
+      deadlines_missed: number;
+      sessions_recreated: number;
+    }
+  >;
   cache: { enabled: boolean; hit_ratio: number };
   mqtt: { reconnects: number; detections_dropped: number; events_dropped: number; buffered: number };
 }

@@ -1,11 +1,16 @@
-/** The scheduler stage's public interface: frames and submitted pictures in, batches out. */
+/** The scheduler stage's public interface: frames and submitted pictures in, batches per model out. */
+export { FrameDropped, type CameraStats, type Drop } from './jobs.js';
 export {
-  FrameDropped,
-  Scheduler,
   type BatchDetections,
   type BatchDetector,
-  type CameraStats,
-  type Drop,
+  type ModelBatchStats,
+  type ModelSet,
+  type ModelStage,
+  type ModelStats,
+} from './models.js';
+export {
+  Scheduler,
+  UnknownModel,
   type ResultCache,
   type SchedulerDeps,
   type SchedulerStats,

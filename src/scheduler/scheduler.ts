@@ -2,23 +2,19 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import { fitsModel, type Detection, type Frame, type Picture, type Result } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
-import { FrameQueue, type DropReason } from '../queue/index.js';
-import { FairShare } from './fair-share.js';
-
-/** One batch's answer: per picture, its detections in source pixels. */
-export interface BatchDetections {
-  detections: Detection[][];
-  inferMs: number;
-}
-
-/** What the scheduler needs of the detector (the worker pool, or a fake in tests). */
-export interface BatchDetector {
-  /** Batches it can run at once (its sessions). */
-  readonly concurrency: number;
-  /** The pictures it takes are inputSize × inputSize. */
-  readonly inputSize: number;
-  detect(pictures: readonly Picture[]): Promise<BatchDetections>;
-}
+import { FrameQueue } from '../queue/index.js';
+import {
+  cameraLane,
+  cameraStats,
+  FrameDropped,
+  inCaptureOrder,
+  type CameraLane,
+  type CameraStats,
+  type Drop,
+  type Job,
+  type Lane,
+} from './jobs.js';
+import { ModelPool, poolStats, type BatchDetector, type ModelBatchStats, type ModelSet } from './models.js';
 
 /** What the scheduler needs of the frame cache. */
 export interface ResultCache {
@@ -29,34 +25,19 @@ export interface ResultCache {
   forget(camera: string): void;
 }
 
-export type Drop = DropReason | 'error';
-
-/** A submitted picture that got no answer: its queue was full, it went stale, or its batch failed. */
-export class FrameDropped extends Error {
-  constructor(
-    readonly reason: Drop | 'stopped',
-    message: string,
-  ) {
-    super(message);
+/** A picture submitted for a model that is not configured. */
+export class UnknownModel extends Error {
+  constructor(readonly model: string) {
+    super(`there is no model named '${model}'`);
   }
-}
-
-export interface CameraStats {
-  framesIn: number;
-  analysed: number;
-  cached: number;
-  dropped: Record<Drop, number>;
-  queueDepth: number;
-  /** Mean age of frames when their batch was sent (ms). */
-  frameAgeMsMean: number;
-  /** Answers held back until an earlier frame's answer went out (capture order kept). */
-  resequenced: number;
 }
 
 export interface SchedulerStats {
   cameras: Record<string, CameraStats>;
   /** Pictures submitted one by one (`submit`), and how many got no answer. */
   submitted: { answered: number; dropped: number };
+  /** Each model's batches; the four below are their sums (the mean over all batches). */
+  models: Record<string, ModelBatchStats>;
   batches: number;
   /** How many batches had each size (index = size). */
   batchSizes: number[];
@@ -66,7 +47,8 @@ export interface SchedulerStats {
 }
 
 export interface SchedulerDeps {
-  detector: BatchDetector;
+  /** Each model's detector, by name: a camera's frames go to its model's. */
+  models: ModelSet;
   cache: ResultCache;
   clock: Clock;
   log: Logger;
@@ -79,75 +61,39 @@ export interface SchedulerDeps {
 /** Pictures submitted at one priority wait here; beyond it the oldest is dropped. */
 const SUBMIT_QUEUE = 16;
 
-type Job =
-  | { ts: number; frame: Frame }
-  | {
-      ts: number;
-      picture: Picture;
-      resolve: (d: Detection[]) => void;
-      reject: (e: FrameDropped) => void;
-    };
-
-interface CameraCounters {
-  framesIn: number;
-  analysed: number;
-  cached: number;
-  errors: number;
-  ageSum: number;
-  resequenced: number;
-}
-
-/** What a camera lane knows beyond its queue. */
-interface CameraLane {
-  name: string;
-  counters: CameraCounters;
-  /** Frames taken but not yet answered or dropped (queued or in a batch), by sequence number. */
-  pending: Set<number>;
-  /** Answers that wait for an earlier frame's, in sequence order. */
-  held: Result[];
-}
-
-/** A queue that competes for batch slots: one per camera, one per priority of submitted pictures. */
-interface Lane {
-  priority: number;
-  queue: FrameQueue<Job>;
-  /** Cameras only. */
-  camera?: CameraLane;
-}
-
 /**
- * Merges the cameras' frames, and pictures submitted one by one, into batches for the detector:
- * a batch leaves when `max_batch` frames wait, when the oldest has waited `max_wait_ms`, or at
- * once when no batch is running (unless `fill_when_idle`); frames are picked by fair share of
- * priority (see FairShare); at most `max_in_flight` batches run at once (0: one per detector
- * session), so the next is being filled while the current runs. Unchanged camera frames are
- * answered from the cache and never wait.
+ * Merges the cameras' frames, and pictures submitted one by one, into batches, per model: the
+ * frames of cameras on one model share its batches, and a batch never mixes models. A batch
+ * leaves when `max_batch` frames wait, when the oldest has waited `max_wait_ms`, or at once when
+ * none of its model is running (unless `fill_when_idle`); frames are picked by fair share of
+ * priority among the queues of the model (see FairShare); each model runs at most
+ * `max_in_flight` batches at once (0: one per session of its detector), so its next batch is
+ * being filled while the current runs, and a busy model takes no slot of another. Unchanged
+ * camera frames are answered from the cache and never wait.
  */
 export class Scheduler {
   private cams = new Map<string, Lane>();
-  private submitLanes = new Map<number, Lane>();
-  private fair = new FairShare<Lane>();
+  /** By model, then priority. */
+  private submitLanes = new Map<string, Lane>();
+  private pools = new Map<string, ModelPool<Lane>>();
+  /** Batches in flight, all models together. */
   private inFlight = 0;
   private idle: (() => void)[] = [];
   private timer: Timer | null = null;
   private timerAt = 0;
   private running = false;
-  private batches = 0;
-  private batchSizes: number[];
-  private inferSum = 0;
-  private okBatches = 0;
   private submitted = { answered: 0, dropped: 0 };
 
   constructor(
     private readonly cfg: Config['scheduler'],
     private readonly cameras: Record<string, CameraConfig>,
     private readonly deps: SchedulerDeps,
-  ) {
-    this.batchSizes = new Array<number>(cfg.max_batch + 1).fill(0);
-  }
+  ) {}
 
-  private get maxInFlight(): number {
-    return this.cfg.max_in_flight || this.deps.detector.concurrency;
+  private pool(model: string): ModelPool<Lane> {
+    let pool = this.pools.get(model);
+    if (!pool) this.pools.set(model, (pool = new ModelPool<Lane>(this.cfg.max_batch)));
+    return pool;
   }
 
   /** Starts taking frames from the enabled cameras. */
@@ -157,23 +103,52 @@ export class Scheduler {
   }
 
   /** A reloaded camera section: removed cameras go, changed ones start afresh, new ones join. */
-  setCameras(cameras: Record<string, CameraConfig>, changes: CameraChanges): void {
+  setCameras(cameras: Record<string, CameraConfig>, changes: Omit<CameraChanges, 'moved'>): void {
     for (const name of [...changes.removed, ...changes.changed]) this.removeCamera(name);
     for (const name of [...changes.added, ...changes.changed]) this.addCamera(name, cameras[name]!);
   }
 
+  /**
+   * Cameras of a reloaded section whose model changed (and only that) go on with `cameras[name].model`:
+   * their queued frames, counters and the order of their answers are kept; their cached answers
+   * (the old model's) are forgotten.
+   */
+  moveCameras(cameras: Record<string, CameraConfig>, names: readonly string[]): void {
+    for (const name of names) {
+      const lane = this.cams.get(name);
+      if (!lane) continue;
+      this.pools.get(lane.model)?.fair.forget(lane);
+      lane.model = cameras[name]!.model;
+      this.newEpoch(lane.camera!);
+    }
+    this.dispatch();
+  }
+
+  /**
+   * Models were swapped, added or removed (a reload): the next batches go to the detectors the
+   * model set gives now. The cameras of a swapped model forget their cached answers; pictures
+   * waiting for a model that is gone are refused.
+   */
+  modelsChanged(names: readonly string[]): void {
+    for (const lane of this.cams.values()) if (names.includes(lane.model)) this.newEpoch(lane.camera!);
+    for (const [key, lane] of this.submitLanes) {
+      if (this.deps.models.detector(lane.model)) continue;
+      this.submitLanes.delete(key);
+      while (lane.queue.length) this.dropped(lane, lane.queue.shift()!, 'stopped', 'its model was removed');
+    }
+    for (const [name, pool] of this.pools)
+      if (!this.deps.models.detector(name) && pool.inFlight === 0) this.pools.delete(name);
+    this.dispatch();
+  }
+
+  private newEpoch(cam: CameraLane): void {
+    cam.epoch++;
+    this.deps.cache.forget(cam.name);
+  }
+
   private addCamera(name: string, c: CameraConfig): void {
     if (!c.enabled) return;
-    this.cams.set(name, {
-      priority: c.priority,
-      queue: new FrameQueue<Job>(this.cfg.queue_size),
-      camera: {
-        name,
-        counters: { framesIn: 0, analysed: 0, cached: 0, errors: 0, ageSum: 0, resequenced: 0 },
-        pending: new Set(),
-        held: [],
-      },
-    });
+    this.cams.set(name, cameraLane(name, c, this.cfg.queue_size));
   }
 
   private removeCamera(name: string): void {
@@ -181,7 +156,7 @@ export class Scheduler {
     if (!lane) return;
     lane.queue.clear();
     this.cams.delete(name);
-    this.fair.forget(lane);
+    this.pools.get(lane.model)?.fair.forget(lane);
     this.deps.cache.forget(name);
   }
 
@@ -199,13 +174,16 @@ export class Scheduler {
 
   /**
    * Runs one picture (not from a camera, e.g. an image posted to the HTTP API) through the same
-   * batches as the cameras, at `priority` (1..10) among them. Resolves with its detections;
-   * rejects with FrameDropped when it gets no answer (queue full, stale, batch failed, stopped).
+   * batches as the cameras of `model`, at `priority` (1..10) among them. Resolves with its
+   * detections; rejects with UnknownModel, or FrameDropped when it gets no answer (queue full,
+   * stale, batch failed, stopped).
    */
-  submit(picture: Picture, priority: number): Promise<Detection[]> {
+  submit(picture: Picture, priority: number, model = 'default'): Promise<Detection[]> {
     if (!this.running) return Promise.reject(new FrameDropped('stopped', 'the scheduler is stopped'));
+    const detector = this.deps.models.detector(model);
+    if (!detector) return Promise.reject(new UnknownModel(model));
     // Checked here, so a wrong picture fails alone rather than the batch it would share.
-    const size = this.deps.detector.inputSize;
+    const size = detector.inputSize;
     const g = picture.geometry;
     if (!fitsModel(picture, size))
       return Promise.reject(
@@ -213,10 +191,11 @@ export class Scheduler {
           `picture is ${g.dstW}x${g.dstH} (${picture.data.length} bytes); the model takes ${size}x${size} RGB`,
         ),
       );
-    let lane = this.submitLanes.get(priority);
+    const key = `${model}\n${priority}`;
+    let lane = this.submitLanes.get(key);
     if (!lane) {
-      lane = { priority, queue: new FrameQueue<Job>(SUBMIT_QUEUE) };
-      this.submitLanes.set(priority, lane);
+      lane = { model, priority, queue: new FrameQueue<Job>(SUBMIT_QUEUE) };
+      this.submitLanes.set(key, lane);
     }
     const queue = lane.queue;
     return new Promise((resolve, reject) => {
@@ -237,28 +216,14 @@ export class Scheduler {
       full: 'the detector is busy: the picture was dropped (too many pictures waiting)',
       stale: 'the detector is busy: the picture was dropped (it waited too long)',
       error: `the picture's batch failed${why ? `: ${why}` : ''}`,
-      stopped: 'Argus is stopping',
+      stopped: why ?? 'Argus is stopping',
     };
     job.reject(new FrameDropped(reason, text[reason]));
   }
 
-  /**
-   * Hands on a camera frame's answer (or, without one, its end), in capture order: an answer
-   * waits while an earlier frame of its camera is still queued or in a batch (two sessions can
-   * finish out of order, and the cache answers at once), and goes out as soon as none is.
-   */
+  /** Hands on a camera frame's answer (or, without one, its end), in capture order. */
   private answer(lane: Lane, seq: number, result?: Result): void {
-    const cam = lane.camera;
-    if (!cam) return;
-    cam.pending.delete(seq);
-    let first = Infinity;
-    for (const s of cam.pending) first = Math.min(first, s);
-    if (result) {
-      if (result.seq > first) cam.counters.resequenced++;
-      const at = cam.held.findIndex((h) => h.seq > result.seq);
-      cam.held.splice(at < 0 ? cam.held.length : at, 0, result);
-    }
-    while (cam.held.length && cam.held[0]!.seq < first) this.deps.onResult(cam.held.shift()!);
+    if (lane.camera) inCaptureOrder(lane.camera, seq, result, this.deps.onResult);
   }
 
   private answerFromCache(lane: Lane, frame: Frame): boolean {
@@ -287,12 +252,26 @@ export class Scheduler {
     return [...this.cams.values(), ...this.submitLanes.values()];
   }
 
-  /** Sends batches while a slot is free and a batch is due. */
+  /** Sends batches while a model has a slot free and a batch due. */
   private dispatch(): void {
-    while (this.running && this.inFlight < this.maxInFlight) {
+    if (!this.running) return;
+    const byModel = new Map<string, Lane[]>();
+    for (const lane of this.lanes()) {
+      const lanes = byModel.get(lane.model);
+      if (lanes) lanes.push(lane);
+      else byModel.set(lane.model, [lane]);
+    }
+    for (const [model, lanes] of byModel) this.dispatchModel(model, lanes);
+  }
+
+  private dispatchModel(model: string, lanes: Lane[]): void {
+    for (;;) {
+      const detector = this.deps.models.detector(model);
+      if (!this.running || !detector) return;
+      const pool = this.pool(model);
+      if (pool.inFlight >= (this.cfg.max_in_flight || detector.concurrency)) return;
       const now = this.deps.clock.now();
       const cutoff = now - this.cfg.max_frame_age_ms;
-      const lanes = this.lanes();
       let total = 0;
       let oldest = Infinity;
       for (const lane of lanes) {
@@ -302,43 +281,48 @@ export class Scheduler {
         if (head && head.ts < oldest) oldest = head.ts;
       }
       if (total === 0) return;
-      const idle = this.inFlight === 0 && !this.cfg.fill_when_idle;
+      const idle = pool.inFlight === 0 && !this.cfg.fill_when_idle;
       if (!idle && total < this.cfg.max_batch && now - oldest < this.cfg.max_wait_ms) {
         this.armTimer(oldest + this.cfg.max_wait_ms);
         return;
       }
-      this.sendBatch(now, lanes);
+      this.sendBatch(now, detector, pool, lanes);
     }
   }
 
-  private sendBatch(now: number, lanes: Lane[]): void {
-    const batch: { job: Job; lane: Lane }[] = [];
+  private sendBatch(now: number, detector: BatchDetector, pool: ModelPool<Lane>, lanes: Lane[]): void {
+    const batch: { job: Job; lane: Lane; epoch: number }[] = [];
     const contenders = lanes.map((lane) => ({
       key: lane,
       priority: lane.priority,
       waiting: lane.queue.length,
     }));
+    const size = detector.inputSize;
     while (batch.length < this.cfg.max_batch) {
       // One frame at a time: a frame answered from the cache leaves its slot to the next pick.
-      const [lane] = this.fair.pick(contenders, 1);
+      const [lane] = pool.fair.pick(contenders, 1);
       if (!lane) break;
       contenders.find((c) => c.key === lane)!.waiting--;
       const job = lane.queue.shift()!;
       // A frame queued before its camera's previous analysis finished may now match it.
       if ('frame' in job && this.answerFromCache(lane, job.frame)) continue;
+      // Queued before a swap to a model of another input size: its camera is being restarted.
+      if (!fitsModel('frame' in job ? job.frame : job.picture, size)) {
+        if (lane.camera) lane.camera.counters.errors++;
+        this.dropped(lane, job, 'error', `the model now takes ${size}x${size} pictures`);
+        continue;
+      }
       if (lane.camera) lane.camera.counters.ageSum += now - job.ts;
-      batch.push({ job, lane });
+      batch.push({ job, lane, epoch: lane.camera?.epoch ?? 0 });
     }
     if (batch.length === 0) return;
     this.inFlight++;
-    this.batches++;
-    this.batchSizes[batch.length]!++;
+    pool.sent(batch.length);
     const pictures = batch.map(({ job }) => ('frame' in job ? job.frame : job.picture));
-    this.deps.detector.detect(pictures).then(
+    detector.detect(pictures).then(
       (result) => {
-        this.okBatches++;
-        this.inferSum += result.inferMs;
-        batch.forEach(({ job, lane }, i) => {
+        pool.settled(result.inferMs);
+        batch.forEach(({ job, lane, epoch }, i) => {
           const detections = result.detections[i] ?? [];
           if (!('frame' in job)) {
             this.submitted.answered++;
@@ -348,7 +332,8 @@ export class Scheduler {
           // A camera removed (or restarted) while its frame was in the batch: nothing to report,
           // and nothing to remember (a restarted camera may show another scene).
           if (this.cams.get(f.camera) !== lane) return;
-          this.deps.cache.store(f, detections);
+          // Its model changed meanwhile: the answer stands, but the next frames need the new model's.
+          if (lane.camera!.epoch === epoch) this.deps.cache.store(f, detections);
           lane.camera!.counters.analysed++;
           this.answer(lane, f.seq, {
             ...f,
@@ -362,6 +347,7 @@ export class Scheduler {
         this.settle();
       },
       (err: unknown) => {
+        pool.settled(undefined);
         const message = err instanceof Error ? err.message : String(err);
         const cameras = new Set(batch.flatMap(({ lane }) => (lane.camera ? [lane.camera] : [])));
         this.deps.log.warn(
@@ -399,25 +385,14 @@ export class Scheduler {
     let analysed = 0;
     let cached = 0;
     for (const [name, lane] of this.cams) {
-      const c = lane.camera!.counters;
+      const c = (cameras[name] = cameraStats(lane));
       analysed += c.analysed;
       cached += c.cached;
-      cameras[name] = {
-        framesIn: c.framesIn,
-        analysed: c.analysed,
-        cached: c.cached,
-        dropped: { ...lane.queue.dropped, error: c.errors },
-        queueDepth: lane.queue.length,
-        frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
-        resequenced: c.resequenced,
-      };
     }
     return {
       cameras,
       submitted: { ...this.submitted },
-      batches: this.batches,
-      batchSizes: [...this.batchSizes],
-      inferenceMsMean: this.okBatches ? this.inferSum / this.okBatches : 0,
+      ...poolStats(this.pools, this.cfg.max_batch),
       inFlight: this.inFlight,
       cacheHitRatio: analysed + cached ? cached / (analysed + cached) : 0,
     };

@@ -5,7 +5,14 @@ export function config(over: Record<string, unknown> = {}): Config {
   return configSchema.parse({ model: { path: 'model.onnx' }, ...over });
 }
 
-/** One camera's section with its defaults (a lavfi test source unless told otherwise). */
+/**
+ * One camera's section with its defaults (a lavfi test source unless told otherwise); a model it
+ * names other than `default` is defined for it.
+ */
 export function cameraConfig(over: Record<string, unknown> = {}): CameraConfig {
-  return config({ cameras: { cam: { url: 'lavfi:testsrc', ...over } } }).cameras.cam!;
+  const model = typeof over.model === 'string' && over.model !== 'default' ? over.model : undefined;
+  return config({
+    ...(model ? { models: { [model]: { path: `${model}.onnx` } } } : {}),
+    cameras: { cam: { url: 'lavfi:testsrc', ...over } },
+  }).cameras.cam!;
 }

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { sectionConfig, type Config } from '../../src/config/index.js';
+import { modelConfig, sectionConfig, type Config } from '../../src/config/index.js';
 import { Detector, planModel } from '../../src/detector/index.js';
 import { tempDir, writeFixture } from './env.js';
 
@@ -17,7 +17,7 @@ export async function fixtureDetector(
   const detector = new Detector(
     await planModel({ path }),
     {
-      model: sectionConfig('model', { path, conf: 0.5, max_detections: 100 }),
+      model: modelConfig({ path, conf: 0.5, max_detections: 100 }),
       detector: {
         ...sectionConfig('detector', { workers: 1, intra_op_threads: 1, inter_op_threads: 1 }),
         ...over,

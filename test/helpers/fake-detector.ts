@@ -1,5 +1,5 @@
 import type { Detection, Picture } from '../../src/core/frame.js';
-import type { BatchDetections, BatchDetector } from '../../src/scheduler/index.js';
+import type { BatchDetections, BatchDetector, ModelSet } from '../../src/scheduler/index.js';
 
 export interface FakeCall {
   pictures: readonly Picture[];
@@ -7,6 +7,11 @@ export interface FakeCall {
   resolve(dets?: Detection[][], inferMs?: number): void;
   reject(err: Error): void;
 }
+
+/** The model set of a daemon with one model, `default`, run by `detector`. */
+export const onlyModel = (detector: BatchDetector): ModelSet => ({
+  detector: (name) => (name === 'default' ? detector : undefined),
+});
 
 /** A detector whose batches finish when the test says so. */
 export class FakeDetector implements BatchDetector {

@@ -1,11 +1,12 @@
-import type { DetectorStats } from '../../src/detector/index.js';
 import type { CameraStatus } from '../../src/ingest/index.js';
+import type { NamedModelStats } from '../../src/models/index.js';
 import type { OutputStats } from '../../src/publish/index.js';
 import type { CameraStats, SchedulerStats } from '../../src/scheduler/index.js';
 
 /** A camera's scheduler counters, zero unless told. */
 export function cameraStats(over: Partial<CameraStats> = {}): CameraStats {
   return {
+    model: 'default',
     framesIn: 0,
     analysed: 0,
     cached: 0,
@@ -40,19 +41,24 @@ export class FakeStages {
   statuses: CameraStatus[] = [];
   sched: Omit<SchedulerStats, 'cameras'> = {
     submitted: { answered: 0, dropped: 0 },
+    models: {},
     batches: 0,
     batchSizes: [0, 0, 0, 0, 0],
     inferenceMsMean: 0,
     inFlight: 0,
     cacheHitRatio: 0,
   };
-  det: DetectorStats = {
-    provider: 'cpu',
-    workers: 2,
-    readyWorkers: 2,
-    sessionsRecreated: 0,
-    deadlinesMissed: 0,
-    buffersAllocated: 2,
+  /** The models' own numbers, by name: one local model, `default`, unless a test adds others. */
+  modelStats: Record<string, NamedModelStats> = {
+    default: {
+      kind: 'local',
+      provider: 'cpu',
+      workers: 2,
+      readyWorkers: 2,
+      sessionsRecreated: 0,
+      deadlinesMissed: 0,
+      inputSize: 32,
+    },
   };
   out: OutputStats = {
     connected: true,
@@ -69,6 +75,11 @@ export class FakeStages {
     statuses: (): CameraStatus[] => this.statuses,
     status: (name: string): CameraStatus | undefined => this.statuses.find((s) => s.camera === name),
   };
-  detector = { stats: (): DetectorStats => this.det, inputSize: 32 };
+  /** The model registry, as stats, metrics and the HTTP view read it. */
+  models = {
+    stats: (): Record<string, NamedModelStats> => structuredClone(this.modelStats),
+    names: (): string[] => Object.keys(this.modelStats),
+    detector: (name: string): { inputSize: number } | undefined => this.modelStats[name],
+  };
   output = { stats: (): OutputStats => this.out };
 }

@@ -188,7 +188,7 @@ describe('argus validate', () => {
     assert.equal(lines.length, 1);
     assert.match(
       lines[0]!,
-      /example\.yaml: valid; 2 cameras \(2 enabled\), model .*argus-fixture\.onnx, providers cpu, batch 4\/50 ms, mqtt embedded 127\.0\.0\.1:1883$/,
+      /example\.yaml: valid; 2 cameras \(2 enabled\), models default .*argus-fixture\.onnx, plates https:\/\/gpu-box\.lan:8000 \(yolov8n_plates\), providers cpu, batch 4\/50 ms, mqtt embedded 127\.0\.0\.1:1883$/,
     );
   });
 

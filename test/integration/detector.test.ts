@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import type { Detection, Picture } from '../../src/core/frame.js';
 import { letterbox } from '../../src/core/geometry.js';
-import { sectionConfig, type Config } from '../../src/config/index.js';
+import { modelConfig, sectionConfig, type Config } from '../../src/config/index.js';
 import { DeadlineError, Detector, DetectorError, ModelError, planModel } from '../../src/detector/index.js';
 import { loadLetterboxed } from '../../src/ingest/index.js';
 import { createLogger } from '../../src/log.js';
@@ -16,7 +16,7 @@ import { boxIou, FIXTURE_SCENE, squaresPng } from '../helpers/images.js';
 
 /** One 1-thread CPU session unless told otherwise; the model section's defaults (conf 0.25). */
 const settings = (over: Partial<Config['detector']> = {}) => ({
-  model: sectionConfig('model', { path: 'unused.onnx' }),
+  model: modelConfig({ path: 'unused.onnx' }),
   detector: sectionConfig('detector', { workers: 1, intra_op_threads: 1, inter_op_threads: 1, ...over }),
 });
 

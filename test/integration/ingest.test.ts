@@ -66,7 +66,7 @@ async function runIngest(
   const { config, secrets } = camerasConfig(server, cams);
   const rec = new Recorder();
   const ingest = new Ingest(
-    { cameras: config.cameras, ffmpeg: config.ffmpeg, size: SIZE, secrets },
+    { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets },
     { log, onFrame: (f) => rec.frames.push(f), onStatus: (s) => rec.statuses.push(s) },
   );
   await ingest.start();
@@ -304,7 +304,7 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
       );
       const rec = new Recorder();
       const ingest = new Ingest(
-        { cameras: config.cameras, ffmpeg: config.ffmpeg, size: SIZE, secrets },
+        { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets },
         {
           log: pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) }),
           onFrame: (f) => rec.frames.push(f),
@@ -368,7 +368,7 @@ describe('a stream that changes resolution', () => {
     );
     const rec = new Recorder();
     const ingest = new Ingest(
-      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: SIZE, secrets: [] },
+      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets: [] },
       { log, onFrame: (f) => rec.frames.push(f), onStatus: (s) => rec.statuses.push(s) },
     );
     await ingest.start();

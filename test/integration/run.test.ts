@@ -459,7 +459,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.match(metrics, /^argus_camera_frames_dropped_total\{camera="blinker",reason="full"\} \d+$/m);
     assert.match(
       metrics,
-      new RegExp(`^argus_detector_ready_workers ${Math.min(4, availableParallelism())}$`, 'm'),
+      new RegExp(
+        `^argus_detector_ready_workers\\{model="default"\\} ${Math.min(4, availableParallelism())}$`,
+        'm',
+      ),
     );
     assert.match(metrics, /^argus_mqtt_connected 1$/m);
 
@@ -649,7 +652,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.match(daemon.output(), /changes to mqtt need a restart; not applied/);
     assert.match(
       daemon.output(),
-      /"added":\["added"\],"removed":\["drop"\],"restarted":\["change"\],"unchanged":\["keep"\]/,
+      /"added":\["added"\],"removed":\["drop"\],"restarted":\["change"\],"moved":\[\],"unchanged":\["keep"\]/,
     );
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0);
@@ -800,7 +803,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     assert.equal(await new Promise((r) => child.on('exit', r)), 1);
-    assert.match(out, /argus: \*\*\*\/missing\.onnx: cannot read the model file \(no such file\)/);
+    assert.match(
+      out,
+      /argus: model default: \*\*\*\/missing\.onnx: cannot read the model file \(no such file\)/,
+    );
     assert.doesNotMatch(out, /Zq7/);
   });
 

@@ -11,6 +11,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { Ingest } from '../../src/ingest/index.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { fixtureDetector } from '../helpers/detector.js';
+import { onlyModel } from '../helpers/fake-detector.js';
 import { repoRoot, tempDir, waitFor } from '../helpers/env.js';
 import { startRtspServer } from '../helpers/rtsp.js';
 
@@ -61,7 +62,7 @@ describe('cache on real camera frames', () => {
       { ...config.scheduler, max_batch: 4, max_wait_ms: 50, max_in_flight: 1, queue_size: 3 },
       config.cameras,
       {
-        detector,
+        models: onlyModel(detector),
         cache: new FrameCache({ ...config.cache, max_age_s: 60 }),
         clock: systemClock,
         log,
@@ -71,7 +72,7 @@ describe('cache on real camera frames', () => {
     scheduler.start();
     let lastStill: Frame | undefined;
     const ingest = new Ingest(
-      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: detector.inputSize, secrets: [] },
+      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => detector.inputSize, secrets: [] },
       {
         log,
         onFrame: (f) => {

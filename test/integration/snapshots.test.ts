@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import sharp from 'sharp';
-import { sectionConfig } from '../../src/config/index.js';
+import { modelConfig, sectionConfig } from '../../src/config/index.js';
 import { Detector, planModel } from '../../src/detector/index.js';
 import { loadLetterboxed } from '../../src/ingest/index.js';
 import type { EventPayload } from '../../src/publish/topics.js';
@@ -110,7 +110,7 @@ describe('event snapshots and history end to end (real RTSP, ONNX Runtime, Mosqu
       const detector = new Detector(
         await planModel({ path: MODEL() }),
         {
-          model: sectionConfig('model', { path: MODEL() }),
+          model: modelConfig({ path: MODEL() }),
           detector: sectionConfig('detector', { workers: 1, intra_op_threads: 1, inter_op_threads: 1 }),
         },
         pino({ level: 'silent' }),

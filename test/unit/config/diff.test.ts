@@ -4,15 +4,23 @@ import { diffCameras, diffConfig } from '../../../src/config/diff.js';
 import { cameraConfig, config } from '../../helpers/config.js';
 
 describe('config diff (reload)', () => {
-  it('sorts cameras into added, removed, changed and unchanged', () => {
+  it('sorts cameras into added, removed, changed, moved and unchanged', () => {
     const a = cameraConfig({ url: 'rtsp://h/a' });
     const b = cameraConfig({ url: 'rtsp://h/b' });
-    assert.deepEqual(diffCameras({ a, b, c: a }, { a, b: { ...b, fps: 2 }, d: b }), {
-      added: ['d'],
-      removed: ['c'],
-      changed: ['b'],
-      unchanged: ['a'],
-    });
+    assert.deepEqual(
+      diffCameras(
+        { a, b, c: a, m: a, n: a },
+        { a, b: { ...b, fps: 2 }, d: b, m: { ...a, model: 'plates' }, n: { ...a, model: 'plates', fps: 1 } },
+      ),
+      {
+        added: ['d'],
+        removed: ['c'],
+        changed: ['b', 'n'],
+        moved: ['m'],
+        unchanged: ['a'],
+      },
+      'a camera whose model alone changed moves; with anything else it restarts',
+    );
   });
 
   it('names the other sections that changed: they need a restart', () => {
@@ -26,5 +34,15 @@ describe('config diff (reload)', () => {
     assert.deepEqual(changes.cameras.changed, ['a']);
     assert.deepEqual(changes.needRestart.sort(), ['mqtt', 'scheduler']);
     assert.deepEqual(diffConfig(before, before).needRestart, []);
+  });
+
+  it('applies models and detector settings at once: they need no restart', () => {
+    const before = config({});
+    const after = config({
+      model: undefined,
+      models: { default: { path: 'other.onnx' }, plates: { remote: { url: 'http://gpu:8000', model: 'p' } } },
+      detector: { workers: 1 },
+    });
+    assert.deepEqual(diffConfig(before, after).needRestart, []);
   });
 });

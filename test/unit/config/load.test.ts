@@ -82,7 +82,11 @@ describe('config', () => {
 
   it('accepts a minimal file and fills every default', () => {
     const { config } = parseConfig(minimal, '/etc/argus/config.yaml', {});
-    assert.equal(config.model.path, '/etc/argus/m.onnx', 'model path is relative to the config file');
+    assert.equal(
+      config.models.default!.path,
+      '/etc/argus/m.onnx',
+      'model path is relative to the config file',
+    );
     assert.equal(config.mqtt.base_topic, 'argus');
     assert.equal(config.mqtt.url, undefined);
     assert.deepEqual(config.mqtt.embedded, {
@@ -98,7 +102,8 @@ describe('config', () => {
     assert.equal(config.cache.enabled, true);
     assert.equal(config.http.host, '127.0.0.1');
     assert.deepEqual(config.cameras, {});
-    assert.equal(config.model.conf, 0.25);
+    assert.equal(config.models.default!.conf, 0.25);
+    assert.deepEqual(Object.keys(config.models), ['default'], 'model: is the model named default');
   });
 
   it('fills camera defaults', () => {
@@ -384,6 +389,103 @@ describe('config', () => {
       );
       return true;
     });
+  });
+
+  it('reads named models, local and remote: paths relative to the file, headers and URL passwords secret', () => {
+    const text = [
+      'models:',
+      '  default:',
+      '    path: m.onnx',
+      '    labels: m.txt',
+      '  gpus:',
+      '    path: /opt/big.onnx',
+      '    providers: [cuda, cpu]',
+      '    device_ids: [0, 1]',
+      '  plates:',
+      '    remote:',
+      '      url: https://argus:${PW}@gpu-box:8000',
+      '      model: yolov8n_plates',
+      '      headers: { Authorization: "Bearer ${TOKEN}", X-Site: plain-header-value }',
+      '      ca: certs/ca.pem',
+      '    conf: 0.4',
+      'cameras:',
+      '  gate:',
+      '    url: rtsp://h/s',
+      '    model: plates',
+      '  yard:',
+      '    url: rtsp://h/y',
+      '',
+    ].join('\n');
+    const { config, secrets } = parseConfig(text, '/etc/argus/a.yaml', {
+      PW: 'pw-secret',
+      TOKEN: 'tok-secret',
+    });
+    assert.deepEqual(Object.keys(config.models), ['default', 'gpus', 'plates']);
+    assert.equal(config.models.default!.labels, '/etc/argus/m.txt');
+    assert.deepEqual(config.models['gpus']!.device_ids, [0, 1]);
+    const plates = config.models['plates']!;
+    assert.equal(plates.path, undefined);
+    assert.deepEqual(
+      [
+        plates.remote?.ca,
+        plates.remote?.timeout_ms,
+        plates.remote?.retries,
+        plates.remote?.in_flight,
+        plates.conf,
+      ],
+      ['/etc/argus/certs/ca.pem', 5000, 2, 2, 0.4],
+    );
+    assert.deepEqual([config.cameras.gate!.model, config.cameras.yard!.model], ['plates', 'default']);
+    for (const s of ['pw-secret', 'tok-secret', 'Bearer tok-secret', 'plain-header-value'])
+      assert.ok(secrets.includes(s), `${s} is a secret`);
+  });
+
+  it('names what is wrong with a model, and a camera model that does not exist, at its line', () => {
+    const issues = errorsOf(
+      [
+        'model:',
+        '  path: m.onnx',
+        'models:',
+        '  default:',
+        '    path: other.onnx',
+        '  both:',
+        '    path: x.onnx',
+        '    remote: { url: "http://h:8000", model: x }',
+        '  neither:',
+        '    conf: 0.5',
+        '  far:',
+        '    remote: { url: "ftp://h", model: x }',
+        '    device_ids: [0]',
+        'cameras:',
+        '  gate:',
+        '    url: rtsp://h/s',
+        '    model: plats',
+        '',
+      ].join('\n'),
+    ).map((i) => `${i.line}: ${i.path}: ${i.message}`);
+    assert.deepEqual(issues, [
+      '4: models.default: the model named default is also defined by model:; keep one of them',
+      '8: models.both.remote: a model is either a local file (path) or remote, not both',
+      '9: models.neither: needs path (a local ONNX file) or remote (a KServe v2 server)',
+      "12: models.far.remote.url: KServe URL scheme 'ftp' is not one of http, https",
+      '13: models.far.device_ids: only for a local model (path): a remote model runs as its server says',
+      "17: cameras.gate.model: there is no model named 'plats'; the models are default, both, neither, far",
+    ]);
+  });
+
+  it('wants a model, and one named default for cameras that name none', () => {
+    assert.deepEqual(
+      errorsOf('mqtt: {}\n').map((i) => `${i.path}: ${i.message}`),
+      ['model: is required: set model: (the default model), or name models under models:'],
+    );
+    assert.deepEqual(
+      errorsOf('models:\n  plates:\n    path: p.onnx\ncameras:\n  gate:\n    url: rtsp://h/s\n').map(
+        (i) => `${i.line}: ${i.path}: ${i.message}`,
+      ),
+      [
+        "6: cameras.gate.model: there is no model named 'default' (a camera without model: uses default); the models are plates",
+      ],
+    );
   });
 
   it('formats issues as file:line: path: message', () => {

@@ -99,22 +99,36 @@ describe('metrics', () => {
     });
     assert.deepEqual(series(m, 'argus_camera_queue_depth'), { 'camera="gate"': 2 });
     assert.deepEqual(series(m, 'argus_camera_frame_age_seconds'), { 'camera="gate"': 0.25 });
+    assert.deepEqual(series(m, 'argus_camera_model'), { 'camera="gate",model="default"': 1 });
   });
 
-  it('counts batches by size, leaving out size 0', async () => {
+  it('counts batches per model by size, leaving out size 0, and each model’s frames', async () => {
     const { stages, scrape } = setup();
-    stages.sched.batchSizes = [9, 12, 0, 4];
-    assert.deepEqual(series(await scrape(), 'argus_detector_batches_total'), {
-      'size="1"': 12,
-      'size="2"': 0,
-      'size="3"': 4,
+    const batches = { batches: 16, batchSizes: [9, 12, 0, 4], frames: 24, inferenceMsMean: 0, inFlight: 0 };
+    stages.sched.models = { default: batches, plates: { ...batches, batchSizes: [0, 2], frames: 2 } };
+    stages.modelStats.plates = { ...stages.modelStats.default!, kind: 'remote' };
+    const m = await scrape();
+    assert.deepEqual(series(m, 'argus_detector_batches_total'), {
+      'model="default",size="1"': 12,
+      'model="default",size="2"': 0,
+      'model="default",size="3"': 4,
+      'model="plates",size="1"': 2,
+    });
+    assert.deepEqual(series(m, 'argus_detector_frames_total'), {
+      'model="default"': 24,
+      'model="plates"': 2,
     });
   });
 
-  it('exports the detector, cache and MQTT scalars', async () => {
+  it('exports each model’s numbers, and the cache and MQTT scalars', async () => {
     const { stages, scrape } = setup();
-    Object.assign(stages.sched, { inferenceMsMean: 42, inFlight: 1, cacheHitRatio: 0.625 });
-    Object.assign(stages.det, { deadlinesMissed: 3, sessionsRecreated: 1, readyWorkers: 1 });
+    Object.assign(stages.sched, { cacheHitRatio: 0.625 });
+    stages.sched.models = {
+      default: { batches: 1, batchSizes: [0, 1], frames: 1, inferenceMsMean: 42, inFlight: 1 },
+    };
+    Object.assign(stages.modelStats.default!, { deadlinesMissed: 3, sessionsRecreated: 1, readyWorkers: 1 });
+    // A model without batches yet still has its numbers.
+    stages.modelStats.plates = { ...stages.modelStats.default!, readyWorkers: 2, deadlinesMissed: 0 };
     stages.out = {
       ...stages.out,
       connected: false,
@@ -124,13 +138,28 @@ describe('metrics', () => {
       failures: { auth: 3, refused: 0, unreachable: 1, tls: 0, error: 0 },
     };
     const m = await scrape();
-    const scalars = Object.fromEntries([...m].filter(([k]) => !k.includes('{')));
-    assert.deepEqual(scalars, {
+    const perModel = (model: string): Record<string, number> =>
+      Object.fromEntries(
+        [...m].filter(([k]) => k.endsWith(`{model="${model}"}`)).map(([k, v]) => [k.split('{')[0]!, v]),
+      );
+    assert.deepEqual(perModel('default'), {
+      argus_detector_frames_total: 1,
       argus_detector_inference_seconds: 0.042,
       argus_detector_batches_in_flight: 1,
       argus_detector_deadlines_missed_total: 3,
       argus_detector_sessions_recreated_total: 1,
       argus_detector_ready_workers: 1,
+    });
+    assert.deepEqual(perModel('plates'), {
+      argus_detector_frames_total: 0,
+      argus_detector_inference_seconds: 0,
+      argus_detector_batches_in_flight: 0,
+      argus_detector_deadlines_missed_total: 0,
+      argus_detector_sessions_recreated_total: 1,
+      argus_detector_ready_workers: 2,
+    });
+    const scalars = Object.fromEntries([...m].filter(([k]) => !k.includes('{')));
+    assert.deepEqual(scalars, {
       argus_cache_hit_ratio: 0.625,
       argus_mqtt_connected: 0,
       argus_mqtt_reconnects_total: 4,
@@ -169,13 +198,13 @@ describe('metrics', () => {
     await flush();
     stages.statuses = [cameraStatus('gate', { framesReceived: 150, restarts: 2 })];
     stages.cams.gate = cameraStats({ analysed: 55, dropped: { full: 4, stale: 1, error: 0 } });
-    stages.det.deadlinesMissed = 1;
+    stages.modelStats.default!.deadlinesMissed = 1;
     stages.out = { ...stages.out, connected: false, reconnects: 1 };
     const m = await scrape();
     assert.deepEqual(series(m, 'argus_camera_frames_received_total'), { 'camera="gate"': 150 });
     assert.equal(m.get('argus_camera_frames_analysed_total{camera="gate"}'), 55);
     assert.equal(m.get('argus_camera_frames_dropped_total{camera="gate",reason="full"}'), 4);
-    assert.equal(m.get('argus_detector_deadlines_missed_total'), 1);
+    assert.equal(m.get('argus_detector_deadlines_missed_total{model="default"}'), 1);
     assert.equal(m.get('argus_mqtt_connected'), 0);
     assert.equal(m.get('argus_mqtt_reconnects_total'), 1);
     // yard is gone from ingest: its series are gone too.
@@ -187,7 +216,7 @@ describe('metrics', () => {
 
   it('reads each source once per scrape: every metric of a scrape sees one snapshot', async () => {
     const { stages, registry } = setup();
-    const calls = { scheduler: 0, ingest: 0, detector: 0, output: 0 };
+    const calls = { scheduler: 0, ingest: 0, models: 0, output: 0 };
     const count =
       <T>(name: keyof typeof calls, read: () => T) =>
       (): T => {
@@ -196,12 +225,12 @@ describe('metrics', () => {
       };
     stages.scheduler.stats = count('scheduler', stages.scheduler.stats);
     stages.ingest.statuses = count('ingest', stages.ingest.statuses);
-    stages.detector.stats = count('detector', stages.detector.stats);
+    stages.models.stats = count('models', stages.models.stats);
     stages.output.stats = count('output', stages.output.stats);
     await registry.metrics();
-    assert.deepEqual(calls, { scheduler: 1, ingest: 1, detector: 1, output: 1 });
+    assert.deepEqual(calls, { scheduler: 1, ingest: 1, models: 1, output: 1 });
     await flush();
     await registry.metrics();
-    assert.deepEqual(calls, { scheduler: 2, ingest: 2, detector: 2, output: 2 });
+    assert.deepEqual(calls, { scheduler: 2, ingest: 2, models: 2, output: 2 });
   });
 });

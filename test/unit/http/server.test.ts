@@ -9,11 +9,13 @@ function source(over: Partial<HttpSource> = {}): HttpSource {
     health: () => ({
       ok: false,
       detector: { ready_workers: 0, provider: null },
+      models: { default: { ready_workers: 0, provider: null } },
       mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
     }),
     cameras: () => [],
     cameraNames: () => ['gate'],
+    modelNames: () => ['default', 'plates'],
     latestJpeg: () => Promise.resolve(undefined),
     metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
     detect: () => Promise.reject(new HttpError(503, 'the detector is busy')),
@@ -47,6 +49,7 @@ describe('HTTP server', () => {
     assert.deepEqual(await res.json(), {
       ok: false,
       detector: { ready_workers: 0, provider: null },
+      models: { default: { ready_workers: 0, provider: null } },
       mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
     });
@@ -91,13 +94,13 @@ describe('HTTP server', () => {
     }
   });
 
-  it('hands the uploaded image to detect: a form file with its name, or the raw body', async (t) => {
-    const got: { data: string; name: string }[] = [];
+  it('hands the uploaded image to detect: a form file with its name, or the raw body, and the model', async (t) => {
+    const got: { data: string; name: string; model: string }[] = [];
     const base = await serve(
       t,
       source({
-        detect: (data, name) => {
-          got.push({ data: data.toString(), name });
+        detect: (data, name, model) => {
+          got.push({ data: data.toString(), name, model });
           return Promise.resolve({ ok: true });
         },
       }),
@@ -106,11 +109,23 @@ describe('HTTP server', () => {
     form.append('note', 'hello');
     form.append('image', new Blob(['JPEGDATA']), 'cam.jpg');
     assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: form })).status, 200);
-    assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: 'raw' })).status, 200);
+    assert.equal(
+      (await fetch(`${base}/api/detect?model=plates`, { method: 'POST', body: 'raw' })).status,
+      200,
+    );
     assert.deepEqual(got, [
-      { data: 'JPEGDATA', name: 'cam.jpg' },
-      { data: 'raw', name: 'upload' },
+      { data: 'JPEGDATA', name: 'cam.jpg', model: 'default' },
+      { data: 'raw', name: 'upload', model: 'plates' },
     ]);
+    for (const [query, error] of [
+      ['model=plats', "model: there is no model named 'plats' (the models are default, plates)"],
+      ['model=plates&model=default', 'model: give it once'],
+      ['modle=plates', 'modle: unknown parameter (the one parameter is model)'],
+    ]) {
+      const res = await fetch(`${base}/api/detect?${query}`, { method: 'POST', body: 'raw' });
+      assert.deepEqual([res.status, await res.json()], [400, { error }], query);
+    }
+    assert.equal(got.length, 2, 'a request naming no model that runs never reaches detect');
     const big = await fetch(`${base}/api/detect`, { method: 'POST', body: new Uint8Array(2048) });
     assert.equal(big.status, 413);
   });

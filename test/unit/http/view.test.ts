@@ -15,7 +15,7 @@ import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages
 const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] };
 
 function setup(
-  submit: (p: Picture, priority: number) => Promise<Detection[]> = () => Promise.resolve([]),
+  submit: (p: Picture, priority: number, model: string) => Promise<Detection[]> = () => Promise.resolve([]),
   counts?: (camera: string) => CountsInView,
 ) {
   const stages = new FakeStages();
@@ -23,16 +23,16 @@ function setup(
     gate: cameraConfig(),
     yard: cameraConfig({ enabled: false }),
   };
-  const submitted: { picture: Picture; priority: number }[] = [];
+  const submitted: { picture: Picture; priority: number; model: string }[] = [];
   const view = new LiveView(
     { detect_priority: 7 },
     {
       ...stages,
       scheduler: {
         stats: stages.scheduler.stats,
-        submit: (picture, priority) => {
-          submitted.push({ picture, priority });
-          return submit(picture, priority);
+        submit: (picture, priority, model) => {
+          submitted.push({ picture, priority, model });
+          return submit(picture, priority, model);
         },
       },
       stats: { rates: () => ({ gate: { fpsIn: 5, fpsAnalysed: 1.5, fpsCached: 3.5 } }) },
@@ -54,17 +54,27 @@ function setup(
 }
 
 describe('live view (HTTP API models)', () => {
-  it('is healthy while a detector session is ready, with each camera state from ingest', () => {
+  it('is healthy while every model has a session ready, with each camera state from ingest', () => {
     const { stages, view } = setup();
     stages.statuses = [cameraStatus('gate', { state: 'backoff' })];
+    stages.modelStats.plates = {
+      ...stages.modelStats.default!,
+      kind: 'remote',
+      provider: 'kserve',
+      readyWorkers: 1,
+    };
     assert.deepEqual(view.health(), {
       ok: true,
-      detector: { ready_workers: 2, provider: 'cpu' },
+      detector: { ready_workers: 3, provider: 'cpu,kserve' },
+      models: {
+        default: { ready_workers: 2, provider: 'cpu' },
+        plates: { ready_workers: 1, provider: 'kserve' },
+      },
       mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
     });
-    stages.det = { ...stages.det, readyWorkers: 0 };
-    assert.equal(view.health().ok, false);
+    stages.modelStats.plates.readyWorkers = 0;
+    assert.equal(view.health().ok, false, 'a model no frame of its cameras can reach');
   });
 
   it('is unhealthy while the broker refuses the login, saying so; a broker away is no failure', () => {
@@ -105,6 +115,7 @@ describe('live view (HTTP API models)', () => {
     const [gate, yard] = view.cameras();
     assert.deepEqual(gate, {
       camera: 'gate',
+      model: 'default',
       state: 'backoff',
       since: new Date(0).toISOString(),
       restarts: 4,
@@ -175,25 +186,37 @@ describe('live view (HTTP API models)', () => {
     assert.deepEqual([meta.width, meta.height], [32, 24], 'the frame inside the padding is 32×24');
   });
 
-  it('runs a posted image through the scheduler at detect_priority: boxes in its own pixels', async () => {
-    const { view, submitted } = setup(() => Promise.resolve([person]));
+  it('runs a posted image through the scheduler at detect_priority, on its model: boxes in its own pixels', async () => {
+    const { view, submitted, stages } = setup(() => Promise.resolve([person]));
+    stages.modelStats.plates = { ...stages.modelStats.default!, inputSize: 64 };
     const png = await sharp({ create: { width: 200, height: 100, channels: 3, background: 'white' } })
       .png()
       .toBuffer();
-    assert.deepEqual(await view.detect(png, 'door.png'), {
+    assert.deepEqual(await view.detect(png, 'door.png', 'default'), {
       image: 'door.png',
       width: 200,
       height: 100,
       detections: [person],
     });
-    assert.equal(submitted[0]!.priority, 7);
+    assert.deepEqual([submitted[0]!.priority, submitted[0]!.model], [7, 'default']);
     assert.deepEqual(submitted[0]!.picture.geometry, letterbox(200, 100, 32), 'letterboxed to the model');
+    await view.detect(png, 'door.png', 'plates');
+    assert.deepEqual(submitted[1]!.model, 'plates');
+    assert.deepEqual(
+      submitted[1]!.picture.geometry,
+      letterbox(200, 100, 64),
+      "letterboxed to that model's size",
+    );
+    await assert.rejects(
+      view.detect(png, 'door.png', 'nope'),
+      (e: unknown) => e instanceof HttpError && e.status === 400 && /no model named 'nope'/.test(e.message),
+    );
   });
 
   it('answers 400 for an image it cannot read and 503 when the picture is dropped', async () => {
     const busy = setup(() => Promise.reject(new FrameDropped('full', 'the detector is busy')));
     await assert.rejects(
-      busy.view.detect(Buffer.from('not an image'), 'x.jpg'),
+      busy.view.detect(Buffer.from('not an image'), 'x.jpg', 'default'),
       (e: unknown) =>
         e instanceof HttpError && e.status === 400 && /x\.jpg: cannot read the image/.test(e.message),
     );
@@ -201,7 +224,7 @@ describe('live view (HTTP API models)', () => {
       .png()
       .toBuffer();
     await assert.rejects(
-      busy.view.detect(png, 'y.png'),
+      busy.view.detect(png, 'y.png', 'default'),
       (e: unknown) => e instanceof HttpError && e.status === 503 && /busy/.test(e.message),
     );
   });

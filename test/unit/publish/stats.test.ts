@@ -36,6 +36,7 @@ describe('stats publisher', () => {
     assert.equal(out.of('detection')[0]!.topic, 'argus/stats');
     const [first] = messages();
     assert.deepEqual(first!.cameras.gate, {
+      model: 'default',
       state: 'streaming',
       fps_in: 5,
       fps_analysed: 2,
@@ -56,7 +57,7 @@ describe('stats publisher', () => {
     assert.equal(messages().length, 2, 'no message after stop');
   });
 
-  it('reports the detector, batch sizes, cache and MQTT from their stages', async () => {
+  it('reports the detector (all models, and each on its own), batch sizes, cache and MQTT from their stages', async () => {
     const { clock, stages, stats, messages } = setup();
     stages.sched = {
       ...stages.sched,
@@ -64,20 +65,63 @@ describe('stats publisher', () => {
       batchSizes: [0, 3, 0, 0, 4],
       inferenceMsMean: 12.34,
       cacheHitRatio: 0.8888,
+      models: {
+        default: { batches: 6, batchSizes: [0, 2, 0, 0, 4], frames: 18, inferenceMsMean: 12.06, inFlight: 1 },
+        plates: { batches: 1, batchSizes: [0, 1, 0, 0, 0], frames: 1, inferenceMsMean: 14, inFlight: 0 },
+      },
     };
-    stages.det = { ...stages.det, deadlinesMissed: 1, sessionsRecreated: 1 };
+    stages.modelStats.default = { ...stages.modelStats.default!, deadlinesMissed: 1, sessionsRecreated: 1 };
+    stages.modelStats.plates = {
+      kind: 'remote',
+      provider: 'kserve',
+      workers: 2,
+      readyWorkers: 2,
+      sessionsRecreated: 0,
+      deadlinesMissed: 0,
+      inputSize: 640,
+    };
     stages.out = { ...stages.out, reconnects: 3, detectionsDropped: 4, eventsDropped: 5, buffered: 6 };
     stats.start();
     await clock.advance(10_000);
     const m = messages()[0]!;
     assert.deepEqual(m.detector, {
-      provider: 'cpu',
-      workers: 2,
+      provider: 'cpu,kserve',
+      workers: 4,
       batches: 7,
       batch_sizes: { '1': 3, '4': 4 },
       inference_ms: 12.3,
       deadlines_missed: 1,
       sessions_recreated: 1,
+    });
+    assert.deepEqual(m.models, {
+      default: {
+        kind: 'local',
+        provider: 'cpu',
+        workers: 2,
+        ready_workers: 2,
+        input_size: 32,
+        batches: 6,
+        batch_sizes: { '1': 2, '4': 4 },
+        frames: 18,
+        inference_ms: 12.1,
+        in_flight: 1,
+        deadlines_missed: 1,
+        sessions_recreated: 1,
+      },
+      plates: {
+        kind: 'remote',
+        provider: 'kserve',
+        workers: 2,
+        ready_workers: 2,
+        input_size: 640,
+        batches: 1,
+        batch_sizes: { '1': 1 },
+        frames: 1,
+        inference_ms: 14,
+        in_flight: 0,
+        deadlines_missed: 0,
+        sessions_recreated: 0,
+      },
     });
     assert.deepEqual(m.cache, { enabled: true, hit_ratio: 0.889 });
     assert.deepEqual(m.mqtt, { reconnects: 3, detections_dropped: 4, events_dropped: 5, buffered: 6 });

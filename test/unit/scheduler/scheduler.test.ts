@@ -5,7 +5,8 @@ import { FrameCache } from '../../../src/cache/frame-cache.js';
 import type { Detection, Frame, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import { sectionConfig, type Config } from '../../../src/config/index.js';
-import { FrameDropped, Scheduler } from '../../../src/scheduler/scheduler.js';
+import { FrameDropped } from '../../../src/scheduler/jobs.js';
+import { Scheduler } from '../../../src/scheduler/scheduler.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeDetector } from '../../helpers/fake-detector.js';
 import { FakeClock, flush, silentLog } from '../../helpers/fakes.js';
@@ -13,9 +14,17 @@ import { FakeClock, flush, silentLog } from '../../helpers/fakes.js';
 const SIZE = 32;
 const person = (score = 0.9): Detection => ({ label: 'person', score, box: [1, 2, 3, 4] });
 
-function setup(over: Partial<Config['scheduler']> = {}, cache = false) {
+/**
+ * A scheduler with fake detectors by model name (`default` unless told), which a test may swap
+ * or remove as a reload would.
+ */
+function setup(
+  over: Partial<Config['scheduler']> = {},
+  cache = false,
+  detectors: Record<string, FakeDetector> = { default: new FakeDetector() },
+) {
   const clock = new FakeClock();
-  const detector = new FakeDetector();
+  const detector = detectors.default!;
   const results: Result[] = [];
   const errors: [string, string][] = [];
   const sched = new Scheduler(
@@ -31,7 +40,7 @@ function setup(over: Partial<Config['scheduler']> = {}, cache = false) {
     }),
     {},
     {
-      detector,
+      models: { detector: (name) => detectors[name] },
       cache: new FrameCache(sectionConfig('cache', { enabled: cache, max_distance: 2, max_age_s: 10 })),
       clock,
       log: silentLog,
@@ -39,16 +48,17 @@ function setup(over: Partial<Config['scheduler']> = {}, cache = false) {
       onDetectorError: (c, m) => errors.push([c, m]),
     },
   );
-  /** Starts the scheduler, then adds cameras of these names (priority 5 unless told), as a reload would. */
-  const cameras = (...names: (string | [string, number])[]): void => {
-    const list = names.map((n): [string, number] => (typeof n === 'string' ? [n, 5] : n));
+  /**
+   * Starts the scheduler, then adds cameras of these names (priority 5 and model `default` unless
+   * told), as a reload would.
+   */
+  const cameras = (...names: (string | [string, number] | [string, number, string])[]): void => {
+    const list = names.map((n): [string, number, string?] => (typeof n === 'string' ? [n, 5] : n));
     sched.start();
-    sched.setCameras(Object.fromEntries(list.map(([n, priority]) => [n, cameraConfig({ priority })])), {
-      added: list.map(([n]) => n),
-      removed: [],
-      changed: [],
-      unchanged: [],
-    });
+    sched.setCameras(
+      Object.fromEntries(list.map(([n, priority, model]) => [n, cameraConfig({ priority, model })])),
+      { added: list.map(([n]) => n), removed: [], changed: [], unchanged: [] },
+    );
   };
   const seqs = new Map<string, number>();
   /** A frame from `camera`; `fill` sets every pixel byte (distinct fills are distinct scenes). */
@@ -67,7 +77,7 @@ function setup(over: Partial<Config['scheduler']> = {}, cache = false) {
     data: Buffer.alloc(SIZE * SIZE * 3, fill),
     geometry: letterbox(64, 48, SIZE),
   });
-  return { clock, detector, results, errors, sched, frame, picture, cameras };
+  return { clock, detector, detectors, results, errors, sched, frame, picture, cameras };
 }
 
 describe('scheduler: forming batches', () => {
@@ -575,5 +585,208 @@ describe('scheduler: capture order per camera', () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('scheduler: several models', () => {
+  const two = (over: Partial<Config['scheduler']> = {}, cache = false) =>
+    setup({ max_batch: 4, ...over }, cache, { default: new FakeDetector(1), plates: new FakeDetector(2) });
+
+  it("sends each camera's frames to its model's detector; a batch never mixes models", () => {
+    const { sched, detectors, frame, cameras } = two({ max_in_flight: 0, fill_when_idle: false });
+    cameras('a', 'b', ['gate', 5, 'plates']);
+    const sent = new Map<string, string>();
+    for (let i = 0; i < 6; i++)
+      for (const cam of ['a', 'gate', 'b']) {
+        const f = frame(cam);
+        sent.set(`${cam}:${f.seq}`, cam === 'gate' ? 'plates' : 'default');
+        sched.push(f);
+      }
+    for (const [model, d] of Object.entries(detectors))
+      for (const call of d.calls)
+        for (const p of call.pictures) {
+          const f = p as Frame;
+          assert.equal(
+            sent.get(`${f.camera}:${f.seq}`),
+            model,
+            `${f.camera} frame ${f.seq} went to ${model}`,
+          );
+        }
+    assert.ok(detectors.plates!.calls.length > 0 && detectors.default!.calls.length > 0);
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(sched.stats().cameras).map(([n, c]) => [n, c.model])),
+      { a: 'default', b: 'default', gate: 'plates' },
+    );
+  });
+
+  it('gives each model its own in-flight limit: its sessions, or max_in_flight each', () => {
+    for (const [maxInFlight, expected] of [
+      [0, [1, 2]],
+      [3, [3, 3]],
+    ] as const) {
+      const { sched, detectors, frame, cameras } = two({
+        max_batch: 1,
+        max_in_flight: maxInFlight,
+        queue_size: 8,
+      });
+      cameras('a', ['gate', 5, 'plates']);
+      for (let i = 0; i < 6; i++) {
+        sched.push(frame('a'));
+        sched.push(frame('gate'));
+      }
+      assert.deepEqual(
+        [detectors.default!.pending.length, detectors.plates!.pending.length],
+        expected,
+        `max_in_flight ${maxInFlight}`,
+      );
+      const st = sched.stats();
+      assert.deepEqual(
+        [st.models.default!.inFlight, st.models.plates!.inFlight, st.inFlight],
+        [...expected, expected[0] + expected[1]],
+      );
+    }
+  });
+
+  it('a busy model takes nothing from another: its cameras are served in full, and priorities hold within each', async () => {
+    // default: 10 frames/s of capacity (one 100 ms batch of 1), asked for 37; plates: idle capacity.
+    const { sched, detectors, frame, clock, results, cameras } = two({
+      max_batch: 1,
+      max_in_flight: 1,
+      max_frame_age_ms: 2000,
+      queue_size: 3,
+    });
+    cameras(['busy', 5], ['low', 1], ['gate', 1, 'plates'], ['door', 10, 'plates']);
+    const fps: Record<string, number> = { busy: 30, low: 7, gate: 5, door: 2 };
+    for (let t = 0; t < 30_000; t += 10) {
+      for (const [cam, f] of Object.entries(fps)) if (t % (1000 / f) < 10) sched.push(frame(cam));
+      if (t % 100 === 90) detectors.default!.pending[0]?.resolve();
+      detectors.plates!.pending[0]?.resolve();
+      await clock.advance(10);
+    }
+    for (const d of Object.values(detectors))
+      while (d.pending.length) {
+        d.pending[0]!.resolve();
+        await flush();
+      }
+    for (const d of Object.values(detectors))
+      while (d.pending.length) {
+        d.pending[0]!.resolve();
+        await flush();
+      }
+    const analysed = (name: string) => results.filter((r) => r.camera === name).length;
+    const pushed = (name: string) => sched.stats().cameras[name]!.framesIn;
+    for (const cam of ['gate', 'door'])
+      assert.equal(analysed(cam), pushed(cam), `${cam}: every frame of the idle model's cameras analysed`);
+    assert.ok(
+      analysed('busy') > 3 * analysed('low'),
+      `priority within default: ${analysed('busy')} vs ${analysed('low')}`,
+    );
+    assert.ok(analysed('low') >= 0.8 * 30, `low (priority 1) still served: ${analysed('low')}`);
+    const st = sched.stats();
+    assert.equal(st.models.plates!.frames, analysed('gate') + analysed('door'));
+    assert.equal(st.models.default!.frames, analysed('busy') + analysed('low'));
+  });
+
+  it('submits a picture to the model it names; an unknown name is refused', async () => {
+    const { sched, detectors, picture, cameras } = two({ max_batch: 1 });
+    cameras('a');
+    await assert.rejects(sched.submit(picture(), 5, 'nope'), /there is no model named 'nope'/);
+    const answer = sched.submit(picture(), 5, 'plates');
+    assert.equal(detectors.plates!.calls.length, 1);
+    assert.equal(detectors.default!.calls.length, 0);
+    detectors.plates!.calls[0]!.resolve([[person(0.6)]]);
+    assert.deepEqual(await answer, [person(0.6)]);
+  });
+
+  it("moves a camera to another model without a restart: queued frames follow, answers stay in order, the old model's answer is not cached", async () => {
+    const { sched, detectors, frame, results, cameras } = two(
+      { max_batch: 1, max_in_flight: 1, queue_size: 4 },
+      true,
+    );
+    cameras('a');
+    sched.push(frame('a', 100)); // in the default model's batch
+    sched.push(frame('a', 100)); // queued (the same scene: the cache has no answer yet)
+    sched.moveCameras({ a: cameraConfig({ model: 'plates' }) }, ['a']);
+    assert.equal(detectors.plates!.calls.length, 1, 'the queued frame goes to the new model at once');
+    assert.equal((detectors.plates!.calls[0]!.pictures[0] as Frame).seq, 2);
+    detectors.plates!.calls[0]!.resolve([[{ ...person(), label: 'plate' }]]);
+    await flush();
+    assert.equal(results.length, 0, 'frame 2 waits for frame 1, still with the old model');
+    detectors.default!.calls[0]!.resolve([[person()]]);
+    await flush();
+    assert.deepEqual(
+      results.map((r) => [r.seq, r.detections[0]?.label]),
+      [
+        [1, 'person'],
+        [2, 'plate'],
+      ],
+    );
+    // Frame 1's answer (the old model's) was not cached; frame 2's was.
+    sched.push(frame('a', 100));
+    assert.deepEqual(results.at(-1)!.detections[0]?.label, 'plate');
+    assert.equal(results.at(-1)!.cached, true);
+    const st = sched.stats().cameras.a!;
+    assert.deepEqual([st.model, st.framesIn, st.analysed, st.cached], ['plates', 3, 2, 1]);
+  });
+
+  it('after a swap, the next batches go to the new detector while the old one finishes; cameras forget its answers', async () => {
+    const { sched, detectors, frame, results, cameras } = two(
+      { max_batch: 1, max_in_flight: 1, queue_size: 4 },
+      true,
+    );
+    cameras('a');
+    const old = detectors.default!;
+    sched.push(frame('a', 100));
+    sched.push(frame('a', 200));
+    detectors.default = new FakeDetector(1);
+    sched.modelsChanged(['default']);
+    assert.equal(
+      detectors.default.calls.length,
+      0,
+      "the old detector's batch still counts against the model's limit",
+    );
+    old.calls[0]!.resolve([[person()]]);
+    await flush();
+    assert.equal(old.calls.length, 1, 'nothing more goes to the old detector');
+    assert.equal(detectors.default.calls.length, 1);
+    detectors.default.calls[0]!.resolve([[{ ...person(), label: 'new' }]]);
+    await flush();
+    sched.push(frame('a', 100)); // looks like frame 1, answered by the old model: not from the cache
+    assert.equal(detectors.default.calls.length, 2);
+    assert.deepEqual(
+      results.map((r) => [r.seq, r.cached, r.detections[0]?.label]),
+      [
+        [1, false, 'person'],
+        [2, false, 'new'],
+      ],
+    );
+  });
+
+  it('drops frames queued for a model that now takes another size (their camera restarts), and pictures for a removed model', async () => {
+    const { sched, detectors, frame, picture, cameras } = two({
+      max_batch: 1,
+      max_in_flight: 1,
+      queue_size: 4,
+    });
+    cameras('a');
+    sched.push(frame('a'));
+    sched.push(frame('a'));
+    const running = sched.submit(picture(), 5, 'plates');
+    const waiting = sched.submit(picture(), 5, 'plates');
+    const old = detectors.default!;
+    const removed = detectors.plates!;
+    detectors.default = new FakeDetector(1, 64);
+    delete detectors.plates;
+    sched.modelsChanged(['default', 'plates']);
+    await assert.rejects(
+      waiting,
+      (e: unknown) => e instanceof FrameDropped && /its model was removed/.test(e.message),
+    );
+    removed.calls[0]!.resolve();
+    await running;
+    old.calls[0]!.resolve();
+    await flush();
+    assert.equal(detectors.default.calls.length, 0, 'a 32x32 frame never reaches a 64x64 model');
+    assert.equal(sched.stats().cameras.a!.dropped.error, 1);
   });
 });

@@ -1,0 +1,131 @@
+import type { Detection, Frame, Picture, Result } from '../core/frame.js';
+import type { CameraConfig } from '../config/index.js';
+import { FrameQueue, type DropReason } from '../queue/index.js';
+
+/**
+ * What waits in the scheduler: jobs (camera frames and submitted pictures), the lanes they wait
+ * in, what a picture that gets no answer is told, and the order a camera's answers leave in.
+ */
+
+export type Drop = DropReason | 'error';
+
+/** A submitted picture that got no answer: its queue was full, it went stale, or its batch failed. */
+export class FrameDropped extends Error {
+  constructor(
+    readonly reason: Drop | 'stopped',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type Job =
+  | { ts: number; frame: Frame }
+  | {
+      ts: number;
+      picture: Picture;
+      resolve: (d: Detection[]) => void;
+      reject: (e: FrameDropped) => void;
+    };
+
+export interface CameraCounters {
+  framesIn: number;
+  analysed: number;
+  cached: number;
+  errors: number;
+  ageSum: number;
+  resequenced: number;
+}
+
+/** What a camera lane knows beyond its queue. */
+export interface CameraLane {
+  name: string;
+  /**
+   * Moves on when the camera's model changes (it moves to another, or its model is swapped):
+   * an answer of a batch sent before is reported, but not cached.
+   */
+  epoch: number;
+  counters: CameraCounters;
+  /** Frames taken but not yet answered or dropped (queued or in a batch), by sequence number. */
+  pending: Set<number>;
+  /** Answers that wait for an earlier frame's, in sequence order. */
+  held: Result[];
+}
+
+/**
+ * A queue that competes for its model's batch slots: one per camera, one per model and priority
+ * of submitted pictures.
+ */
+export interface Lane {
+  model: string;
+  priority: number;
+  queue: FrameQueue<Job>;
+  /** Cameras only. */
+  camera?: CameraLane;
+}
+
+export interface CameraStats {
+  /** The model that analyses its frames. */
+  model: string;
+  framesIn: number;
+  analysed: number;
+  cached: number;
+  dropped: Record<Drop, number>;
+  queueDepth: number;
+  /** Mean age of frames when their batch was sent (ms). */
+  frameAgeMsMean: number;
+  /** Answers held back until an earlier frame's answer went out (capture order kept). */
+  resequenced: number;
+}
+
+/** A camera's lane, as it starts: empty, on the camera's model. */
+export function cameraLane(name: string, c: CameraConfig, queueSize: number): Lane {
+  return {
+    model: c.model,
+    priority: c.priority,
+    queue: new FrameQueue<Job>(queueSize),
+    camera: {
+      name,
+      epoch: 0,
+      counters: { framesIn: 0, analysed: 0, cached: 0, errors: 0, ageSum: 0, resequenced: 0 },
+      pending: new Set(),
+      held: [],
+    },
+  };
+}
+
+export function cameraStats(lane: Lane): CameraStats {
+  const c = lane.camera!.counters;
+  return {
+    model: lane.model,
+    framesIn: c.framesIn,
+    analysed: c.analysed,
+    cached: c.cached,
+    dropped: { ...lane.queue.dropped, error: c.errors },
+    queueDepth: lane.queue.length,
+    frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
+    resequenced: c.resequenced,
+  };
+}
+
+/**
+ * Hands on a camera frame's answer (or, without one, its end), in capture order: an answer
+ * waits while an earlier frame of its camera is still queued or in a batch (two sessions can
+ * finish out of order, and the cache answers at once), and goes out as soon as none is.
+ */
+export function inCaptureOrder(
+  cam: CameraLane,
+  seq: number,
+  result: Result | undefined,
+  emit: (r: Result) => void,
+): void {
+  cam.pending.delete(seq);
+  let first = Infinity;
+  for (const s of cam.pending) first = Math.min(first, s);
+  if (result) {
+    if (result.seq > first) cam.counters.resequenced++;
+    const at = cam.held.findIndex((h) => h.seq > result.seq);
+    cam.held.splice(at < 0 ? cam.held.length : at, 0, result);
+  }
+  while (cam.held.length && cam.held[0]!.seq < first) emit(cam.held.shift()!);
+}

@@ -1,0 +1,128 @@
+import type { Detection, Picture } from '../core/frame.js';
+import { FairShare } from './fair-share.js';
+
+/** One batch's answer: per picture, its detections in source pixels. */
+export interface BatchDetections {
+  detections: Detection[][];
+  inferMs: number;
+}
+
+/** What the scheduler needs of a model's detector (a worker pool, a remote server, or a fake). */
+export interface BatchDetector {
+  /** Batches it can run at once (its sessions). */
+  readonly concurrency: number;
+  /** The pictures it takes are inputSize × inputSize. */
+  readonly inputSize: number;
+  detect(pictures: readonly Picture[]): Promise<BatchDetections>;
+}
+
+/** What a model reports of itself: its sessions (local) or its server's (remote). */
+export interface ModelStats {
+  /** The execution provider of a local model (`cpu`, `cuda`, …); what a remote one reports. */
+  provider: string | null;
+  workers: number;
+  /** Sessions (or connections) able to take a batch now. */
+  readyWorkers: number;
+  sessionsRecreated: number;
+  deadlinesMissed: number;
+}
+
+/** A model as the daemon runs it: a detector with a lifecycle, its labels and its numbers. */
+export interface ModelStage extends BatchDetector {
+  readonly labels: readonly string[];
+  /** Loads and warms it; resolves once every session can take a batch. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  stats(): ModelStats;
+}
+
+/** The models the scheduler batches for, by name. */
+export interface ModelSet {
+  /** The detector that runs the model of this name now (a reload may swap it); undefined when none. */
+  detector(name: string): BatchDetector | undefined;
+}
+
+/** One model's batches, as SchedulerStats reports them. */
+export interface ModelBatchStats {
+  batches: number;
+  /** How many batches had each size (index = size). */
+  batchSizes: number[];
+  /** Pictures sent to it (camera frames and submitted pictures). */
+  frames: number;
+  inferenceMsMean: number;
+  inFlight: number;
+}
+
+/**
+ * The scheduler's bookkeeping for one model: its batches in flight (its own limit), the fair
+ * share among the queues of its cameras, and its counters.
+ */
+export class ModelPool<K> {
+  inFlight = 0;
+  readonly fair = new FairShare<K>();
+  private batches = 0;
+  private readonly sizes: number[];
+  private frames = 0;
+  private inferSum = 0;
+  private ok = 0;
+
+  constructor(maxBatch: number) {
+    this.sizes = new Array<number>(maxBatch + 1).fill(0);
+  }
+
+  sent(size: number): void {
+    this.inFlight++;
+    this.batches++;
+    this.sizes[size]!++;
+    this.frames += size;
+  }
+
+  /** A batch came back: with its inference time, or failed (undefined). */
+  settled(inferMs: number | undefined): void {
+    this.inFlight--;
+    if (inferMs === undefined) return;
+    this.ok++;
+    this.inferSum += inferMs;
+  }
+
+  /** Inference time summed over the batches that succeeded, and their count. */
+  inference(): { sum: number; count: number } {
+    return { sum: this.inferSum, count: this.ok };
+  }
+
+  stats(): ModelBatchStats {
+    return {
+      batches: this.batches,
+      batchSizes: [...this.sizes],
+      frames: this.frames,
+      inferenceMsMean: this.ok ? this.inferSum / this.ok : 0,
+      inFlight: this.inFlight,
+    };
+  }
+}
+
+/** Each model's batch stats, and their sums: batches, sizes, the mean inference time over all. */
+export function poolStats(
+  pools: ReadonlyMap<string, ModelPool<unknown>>,
+  maxBatch: number,
+): {
+  models: Record<string, ModelBatchStats>;
+  batches: number;
+  batchSizes: number[];
+  inferenceMsMean: number;
+} {
+  const models: Record<string, ModelBatchStats> = {};
+  const batchSizes = new Array<number>(maxBatch + 1).fill(0);
+  let batches = 0;
+  let inferSum = 0;
+  let ok = 0;
+  for (const [name, pool] of pools) {
+    const m = (models[name] = pool.stats());
+    m.batchSizes.forEach((n, size) => (batchSizes[size]! += n));
+    batches += m.batches;
+    const { sum, count } = pool.inference();
+    inferSum += sum;
+    ok += count;
+  }
+  return { models, batches, batchSizes, inferenceMsMean: ok ? inferSum / ok : 0 };
+}
