@@ -184,11 +184,44 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
 
     // No camera restarted: neither published a status since the first reload.
     assert.deepEqual({ square: statuses('square'), bus: statuses('bus') }, before);
+    const unrestarted = detections('square').length;
+
+    // A move to a model of another input size restarts the camera: its ffmpeg letterboxes to 640 now.
+    await writeDaemonConfig(
+      dir,
+      settings(
+        {
+          coco: { path: yolo, conf: 0.3 },
+          glow: { path: fixture, labels: join(dir, 'glow.txt') },
+          wide: { path: wide },
+        },
+        { square: { ...square, model: 'wide' }, bus: { ...bus, model: 'coco' } },
+      ),
+    );
+    daemon.child.kill('SIGHUP');
+    await waitFor(
+      'the last reload',
+      () => daemon.output().split('"msg":"configuration reloaded"').length === 4,
+      30_000,
+    );
+    assert.match(daemon.output(), /"restarted":\["square"\],"moved":\[\],"unchanged":\["bus"\]/);
+    await sub.waitFor(
+      'the square camera at 640',
+      () =>
+        detections('square')
+          .slice(unrestarted)
+          .some((d) => d.detections.some((x) => x.box[2] - x.box[0] === 32)),
+      30_000,
+    );
+
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0, daemon.output().slice(-2000));
-    // Every frame of each camera was answered: frame numbers run on without a gap.
+    // Every frame of each camera was answered (the square camera's until its restart): frame
+    // numbers run on without a gap.
     for (const cam of ['square', 'bus']) {
-      const frames = detections(cam).map((d) => d.frame);
+      const frames = detections(cam)
+        .slice(0, cam === 'square' ? unrestarted : undefined)
+        .map((d) => d.frame);
       assert.ok(
         frames.length > atReload[cam]! + 4,
         `${cam}: ${atReload[cam]} frames before the reloads, ${frames.length} in all`,
