@@ -68,6 +68,8 @@ export class Daemon {
 
     const models: ModelRegistry = new ModelRegistry(config.models, config.detector, {
       log: stage('models'),
+      clock,
+      secrets,
       onSwitch: (names) => scheduler.modelsChanged(names),
     });
     await this.begin('models', models);

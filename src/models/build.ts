@@ -1,23 +1,33 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import { Detector, planModel } from '../detector/index.js';
 import type { ModelStage } from '../scheduler/index.js';
 import { createRemoteModel } from './remote.js';
+
+/** What a model's stage is made with, beside its settings. */
+export interface ModelContext {
+  /** The model's own logger (`model: <name>` on every line). */
+  log: Logger;
+  clock: Clock;
+  /** Values to hide from every message (the config's secrets; they grow on reload). */
+  secrets: readonly string[];
+}
 
 /** Makes a model's stage (not started): what the registry builds each model with. */
 export type BuildModel = (
   name: string,
   model: ModelConfig,
   detector: Config['detector'],
-  log: Logger,
+  ctx: ModelContext,
 ) => Promise<ModelStage>;
 
 /** A local model runs in Argus' own sessions (`detector:` with its overrides); a remote one on its server. */
-export const buildModel: BuildModel = async (name, model, detector, log) => {
-  if (model.remote) return createRemoteModel(name, { ...model, remote: model.remote }, log);
+export const buildModel: BuildModel = async (name, model, detector, ctx) => {
+  if (model.remote) return createRemoteModel(name, { ...model, remote: model.remote }, ctx);
   const path = model.path!;
-  return new Detector(await planModel({ ...model, path }), { detector, model }, log);
+  return new Detector(await planModel({ ...model, path }), { detector, model }, ctx.log);
 };
 
 /**

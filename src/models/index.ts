@@ -2,7 +2,7 @@
  * The model registry's public interface: the named models (local ONNX sessions or remote
  * servers), each built, started, swapped on reload and stopped as one stage.
  */
-export { buildModel, modelSpec, type BuildModel } from './build.js';
+export { buildModel, modelSpec, type BuildModel, type ModelContext } from './build.js';
 export { planCameras, type CameraPlan, type Sizes } from './plan.js';
 export { ModelRegistry, type NamedModelStats, type RegistryDeps, type SwapResult } from './registry.js';
 export { createRemoteModel, ModelUnavailable, type RemoteModel } from './remote.js';

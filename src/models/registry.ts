@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../core/clock.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetections, BatchDetector, ModelSet, ModelStage, ModelStats } from '../scheduler/index.js';
@@ -12,6 +13,10 @@ export interface NamedModelStats extends ModelStats {
 
 export interface RegistryDeps {
   log: Logger;
+  /** For the models' own timers (a remote model's retries); default: the system clock. */
+  clock?: Clock;
+  /** The config's secrets, for the models to hide (the daemon's list, which grows on reload). */
+  secrets?: readonly string[];
   /** Makes one model's stage (tests pass fakes); default: local sessions or a remote server. */
   build?: BuildModel;
   /** What identifies a model's settings and files (tests pass their own); default: modelSpec. */
@@ -115,8 +120,9 @@ export class ModelRegistry implements ModelSet {
   private async load(name: string, model: ModelConfig, detector: Config['detector']): Promise<Handle> {
     const log = this.deps.log.child({ model: name });
     const spec = await this.spec(model, detector);
+    const ctx = { log, clock: this.deps.clock ?? systemClock, secrets: this.deps.secrets ?? [] };
     try {
-      const stage = await this.build(name, model, detector, log);
+      const stage = await this.build(name, model, detector, ctx);
       await stage.start();
       return new Handle(name, model, spec, stage);
     } catch (err) {

@@ -1,6 +1,6 @@
-import type { Logger } from 'pino';
 import type { ModelConfig, RemoteModelConfig } from '../config/index.js';
 import type { ModelStage } from '../scheduler/index.js';
+import type { ModelContext } from './build.js';
 
 /** A model of `models:` served by a KServe v2 server. */
 export type RemoteModel = ModelConfig & { remote: RemoteModelConfig };
@@ -13,6 +13,6 @@ export class ModelUnavailable extends Error {}
  * scheduler's batches. The one place a remote model is made: this build has no KServe client,
  * so every remote model fails start-up (and a reload that adds one keeps what runs), saying so.
  */
-export function createRemoteModel(name: string, _model: RemoteModel, _log: Logger): ModelStage {
+export function createRemoteModel(name: string, _model: RemoteModel, _ctx: ModelContext): ModelStage {
   throw new ModelUnavailable(`model ${name}: remote models are not available in this build`);
 }

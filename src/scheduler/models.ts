@@ -32,7 +32,7 @@ export interface ModelStage extends BatchDetector {
   readonly labels: readonly string[];
   /** Loads and warms it; resolves once every session can take a batch. */
   start(): Promise<void>;
-  stop(): Promise<void>;
+  stop(): Promise<void> | void;
   stats(): ModelStats;
 }
 
