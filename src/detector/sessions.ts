@@ -78,10 +78,14 @@ export function describeSessions(starts: readonly SessionStart[]): { warn: boole
         warn: first.skipped.length > 0,
         message: several ? `${base} on devices ${devices.join(', ')}` : base,
       };
-    // The GPUs asked for go unused: say so, in the same line.
+    // The device ids asked for are not applied: say so, in the same line.
+    const why =
+      first.provider === 'cpu'
+        ? `devices ${devices.join(', ')} not used`
+        : `device_ids apply to cuda and tensorrt; ${first.provider} picks its own adapter`;
     return {
       warn: first.skipped.length > 0,
-      message: several ? `${base}; devices ${devices.join(', ')} not used` : base,
+      message: several ? `${base}; ${why}` : base,
     };
   }
   const parts = devices.map((d) => {

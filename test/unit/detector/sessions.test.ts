@@ -104,6 +104,13 @@ describe('sessions of a local model', () => {
           'sessions differ by device: device 0 cuda, device 1 cpu (skipped cuda: Failed to load shared library)',
       },
     );
+    assert.deepEqual(
+      describeSessions([
+        { deviceId: 0, provider: 'webgpu', skipped: [] },
+        { deviceId: 1, provider: 'webgpu', skipped: [] },
+      ]).message,
+      'using execution provider webgpu; device_ids apply to cuda and tensorrt; webgpu picks its own adapter',
+    );
     assert.deepEqual(describeSessions([{ deviceId: 0, provider: 'cpu', skipped: [] }]), {
       warn: false,
       message: 'using execution provider cpu',
