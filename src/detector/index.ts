@@ -9,7 +9,9 @@ export {
   type DetectorConfig,
   type DetectorStats,
 } from './detector.js';
-export { resolveLayout } from './decode.js';
-export { ModelError, planModel, type ModelPlan } from './model.js';
+export { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
+export { checkLabels, ModelError, planModel, readLabels, type ModelPlan } from './model.js';
+export { rgbToNchw } from './preprocess.js';
 export { openDetector } from './open.js';
 export { BASE_SESSION_OPTIONS, providerOption } from './providers.js';
+export { toDetections } from './results.js';

@@ -30,7 +30,23 @@ export class ModelError extends Error {}
 /** The model section's keys that say what to load (`argus detect` passes just a path). */
 export type ModelOptions = { path: string } & Partial<Pick<ModelConfig, 'labels' | 'input_size'>>;
 
-async function readLabels(path: string): Promise<string[]> {
+/**
+ * Labels become MQTT topic levels (counts per label), like camera names: '#' in one would make
+ * Argus publish to a wildcard, which brokers refuse by disconnecting it. Throws naming `source`
+ * and where to rename the label (`renameIn`).
+ */
+export function checkLabels(labels: readonly string[], source: string, renameIn: string): void {
+  labels.forEach((label, i) => {
+    const problem = topicLevelProblem(label);
+    if (problem)
+      throw new ModelError(
+        `${source}: label ${i} ${JSON.stringify(label)} ${problem}; rename it in ${renameIn}`,
+      );
+  });
+}
+
+/** Class names from a labels file: a JSON array (or {"0": name} object), or one name per line. */
+export async function readLabels(path: string): Promise<string[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -126,16 +142,7 @@ export async function planModel(opts: ModelOptions): Promise<ModelPlan> {
   if (!labels) {
     throw new ModelError(`${path}: the model has no 'names' metadata; set model.labels to a labels file`);
   }
-  // Labels become MQTT topic levels (counts per label), like camera names: '#' in one would
-  // make Argus publish to a wildcard, which brokers refuse by disconnecting it.
-  const source = opts.labels ?? path;
-  labels.forEach((label, i) => {
-    const problem = topicLevelProblem(label);
-    if (problem)
-      throw new ModelError(
-        `${source}: label ${i} ${JSON.stringify(label)} ${problem}; rename it in ${opts.labels ? 'the labels file' : 'a labels file (model.labels)'}`,
-      );
-  });
+  checkLabels(labels, opts.labels ?? path, opts.labels ? 'the labels file' : 'a labels file (model.labels)');
   return {
     path,
     inputName: input.name,
