@@ -3,13 +3,13 @@
  * The command line: owns argv, output streams and exit codes. Exit codes: 0 success,
  * 1 a failure in what was asked (bad config, unreadable model or image), 2 a usage error.
  */
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig, PROVIDERS, type ProviderName } from './config/index.js';
 import { inspectModel, runDaemon, runDetect, runPrepare, summarize } from './commands/index.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/index.js';
+import { argusVersion } from './version.js';
 
 const USAGE = `Usage: argus <command> [options]
 
@@ -32,13 +32,6 @@ Options:
   -v, --version   print the version`;
 
 class UsageError extends Error {}
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
 
 function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
   try {
@@ -178,7 +171,7 @@ export async function main(argv: string[]): Promise<number> {
         return await model(args);
       case '-v':
       case '--version':
-        process.stdout.write(`${version()}\n`);
+        process.stdout.write(`${argusVersion()}\n`);
         return 0;
       case undefined:
       case '-h':
