@@ -1,0 +1,15 @@
+/**
+ * The KServe v2 / Open Inference Protocol stage: remote models as the scheduler's detector (a
+ * client for Triton, KServe, OpenVINO Model Server or another Argus), and Argus' own models served
+ * over the same protocol.
+ */
+export {
+  decodeInferRequest,
+  decodeInferResponse,
+  encodeInferRequest,
+  encodeInferResponse,
+  type EncodedBody,
+  type WireTensor,
+} from './codec.js';
+export { ARGUS_RGB24, HEADER_LENGTH, type Datatype } from './protocol.js';
+export { ProtocolError, tensorFromBytes, tensorToBytes, type Tensor } from './tensor.js';
