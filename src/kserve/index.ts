@@ -3,6 +3,7 @@
  * client for Triton, KServe, OpenVINO Model Server or another Argus), and Argus' own models served
  * over the same protocol.
  */
+export { RemoteRequestError, type FailureKind } from './client.js';
 export {
   decodeInferRequest,
   decodeInferResponse,
@@ -11,5 +12,15 @@ export {
   type EncodedBody,
   type WireTensor,
 } from './codec.js';
+export { PlanError, planRemote, type RemotePlan } from './plan.js';
 export { ARGUS_RGB24, HEADER_LENGTH, type Datatype } from './protocol.js';
+export {
+  RemoteDetector,
+  RemoteUnavailableError,
+  type Availability,
+  type RemoteDetectorConfig,
+  type RemoteDetectorDeps,
+  type RemoteModelOptions,
+  type RemoteStats,
+} from './remote-detector.js';
 export { ProtocolError, tensorFromBytes, tensorToBytes, type Tensor } from './tensor.js';

@@ -1,0 +1,451 @@
+import { readFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { backoffDelay, type BackoffPolicy } from '../backoff.js';
+import type { Clock, Timer } from '../core/clock.js';
+import { fitsModel, type Picture } from '../core/frame.js';
+import {
+  checkLabels,
+  DetectorError,
+  readLabels,
+  toDetections,
+  type DetectorStats,
+} from '../detector/index.js';
+import { scrub } from '../redact.js';
+import type { BatchDetections, BatchDetector } from '../scheduler/index.js';
+import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
+import { decodeInferResponse, encodeInferRequest, type RequestedOutput } from './codec.js';
+import { packPictures, unpackDetections } from './pack.js';
+import { PlanError, planRemote, type InputForm, type RemotePlan } from './plan.js';
+import { modelPath, probeServer } from './probe.js';
+import { HEADER_LENGTH } from './protocol.js';
+import { Slots } from './slots.js';
+import { ProtocolError } from './tensor.js';
+
+/** `models.<name>.remote`, key for key. */
+export interface RemoteModelOptions {
+  /** http or https, with the server's port (and path prefix, if it has one). */
+  url: string;
+  /** The model's name on the server. */
+  model: string;
+  version?: string | undefined;
+  /** Sent with every request (an Authorization token); never logged. */
+  headers: Record<string, string>;
+  /** PEM file of the CA that signs the server's certificate. */
+  ca?: string | undefined;
+  /** Deadline of one request. */
+  timeout_ms: number;
+  /** Further attempts after a connection error or a 502/503/504. */
+  retries: number;
+  /** Requests outstanding at once (and kept connections). */
+  in_flight: number;
+}
+
+/** A remote entry of `models:`. */
+export interface RemoteDetectorConfig {
+  /** Its name under `models:`: in logs, metrics and camera statuses. */
+  name: string;
+  remote: RemoteModelOptions;
+  conf: number;
+  iou: number;
+  max_detections: number;
+  /** Labels file; wins over the class names the server gives. */
+  labels?: string | undefined;
+  /** The model's input size, known without the server: lets Argus start while it is away. */
+  input_size?: number | undefined;
+}
+
+/** A change between available and unavailable (one per transition, not per request). */
+export interface Availability {
+  model: string;
+  up: boolean;
+  /** Why it is unavailable; null when up. */
+  message: string | null;
+}
+
+export interface RemoteDetectorDeps {
+  log: Logger;
+  clock: Clock;
+  /** Values to hide in every message (the header values are added to them). */
+  secrets?: readonly string[];
+  onAvailability?: (change: Availability) => void;
+  /** [0, 1): the jitter of retry and probe delays. */
+  random?: () => number;
+}
+
+export type RemoteState = 'starting' | 'up' | 'down' | 'stopped';
+
+export interface RemoteStats {
+  model: string;
+  server: string;
+  remoteModel: string;
+  state: RemoteState;
+  /** When the state last changed (ms since the epoch). */
+  since: number;
+  lastError: string | null;
+  input: InputForm | null;
+  output: RemotePlan['output']['kind'] | null;
+  /** HTTP inference requests sent (each retry counts), and how many were retries. */
+  requests: number;
+  retries: number;
+  /** Requests that failed, by kind. */
+  failures: Record<FailureKind, number>;
+  /** Pictures answered. */
+  frames: number;
+  bytesSent: number;
+  bytesReceived: number;
+  inFlight: number;
+}
+
+/** The remote model is unavailable (down, or not reached yet): its batches fail at once. */
+export class RemoteUnavailableError extends DetectorError {}
+
+/** Retries of one request: quick, since a frame's worth waits on them. */
+const RETRY_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 2000, factor: 2 };
+/** Probes of an unavailable server. */
+const PROBE_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, factor: 2 };
+/** Requests past their deadline in a row that make the server count as unavailable. */
+const TIMEOUTS_DOWN = 3;
+
+/**
+ * A model served by a KServe v2 / Open Inference Protocol server (Triton, KServe, OpenVINO Model
+ * Server, another Argus) in place of a local ONNX session: the scheduler's BatchDetector. Batches
+ * go out as binary tensors over keep-alive connections, at most `in_flight` at once, split to
+ * what the model's batch dimension takes; answers are decoded as the local detector decodes its
+ * own. A server that cannot be reached becomes a state (one log line, `onAvailability`, batches
+ * failing at once with RemoteUnavailableError) and is probed, with backoff, until it is back.
+ */
+export class RemoteDetector implements BatchDetector {
+  private http: KServeHttp | undefined;
+  private plan: RemotePlan | undefined;
+  private fileLabels: string[] | undefined;
+  private state: RemoteState = 'starting';
+  private since = 0;
+  private lastError: string | null = null;
+  private probeTimer: Timer | null = null;
+  private probeAttempt = 0;
+  private timeoutsInRow = 0;
+  private slots: Slots;
+  private readonly secrets: string[];
+  private readonly counts = {
+    requests: 0,
+    retries: 0,
+    frames: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    failures: { connect: 0, timeout: 0, unavailable: 0, rejected: 0, protocol: 0 } as Record<
+      FailureKind,
+      number
+    >,
+  };
+
+  constructor(
+    readonly cfg: RemoteDetectorConfig,
+    private readonly deps: RemoteDetectorDeps,
+  ) {
+    this.slots = new Slots(cfg.remote.in_flight);
+    this.secrets = [...(deps.secrets ?? []), ...Object.values(cfg.remote.headers)];
+  }
+
+  get concurrency(): number {
+    return this.cfg.remote.in_flight;
+  }
+
+  get inputSize(): number {
+    const size = this.plan?.inputSize ?? this.cfg.input_size;
+    if (size === undefined) throw new Error(`remote model ${this.cfg.name}: input size asked before start`);
+    return size;
+  }
+
+  get labels(): readonly string[] {
+    return this.plan?.labels ?? this.fileLabels ?? [];
+  }
+
+  /** Whether batches are being sent. */
+  get available(): boolean {
+    return this.state === 'up';
+  }
+
+  private get inferPath(): string {
+    return `${modelPath(this.cfg.remote.model, this.cfg.remote.version)}/infer`;
+  }
+
+  private hide(text: string): string {
+    return scrub(text, this.secrets);
+  }
+
+  /**
+   * Reads the CA and labels files and asks the server about the model. A server that cannot be
+   * reached (or says the model is not ready) does not fail the start when the input size is known
+   * (from `input_size`): the model starts unavailable and is probed until it answers. A model the
+   * server describes but Argus cannot use fails the start, naming why.
+   */
+  async start(): Promise<void> {
+    const { remote, name } = this.cfg;
+    let ca: Buffer | undefined;
+    if (remote.ca) {
+      try {
+        ca = await readFile(remote.ca);
+      } catch (err) {
+        throw new DetectorError(
+          `model ${name}: cannot read the CA file ${remote.ca} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        );
+      }
+    }
+    if (this.cfg.labels) {
+      this.fileLabels = await readLabels(this.cfg.labels);
+      checkLabels(this.fileLabels, this.cfg.labels, 'the labels file');
+    }
+    this.http = new KServeHttp(
+      {
+        url: remote.url,
+        headers: remote.headers,
+        ca,
+        maxSockets: remote.in_flight,
+        timeoutMs: remote.timeout_ms,
+      },
+      this.deps.clock,
+    );
+    this.since = this.deps.clock.now();
+    try {
+      this.usePlan(await this.fetchPlan());
+    } catch (err) {
+      const message = this.describe(err);
+      if (err instanceof PlanError || this.cfg.input_size === undefined) {
+        this.http.close();
+        const hint = err instanceof PlanError ? '' : '; set input_size to start without the server';
+        throw new DetectorError(`model ${name}: ${message}${hint}`);
+      }
+      this.markDown(message);
+    }
+  }
+
+  private describe(err: unknown): string {
+    const where = this.http?.where ?? this.cfg.remote.url;
+    const text =
+      err instanceof PlanError
+        ? `${where} model '${this.cfg.remote.model}': ${err.message}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
+    return this.hide(text);
+  }
+
+  private async fetchPlan(): Promise<RemotePlan> {
+    const facts = await probeServer(this.http!, this.cfg.remote.model, this.cfg.remote.version);
+    const plan = planRemote(facts, this.fileLabels);
+    if (plan.labelsFrom === 'server')
+      checkLabels(
+        plan.labels,
+        `${this.http!.where} model '${this.cfg.remote.model}'`,
+        'a labels file (labels)',
+      );
+    if (this.cfg.input_size !== undefined && plan.inputSize !== this.cfg.input_size)
+      throw new PlanError(
+        `the model takes ${plan.inputSize}×${plan.inputSize} pictures; input_size says ${this.cfg.input_size}`,
+      );
+    return plan;
+  }
+
+  private usePlan(plan: RemotePlan): void {
+    const first = this.plan === undefined;
+    this.plan = plan;
+    this.state = 'up';
+    this.lastError = null;
+    this.since = this.deps.clock.now();
+    this.timeoutsInRow = 0;
+    this.probeAttempt = 0;
+    const batch =
+      'fixed' in plan.batch ? `fixed ${plan.batch.fixed}` : `dynamic, at most ${plan.batch.max ?? 'any'}`;
+    if (first)
+      this.deps.log.info(
+        {
+          model: this.cfg.name,
+          server: this.http!.where,
+          remoteModel: this.cfg.remote.model,
+          input: plan.input,
+          inputSize: plan.inputSize,
+          batch,
+          output: plan.output.kind,
+          labels: plan.labels.length,
+          labelsFrom: plan.labelsFrom,
+        },
+        `remote model ${this.cfg.name} ready`,
+      );
+  }
+
+  /** Up → down: logged once, reported once, probed until it is back. */
+  private markDown(message: string): void {
+    this.lastError = message;
+    if (this.state === 'down' || this.state === 'stopped') return;
+    this.state = 'down';
+    this.since = this.deps.clock.now();
+    this.deps.log.warn(
+      { model: this.cfg.name, server: this.http?.where, err: message },
+      `remote model ${this.cfg.name} unavailable: ${message}; retrying`,
+    );
+    this.deps.onAvailability?.({ model: this.cfg.name, up: false, message });
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(): void {
+    const delay = backoffDelay(this.probeAttempt++, PROBE_BACKOFF, this.deps.random);
+    this.probeTimer = this.deps.clock.setTimeout(() => {
+      this.probeTimer = null;
+      void this.probe();
+    }, delay);
+  }
+
+  private async probe(): Promise<void> {
+    let plan: RemotePlan;
+    try {
+      plan = await this.fetchPlan();
+      if (this.plan && plan.inputSize !== this.plan.inputSize)
+        throw new PlanError(
+          `the model now takes ${plan.inputSize}×${plan.inputSize} pictures, not ${this.plan.inputSize}×${this.plan.inputSize}: restart Argus`,
+        );
+    } catch (err) {
+      if (this.state !== 'down') return;
+      this.lastError = this.describe(err);
+      this.deps.log.debug({ model: this.cfg.name, err: this.lastError }, 'remote model still unavailable');
+      return this.scheduleProbe();
+    }
+    if (this.state !== 'down') return;
+    const downMs = this.deps.clock.now() - this.since;
+    this.usePlan(plan);
+    this.deps.log.info(
+      { model: this.cfg.name, server: this.http!.where, downMs },
+      `remote model ${this.cfg.name} available again`,
+    );
+    this.deps.onAvailability?.({ model: this.cfg.name, up: true, message: null });
+  }
+
+  /**
+   * Runs one batch on the server: split to what the model's batch dimension takes, each part one
+   * request (in flight at once up to `in_flight`). Rejects with RemoteUnavailableError at once
+   * while the server is unavailable, DetectorError when a request fails.
+   */
+  async detect(pictures: readonly Picture[]): Promise<BatchDetections> {
+    if (pictures.length === 0) return { detections: [], inferMs: 0 };
+    const plan = this.plan;
+    if (this.state !== 'up' || !plan)
+      throw new RemoteUnavailableError(
+        `model ${this.cfg.name} is unavailable: ${this.lastError ?? this.state}`,
+      );
+    for (const p of pictures)
+      if (!fitsModel(p, plan.inputSize))
+        throw new RangeError(
+          `picture is ${p.geometry.dstW}x${p.geometry.dstH}, the model takes ${plan.inputSize}x${plan.inputSize}`,
+        );
+    const step = 'fixed' in plan.batch ? plan.batch.fixed : (plan.batch.max ?? pictures.length);
+    const parts: Picture[][] = [];
+    for (let i = 0; i < pictures.length; i += step) parts.push(pictures.slice(i, i + step));
+    const t0 = performance.now();
+    const answers = await Promise.all(parts.map((part) => this.infer(plan, part)));
+    const detections = answers.flat().map((raw, i) => toDetections(raw, pictures[i]!.geometry, plan.labels));
+    return { detections, inferMs: performance.now() - t0 };
+  }
+
+  /** One request for `part`, retried on connection errors and 502/503/504 with backoff and jitter. */
+  private async infer(plan: RemotePlan, part: Picture[]): Promise<ReturnType<typeof unpackDetections>> {
+    const slots = 'fixed' in plan.batch ? plan.batch.fixed : part.length;
+    const input = packPictures(plan.inputName, part, plan.input, plan.inputSize, slots);
+    const names =
+      plan.output.kind === 'yolo' ? [plan.output.name] : [plan.output.name, plan.output.countName];
+    const outputs: RequestedOutput[] = names.map((name) => ({ name, binary: true }));
+    const body = encodeInferRequest({ inputs: [input], outputs });
+    const what = `POST ${this.http!.where}${this.inferPath}`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.slots.take();
+        let answer;
+        try {
+          if (this.state === 'stopped') throw new DetectorError('remote model stopped');
+          this.counts.requests++;
+          if (attempt > 0) this.counts.retries++;
+          this.counts.bytesSent += body.length;
+          answer = KServeHttp.check(await this.http!.request('POST', this.inferPath, body), what);
+        } finally {
+          this.slots.give();
+        }
+        this.counts.bytesReceived += answer.body.length;
+        const header = answer.headers[HEADER_LENGTH];
+        const res = decodeInferResponse(answer.body, Array.isArray(header) ? header[0] : header);
+        const raw = unpackDetections(res.outputs, plan.output, part.length, {
+          conf: this.cfg.conf,
+          iou: this.cfg.iou,
+          maxDet: this.cfg.max_detections,
+        });
+        this.counts.frames += part.length;
+        this.timeoutsInRow = 0;
+        return raw;
+      } catch (err) {
+        const kind: FailureKind | undefined =
+          err instanceof RemoteRequestError
+            ? err.kind
+            : err instanceof ProtocolError
+              ? 'protocol'
+              : undefined;
+        if (!kind) throw err;
+        this.counts.failures[kind]++;
+        const message = this.hide(
+          err instanceof ProtocolError ? `${what}: ${err.message}` : (err as Error).message,
+        );
+        const retryable = kind === 'connect' || kind === 'unavailable';
+        if (retryable && attempt < this.cfg.remote.retries && this.state === 'up') {
+          await new Promise<void>((r) =>
+            this.deps.clock.setTimeout(r, backoffDelay(attempt, RETRY_BACKOFF, this.deps.random)),
+          );
+          continue;
+        }
+        this.afterFailure(kind, message, err);
+        throw new DetectorError(message);
+      }
+    }
+  }
+
+  /** A request that failed for good: the server counts as unavailable when that is what it says. */
+  private afterFailure(kind: FailureKind, message: string, err: unknown): void {
+    this.timeoutsInRow = kind === 'timeout' ? this.timeoutsInRow + 1 : 0;
+    const gone = err instanceof RemoteRequestError && err.status === 404;
+    if (kind === 'connect' || kind === 'unavailable' || gone || this.timeoutsInRow >= TIMEOUTS_DOWN)
+      this.markDown(message);
+  }
+
+  stats(): DetectorStats & { remote: RemoteStats } {
+    const ready = this.state === 'up' ? this.cfg.remote.in_flight : 0;
+    return {
+      provider: null,
+      workers: this.cfg.remote.in_flight,
+      readyWorkers: ready,
+      sessionsRecreated: 0,
+      deadlinesMissed: this.counts.failures.timeout,
+      buffersAllocated: 0,
+      remote: {
+        model: this.cfg.name,
+        server: this.http?.where ?? '',
+        remoteModel: this.cfg.remote.model,
+        state: this.state,
+        since: this.since,
+        lastError: this.lastError,
+        input: this.plan?.input ?? null,
+        output: this.plan?.output.kind ?? null,
+        requests: this.counts.requests,
+        retries: this.counts.retries,
+        failures: { ...this.counts.failures },
+        frames: this.counts.frames,
+        bytesSent: this.counts.bytesSent,
+        bytesReceived: this.counts.bytesReceived,
+        inFlight: this.slots.busy,
+      },
+    };
+  }
+
+  /** Stops probing and closes the connections; requests still waiting for a slot fail. */
+  stop(): void {
+    this.state = 'stopped';
+    if (this.probeTimer) this.deps.clock.clearTimeout(this.probeTimer);
+    this.probeTimer = null;
+    this.slots.close(new DetectorError('remote model stopped'));
+    this.http?.close();
+  }
+}

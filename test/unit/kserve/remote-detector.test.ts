@@ -1,0 +1,321 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { systemClock } from '../../../src/core/clock.js';
+import type { Picture } from '../../../src/core/frame.js';
+import { letterbox } from '../../../src/core/geometry.js';
+import type { DecodedRequest } from '../../../src/kserve/codec.js';
+import { toFloat16Bits } from '../../../src/onnx/index.js';
+import {
+  RemoteDetector,
+  RemoteUnavailableError,
+  type Availability,
+  type RemoteDetectorConfig,
+} from '../../../src/kserve/remote-detector.js';
+import type { Tensor } from '../../../src/kserve/tensor.js';
+import { tempDir, waitFor } from '../../helpers/env.js';
+import { FakeKServe, type FakeModelSpec } from '../../helpers/fake-kserve.js';
+
+const S = 32;
+const TOKEN = 'Bearer s3cr3t-t0ken';
+
+/**
+ * The fake model: per picture one box [12, 12, 20, 20] (input pixels), class 'dog' when the
+ * picture's first red value is over 127, else 'cat', score 0.9. It reads the first red value
+ * from FP32 NCHW and UINT8 NHWC alike, so a test sees which picture went where.
+ */
+function yoloModel(opts: { batch?: number; fp16?: boolean; config?: boolean } = {}): FakeModelSpec {
+  const b = opts.batch ?? -1;
+  const datatype = opts.fp16 ? 'FP16' : 'FP32';
+  return {
+    name: 'pets',
+    inputs: [{ name: 'images', datatype: 'FP32', shape: [b, 3, S, S] }],
+    outputs: [{ name: 'output0', datatype, shape: [b, 6, 4] }],
+    ...(opts.config === false
+      ? {}
+      : {
+          config: {
+            max_batch_size: b === -1 ? 8 : 0,
+            parameters: { metadata: { string_value: "{'names': {0: 'cat', 1: 'dog'}, 'imgsz': [32, 32]}" } },
+          },
+        }),
+    infer: (req: DecodedRequest): Tensor[] => {
+      const input = req.inputs[0]!;
+      const n = input.shape[0]!;
+      const out = new Float32Array(n * 6 * 4);
+      for (let i = 0; i < n; i++) {
+        const red =
+          input.datatype === 'UINT8'
+            ? (input.data as Uint8Array)[i * S * S * 3]!
+            : Math.round((input.data as Float32Array)[i * 3 * S * S]! * 255);
+        // Anchor 0 of item i: cx, cy, w, h, cat, dog.
+        [16, 16, 8, 8, red > 127 ? 0.05 : 0.9, red > 127 ? 0.9 : 0.05].forEach(
+          (v, r) => (out[i * 24 + r * 4] = v),
+        );
+      }
+      return [{ name: 'output0', datatype: opts.fp16 ? 'FP16' : 'FP32', shape: [n, 6, 4], data: out }];
+    },
+  };
+}
+
+/** A 32×32 picture of one value, letterboxed from a 64×32 source (boxes map back ×2, -8 px pad). */
+const picture = (value: number): Picture => ({
+  data: Buffer.alloc(S * S * 3, value),
+  geometry: letterbox(64, 32, S),
+});
+
+interface Setup {
+  server: FakeKServe;
+  detector: RemoteDetector;
+  changes: Availability[];
+  logs: () => string;
+}
+
+async function setup(
+  t: { after: (fn: () => Promise<void> | void) => void },
+  model: FakeModelSpec,
+  over: Partial<Omit<RemoteDetectorConfig, 'remote'>> & {
+    remote?: Partial<RemoteDetectorConfig['remote']>;
+  } = {},
+  start = true,
+): Promise<Setup> {
+  const server = new FakeKServe(model);
+  await server.start();
+  t.after(() => server.stop());
+  let logs = '';
+  const log = pino(
+    { level: 'debug' },
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logs += chunk.toString();
+        done();
+      },
+    }),
+  );
+  const changes: Availability[] = [];
+  const detector = new RemoteDetector(
+    {
+      name: 'pets',
+      conf: 0.25,
+      iou: 0.45,
+      max_detections: 300,
+      ...over,
+      remote: {
+        url: server.url,
+        model: 'pets',
+        headers: { Authorization: TOKEN },
+        timeout_ms: 2000,
+        retries: 2,
+        in_flight: 2,
+        ...over.remote,
+      },
+    },
+    { log, clock: systemClock, onAvailability: (c) => changes.push(c), random: () => 0 },
+  );
+  t.after(() => detector.stop());
+  if (start) await detector.start();
+  return { server, detector, changes, logs: () => logs };
+}
+
+describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, () => {
+  it('asks health, readiness, metadata and config at start; sends one binary FP32 request per batch', async (t) => {
+    const { server, detector } = await setup(t, yoloModel());
+    assert.deepEqual(
+      server.seen.map((r) => `${r.method} ${r.path}`),
+      [
+        'GET /v2/health/ready',
+        'GET /v2/models/pets/ready',
+        'GET /v2/models/pets',
+        'GET /v2',
+        'GET /v2/models/pets/config',
+      ],
+    );
+    assert.deepEqual([detector.inputSize, detector.labels, detector.concurrency], [S, ['cat', 'dog'], 2]);
+    const { detections } = await detector.detect([picture(10), picture(200), picture(20)]);
+    assert.deepEqual(detections, [
+      [{ label: 'cat', score: 0.9, box: [24, 8, 40, 24] }],
+      [{ label: 'dog', score: 0.9, box: [24, 8, 40, 24] }],
+      [{ label: 'cat', score: 0.9, box: [24, 8, 40, 24] }],
+    ]);
+    const [req] = server.inferences;
+    assert.equal(server.inferences.length, 1, 'a dynamic batch: one request');
+    assert.deepEqual(
+      req!.infer!.inputs.map((i) => [i.name, i.datatype, i.shape]),
+      [['images', 'FP32', [3, 3, S, S]]],
+    );
+    assert.deepEqual(req!.infer!.outputs, [{ name: 'output0', binary: true }]);
+    assert.equal(req!.headers['content-type'], 'application/octet-stream');
+    assert.equal(req!.headers.authorization, TOKEN, 'the configured header goes with every request');
+    assert.ok(Number(req!.headers['inference-header-content-length']) > 0);
+    const s = detector.stats();
+    assert.deepEqual([s.readyWorkers, s.remote.state, s.remote.requests, s.remote.frames], [2, 'up', 1, 3]);
+    assert.equal(s.remote.bytesSent, Number(req!.headers['content-length']));
+    assert.ok(s.remote.bytesSent > 3 * 3 * S * S * 4, 'FP32: 4 bytes a value');
+  });
+
+  it('a model with a fixed batch of 1 gets one request per picture, at most in_flight at once, on kept connections', async (t) => {
+    const { server, detector } = await setup(t, yoloModel({ batch: 1 }));
+    server.delayMs = 30;
+    const { detections } = await detector.detect([picture(10), picture(200), picture(20), picture(210)]);
+    assert.deepEqual(
+      detections.map((d) => d[0]!.label),
+      ['cat', 'dog', 'cat', 'dog'],
+    );
+    assert.equal(server.inferences.length, 4);
+    assert.ok(server.inferences.every((r) => r.infer!.inputs[0]!.shape[0] === 1));
+    assert.equal(server.maxActive, 2, 'never more than in_flight requests outstanding');
+    assert.ok(server.connections <= 2, `${server.connections} connections for 9 requests`);
+  });
+
+  it('decodes FP16 outputs', async (t) => {
+    const model = yoloModel({ fp16: true });
+    const { detector } = await setup(t, model);
+    const { detections } = await detector.detect([picture(200)]);
+    assert.deepEqual(
+      detections[0]!.map((d) => [d.label, d.box]),
+      [['dog', [24, 8, 40, 24]]],
+    );
+    // 0.9 in half precision is 0.89990234375: the score is what the server sent, rounded.
+    assert.equal(detections[0]![0]!.score, Math.round(toHalf(0.9) * 1e4) / 1e4);
+  });
+
+  it('sends UINT8 RGB24 pictures to an Argus server (argus_rgb24), a quarter of the bytes', async (t) => {
+    const model = yoloModel();
+    const { server, detector } = await setup(t, model, {}, false);
+    server.extensions = [...server.extensions, 'argus_rgb24'];
+    await detector.start();
+    const { detections } = await detector.detect([picture(200), picture(5)]);
+    assert.deepEqual(
+      detections.map((d) => d[0]!.label),
+      ['dog', 'cat'],
+    );
+    const input = server.inferences[0]!.infer!.inputs[0]!;
+    assert.deepEqual([input.datatype, input.shape], ['UINT8', [2, S, S, 3]]);
+    assert.equal(detector.stats().remote.input, 'UINT8');
+  });
+
+  it('class names from a labels file when the server gives none', async (t) => {
+    const dir = await tempDir(t);
+    const labels = join(dir, 'pets.txt');
+    await writeFile(labels, 'kitten\npuppy\n');
+    const { detector } = await setup(t, yoloModel({ config: false }), { labels });
+    assert.deepEqual(detector.labels, ['kitten', 'puppy']);
+    assert.equal((await detector.detect([picture(200)])).detections[0]![0]!.label, 'puppy');
+    await assert.rejects(
+      setup(t, yoloModel({ config: false })),
+      /gives no class names for the model.*set labels/,
+    );
+  });
+
+  it('retries a 503 with backoff, and fails when the retries run out; the server counts as unavailable', async (t) => {
+    const { server, detector, changes } = await setup(t, yoloModel(), { remote: { retries: 2 } });
+    server.statuses = [503, 503];
+    assert.equal((await detector.detect([picture(1)])).detections[0]!.length, 1);
+    assert.deepEqual([detector.stats().remote.requests, detector.stats().remote.retries], [3, 2]);
+    server.statuses = [503, 503, 503];
+    await assert.rejects(detector.detect([picture(1)]), /HTTP 503: scripted 503/);
+    assert.deepEqual(changes, [{ model: 'pets', up: false, message: changes[0]!.message }]);
+    assert.match(changes[0]!.message!, /POST http:\/\/127\.0\.0\.1:\d+\/v2\/models\/pets\/infer: HTTP 503/);
+    // The probe (health, ready, metadata) finds it well again.
+    await waitFor('recovery', () => detector.available, 5000);
+    assert.deepEqual(changes.at(-1), { model: 'pets', up: true, message: null });
+  });
+
+  it('a 400 fails the batch alone, with the server’s error, and the token never in it or the log', async (t) => {
+    const { server, detector, changes, logs } = await setup(t, yoloModel());
+    server.statuses = [400];
+    const err = await detector.detect([picture(1)]).then(
+      () => assert.fail('should fail'),
+      (e: Error) => e,
+    );
+    assert.match(err.message, /HTTP 400: scripted 400/);
+    assert.equal(detector.stats().remote.retries, 0, 'a rejection is not retried');
+    assert.deepEqual([detector.available, changes], [true, []]);
+    // A server that echoes the token back has it hidden.
+    server.statuses = [401];
+    server.errorText = () => `token ${TOKEN} refused`;
+    await assert.rejects(detector.detect([picture(1)]), (e: Error) =>
+      /HTTP 401: token \*\*\* refused/.test(e.message),
+    );
+    assert.ok(!logs().includes('s3cr3t'));
+  });
+
+  it('a request past its deadline fails; three in a row make the server unavailable', async (t) => {
+    const { server, detector, changes } = await setup(t, yoloModel(), {
+      remote: { timeout_ms: 100, retries: 0 },
+    });
+    server.delayMs = 400;
+    await assert.rejects(detector.detect([picture(1)]), /no answer within 100 ms/);
+    assert.equal(detector.available, true);
+    await assert.rejects(detector.detect([picture(1)]), /no answer within 100 ms/);
+    await assert.rejects(detector.detect([picture(1)]), /no answer within 100 ms/);
+    assert.equal(detector.available, false);
+    assert.equal(changes.length, 1);
+    assert.equal(detector.stats().deadlinesMissed, 3);
+  });
+
+  it('connection refused: unavailable at once (one log line, one change), batches fail without a request, then recovers', async (t) => {
+    const { server, detector, changes, logs } = await setup(t, yoloModel(), { remote: { retries: 1 } });
+    await server.stop();
+    await assert.rejects(detector.detect([picture(1)]), /ECONNREFUSED/);
+    assert.deepEqual(
+      changes.map((c) => c.up),
+      [false],
+    );
+    const before = server.seen.length;
+    for (let i = 0; i < 5; i++)
+      await assert.rejects(detector.detect([picture(1)]), (e: Error) => e instanceof RemoteUnavailableError);
+    assert.equal(server.seen.length, before, 'no request while it is unavailable');
+    assert.equal(detector.stats().readyWorkers, 0);
+    assert.equal(logs().match(/remote model pets unavailable/g)?.length, 1, 'one line for the transition');
+    await server.start();
+    await waitFor('recovery', () => detector.available, 5000);
+    assert.deepEqual(
+      changes.map((c) => c.up),
+      [false, true],
+    );
+    assert.equal(logs().match(/remote model pets available again/g)?.length, 1);
+    assert.equal((await detector.detect([picture(200)])).detections[0]![0]!.label, 'dog');
+  });
+
+  it('starts while the server is away when input_size is known; refuses to without it', async (t) => {
+    const { server, detector } = await setup(t, yoloModel(), { input_size: S }, false);
+    await server.stop();
+    await detector.start();
+    assert.deepEqual(
+      [detector.available, detector.inputSize, detector.stats().remote.state],
+      [false, S, 'down'],
+    );
+    await server.start();
+    await waitFor('the server', () => detector.available, 5000);
+    assert.deepEqual(detector.labels, ['cat', 'dog']);
+
+    const other = await setup(t, yoloModel(), {}, false);
+    await other.server.stop();
+    await assert.rejects(
+      other.detector.start(),
+      /model pets: .*ECONNREFUSED.*set input_size to start without the server/,
+    );
+  });
+
+  it('a model Argus cannot use fails the start, naming the server and why', async (t) => {
+    const model = yoloModel();
+    model.inputs = [{ name: 'images', datatype: 'FP32', shape: [-1, S, S, 3] }];
+    const { detector } = await setup(t, model, {}, false);
+    await assert.rejects(
+      detector.start(),
+      /model pets: http:\/\/127\.0\.0\.1:\d+ model 'pets': input 'images' FP32 \[-1, 32, 32, 3\] is not \[batch, 3, size, size\]/,
+    );
+    const sized = await setup(t, yoloModel(), { input_size: 64 }, false);
+    await assert.rejects(sized.detector.start(), /takes 32×32 pictures; input_size says 64/);
+  });
+});
+
+const toHalf = (v: number): number => {
+  const bits = toFloat16Bits(Float32Array.of(v))[0]!;
+  const e = (bits >> 10) & 0x1f;
+  return (1 + (bits & 0x3ff) / 1024) * 2 ** (e - 15);
+};
