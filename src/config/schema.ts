@@ -262,8 +262,10 @@ const http = z
     port: int().min(0).max(65535).default(8080),
     /** Largest image POST /api/detect accepts. */
     max_body_mb: z.number().gt(0).max(200).default(10),
-    /** Priority of POST /api/detect images among the cameras (1..10). */
+    /** Priority of POST /api/detect images (and KServe inference pictures) among the cameras (1..10). */
     detect_priority: int().min(1).max(10).default(5),
+    /** Serve the models over KServe v2 / Open Inference Protocol under /v2 (docs/http.md). */
+    inference: z.boolean().default(false),
   })
   .prefault({});
 

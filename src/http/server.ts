@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { InferenceService, type ServedModel } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
 import type { EventQuery } from '../state/index.js';
 import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../publish/index.js';
-import { readImageUpload, UploadError, type Upload } from './upload.js';
+import { argusVersion } from '../version.js';
+import { readBody, readImageUpload, UploadError, type Upload } from './upload.js';
 
 /** An error with the HTTP status it should be answered with. */
 export class HttpError extends Error {
@@ -46,21 +48,32 @@ export interface HttpSource {
   hasEvent(id: string): boolean;
   /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
   eventSnapshot(id: string, crop: boolean): Promise<Buffer | undefined>;
+  /** The models served over KServe v2 (`http.inference`). */
+  servedModels(): readonly ServedModel[];
 }
 
 /**
  * Health, metrics, the cameras, the live page, the event history and image detection, over plain node:http
- * (docs/http.md). Binds to 127.0.0.1 unless told otherwise. Every route is a GET but
- * POST /api/detect, whose body is bounded by `http.max_body_mb`.
+ * (docs/http.md), and with `http.inference` the KServe v2 endpoints under /v2. Binds to
+ * 127.0.0.1 unless told otherwise. Every route is a GET but POST /api/detect and the KServe
+ * inference, whose bodies are bounded by `http.max_body_mb`.
  */
 export class HttpServer {
   private server: Server | undefined;
+  private readonly inference: InferenceService | undefined;
 
   constructor(
-    private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb'>,
+    private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb' | 'inference'>,
     private readonly source: HttpSource,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.inference = cfg.inference
+      ? new InferenceService(() => source.servedModels(), {
+          version: argusVersion(),
+          maxBodyBytes: this.maxBodyBytes,
+        })
+      : undefined;
+  }
 
   private get maxBodyBytes(): number {
     return Math.round(this.cfg.max_body_mb * 1024 * 1024);
@@ -90,6 +103,7 @@ export class HttpServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://argus').pathname;
+    if (this.inference && (path === '/v2' || path.startsWith('/v2/'))) return this.kserve(req, res, path);
     if (path === '/api/detect') {
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');
@@ -164,6 +178,30 @@ export class HttpServer {
     // The body is read and dropped, so the client can finish sending and read the answer.
     req.resume();
     throw new HttpError(400, problem);
+  }
+
+  /** The KServe v2 endpoints: a POST's body is read (bounded) before the service sees it. */
+  private async kserve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    let body: Buffer | undefined;
+    if (req.method === 'POST') {
+      try {
+        body = await readBody(req, this.maxBodyBytes);
+      } catch (err) {
+        if (!(err instanceof UploadError)) throw err;
+        req.resume();
+        throw new HttpError(err.status, err.message);
+      }
+    }
+    const answer = await this.inference!.handle({
+      method: req.method ?? 'GET',
+      path,
+      headers: req.headers,
+      body,
+    });
+    for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+    res.statusCode = answer.status;
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.end(req.method === 'HEAD' ? undefined : answer.body);
   }
 
   /** GET /api/events/<id>/snapshot.jpg[?crop=1]: ids are only looked up, never made into paths. */

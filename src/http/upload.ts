@@ -32,15 +32,26 @@ const EMPTY = 'empty body: send the image bytes, or a multipart form with a file
  * (`req.resume()`) so that the client can finish sending and read the answer.
  */
 export async function readImageUpload(req: IncomingMessage, maxBytes: number): Promise<Upload> {
+  refuseDeclared(req, maxBytes);
+  if (/^\s*multipart\//i.test(req.headers['content-type'] ?? '')) return readForm(req, maxBytes);
+  const data = await readBody(req, maxBytes);
+  if (data.length === 0) throw new UploadError(400, EMPTY);
+  return { data, name: 'upload' };
+}
+
+function refuseDeclared(req: IncomingMessage, maxBytes: number): void {
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes)
     throw new UploadError(413, `body of ${declared} bytes is over the ${maxBytes}-byte limit`);
-  return /^\s*multipart\//i.test(req.headers['content-type'] ?? '')
-    ? readForm(req, maxBytes)
-    : readRaw(req, maxBytes);
 }
 
-function readRaw(req: IncomingMessage, maxBytes: number): Promise<Upload> {
+/**
+ * A request's whole body as it is (possibly empty), at most `maxBytes`: refused as
+ * readImageUpload refuses (413 before reading when the declared length is over, or as soon as
+ * the body gets there), leaving the rest for the caller to drain.
+ */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  refuseDeclared(req, maxBytes);
   return new Promise((resolve, reject) => {
     const settle = settler(req, resolve, reject);
     const chunks: Buffer[] = [];
@@ -50,11 +61,7 @@ function readRaw(req: IncomingMessage, maxBytes: number): Promise<Upload> {
       if (size > maxBytes) settle(new UploadError(413, `body is over the ${maxBytes}-byte limit`));
       else chunks.push(chunk);
     });
-    req.on('end', () =>
-      settle(
-        size === 0 ? new UploadError(400, EMPTY) : { data: Buffer.concat(chunks, size), name: 'upload' },
-      ),
-    );
+    req.on('end', () => settle(Buffer.concat(chunks, size)));
   });
 }
 
@@ -72,7 +79,7 @@ function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
     } catch (err) {
       return reject(new UploadError(400, `malformed multipart form: ${(err as Error).message}`));
     }
-    const settle = settler(req, resolve, reject, () => {
+    const settle = settler<Upload>(req, resolve, reject, () => {
       // Unpiped first, so that a 'drain' from the parser cannot resume the request.
       req.unpipe(form);
       // Not at once: busboy goes on touching the part's stream after emitting 'limit'.
@@ -105,14 +112,14 @@ function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
  * Settles a read once: a later limit, parse error or 'end' changes nothing. A refusal stops
  * reading the request (`stop`, then pause); the client going away mid-body is one too.
  */
-function settler(
+function settler<T>(
   req: IncomingMessage,
-  resolve: (upload: Upload) => void,
+  resolve: (result: T) => void,
   reject: (err: UploadError) => void,
   stop?: () => void,
-): (result: Upload | UploadError) => void {
+): (result: T | UploadError) => void {
   let done = false;
-  const settle = (result: Upload | UploadError): void => {
+  const settle = (result: T | UploadError): void => {
     if (done) return;
     done = true;
     if (!(result instanceof UploadError)) return resolve(result);

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
+import type { ServedModel } from '../kserve/index.js';
 import {
   annotatedJpeg,
   applyCameraFilters,
@@ -25,6 +26,7 @@ export interface ViewSources extends StatsSources {
   models: StatsSources['models'] & {
     detector(name: string): { readonly inputSize: number } | undefined;
     names(): string[];
+    labels(name: string): readonly string[] | undefined;
   };
   stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
@@ -167,6 +169,27 @@ export class LiveView implements HttpSource {
 
   async metrics(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.src.metrics.contentType, body: await this.src.metrics.metrics() };
+  }
+
+  /**
+   * The models KServe v2 clients may use, by their names: their pictures go through the scheduler
+   * at `http.detect_priority`, as posted images do.
+   */
+  servedModels(): ServedModel[] {
+    const { models, scheduler } = this.src;
+    return models.names().flatMap((name): ServedModel[] => {
+      const detector = models.detector(name);
+      if (!detector) return [];
+      return [
+        {
+          name,
+          inputSize: detector.inputSize,
+          labels: models.labels(name) ?? [],
+          ready: () => (models.stats()[name]?.readyWorkers ?? 0) > 0,
+          detect: (picture) => scheduler.submit(picture, this.cfg.detect_priority, name),
+        },
+      ];
+    });
   }
 
   /** One posted image through the scheduler, on `model`: the same JSON as `argus detect`. */

@@ -23,4 +23,5 @@ export {
   type RemoteModelOptions,
   type RemoteStats,
 } from './remote-detector.js';
+export { InferenceService, type ServedModel, type ServiceAnswer, type ServiceRequest } from './service.js';
 export { ProtocolError, tensorFromBytes, tensorToBytes, type Tensor } from './tensor.js';

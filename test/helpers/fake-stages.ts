@@ -80,6 +80,8 @@ export class FakeStages {
     stats: (): Record<string, NamedModelStats> => structuredClone(this.modelStats),
     names: (): string[] => Object.keys(this.modelStats),
     detector: (name: string): { inputSize: number } | undefined => this.modelStats[name],
+    labels: (name: string): readonly string[] | undefined =>
+      name in this.modelStats ? ['person', 'car'] : undefined,
   };
   output = { stats: (): OutputStats => this.out };
 }

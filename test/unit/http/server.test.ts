@@ -22,6 +22,7 @@ function source(over: Partial<HttpSource> = {}): HttpSource {
     events: () => [],
     hasEvent: () => false,
     eventSnapshot: () => Promise.resolve(undefined),
+    servedModels: () => [],
     ...over,
   };
 }
@@ -30,9 +31,10 @@ async function serve(
   t: { after: (fn: () => Promise<void>) => void },
   src: HttpSource,
   maxBody = 1024,
+  inference = false,
 ): Promise<string> {
   const server = new HttpServer(
-    { host: '127.0.0.1', port: 0, max_body_mb: maxBody / (1024 * 1024) },
+    { host: '127.0.0.1', port: 0, max_body_mb: maxBody / (1024 * 1024), inference },
     src,
     pino({ level: 'silent' }),
   );
@@ -226,5 +228,27 @@ describe('HTTP server', () => {
       '{"error":"size: unknown parameter (the one parameter is crop)"}',
     ]);
     assert.equal((await fetch(url, { method: 'POST' })).status, 405);
+  });
+
+  it('serves the KServe v2 endpoints under /v2 only with http.inference, their bodies bounded', async (t) => {
+    const models = () => [
+      { name: 'default', inputSize: 4, labels: ['a'], ready: () => true, detect: () => Promise.resolve([]) },
+    ];
+    const off = await serve(t, source({ servedModels: models }));
+    assert.equal((await fetch(`${off}/v2`)).status, 404);
+    const on = await serve(t, source({ servedModels: models }), 1024, true);
+    const meta = await fetch(`${on}/v2/models/default`);
+    assert.deepEqual(
+      [meta.status, meta.headers.get('content-type'), ((await meta.json()) as { name: string }).name],
+      [200, 'application/json', 'default'],
+    );
+    const big = await fetch(`${on}/v2/models/default/infer`, { method: 'POST', body: Buffer.alloc(2000) });
+    assert.deepEqual(
+      [big.status, await big.json()],
+      [413, { error: 'body of 2000 bytes is over the 1024-byte limit' }],
+    );
+    const bad = await fetch(`${on}/v2/models/default/infer`, { method: 'POST', body: '{"inputs": 5}' });
+    assert.deepEqual([bad.status, await bad.json()], [400, { error: '"inputs" is not an array' }]);
+    assert.equal((await fetch(`${on}/v2/health/live`, { method: 'HEAD' })).status, 200);
   });
 });

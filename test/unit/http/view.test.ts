@@ -228,4 +228,25 @@ describe('live view (HTTP API models)', () => {
       (e: unknown) => e instanceof HttpError && e.status === 503 && /busy/.test(e.message),
     );
   });
+
+  it('serves each model to KServe clients by name: its size, labels, readiness; pictures at detect_priority on it', async () => {
+    const { view, stages, submitted } = setup(() => Promise.resolve([person]));
+    stages.modelStats.plates = { ...stages.modelStats.default!, inputSize: 64 };
+    const served = view.servedModels();
+    assert.deepEqual(
+      served.map((m) => [m.name, m.inputSize, m.labels, m.ready()]),
+      [
+        ['default', 32, ['person', 'car'], true],
+        ['plates', 64, ['person', 'car'], true],
+      ],
+    );
+    const picture: Picture = { data: Buffer.alloc(64 * 64 * 3), geometry: letterbox(64, 64, 64) };
+    assert.deepEqual(await served[1]!.detect(picture), [person]);
+    assert.deepEqual(submitted, [{ picture, priority: 7, model: 'plates' }]);
+    stages.modelStats.plates.readyWorkers = 0;
+    assert.deepEqual(
+      served.map((m) => m.ready()),
+      [true, false],
+    );
+  });
 });
