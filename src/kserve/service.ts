@@ -75,13 +75,11 @@ export function nchwToRgb(data: Float32Array, item: number, size: number): Buffe
   const plane = size * size;
   const base = item * 3 * plane;
   const out = Buffer.alloc(3 * plane);
+  // A clamped array clamps to 0..255 and rounds half to even; NaN becomes 0.
+  const clamped = new Uint8ClampedArray(out.buffer, out.byteOffset, out.length);
   for (let c = 0; c < 3; c++) {
     const from = base + c * plane;
-    for (let i = 0; i < plane; i++) {
-      const v = data[from + i]!;
-      // NaN falls through both tests to 0.
-      out[i * 3 + c] = v >= 1 ? 255 : v > 0 ? Math.round(v * 255) : 0;
-    }
+    for (let i = 0, j = c; i < plane; i++, j += 3) clamped[j] = data[from + i]! * 255;
   }
   return out;
 }
