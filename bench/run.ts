@@ -28,13 +28,24 @@ import { benchEvents } from './events.js';
 import type { EventsRow } from './events-summary.js';
 import { benchHash } from './hash.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
+import { benchRemote, type RemoteBench } from './remote.js';
 import { renderMarkdown } from './report.js';
 import { stillClip } from './common.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const shared = process.env.ARGUS_SHARED_DIR ?? resolve(root, '..', 'shared');
-const SECTIONS = ['models', 'limit', 'pipeline', 'levers', 'cache', 'hash', 'events', 'soak'] as const;
+const SECTIONS = [
+  'models',
+  'limit',
+  'remote',
+  'pipeline',
+  'levers',
+  'cache',
+  'hash',
+  'events',
+  'soak',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -70,6 +81,7 @@ export interface BenchResults {
   repeats: number;
   models: { original: string; prepared: string; rows: DetectorBenchRow[] }[];
   limit: { model: string; rows: DetectorBenchRow[]; preprocessMsPerFrame: number } | null;
+  remote: RemoteBench | null;
   pipeline: { model: string; rows: PipelineRow[]; efficiency: Efficiency | null } | null;
   levers: { model: string; rows: PipelineRow[] } | null;
   cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
@@ -123,6 +135,7 @@ async function main(): Promise<void> {
     repeats,
     models: [],
     limit: null,
+    remote: null,
     pipeline: null,
     levers: null,
     cacheLive: null,
@@ -179,6 +192,22 @@ async function main(): Promise<void> {
         rows: res.rows,
         preprocessMsPerFrame: Object.values(res.preprocessMsPerFrame)[0]!,
       };
+    }
+
+    // 2b. Remote inference: the same model behind an Argus KServe v2 server, over loopback.
+    if (sections.has('remote')) {
+      log(`remote: ${pipeName} local vs over KServe v2 (loopback), batch 4`);
+      const bus = join(shared, 'media', 'bus.jpg');
+      out.remote = await benchRemote({
+        root,
+        dir: tmp,
+        model: pipeModel,
+        name: pipeName,
+        image: existsSync(bus) ? bus : undefined,
+        batch: 4,
+        batches: full ? 40 : 15,
+        repeats,
+      });
     }
 
     // 3. The daemon against the naive design: N synthetic cameras, cache off.

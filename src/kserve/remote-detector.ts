@@ -17,7 +17,7 @@ import { decodeInferResponse, encodeInferRequest, type RequestedOutput } from '.
 import { packPictures, unpackDetections } from './pack.js';
 import { PlanError, planRemote, type InputForm, type RemotePlan } from './plan.js';
 import { modelPath, probeServer } from './probe.js';
-import { HEADER_LENGTH } from './protocol.js';
+import { ARGUS_RGB24, HEADER_LENGTH } from './protocol.js';
 import { Slots } from './slots.js';
 import { ProtocolError } from './tensor.js';
 
@@ -70,6 +70,8 @@ export interface RemoteDetectorDeps {
   onAvailability?: (change: Availability) => void;
   /** [0, 1): the jitter of retry and probe delays. */
   random?: () => number;
+  /** Send FP32 even to a server that takes RGB24 (`argus_rgb24`): the bench compares the two. */
+  floatInput?: boolean;
 }
 
 export type RemoteState = 'starting' | 'up' | 'down' | 'stopped';
@@ -232,6 +234,7 @@ export class RemoteDetector implements BatchDetector {
 
   private async fetchPlan(): Promise<RemotePlan> {
     const facts = await probeServer(this.http!, this.cfg.remote.model, this.cfg.remote.version);
+    if (this.deps.floatInput) facts.extensions = facts.extensions.filter((e) => e !== ARGUS_RGB24);
     const plan = planRemote(facts, this.fileLabels);
     if (plan.labelsFrom === 'server')
       checkLabels(
