@@ -8,7 +8,7 @@ import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../publish/index.js';
 import { argusVersion } from '../version.js';
-import { readBody, readImageUpload, UploadError, type Upload } from './upload.js';
+import { readBody, readImageUpload, UploadError } from './upload.js';
 
 /** An error with the HTTP status it should be answered with. */
 export class HttpError extends Error {
@@ -110,16 +110,7 @@ export class HttpServer {
         return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
       }
       const model = this.detectModel(req);
-      let upload: Upload;
-      try {
-        upload = await readImageUpload(req, this.maxBodyBytes);
-      } catch (err) {
-        if (!(err instanceof UploadError)) throw err;
-        // Read the rest and drop it, so the client can finish sending and read the answer (a
-        // socket closed under a sending client loses the answer); Node's requestTimeout bounds it.
-        req.resume();
-        throw new HttpError(err.status, err.message);
-      }
+      const upload = await this.body(req, readImageUpload);
       const answer = await this.source.detect(upload.data, upload.name, model);
       return send(res, 200, 'application/json', JSON.stringify(answer));
     }
@@ -180,18 +171,25 @@ export class HttpServer {
     throw new HttpError(400, problem);
   }
 
+  /** A request's body as `read` reads it, at most `http.max_body_mb`; refused with HttpError. */
+  private async body<T>(
+    req: IncomingMessage,
+    read: (req: IncomingMessage, max: number) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await read(req, this.maxBodyBytes);
+    } catch (err) {
+      if (!(err instanceof UploadError)) throw err;
+      // Read the rest and drop it, so the client can finish sending and read the answer (a
+      // socket closed under a sending client loses the answer); Node's requestTimeout bounds it.
+      req.resume();
+      throw new HttpError(err.status, err.message);
+    }
+  }
+
   /** The KServe v2 endpoints: a POST's body is read (bounded) before the service sees it. */
   private async kserve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    let body: Buffer | undefined;
-    if (req.method === 'POST') {
-      try {
-        body = await readBody(req, this.maxBodyBytes);
-      } catch (err) {
-        if (!(err instanceof UploadError)) throw err;
-        req.resume();
-        throw new HttpError(err.status, err.message);
-      }
-    }
+    const body = req.method === 'POST' ? await this.body(req, readBody) : undefined;
     const answer = await this.inference!.handle({
       method: req.method ?? 'GET',
       path,

@@ -14,14 +14,13 @@ export {
 } from './codec.js';
 export { PlanError, planRemote, type RemotePlan } from './plan.js';
 export { ARGUS_RGB24, HEADER_LENGTH, type Datatype } from './protocol.js';
-export {
-  RemoteDetector,
-  RemoteUnavailableError,
-  type Availability,
-  type RemoteDetectorConfig,
-  type RemoteDetectorDeps,
-  type RemoteModelOptions,
-  type RemoteStats,
-} from './remote-detector.js';
+export { RemoteDetector, RemoteUnavailableError } from './remote-detector.js';
+export type {
+  Availability,
+  RemoteDetectorConfig,
+  RemoteDetectorDeps,
+  RemoteModelOptions,
+  RemoteStats,
+} from './remote-options.js';
 export { InferenceService, type ServedModel, type ServiceAnswer, type ServiceRequest } from './service.js';
 export { ProtocolError, tensorFromBytes, tensorToBytes, type Tensor } from './tensor.js';

@@ -9,11 +9,8 @@ import { Detector, planModel, toDetections } from '../../src/detector/index.js';
 import { loadLetterboxed } from '../../src/ingest/index.js';
 import { decodeInferResponse, encodeInferRequest } from '../../src/kserve/codec.js';
 import { packPictures, unpackDetections } from '../../src/kserve/pack.js';
-import {
-  RemoteDetector,
-  RemoteUnavailableError,
-  type Availability,
-} from '../../src/kserve/remote-detector.js';
+import { RemoteDetector, RemoteUnavailableError } from '../../src/kserve/remote-detector.js';
+import type { Availability } from '../../src/kserve/remote-options.js';
 import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { needsShared, shared, tempDir, waitFor } from '../helpers/env.js';
 import { boxIou, BUS_REFERENCE } from '../helpers/images.js';

@@ -9,12 +9,8 @@ import type { Picture } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { DecodedRequest } from '../../../src/kserve/codec.js';
 import { toFloat16Bits } from '../../../src/onnx/index.js';
-import {
-  RemoteDetector,
-  RemoteUnavailableError,
-  type Availability,
-  type RemoteDetectorConfig,
-} from '../../../src/kserve/remote-detector.js';
+import { RemoteDetector, RemoteUnavailableError } from '../../../src/kserve/remote-detector.js';
+import type { Availability, RemoteDetectorConfig } from '../../../src/kserve/remote-options.js';
 import type { Tensor } from '../../../src/kserve/tensor.js';
 import { tempDir, waitFor } from '../../helpers/env.js';
 import { FakeKServe, type FakeModelSpec } from '../../helpers/fake-kserve.js';
