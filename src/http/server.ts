@@ -60,20 +60,13 @@ export interface HttpSource {
  */
 export class HttpServer {
   private server: Server | undefined;
-  private readonly inference: InferenceService | undefined;
+  private inference: InferenceService | undefined;
 
   constructor(
     private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb' | 'inference'>,
     private readonly source: HttpSource,
     private readonly log: Logger,
-  ) {
-    this.inference = cfg.inference
-      ? new InferenceService(() => source.servedModels(), {
-          version: argusVersion(),
-          maxBodyBytes: this.maxBodyBytes,
-        })
-      : undefined;
-  }
+  ) {}
 
   private get maxBodyBytes(): number {
     return Math.round(this.cfg.max_body_mb * 1024 * 1024);
@@ -84,6 +77,11 @@ export class HttpServer {
   }
 
   async start(): Promise<void> {
+    if (this.cfg.inference)
+      this.inference = new InferenceService(() => this.source.servedModels(), {
+        version: argusVersion(),
+        maxBodyBytes: this.maxBodyBytes,
+      });
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (err instanceof HttpError)
