@@ -51,6 +51,7 @@ describe('KServe v2 codec: the binary extension example, byte by byte', () => {
     const all = joined(body.chunks);
     assert.equal(body.length, all.length);
     assert.equal(body.headerLength! + 19, body.length, 'Content-Length is the JSON plus 19 bytes');
+    assert.equal(body.headerLength! % 8, 0, 'the JSON padded with spaces: the tensors start aligned');
     assert.deepEqual(JSON.parse(all.subarray(0, body.headerLength).toString()), {
       inputs: [
         { name: 'input0', shape: [2, 2], datatype: 'UINT32', parameters: { binary_data_size: 16 } },
@@ -234,6 +235,18 @@ describe('KServe v2 codec: datatypes', () => {
     const odd = Buffer.concat([Buffer.from('x'), Buffer.from(values.buffer)]).subarray(1);
     assert.equal(odd.byteOffset % 4 !== 0, true);
     assert.deepEqual(tensorFromBytes('f', 'FP32', [3], odd).data, values);
+  });
+
+  it('reads aligned tensors in place, without a copy', () => {
+    const body = encodeInferResponse({
+      modelName: 'm',
+      outputs: [{ name: 'y', datatype: 'FP32', shape: [2], data: Float32Array.of(1, 2), binary: true }],
+    });
+    const raw = Buffer.alloc(body.length);
+    Buffer.concat(body.chunks).copy(raw);
+    const t = decodeInferResponse(raw, String(body.headerLength)).outputs[0]!;
+    assert.equal((t.data as Float32Array).buffer, raw.buffer);
+    assert.deepEqual([...(t.data as Float32Array)], [1, 2]);
   });
 
   it('a tensor of shape [0] has no elements', () => {
