@@ -3,7 +3,8 @@
  * process, and by an `argus run` with `http.inference` over loopback through a RemoteDetector
  * (KServe v2, binary tensors), once sending RGB24 (what Argus sends Argus) and once FP32 NCHW
  * (what a Triton client sends a YOLO). Each side gets batches of `batch` pictures, as many in
- * flight as its detector has sessions, as the scheduler would send them. Reports frames/s and
+ * flight as its detector takes (the local sessions; the remote's `in_flight`: as many, and one
+ * more), as the scheduler would send them. Reports frames/s and
  * batch latency (medians of interleaved repeats) and bytes per frame each way on the wire.
  */
 import { spawn } from 'node:child_process';
@@ -21,7 +22,7 @@ import type { BatchDetector } from '../src/scheduler/index.js';
 import { median } from './common.js';
 
 export interface RemoteBenchRow {
-  mode: 'local' | 'remote, RGB24' | 'remote, FP32';
+  mode: string;
   batch: number;
   in_flight: number;
   fps: number;
@@ -37,8 +38,10 @@ export interface RemoteBench {
   model: string;
   picture: string;
   rows: RemoteBenchRow[];
-  /** Remote (RGB24) frames/s ÷ local frames/s. */
+  /** Remote (RGB24) frames/s ÷ local frames/s, with as many in flight as the local sessions. */
   ratio: number;
+  /** The same with one more request in flight. */
+  ratioPlusOne: number;
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -135,9 +138,8 @@ export async function benchRemote(opts: {
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   let url = '';
-  let rgb24: RemoteDetector | undefined;
-  let fp32: RemoteDetector | undefined;
-  const remote = (floatInput: boolean): RemoteDetector =>
+  const remotes: RemoteDetector[] = [];
+  const remote = (floatInput: boolean, inFlight: number): RemoteDetector =>
     new RemoteDetector(
       {
         name: 'bench',
@@ -150,41 +152,46 @@ export async function benchRemote(opts: {
           headers: {},
           timeout_ms: 30_000,
           retries: 2,
-          in_flight: local.concurrency,
+          in_flight: inFlight,
         },
       },
       { log, clock: systemClock, floatInput },
     );
   try {
     url = await serverUrl(() => output, 60_000);
-    rgb24 = remote(false);
-    fp32 = remote(true);
-    await rgb24.start();
-    await fp32.start();
-    const sides: [RemoteBenchRow['mode'], BatchDetector, RemoteDetector | undefined][] = [
-      ['local', local, undefined],
-      ['remote, RGB24', rgb24, rgb24],
-      ['remote, FP32', fp32, fp32],
-    ];
+    // The remote side with as many requests in flight as the server has sessions, and with one
+    // more, which covers a request's time on the wire.
+    const n = local.concurrency;
+    const sides: [string, BatchDetector, RemoteDetector | undefined][] = [['local', local, undefined]];
+    for (const [mode, floatInput, inFlight] of [
+      ['remote, RGB24', false, n],
+      ['remote, RGB24', false, n + 1],
+      ['remote, FP32', true, n + 1],
+    ] as const) {
+      const r = remote(floatInput, inFlight);
+      remotes.push(r);
+      await r.start();
+      sides.push([`${mode}, ${inFlight} in flight`, r, r]);
+    }
     const runs = new Map<string, { fps: number[]; p50: number[]; p99: number[] }>();
-    for (const [, d] of sides) await drive(d, pictures, 3, local.concurrency);
-    // Interleaved, so drift in machine load hits all three alike.
+    for (const [, d] of sides) await drive(d, pictures, 3, d.concurrency);
+    // Interleaved, so drift in machine load hits every side alike.
     for (let r = 0; r < opts.repeats; r++)
       for (const [mode, d] of sides) {
-        const { fps, latencies } = await drive(d, pictures, opts.batches, local.concurrency);
+        const { fps, latencies } = await drive(d, pictures, opts.batches, d.concurrency);
         const run = runs.get(mode) ?? { fps: [], p50: [], p99: [] };
         run.fps.push(fps);
         run.p50.push(pct(latencies, 50));
         run.p99.push(pct(latencies, 99));
         runs.set(mode, run);
       }
-    const rows = sides.map(([mode, , r]): RemoteBenchRow => {
+    const rows = sides.map(([mode, d, r]): RemoteBenchRow => {
       const run = runs.get(mode)!;
       const s = r?.stats().remote;
       return {
         mode,
         batch: opts.batch,
-        in_flight: local.concurrency,
+        in_flight: d.concurrency,
         fps: median(run.fps),
         latency_p50_ms: median(run.p50),
         latency_p99_ms: median(run.p99),
@@ -197,10 +204,10 @@ export async function benchRemote(opts: {
       picture: opts.image ? 'bus.jpg' : 'grey',
       rows,
       ratio: rows[1]!.fps / rows[0]!.fps,
+      ratioPlusOne: rows[2]!.fps / rows[0]!.fps,
     };
   } finally {
-    rgb24?.stop();
-    fp32?.stop();
+    for (const r of remotes) r.stop();
     await local.stop();
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));

@@ -71,13 +71,13 @@ export function renderMarkdown(r: BenchResults): string {
     const x = r.remote;
     const bytes = (n: number | null): string => (n === null ? '–' : `${f(n / 1024, 1)} KiB`);
     md.push(
-      `**Remote inference**: ${x.model} run by Argus' detector in the bench process (local), and by an \`argus run\` with \`http.inference\` over loopback through a RemoteDetector (KServe v2, binary tensors) sending RGB24 (what Argus sends Argus) or FP32 NCHW (what a Triton client sends); ${x.picture}, batches of ${x.rows[0]?.batch ?? '?'}, ${x.rows[0]?.in_flight ?? '?'} in flight. Remote RGB24 ÷ local frames/s: **${f(x.ratio, 2)}**.`,
+      `**Remote inference**: ${x.model} run by Argus' detector in the bench process (local), and by an \`argus run\` with \`http.inference\` over loopback through a RemoteDetector (KServe v2, binary tensors) sending RGB24 (what Argus sends Argus) or FP32 NCHW (what a Triton client sends); ${x.picture}, batches of ${x.rows[0]?.batch ?? '?'}, as many in flight as the side takes. Remote RGB24 ÷ local frames/s: **${f(x.ratio, 2)}** with as many requests in flight as the local sessions, **${f(x.ratioPlusOne, 2)}** with one more.`,
       '',
-      '| side | frames/s | batch latency p50 / p99 (ms) | sent per frame | received per frame |',
-      '|---|---|---|---|---|',
+      '| side | in flight | frames/s | batch latency p50 / p99 (ms) | sent per frame | received per frame |',
+      '|---|---|---|---|---|---|',
       ...x.rows.map(
         (row) =>
-          `| ${row.mode} | ${f(row.fps)} | ${f(row.latency_p50_ms, 0)} / ${f(row.latency_p99_ms, 0)} | ${bytes(row.sent_per_frame)} | ${bytes(row.received_per_frame)} |`,
+          `| ${row.mode} | ${row.in_flight} | ${f(row.fps)} | ${f(row.latency_p50_ms, 0)} / ${f(row.latency_p99_ms, 0)} | ${bytes(row.sent_per_frame)} | ${bytes(row.received_per_frame)} |`,
       ),
       '',
     );
