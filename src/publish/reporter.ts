@@ -73,6 +73,8 @@ export class Reporter {
   private trackers = new Map<string, Tracker>();
   private counts = new Map<string, TrackCounts>();
   private detectorErrors = new Map<string, { message: string; at: number }>();
+  /** Cameras whose model is unavailable (its remote server away), and why. */
+  private unavailable = new Map<string, { message: string; at: number }>();
   private timer: Timer | null = null;
   private readonly lineCounts: LineCounts;
   private readonly snapshots: Snapshots;
@@ -306,9 +308,26 @@ export class Reporter {
     this.publishStatus(s);
   }
 
-  /** A batch with this camera's frames failed (missed deadline, detector error). */
+  /**
+   * A batch with this camera's frames failed (missed deadline, detector error). While its model
+   * is unavailable its status already says so: each batch refused meanwhile publishes nothing.
+   */
   onDetectorError(camera: string, message: string): void {
     this.detectorErrors.set(camera, { message, at: this.deps.clock.now() });
+    if (!this.unavailable.has(camera)) this.publishStatusOf(camera);
+  }
+
+  /**
+   * The camera's model became unavailable (a remote model's server cannot be reached), saying
+   * why, or (null) available again: the status says so once per change (`detector_unavailable`,
+   * then the camera's own state).
+   */
+  onDetectorUnavailable(camera: string, message: string | null): void {
+    if (message === null) {
+      if (!this.unavailable.delete(camera)) return;
+      // The batches that failed meanwhile failed for that reason: gone with it.
+      this.detectorErrors.delete(camera);
+    } else this.unavailable.set(camera, { message, at: this.deps.clock.now() });
     this.publishStatusOf(camera);
   }
 
@@ -320,9 +339,12 @@ export class Reporter {
   private publishStatus(s: CameraStatus): void {
     const camera = s.camera;
     const det = this.detectorErrors.get(camera);
-    const lastError = det
-      ? { cause: 'detector' as const, message: det.message, at: iso(det.at) }
-      : s.lastError && { cause: s.lastError.cause, message: s.lastError.message, at: iso(s.lastError.at) };
+    const away = this.unavailable.get(camera);
+    const lastError = away
+      ? { cause: 'detector_unavailable' as const, message: away.message, at: iso(away.at) }
+      : det
+        ? { cause: 'detector' as const, message: det.message, at: iso(det.at) }
+        : s.lastError && { cause: s.lastError.cause, message: s.lastError.message, at: iso(s.lastError.at) };
     const payload: CameraStatusPayload = {
       camera,
       state: s.state,

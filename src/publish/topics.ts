@@ -45,7 +45,11 @@ export interface CameraStatusPayload {
   frames_received: number;
   last_frame: string | null;
   source: { width: number; height: number } | null;
-  last_error: { cause: FailureCause | 'detector'; message: string; at: string } | null;
+  last_error: {
+    cause: FailureCause | 'detector' | 'detector_unavailable';
+    message: string;
+    at: string;
+  } | null;
   retry_at: string | null;
 }
 

@@ -283,6 +283,29 @@ describe('reporter', () => {
     assert.deepEqual([withErr.state, withErr.last_error?.cause], ['streaming', 'detector']);
     r.onResult(result(1, 100, []));
     assert.equal(parse<CameraStatusPayload>(out.of('state').at(-1)!.payload).last_error, null);
+
+    // Its model's server goes away: one status says so; the batches refused meanwhile add none.
+    const before = out.of('state').length;
+    r.onDetectorUnavailable('gate', 'model plates is unavailable: connection refused');
+    r.onDetectorError('gate', 'model plates is unavailable: connection refused');
+    r.onDetectorError('gate', 'model plates is unavailable: connection refused');
+    const away = out.of('state').slice(before);
+    assert.deepEqual(
+      away.map((m) => parse<CameraStatusPayload>(m.payload).last_error?.cause),
+      ['detector_unavailable'],
+    );
+    assert.equal(
+      parse<CameraStatusPayload>(away[0]!.payload).last_error?.message,
+      'model plates is unavailable: connection refused',
+    );
+    r.onDetectorUnavailable('gate', null);
+    r.onDetectorUnavailable('gate', null);
+    const back = out.of('state').slice(before + 1);
+    assert.deepEqual(
+      back.map((m) => parse<CameraStatusPayload>(m.payload).last_error),
+      [null],
+      'back: once, the batches it refused meanwhile forgotten',
+    );
   });
 
   describe('line crossings', () => {
