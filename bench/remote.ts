@@ -207,7 +207,7 @@ export async function benchRemote(opts: {
       ratioPlusOne: rows[2]!.fps / rows[0]!.fps,
     };
   } finally {
-    for (const r of remotes) r.stop();
+    await Promise.all(remotes.map((r) => r.stop()));
     await local.stop();
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));

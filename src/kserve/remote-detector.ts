@@ -367,11 +367,12 @@ export class RemoteDetector implements BatchDetector {
   }
 
   /** Stops probing and closes the connections; requests still waiting for a slot fail. */
-  stop(): void {
+  stop(): Promise<void> {
     this.state = 'stopped';
     if (this.probeTimer) this.deps.clock.clearTimeout(this.probeTimer);
     this.probeTimer = null;
     this.slots.close(new DetectorError('remote model stopped'));
     this.http?.close();
+    return Promise.resolve();
   }
 }
