@@ -159,12 +159,11 @@ export class RemoteDetector implements BatchDetector {
     const facts = await probeServer(this.http!, this.cfg.remote.model, this.cfg.remote.version);
     if (this.deps.floatInput) facts.extensions = facts.extensions.filter((e) => e !== ARGUS_RGB24);
     const plan = planRemote(facts, this.fileLabels);
-    if (plan.labelsFrom === 'server')
-      checkLabels(
-        plan.labels,
-        `${this.http!.where} model '${this.cfg.remote.model}'`,
-        'a labels file (labels)',
-      );
+    try {
+      if (plan.labelsFrom === 'server') checkLabels(plan.labels, 'its class names', 'a labels file (labels)');
+    } catch (err) {
+      throw new PlanError((err as Error).message);
+    }
     if (this.cfg.input_size !== undefined && plan.inputSize !== this.cfg.input_size)
       throw new PlanError(
         `the model takes ${plan.inputSize}×${plan.inputSize} pictures; input_size says ${this.cfg.input_size}`,

@@ -305,6 +305,13 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
       detector.start(),
       /model pets: http:\/\/127\.0\.0\.1:\d+ model 'pets': input 'images' FP32 \[-1, 32, 32, 3\] is not \[batch, 3, size, size\]/,
     );
+    const hashed = yoloModel();
+    hashed.config!.parameters!.metadata!.string_value = "{'names': {0: 'cat', 1: 'dog#1'}}";
+    const bad = await setup(t, hashed, { input_size: S }, false);
+    await assert.rejects(
+      bad.detector.start(),
+      /model 'pets': its class names: label 1 "dog#1" must not contain/,
+    );
     const sized = await setup(t, yoloModel(), { input_size: 64 }, false);
     await assert.rejects(sized.detector.start(), /takes 32×32 pictures; input_size says 64/);
   });
