@@ -71,6 +71,7 @@ export class Daemon {
       clock,
       secrets,
       onSwitch: (names) => scheduler.modelsChanged(names),
+      onAvailability: (name) => this.running?.reporter.onModelAvailability(name),
     });
     await this.begin('models', models);
 
@@ -102,6 +103,7 @@ export class Daemon {
       log: stage('events'),
       stateDir: config.state_dir,
       homeAssistant: new Discovery(config, { out: output, topics: t, clock, log: stage('discovery') }),
+      modelUnavailable: (model) => models.unavailable(model),
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
       models,
@@ -128,10 +130,7 @@ export class Daemon {
     await this.begin('events', reporter);
     await this.begin('scheduler', scheduler);
     await this.begin('stats', stats);
-    if (config.http.enabled) {
-      const http = new HttpServer(config.http, view, stage('http'));
-      await this.begin('http', http);
-    }
+    if (config.http.enabled) await this.begin('http', new HttpServer(config.http, view, stage('http')));
     await this.begin('cameras', ingest);
     this.running = { ingest, scheduler, reporter, view, models };
 

@@ -2,15 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { Timer } from '../core/clock.js';
 import { fitsModel, type Picture } from '../core/frame.js';
-import {
-  checkLabels,
-  DetectorError,
-  readLabels,
-  toDetections,
-  type DetectorStats,
-} from '../detector/index.js';
+import { checkLabels, DetectorError, readLabels, toDetections } from '../detector/index.js';
 import { scrub } from '../redact.js';
-import type { BatchDetections, BatchDetector } from '../scheduler/index.js';
+import type { BatchDetections, BatchDetector, ModelStats } from '../scheduler/index.js';
 import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
 import { decodeInferResponse, encodeInferRequest, type RequestedOutput } from './codec.js';
 import { packPictures, unpackDetections } from './pack.js';
@@ -50,7 +44,6 @@ export class RemoteDetector implements BatchDetector {
   private probeAttempt = 0;
   private timeoutsInRow = 0;
   private slots: Slots;
-  private readonly secrets: string[];
   private readonly counts = {
     requests: 0,
     retries: 0,
@@ -68,7 +61,6 @@ export class RemoteDetector implements BatchDetector {
     private readonly deps: RemoteDetectorDeps,
   ) {
     this.slots = new Slots(cfg.remote.in_flight);
-    this.secrets = [...(deps.secrets ?? []), ...Object.values(cfg.remote.headers)];
   }
 
   get concurrency(): number {
@@ -94,8 +86,14 @@ export class RemoteDetector implements BatchDetector {
     return `${modelPath(this.cfg.remote.model, this.cfg.remote.version)}/infer`;
   }
 
+  /** Scrubs the header values and the config's secrets (a list that grows on reload). */
   private hide(text: string): string {
-    return scrub(text, this.secrets);
+    return scrub(text, [...(this.deps.secrets ?? []), ...Object.values(this.cfg.remote.headers)]);
+  }
+
+  /** Why batches fail at once now (the server away, or not reached yet), or undefined when up. */
+  unavailable(): string | undefined {
+    return this.state === 'up' ? undefined : (this.lastError ?? `model ${this.cfg.name} is ${this.state}`);
   }
 
   /**
@@ -216,7 +214,9 @@ export class RemoteDetector implements BatchDetector {
     const delay = backoffDelay(this.probeAttempt++, PROBE_BACKOFF, this.deps.random);
     this.probeTimer = this.deps.clock.setTimeout(() => {
       this.probeTimer = null;
-      void this.probe();
+      this.probe().catch((err: unknown) =>
+        this.deps.log.error({ model: this.cfg.name, err: String(err) }, 'remote model probe failed'),
+      );
     }, delay);
   }
 
@@ -336,15 +336,15 @@ export class RemoteDetector implements BatchDetector {
       this.markDown(message);
   }
 
-  stats(): DetectorStats & { remote: RemoteStats } {
+  /** As a local model's: `kserve` for its provider, its requests as sessions; and its client's numbers. */
+  stats(): ModelStats & { remote: RemoteStats } {
     const ready = this.state === 'up' ? this.cfg.remote.in_flight : 0;
     return {
-      provider: null,
+      provider: 'kserve',
       workers: this.cfg.remote.in_flight,
       readyWorkers: ready,
       sessionsRecreated: 0,
       deadlinesMissed: this.counts.failures.timeout,
-      buffersAllocated: 0,
       remote: {
         model: this.cfg.name,
         server: this.http?.where ?? '',

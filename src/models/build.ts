@@ -13,6 +13,8 @@ export interface ModelContext {
   clock: Clock;
   /** Values to hide from every message (the config's secrets; they grow on reload). */
   secrets: readonly string[];
+  /** The model became unavailable or available again (`unavailable()` says which, and why). */
+  onAvailability?: () => void;
 }
 
 /** Makes a model's stage (not started): what the registry builds each model with. */

@@ -5,4 +5,4 @@
 export { buildModel, modelSpec, type BuildModel, type ModelContext } from './build.js';
 export { planCameras, type CameraPlan, type Sizes } from './plan.js';
 export { ModelRegistry, type NamedModelStats, type RegistryDeps, type SwapResult } from './registry.js';
-export { createRemoteModel, ModelUnavailable, type RemoteModel } from './remote.js';
+export { createRemoteModel, type RemoteModel } from './remote.js';

@@ -3,12 +3,14 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetections, BatchDetector, ModelSet, ModelStage, ModelStats } from '../scheduler/index.js';
+import { RemoteDetector, type RemoteStats } from '../kserve/index.js';
 import { buildModel, modelSpec, type BuildModel } from './build.js';
 
-/** A model's numbers, with what kind it is and the pictures it takes. */
+/** A model's numbers, with what kind it is and the pictures it takes (a remote one: its client's). */
 export interface NamedModelStats extends ModelStats {
   kind: 'local' | 'remote';
   inputSize: number;
+  remote?: RemoteStats;
 }
 
 export interface RegistryDeps {
@@ -26,6 +28,11 @@ export interface RegistryDeps {
    * the scheduler is told (its cameras forget the answers the old model gave).
    */
   onSwitch?: (names: readonly string[]) => void;
+  /**
+   * A running model became unavailable or available again (`unavailable(name)` says which).
+   * Only the stage that runs under that name is heard: one still loading is not, until it does.
+   */
+  onAvailability?: (name: string) => void;
 }
 
 /** What a reload did to the models. */
@@ -120,9 +127,17 @@ export class ModelRegistry implements ModelSet {
   private async load(name: string, model: ModelConfig, detector: Config['detector']): Promise<Handle> {
     const log = this.deps.log.child({ model: name });
     const spec = await this.spec(model, detector);
-    const ctx = { log, clock: this.deps.clock ?? systemClock, secrets: this.deps.secrets ?? [] };
+    let stage: ModelStage | undefined;
+    const ctx = {
+      log,
+      clock: this.deps.clock ?? systemClock,
+      secrets: this.deps.secrets ?? [],
+      onAvailability: () => {
+        if (stage && this.live.get(name)?.stage === stage) this.deps.onAvailability?.(name);
+      },
+    };
     try {
-      const stage = await this.build(name, model, detector, ctx);
+      stage = await this.build(name, model, detector, ctx);
       await stage.start();
       return new Handle(name, model, spec, stage);
     } catch (err) {
@@ -147,6 +162,11 @@ export class ModelRegistry implements ModelSet {
     return this.live.get(name)?.stage.labels;
   }
 
+  /** Why the model of this name takes no batch now (its server away), or undefined. */
+  unavailable(name: string): string | undefined {
+    return this.live.get(name)?.stage.unavailable?.();
+  }
+
   stats(): Record<string, NamedModelStats> {
     const out: Record<string, NamedModelStats> = {};
     for (const [name, h] of this.live)
@@ -154,6 +174,7 @@ export class ModelRegistry implements ModelSet {
         ...h.stage.stats(),
         kind: h.config.remote ? 'remote' : 'local',
         inputSize: h.stage.inputSize,
+        ...(h.stage instanceof RemoteDetector ? { remote: h.stage.stats().remote } : {}),
       };
     return out;
   }

@@ -1,18 +1,27 @@
 import type { ModelConfig, RemoteModelConfig } from '../config/index.js';
+import { RemoteDetector } from '../kserve/index.js';
 import type { ModelStage } from '../scheduler/index.js';
 import type { ModelContext } from './build.js';
 
 /** A model of `models:` served by a KServe v2 server. */
 export type RemoteModel = ModelConfig & { remote: RemoteModelConfig };
 
-/** A model that cannot be built in this build of Argus. */
-export class ModelUnavailable extends Error {}
-
 /**
  * Builds the stage of a remote model (`models.<name>.remote`): a KServe v2 client that takes the
- * scheduler's batches. The one place a remote model is made: this build has no KServe client,
- * so every remote model fails start-up (and a reload that adds one keeps what runs), saying so.
+ * scheduler's batches (kserve's RemoteDetector), with the model's logger, the clock, the config's
+ * secrets, and its availability reported to the registry.
  */
-export function createRemoteModel(name: string, _model: RemoteModel, _ctx: ModelContext): ModelStage {
-  throw new ModelUnavailable(`model ${name}: remote models are not available in this build`);
+export function createRemoteModel(name: string, model: RemoteModel, ctx: ModelContext): ModelStage {
+  return new RemoteDetector(
+    {
+      name,
+      remote: model.remote,
+      conf: model.conf,
+      iou: model.iou,
+      max_detections: model.max_detections,
+      labels: model.labels,
+      input_size: model.input_size,
+    },
+    { log: ctx.log, clock: ctx.clock, secrets: ctx.secrets, onAvailability: () => ctx.onAvailability?.() },
+  );
 }

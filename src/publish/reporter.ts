@@ -48,6 +48,8 @@ export interface ReporterDeps {
   stateDir?: string;
   /** Announces the cameras' entities to Home Assistant, and follows the reloads. */
   homeAssistant?: Pick<Discovery, 'start' | 'setCameras' | 'stop' | 'defaultLabels'>;
+  /** Why a model takes no batch now (a remote model's server away), or undefined while it does. */
+  modelUnavailable?: (model: string) => string | undefined;
 }
 
 /** A camera's zones with `loiter_s`, and its lines, for its tracker. */
@@ -73,8 +75,8 @@ export class Reporter {
   private trackers = new Map<string, Tracker>();
   private counts = new Map<string, TrackCounts>();
   private detectorErrors = new Map<string, { message: string; at: number }>();
-  /** Cameras whose model is unavailable (its remote server away), and why. */
-  private unavailable = new Map<string, { message: string; at: number }>();
+  /** Since when each model that is unavailable has been (its cameras' statuses say so). */
+  private awaySince = new Map<string, number>();
   private timer: Timer | null = null;
   private readonly lineCounts: LineCounts;
   private readonly snapshots: Snapshots;
@@ -314,21 +316,32 @@ export class Reporter {
    */
   onDetectorError(camera: string, message: string): void {
     this.detectorErrors.set(camera, { message, at: this.deps.clock.now() });
-    if (!this.unavailable.has(camera)) this.publishStatusOf(camera);
+    if (!this.away(camera)) this.publishStatusOf(camera);
   }
 
   /**
-   * The camera's model became unavailable (a remote model's server cannot be reached), saying
-   * why, or (null) available again: the status says so once per change (`detector_unavailable`,
-   * then the camera's own state).
+   * A model became unavailable (a remote model's server cannot be reached) or available again:
+   * each camera on it publishes its status once (`detector_unavailable`, or its own state; the
+   * batches refused meanwhile are forgotten).
    */
-  onDetectorUnavailable(camera: string, message: string | null): void {
-    if (message === null) {
-      if (!this.unavailable.delete(camera)) return;
-      // The batches that failed meanwhile failed for that reason: gone with it.
-      this.detectorErrors.delete(camera);
-    } else this.unavailable.set(camera, { message, at: this.deps.clock.now() });
-    this.publishStatusOf(camera);
+  onModelAvailability(model: string): void {
+    const up = this.deps.modelUnavailable?.(model) === undefined;
+    if (up) this.awaySince.delete(model);
+    for (const [camera, cfg] of Object.entries(this.cameras)) {
+      if (cfg.model !== model) continue;
+      if (up) this.detectorErrors.delete(camera);
+      this.publishStatusOf(camera);
+    }
+  }
+
+  /** Why the camera's model is unavailable now, and since when; undefined while it is not. */
+  private away(camera: string): { message: string; at: number } | undefined {
+    const model = this.cameras[camera]?.model;
+    const message = model === undefined ? undefined : this.deps.modelUnavailable?.(model);
+    if (model === undefined || message === undefined) return undefined;
+    let at = this.awaySince.get(model);
+    if (at === undefined) this.awaySince.set(model, (at = this.deps.clock.now()));
+    return { message, at };
   }
 
   private publishStatusOf(camera: string): void {
@@ -339,7 +352,7 @@ export class Reporter {
   private publishStatus(s: CameraStatus): void {
     const camera = s.camera;
     const det = this.detectorErrors.get(camera);
-    const away = this.unavailable.get(camera);
+    const away = this.away(camera);
     const lastError = away
       ? { cause: 'detector_unavailable' as const, message: away.message, at: iso(away.at) }
       : det
@@ -373,7 +386,8 @@ export class Reporter {
   /**
    * A reloaded camera section: removed cameras' objects end; changed filters, zones and lines
    * apply from now. Counts of lines removed are forgotten and their retained topics cleared; new
-   * lines' counts are published. Home Assistant's entities follow.
+   * lines' counts are published. Home Assistant's entities follow. A camera moved to another
+   * model publishes its status again when either model is unavailable.
    */
   setCameras(cameras: Record<string, CameraConfig>): void {
     this.deps.homeAssistant?.setCameras(cameras);
@@ -398,6 +412,13 @@ export class Reporter {
       gone.delete(key(c));
     }
     for (const topic of gone.keys()) this.out.state(topic, ''); // an empty retained message deletes it
+    const unavailable = (model: string | undefined): boolean =>
+      model !== undefined && this.deps.modelUnavailable?.(model) !== undefined;
+    for (const [camera, c] of Object.entries(cameras)) {
+      const was = before[camera]?.model;
+      if (was !== undefined && was !== c.model && (unavailable(was) || unavailable(c.model)))
+        this.publishStatusOf(camera);
+    }
   }
 
   /**

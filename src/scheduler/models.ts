@@ -34,6 +34,8 @@ export interface ModelStage extends BatchDetector {
   start(): Promise<void>;
   stop(): Promise<void> | void;
   stats(): ModelStats;
+  /** Why it takes no batch now (a remote model's server away), or undefined while it does. */
+  unavailable?(): string | undefined;
 }
 
 /** The models the scheduler batches for, by name. */

@@ -241,4 +241,56 @@ describe('model registry', () => {
     await a.stop();
     assert.equal(s.registry.localReady(), false);
   });
+
+  it('passes on availability changes of the stage that runs under a name, and says why it is away', async () => {
+    /** A stage whose server the test takes away and brings back, telling the registry each time. */
+    class Away extends FakeModel {
+      why: string | undefined;
+      tell: (() => void) | undefined;
+      unavailable(): string | undefined {
+        return this.why;
+      }
+      set(why: string | undefined): void {
+        this.why = why;
+        this.tell?.();
+      }
+    }
+    const old = new Away('old');
+    const next = new Away('next');
+    const heard: string[] = [];
+    const stages: Away[] = [old, next];
+    const registry = new ModelRegistry(
+      { far: modelConfig({ remote: { url: 'http://gpu:8000', model: 'x' } }) },
+      detector,
+      {
+        log: silentLog,
+        build: (_name, _model, _det, ctx) => {
+          const stage = stages.shift()!;
+          stage.tell = ctx.onAvailability;
+          // Away already while it starts: nobody is told (the daemon asks when it publishes).
+          stage.set('ECONNREFUSED');
+          return Promise.resolve(stage);
+        },
+        spec: (m) => Promise.resolve(JSON.stringify(m)),
+        onAvailability: (name) => heard.push(`${name}:${registry.unavailable(name) ?? 'up'}`),
+      },
+    );
+    await registry.start();
+    assert.deepEqual(heard, []);
+    assert.equal(registry.unavailable('far'), 'ECONNREFUSED');
+    old.set(undefined);
+    assert.deepEqual(heard, ['far:up']);
+    // A swapped-in stage is heard once it runs; the replaced one no more.
+    const swap = await registry.swap(
+      { far: modelConfig({ remote: { url: 'http://gpu2:8000', model: 'x' } }) },
+      detector,
+    );
+    assert.deepEqual(swap.switched, ['far']);
+    assert.equal(registry.unavailable('far'), 'ECONNREFUSED');
+    old.set('gone');
+    next.set(undefined);
+    assert.deepEqual(heard, ['far:up', 'far:up']);
+    assert.equal(registry.unavailable('nope'), undefined);
+    await swap.retired;
+  });
 });

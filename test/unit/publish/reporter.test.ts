@@ -283,29 +283,60 @@ describe('reporter', () => {
     assert.deepEqual([withErr.state, withErr.last_error?.cause], ['streaming', 'detector']);
     r.onResult(result(1, 100, []));
     assert.equal(parse<CameraStatusPayload>(out.of('state').at(-1)!.payload).last_error, null);
+  });
 
-    // Its model's server goes away: one status says so; the batches refused meanwhile add none.
-    const before = out.of('state').length;
-    r.onDetectorUnavailable('gate', 'model plates is unavailable: connection refused');
-    r.onDetectorError('gate', 'model plates is unavailable: connection refused');
-    r.onDetectorError('gate', 'model plates is unavailable: connection refused');
-    const away = out.of('state').slice(before);
-    assert.deepEqual(
-      away.map((m) => parse<CameraStatusPayload>(m.payload).last_error?.cause),
-      ['detector_unavailable'],
-    );
-    assert.equal(
-      parse<CameraStatusPayload>(away[0]!.payload).last_error?.message,
-      'model plates is unavailable: connection refused',
-    );
-    r.onDetectorUnavailable('gate', null);
-    r.onDetectorUnavailable('gate', null);
-    const back = out.of('state').slice(before + 1);
-    assert.deepEqual(
-      back.map((m) => parse<CameraStatusPayload>(m.payload).last_error),
-      [null],
-      'back: once, the batches it refused meanwhile forgotten',
-    );
+  it('says detector_unavailable once while a camera’s model is unavailable, and once when it is back', () => {
+    const out = new FakeOutput();
+    const status: CameraStatus = {
+      camera: 'gate',
+      state: 'streaming',
+      since: 0,
+      restarts: 0,
+      framesReceived: 10,
+      bytesReceived: 100,
+      lastFrameAt: 5,
+      lastError: null,
+      retryAt: null,
+      source: { width: 640, height: 480 },
+    };
+    let away: string | undefined;
+    const clock = new FakeClock();
+    const cameras = {
+      gate: { ...cfg.cameras.gate!, model: 'plates' },
+      yard: { ...cfg.cameras.gate!, model: 'default' },
+    };
+    const r = new Reporter(cameras, cfg.events, {
+      ...deps(out, 'argus', (c) => ({ ...status, camera: c })),
+      clock,
+      modelUnavailable: (m) => (m === 'plates' ? away : undefined),
+    });
+    const statuses = (): [string | undefined, CameraStatusPayload['last_error']][] =>
+      out.of('state').map((m) => [m.topic.split('/')[2], parse<CameraStatusPayload>(m.payload).last_error]);
+
+    // The server goes: the camera on that model says so, once; the other camera says nothing.
+    away = 'POST http://gpu-box:8000/v2/models/plates/infer: ECONNREFUSED';
+    r.onModelAvailability('plates');
+    r.onDetectorError('gate', 'model plates is unavailable: ECONNREFUSED');
+    r.onDetectorError('gate', 'model plates is unavailable: ECONNREFUSED');
+    assert.deepEqual(statuses(), [
+      ['gate', { cause: 'detector_unavailable', message: away, at: new Date(clock.now()).toISOString() }],
+    ]);
+    // A status published meanwhile (ingest's) keeps saying it.
+    r.onCameraStatus({ ...status, camera: 'gate' });
+    assert.equal(statuses().at(-1)![1]!.cause, 'detector_unavailable');
+
+    // Back: once more, without it; the batches it refused meanwhile are forgotten.
+    away = undefined;
+    r.onModelAvailability('plates');
+    assert.deepEqual(statuses().slice(2), [['gate', null]]);
+
+    // A camera moved by a reload onto a model that is away says so at once.
+    away = 'gone';
+    r.setCameras({ gate: cameras.gate, yard: { ...cameras.yard, model: 'plates' } });
+    assert.deepEqual(statuses().at(-1), [
+      'yard',
+      { cause: 'detector_unavailable', message: 'gone', at: new Date(clock.now()).toISOString() },
+    ]);
   });
 
   describe('line crossings', () => {
