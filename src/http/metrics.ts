@@ -213,6 +213,59 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
       for (const model of Object.keys(s.models)) set({ model }, value(s, model));
     });
 
+  // Remote models: their client's view of the server (label values: model names and fixed words).
+  const remotes = (s: Snapshot) =>
+    Object.entries(s.models).flatMap(([model, m]) => (m.remote ? [[model, m.remote] as const] : []));
+  metric(
+    'gauge',
+    'argus_remote_model_up',
+    'A remote model’s server: 1 reachable and ready, 0 not',
+    ['model'],
+    (s, set) => {
+      for (const [model, r] of remotes(s)) set({ model }, r.state === 'up' ? 1 : 0);
+    },
+  );
+  metric(
+    'counter',
+    'argus_remote_requests_total',
+    'Inference requests sent to a remote model’s server, retries included',
+    ['model'],
+    (s, set) => {
+      for (const [model, r] of remotes(s)) set({ model }, r.requests);
+    },
+  );
+  metric(
+    'counter',
+    'argus_remote_retries_total',
+    'Inference requests sent again after a connection error or 502/503/504',
+    ['model'],
+    (s, set) => {
+      for (const [model, r] of remotes(s)) set({ model }, r.retries);
+    },
+  );
+  metric(
+    'counter',
+    'argus_remote_request_errors_total',
+    'Inference requests that failed, by kind (connect, timeout, unavailable, rejected, protocol)',
+    ['model', 'kind'],
+    (s, set) => {
+      for (const [model, r] of remotes(s))
+        for (const [kind, n] of Object.entries(r.failures)) set({ model, kind }, n);
+    },
+  );
+  metric(
+    'counter',
+    'argus_remote_bytes_total',
+    'HTTP body bytes to and from a remote model’s server',
+    ['model', 'direction'],
+    (s, set) => {
+      for (const [model, r] of remotes(s)) {
+        set({ model, direction: 'sent' }, r.bytesSent);
+        set({ model, direction: 'received' }, r.bytesReceived);
+      }
+    },
+  );
+
   metric(
     'counter',
     'argus_detect_requests_total',

@@ -170,6 +170,46 @@ describe('metrics', () => {
     assert.equal(m.get('argus_mqtt_connect_failures_total{cause="unreachable"}'), 1);
   });
 
+  it('exports a remote model’s server state, requests, retries, errors by kind and bytes; none for local ones', async () => {
+    const { stages, scrape } = setup();
+    const remote = {
+      model: 'big',
+      server: 'https://gpu-box:8000',
+      remoteModel: 'yolov8x',
+      state: 'down' as const,
+      since: 0,
+      lastError: 'ECONNREFUSED',
+      input: 'UINT8' as const,
+      output: 'detections' as const,
+      requests: 12,
+      retries: 3,
+      failures: { connect: 2, timeout: 1, unavailable: 0, rejected: 0, protocol: 0 },
+      frames: 36,
+      bytesSent: 11_059_200,
+      bytesReceived: 7200,
+      inFlight: 0,
+    };
+    stages.modelStats.big = { ...stages.modelStats.default!, kind: 'remote', provider: 'kserve', remote };
+    const m = await scrape();
+    assert.deepEqual(series(m, 'argus_remote_model_up'), { 'model="big"': 0 });
+    assert.deepEqual(series(m, 'argus_remote_requests_total'), { 'model="big"': 12 });
+    assert.deepEqual(series(m, 'argus_remote_retries_total'), { 'model="big"': 3 });
+    assert.deepEqual(series(m, 'argus_remote_request_errors_total'), {
+      'kind="connect",model="big"': 2,
+      'kind="timeout",model="big"': 1,
+      'kind="unavailable",model="big"': 0,
+      'kind="rejected",model="big"': 0,
+      'kind="protocol",model="big"': 0,
+    });
+    assert.deepEqual(series(m, 'argus_remote_bytes_total'), {
+      'direction="sent",model="big"': 11_059_200,
+      'direction="received",model="big"': 7200,
+    });
+    stages.modelStats.big.remote = { ...remote, state: 'up' };
+    await flush();
+    assert.deepEqual(series(await scrape(), 'argus_remote_model_up'), { 'model="big"': 1 });
+  });
+
   it("exports the embedded broker's refusals and other clients' retained messages, only when it runs", async () => {
     const { stages, scrape } = setup();
     const none = Object.fromEntries(REFUSALS.map((r) => [r, 0])) as BrokerStats['refusals'];
