@@ -51,7 +51,7 @@ export async function applyConfig(
   await ingest.setCameras(cameras, changes, loaded.secrets);
   scheduler.setCameras(cameras, changes);
   reporter.setCameras(cameras);
-  // A model swapped for one whose server is away (or back) says so on its cameras.
+  // A model swapped for one whose server is away (or back) says so on its cameras, once.
   for (const name of swap.switched) reporter.onModelAvailability(name);
   view.prune();
   const config = { ...loaded.config, cameras, models: models.config(), detector: next.config.detector };

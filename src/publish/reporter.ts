@@ -320,13 +320,16 @@ export class Reporter {
   }
 
   /**
-   * A model became unavailable (a remote model's server cannot be reached) or available again:
-   * each camera on it publishes its status once (`detector_unavailable`, or its own state; the
-   * batches refused meanwhile are forgotten).
+   * A model may have become unavailable (a remote model's server cannot be reached) or available
+   * again: when it did, each camera on it publishes its status once (`detector_unavailable`, or
+   * its own state, the batches refused meanwhile forgotten). Nothing changed, nothing is sent.
    */
   onModelAvailability(model: string): void {
     const up = this.deps.modelUnavailable?.(model) === undefined;
+    const was = !this.awaySince.has(model);
+    if (up === was) return;
     if (up) this.awaySince.delete(model);
+    else this.awaySince.set(model, this.deps.clock.now());
     for (const [camera, cfg] of Object.entries(this.cameras)) {
       if (cfg.model !== model) continue;
       if (up) this.detectorErrors.delete(camera);

@@ -325,8 +325,14 @@ describe('reporter', () => {
     r.onCameraStatus({ ...status, camera: 'gate' });
     assert.equal(statuses().at(-1)![1]!.cause, 'detector_unavailable');
 
+    // Told again without a change (a reload swapped the model for one as far away): nothing.
+    r.onModelAvailability('plates');
+    r.onModelAvailability('default');
+    assert.equal(statuses().length, 2);
+
     // Back: once more, without it; the batches it refused meanwhile are forgotten.
     away = undefined;
+    r.onModelAvailability('plates');
     r.onModelAvailability('plates');
     assert.deepEqual(statuses().slice(2), [['gate', null]]);
 
