@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
+import type { RemoteStats } from '../kserve/index.js';
 import type { NamedModelStats } from '../models/index.js';
 import type { BrokerStats, OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
@@ -216,33 +217,30 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
   // Remote models: their client's view of the server (label values: model names and fixed words).
   const remotes = (s: Snapshot) =>
     Object.entries(s.models).flatMap(([model, m]) => (m.remote ? [[model, m.remote] as const] : []));
-  metric(
-    'gauge',
-    'argus_remote_model_up',
-    'A remote model’s server: 1 reachable and ready, 0 not',
-    ['model'],
-    (s, set) => {
-      for (const [model, r] of remotes(s)) set({ model }, r.state === 'up' ? 1 : 0);
-    },
-  );
-  metric(
-    'counter',
-    'argus_remote_requests_total',
-    'Inference requests sent to a remote model’s server, retries included',
-    ['model'],
-    (s, set) => {
-      for (const [model, r] of remotes(s)) set({ model }, r.requests);
-    },
-  );
-  metric(
-    'counter',
-    'argus_remote_retries_total',
-    'Inference requests sent again after a connection error or 502/503/504',
-    ['model'],
-    (s, set) => {
-      for (const [model, r] of remotes(s)) set({ model }, r.retries);
-    },
-  );
+  const perRemote: ['counter' | 'gauge', string, string, (r: RemoteStats) => number][] = [
+    [
+      'gauge',
+      'argus_remote_model_up',
+      'A remote model’s server: 1 reachable and ready, 0 not',
+      (r) => (r.state === 'up' ? 1 : 0),
+    ],
+    [
+      'counter',
+      'argus_remote_requests_total',
+      'Inference requests sent to a remote model’s server, retries included',
+      (r) => r.requests,
+    ],
+    [
+      'counter',
+      'argus_remote_retries_total',
+      'Inference requests sent again after a connection error or 502/503/504',
+      (r) => r.retries,
+    ],
+  ];
+  for (const [kind, name, help, value] of perRemote)
+    metric(kind, name, help, ['model'], (s, set) => {
+      for (const [model, r] of remotes(s)) set({ model }, value(r));
+    });
   metric(
     'counter',
     'argus_remote_request_errors_total',
