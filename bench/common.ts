@@ -1,5 +1,6 @@
-/** Pieces the benchmarks share: a CPU detector, real clips decoded to model-ready frames. */
+/** Pieces the benchmarks share: a CPU detector, real clips decoded to model-ready frames, /proc readings. */
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import type { ProviderName } from '../src/config/index.js';
 import { openDetector, type Detector } from '../src/detector/index.js';
@@ -105,3 +106,63 @@ export const median = (xs: number[]): number => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
+
+const CLK = 100; // USER_HZ on Linux
+
+/** CPU seconds (user + system) of the process or thread at /proc/<path>; 0 once it is gone. */
+function statTimes(path: string): number {
+  try {
+    const stat = readFileSync(`/proc/${path}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLK;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds (user + system) a process has used, all its threads; 0 once it is gone. */
+export const procTimes = (pid: number): number => statTimes(String(pid));
+
+/** CPU seconds the threads of `pid` named `name` have used (0 when it has none). */
+export function threadTimes(pid: number, name: string): number {
+  let sum = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === name)
+          sum += statTimes(`${pid}/task/${tid}`);
+      } catch {
+        // ended
+      }
+    }
+  } catch {
+    // gone
+  }
+  return sum;
+}
+
+/** The processes whose parent is `pid`. */
+export function children(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(d));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** A field of /proc/<pid>/status in MB (peak or current RSS). */
+export function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}

@@ -6,7 +6,6 @@
  * on the main thread, no batching, no cache) on the same cameras and model.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import mqtt from 'mqtt';
 import { pino } from 'pino';
 import { sectionConfig } from '../src/config/schema.js';
 import { EmbeddedBroker } from '../src/publish/broker.js';
-import { benchDaemonConfig, yamlSection } from './common.js';
+import { benchDaemonConfig, children, procTimes, statusMb, yamlSection } from './common.js';
 
 export interface PipelineRow {
   mode: 'argus' | 'naive';
@@ -39,42 +38,6 @@ export interface PipelineRow {
   peak_rss_mb: number;
   /** [seconds into the measurement, RSS MB], when sampling was asked for. */
   rss_series: [number, number][];
-}
-
-const CLK = 100; // USER_HZ on Linux
-
-function procTimes(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / CLK;
-  } catch {
-    return 0;
-  }
-}
-
-function children(pid: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  try {
-    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
 }
 
 const pct = (xs: number[], p: number): number => {

@@ -1,10 +1,14 @@
 /** Renders bench/results/latest.json as the markdown tables README's performance section quotes. */
 import type { BenchResults } from './run.js';
 import type { EventsRow } from './events-summary.js';
+import type { IdleResult } from './idle.js';
 import type { PipelineRow } from './pipeline.js';
 
 const f = (n: number | null | undefined, d = 1): string =>
   n === null || n === undefined ? '–' : n.toFixed(d);
+
+const designOf = (p: PipelineRow): string =>
+  p.mode === 'naive' ? 'naive' : p.label ? `Argus (${p.label})` : 'Argus';
 
 function pipelineTable(rows: PipelineRow[], first: 'design' | 'variant'): string[] {
   return [
@@ -12,7 +16,7 @@ function pipelineTable(rows: PipelineRow[], first: 'design' | 'variant'): string
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (p) =>
-        `| ${first === 'design' ? (p.mode === 'argus' ? 'Argus' : 'naive') : p.label} | ${p.cameras} | ${p.offered_fps} | ${f(p.analysed_fps)} | ${f(p.answered_fps)} | ${f(p.dropped_fps)} | ${f(p.mean_batch, 2)} | ${f(p.latency_p50_ms, 0)} / ${f(p.latency_p99_ms, 0)} | ${f(p.cpu_daemon_pct, 0)} / ${f(p.cpu_ffmpeg_pct, 0)} | ${f(p.answered_per_cpu_s)} | ${f(p.peak_rss_mb, 0)} |`,
+        `| ${first === 'design' ? designOf(p) : p.label} | ${p.cameras} | ${p.offered_fps} | ${f(p.analysed_fps)} | ${f(p.answered_fps)} | ${f(p.dropped_fps)} | ${f(p.mean_batch, 2)} | ${f(p.latency_p50_ms, 0)} / ${f(p.latency_p99_ms, 0)} | ${f(p.cpu_daemon_pct, 0)} / ${f(p.cpu_ffmpeg_pct, 0)} | ${f(p.answered_per_cpu_s)} | ${f(p.peak_rss_mb, 0)} |`,
     ),
   ];
 }
@@ -32,6 +36,20 @@ function eventsSection(model: string, e: EventsRow): string[] {
     `| person count topic, max / mean over frames | ${e.count_topic_max} / ${f(e.count_topic_mean, 2)} |`,
     `| persons per detections message (score ≥ 0.5), max / mean | ${e.frame_persons_max} / ${f(e.frame_persons_mean, 2)} |`,
     `| out-of-order publishes: detections (frame number went back) / events (id out of sequence) | ${e.frames_out_of_order} / ${e.events_out_of_order} |`,
+  ];
+}
+
+function idleSection(r: IdleResult): string[] {
+  const pct = (x: number | null): string => (x === null ? '–' : `${f(x, 1)} %`);
+  return [
+    `**Idle cameras**: ${r.cameras} cameras on one still stream (bus.jpg, 810×1080, H.264 at ${r.fps} frames/s over RTSP), ${r.model}, cache on, beside ${r.cameras} plain \`ffmpeg -i … -f null -\` decoders of the same stream in the same windows; CPU of a core (user + system, the daemon with its ffmpeg children), medians of ${r.windows} windows of ${r.windowSeconds} s. The model's share is the detector's inference time.`,
+    '',
+    '| design | CPU (%) | daemon / ffmpeg / of which model (%) | ÷ decoders | ÷ decoders, model aside | analysed | detections messages per camera per minute |',
+    '|---|---|---|---|---|---|---|',
+    ...r.rows.map(
+      (x) =>
+        `| ${x.label} | ${f(x.cpu_pct, 0)} | ${x.cpu_daemon_pct === null ? '–' : `${f(x.cpu_daemon_pct, 0)} / ${f(x.cpu_ffmpeg_pct, 0)} / ${f(x.cpu_model_pct, 1)}`} | ${f(x.ratio, 2)} | ${f(x.ratio_without_model, 2)} | ${x.analysed_share === null ? '–' : pct(x.analysed_share * 100)} | ${f(x.detections_per_camera_min, 1)} |`,
+    ),
   ];
 }
 
@@ -142,6 +160,7 @@ export function renderMarkdown(r: BenchResults): string {
       '',
     );
   }
+  if (r.idle) md.push(...idleSection(r.idle), '');
   if (r.events) md.push(...eventsSection(r.events.model, r.events.row), '');
   if (r.soak) {
     const s = r.soak;

@@ -8,6 +8,10 @@
  *   npm run bench -- --full    1–16 cameras, every lever, 7 repeats, 30 s runs, a 10-minute
  *                              8-camera soak sampling RSS (≈ 35 min)
  *   npm run bench -- --provider cuda --batches 1,2,4,8,16 --sections models,limit,pipeline
+ *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
+ *                              N still cameras against N plain decoders (bench/idle.ts); with
+ *                              --baseline, another built checkout's daemon runs beside this
+ *                              one (idle), or after it with the same cameras (pipeline, cache)
  *
  * Models from ../shared are used when present (the fixture model otherwise); they are prepared
  * with `argus model prepare`'s passes into a temporary directory, never copied into the repo.
@@ -27,6 +31,7 @@ import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchEvents } from './events.js';
 import type { EventsRow } from './events-summary.js';
 import { benchHash } from './hash.js';
+import { benchIdle, type IdleResult } from './idle.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { benchRemote, type RemoteBench } from './remote.js';
 import { renderMarkdown } from './report.js';
@@ -43,6 +48,7 @@ const SECTIONS = [
   'levers',
   'cache',
   'hash',
+  'idle',
   'events',
   'soak',
 ] as const;
@@ -56,6 +62,8 @@ const { values } = parseArgs({
     sections: { type: 'string' },
     precision: { type: 'string' },
     cameras: { type: 'string' },
+    'idle-cameras': { type: 'string' },
+    baseline: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -72,6 +80,9 @@ const sections = new Set<Section>(
   (values.sections?.split(',') ?? SECTIONS.filter((s) => s !== 'soak' || full)) as Section[],
 );
 const repeats = full ? 7 : 3;
+/** Another checkout (built) whose daemon the pipeline, cache and idle sections run too. */
+const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
+const idleCameras = Number(values['idle-cameras'] ?? 8);
 const log = (msg: string): boolean => process.stderr.write(`bench: ${msg}\n`);
 
 export interface BenchResults {
@@ -87,6 +98,7 @@ export interface BenchResults {
   cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
   cacheReplay: CacheBenchRow[];
   hashes: Awaited<ReturnType<typeof benchHash>>[];
+  idle: IdleResult | null;
   events: { model: string; row: EventsRow } | null;
   soak: PipelineRow | null;
 }
@@ -110,7 +122,7 @@ async function prepared(src: string, dir: string, p: Precision): Promise<string>
 
 /** The bare session's frames/s at the batch size nearest the daemon's mean batch. */
 function efficiencyOf(rows: PipelineRow[], limit: DetectorBenchRow[]): Efficiency | null {
-  const argus = rows.filter((r) => r.mode === 'argus' && r.mean_batch !== null);
+  const argus = rows.filter((r) => r.mode === 'argus' && r.label === '' && r.mean_batch !== null);
   const top = argus.at(-1);
   if (!top || !limit.length) return null;
   const near = [...limit].sort(
@@ -141,6 +153,7 @@ async function main(): Promise<void> {
     cacheLive: null,
     cacheReplay: [],
     hashes: [],
+    idle: null,
     events: null,
     soak: null,
   };
@@ -228,6 +241,9 @@ async function main(): Promise<void> {
         for (const mode of ['argus', 'naive'] as const) {
           log(`pipeline: ${mode}, ${n} cameras`);
           rows.push(await benchPipeline({ ...base, sources, mode }));
+          if (mode !== 'argus' || !baseline) continue;
+          log(`pipeline: baseline, ${n} cameras`);
+          rows.push(await benchPipeline({ ...base, root: baseline, sources, mode, label: 'baseline' }));
         }
       }
       out.pipeline = { model: pipeName, rows, efficiency: efficiencyOf(rows, out.limit?.rows ?? []) };
@@ -295,18 +311,29 @@ async function main(): Promise<void> {
       const clip = join(shared, 'media', 'vtest.mp4');
       sources.push(existsSync(clip) ? loop(clip) : syntheticCamera(7, 10));
       const rows: PipelineRow[] = [];
-      for (const [mode, cache, label] of [
-        ['argus', true, 'Argus, cache on'],
-        ['argus', false, 'Argus, cache off'],
-        ['naive', false, 'naive'],
-      ] as const) {
+      const variants: ['argus' | 'naive', boolean, string, string][] = [
+        ['argus', true, 'Argus, cache on', root],
+        ['argus', false, 'Argus, cache off', root],
+        ['naive', false, 'naive', root],
+      ];
+      if (baseline) variants.splice(1, 0, ['argus', true, 'Argus (baseline), cache on', baseline]);
+      for (const [mode, cache, label, from] of variants) {
         log(`cache, live fleet: ${label}`);
         rows.push(
-          await benchPipeline({ ...base, fps: 5, sources, mode, cache, label, seconds: full ? 60 : 20 }),
+          await benchPipeline({
+            ...base,
+            root: from,
+            fps: 5,
+            sources,
+            mode,
+            cache,
+            label,
+            seconds: full ? 60 : 20,
+          }),
         );
       }
       const on = rows[0]!;
-      const naive = rows[2]!;
+      const naive = rows.at(-1)!;
       out.cacheLive = {
         model: pipeName,
         rows,
@@ -330,7 +357,30 @@ async function main(): Promise<void> {
         out.hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
     }
 
-    // 6. Object events on the pedestrian clip, played once at 5 frames/s, cache on.
+    // 6. Still cameras against plain decoders of the same stream (issue 16).
+    if (sections.has('idle')) {
+      const bus = join(shared, 'media', 'bus.jpg');
+      const v8Prepared = v8 && preparedOf.get(v8);
+      if (!existsSync(bus)) log(`idle: ${bus} not found, skipped`);
+      else {
+        log(`idle: ${idleCameras} still cameras against ${idleCameras} plain decoders`);
+        out.idle = await benchIdle({
+          root,
+          baseline,
+          model: v8Prepared ?? pipeModel,
+          modelName: v8Prepared ? `${basename(v8)} → ${precision}` : pipeName,
+          image: bus,
+          cameras: idleCameras,
+          fps: 5,
+          warmupSeconds: 20,
+          windowSeconds: full ? 60 : 30,
+          windows: full ? 5 : 3,
+          detector: base.detector,
+        });
+      }
+    }
+
+    // 7. Object events on the pedestrian clip, played once at 5 frames/s, cache on.
     if (sections.has('events')) {
       const clip = join(shared, 'media', 'vtest.mp4');
       if (!y11 || !existsSync(clip)) log(`events: ${clip} or the YOLO11n model not found, skipped`);
@@ -341,7 +391,7 @@ async function main(): Promise<void> {
       }
     }
 
-    // 7. Full mode: ten minutes of 8 saturated cameras, RSS sampled every 30 s.
+    // 8. Full mode: ten minutes of 8 saturated cameras, RSS sampled every 30 s.
     if (sections.has('soak')) {
       log('soak: 8 cameras for 10 minutes');
       const sources = Array.from({ length: 8 }, (_, i) => syntheticCamera(i, 10));

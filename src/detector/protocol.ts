@@ -4,6 +4,9 @@ import type { Skipped } from './providers.js';
 
 /** Messages between the detector and its worker threads. */
 
+/** The name each worker thread gives itself (Linux: at most 15 bytes). */
+export const THREAD_NAME = 'argus-detector';
+
 export interface WorkerInit {
   modelPath: string;
   inputName: string;

@@ -3,14 +3,22 @@
  * inference, so it must never run on the daemon's event loop. Inputs arrive as transferred
  * buffers and go back the same way, so the caller can reuse them.
  */
+import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import type { ProviderName } from '../config/index.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { BASE_SESSION_OPTIONS, createWithFallback, providerOption } from './providers.js';
-import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
+import { THREAD_NAME, type FromWorker, type ToWorker, type WorkerInit } from './protocol.js';
 
 const init = workerData as WorkerInit;
+// The thread's name in `top -H` and /proc/<pid>/task/*/comm, where the model's CPU time can be
+// told from the rest of the daemon's (ONNX Runtime's own threads inherit it). Linux only.
+try {
+  writeFileSync('/proc/thread-self/comm', THREAD_NAME);
+} catch {
+  // not Linux: the name is only a convenience
+}
 // Providers that cannot load also log natively at error level; their reasons reach the
 // daemon's log through the fallback line instead, so only fatal native messages are let through.
 ort.env.logLevel = 'fatal';
