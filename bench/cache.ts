@@ -9,7 +9,8 @@
  * the model sees an "airplane" over the empty lot at 0.42–0.60 every few frames), or an object
  * the model sees in two frames running is more than half its box diagonal away from every box
  * the reused result has for its label (a moving object frozen in place). The raw share of
- * frames whose counts differ from that frame's own answer is reported too.
+ * frames whose counts differ from that frame's own answer is reported too. Frames are hashed by
+ * the thumbnails ffmpeg makes of them, as Argus hashes its cameras' frames.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -119,11 +120,12 @@ export async function benchCache(
       const frames = decodeFrames(ffmpeg, args, opts.fps, size);
       const n = frames.length;
       const geometry = letterbox(w, h, size);
-      const cam: Frame[] = frames.map((data, i) => ({
+      const cam: Frame[] = frames.map(({ data, thumb }, i) => ({
         camera: 'cam',
         seq: i + 1,
         ts: (i * 1000) / opts.fps,
         data,
+        thumb,
         geometry,
       }));
       const truth: Detection[][] = [];

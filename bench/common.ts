@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import type { ProviderName } from '../src/config/index.js';
 import { openDetector, type Detector } from '../src/detector/index.js';
-import { letterboxFilter } from '../src/ingest/index.js';
+import { letterboxFilter, PnmSplitter, thumbnailFilter } from '../src/ingest/index.js';
 import type { EmbeddedBroker } from '../src/publish/index.js';
 
 /** A config section as YAML lines (`name:` and its keys), or none when `values` is absent. */
@@ -46,28 +46,47 @@ export function startDetector(path: string, provider: ProviderName = 'cpu'): Pro
   );
 }
 
-/** Decodes ffmpeg input `args` into letterboxed RGB frames of `size`, at `fps`, as Argus' ingest does. */
-export function decodeFrames(ffmpeg: string, args: string[], fps: number, size: number): Buffer[] {
+/** A decoded frame: the model's letterboxed RGB picture and ffmpeg's thumbnail of it, as Argus gets them. */
+export interface DecodedFrame {
+  data: Buffer;
+  thumb: Buffer;
+}
+
+/**
+ * Decodes ffmpeg input `args` into frames at `fps`, each with its thumbnail, by Argus' own
+ * filters (ingest/ffmpeg-args.ts), every frame's pixels included (no `mpdecimate`).
+ */
+export function decodeFrames(ffmpeg: string, args: string[], fps: number, size: number): DecodedFrame[] {
+  const graph = `[0:v]fps=${fps},split=2[a][b];[a]${letterboxFilter(size)}[frames];[b]${thumbnailFilter()}[thumbs]`;
   const raw = execFileSync(
     ffmpeg,
     [
       '-loglevel',
       'error',
       ...args,
-      '-vf',
-      letterboxFilter(fps, size),
-      '-pix_fmt',
-      'rgb24',
+      '-filter_complex',
+      graph,
+      '-map',
+      '[frames]',
+      '-map',
+      '[thumbs]',
+      '-c:v:0',
+      'ppm',
+      '-c:v:1',
+      'pam',
       '-f',
-      'rawvideo',
+      'image2pipe',
       'pipe:1',
     ],
-    {
-      maxBuffer: 1 << 30,
-    },
+    { maxBuffer: 1 << 30 },
   );
-  const bytes = size * size * 3;
-  return Array.from({ length: raw.length / bytes }, (_, i) => raw.subarray(i * bytes, (i + 1) * bytes));
+  const frames: DecodedFrame[] = [];
+  let data: Buffer | undefined;
+  new PnmSplitter(size * size * 3, (image) => {
+    if (image.format === 'P6') data = image.data;
+    else frames.push({ data: data!, thumb: image.data });
+  }).push(raw);
+  return frames;
 }
 
 /**

@@ -6,9 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { blockDistance, blockHash } from '../src/cache/block-hash.js';
+import { blockDistance, blockHash, GRID } from '../src/cache/block-hash.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
-import { decodeFrames, stillClip } from './common.js';
+import { decodeFrames, stillClip, type DecodedFrame } from './common.js';
 import { hamming, phash } from './phash.js';
 
 interface ImghashModule {
@@ -20,13 +20,15 @@ export interface HashBenchRow {
   frames: number;
   /** Share of frames a cache would answer from the reference (the reference moves on each miss). */
   block_unchanged: number;
+  /** The same hash of ffmpeg's 32×32 thumbnail of each frame: what Argus hashes. */
+  thumbnail_unchanged: number;
   phash_unchanged: number;
   blockhash_unchanged: number;
 }
 
 export interface HashBenchResult {
   size: number;
-  ms_per_frame: { block: number; phash: number; imghash_blockhash: number };
+  ms_per_frame: { block: number; thumbnail: number; phash: number; imghash_blockhash: number };
   clips: HashBenchRow[];
 }
 
@@ -60,7 +62,7 @@ export async function benchHash(
   const ffmpeg = await defaultFfmpegPath();
   const imghash = (await import('imghash')) as unknown as { default?: ImghashModule } & ImghashModule;
   const hashRaw = (imghash.default ?? imghash).hashRaw;
-  const decode = (args: string[]): Buffer[] => decodeFrames(ffmpeg, args, 5, size);
+  const decode = (args: string[]): DecodedFrame[] => decodeFrames(ffmpeg, args, 5, size);
   const clips: [string, string[]][] = [];
   for (const [name, file] of [
     ['pedestrians (vtest.mp4)', 'vtest.mp4'],
@@ -77,13 +79,22 @@ export async function benchHash(
   const still = stillClip(ffmpeg, stillSrc, 10, 30, `/tmp/argus-bench-still-${process.pid}.mkv`);
   clips.push(['still camera (H.264)', ['-i', still]]);
 
-  const timing = { block: [] as number[], phash: [] as number[], imghash_blockhash: [] as number[] };
+  const timing = {
+    block: [] as number[],
+    thumbnail: [] as number[],
+    phash: [] as number[],
+    imghash_blockhash: [] as number[],
+  };
   const rows: HashBenchRow[] = [];
   for (const [clip, args] of clips) {
-    const frames = decode(args);
+    const decoded = decode(args);
+    const frames = decoded.map((f) => f.data);
     let t = performance.now();
     const blocks = frames.map((f) => blockHash(f, size));
     timing.block.push((performance.now() - t) / frames.length);
+    t = performance.now();
+    const thumbs = decoded.map((f) => blockHash(f.thumb, GRID));
+    timing.thumbnail.push((performance.now() - t) / frames.length);
     t = performance.now();
     const ph = frames.map((f) => phash(f, size));
     timing.phash.push((performance.now() - t) / frames.length);
@@ -106,6 +117,10 @@ export async function benchHash(
         blocks,
         (a, b) => blockDistance(a, b, opts.cellThreshold) <= opts.maxDistance,
       ),
+      thumbnail_unchanged: hitRatio(
+        thumbs,
+        (a, b) => blockDistance(a, b, opts.cellThreshold) <= opts.maxDistance,
+      ),
       phash_unchanged: hitRatio(ph, (a, b) => hamming(a, b) <= opts.hammingMax),
       blockhash_unchanged: hitRatio(bh, (a, b) => hexDistance(a, b) <= opts.hammingMax),
     });
@@ -115,6 +130,7 @@ export async function benchHash(
     size,
     ms_per_frame: {
       block: mean(timing.block),
+      thumbnail: mean(timing.thumbnail),
       phash: mean(timing.phash),
       imghash_blockhash: mean(timing.imghash_blockhash),
     },

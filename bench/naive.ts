@@ -13,12 +13,7 @@ import { decodeYolo, resolveLayout } from '../src/detector/decode.js';
 import { planModel } from '../src/detector/index.js';
 import { rgbToNchw } from '../src/detector/preprocess.js';
 import { toDetections } from '../src/detector/results.js';
-import {
-  buildFfmpegArgs,
-  defaultFfmpegPath,
-  FrameSplitter,
-  probeRtspTimeoutOption,
-} from '../src/ingest/index.js';
+import { buildFfmpegArgs, defaultFfmpegPath, PnmSplitter, probeOptionNames } from '../src/ingest/index.js';
 
 const { config } = await loadConfig(process.argv[2]!);
 const model = config.models.default!;
@@ -27,11 +22,15 @@ const session = await ort.InferenceSession.create(plan.path);
 const size = plan.inputSize;
 const client = mqtt.connect(config.mqtt.url!);
 const ffmpeg = await defaultFfmpegPath();
-const rtspTimeoutOption = await probeRtspTimeoutOption(ffmpeg);
+const names = await probeOptionNames(ffmpeg);
 const children: ReturnType<typeof spawn>[] = [];
 
 for (const [name, cam] of Object.entries(config.cameras)) {
-  const a = buildFfmpegArgs(cam, { timeout_s: 10 }, { url: cam.url, size, rtspTimeoutOption });
+  const a = buildFfmpegArgs(
+    cam,
+    { timeout_s: 10 },
+    { url: cam.url, size, names, cache: { ...config.cache, enabled: false } },
+  );
   const input = a.input.map((x) => (x === 'verbose' ? 'error' : x));
   const child = spawn(ffmpeg, [...input, '-i', a.url, ...a.output, 'pipe:1'], {
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -39,7 +38,7 @@ for (const [name, cam] of Object.entries(config.cameras)) {
   children.push(child);
   let seq = 0;
   const g = letterbox(640, 480, size);
-  const splitter = new FrameSplitter(size * size * 3, (data) => {
+  const splitter = new PnmSplitter(size * size * 3, ({ data }) => {
     const ts = Date.now();
     const frame = ++seq;
     const input = new Float32Array(3 * size * size);

@@ -146,15 +146,15 @@ export function renderMarkdown(r: BenchResults): string {
   }
   if (r.hashes.length) {
     md.push(
-      'Frame hashes: cost per frame, and share of frames called unchanged (block: ≤ 2 cells changed by > 10; pHash and blockhash: Hamming ≤ 4 of 64).',
+      "Frame hashes: cost per frame, and share of frames called unchanged (block: ≤ 2 cells changed by > 10, of the whole frame or of ffmpeg's 32×32 thumbnail of it; pHash and blockhash: Hamming ≤ 4 of 64).",
       '',
-      '| size | clip | frames | block hash | pHash | imghash blockhash |',
-      '|---|---|---|---|---|---|',
+      '| size | clip | frames | block hash | block hash of the thumbnail | pHash | imghash blockhash |',
+      '|---|---|---|---|---|---|---|',
       ...r.hashes.flatMap((h) => [
-        `| ${h.size} | cost per frame (ms) | | ${f(h.ms_per_frame.block, 2)} | ${f(h.ms_per_frame.phash, 2)} | ${f(h.ms_per_frame.imghash_blockhash, 2)} |`,
+        `| ${h.size} | cost per frame (ms) | | ${f(h.ms_per_frame.block, 2)} | ${f(h.ms_per_frame.thumbnail, 3)} | ${f(h.ms_per_frame.phash, 2)} | ${f(h.ms_per_frame.imghash_blockhash, 2)} |`,
         ...h.clips.map(
           (c) =>
-            `| ${h.size} | ${c.clip} | ${c.frames} | ${f(c.block_unchanged, 2)} | ${f(c.phash_unchanged, 2)} | ${f(c.blockhash_unchanged, 2)} |`,
+            `| ${h.size} | ${c.clip} | ${c.frames} | ${f(c.block_unchanged, 2)} | ${f(c.thumbnail_unchanged, 2)} | ${f(c.phash_unchanged, 2)} | ${f(c.blockhash_unchanged, 2)} |`,
         ),
       ]),
       '',

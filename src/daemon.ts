@@ -82,12 +82,7 @@ export class Daemon {
     await this.begin('mqtt', output);
 
     const ingest: Ingest = new Ingest(
-      {
-        cameras: config.cameras,
-        ffmpeg: config.ffmpeg,
-        size: (c) => models.detector(c.model)!.inputSize,
-        secrets,
-      },
+      { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets },
       {
         log,
         clock,

@@ -1,3 +1,5 @@
+import { THUMB_SIZE } from '../core/frame.js';
+
 /**
  * The frame cache's perceptual hash: the frame averaged down to a 32×32 grey thumbnail
  * (luma ≈ (r + 2g + b) / 4, per cell). The distance between two hashes is the number of cells
@@ -9,8 +11,12 @@
  * street with walking pedestrians "unchanged" at distance 4), which would hide exactly what
  * cameras are for; this one called none of them unchanged and every frame of a still camera
  * unchanged, for about pHash's cost (0.67 ms a 320×320 frame, 2.9 ms at 640; docs/performance.md).
+ *
+ * A camera's frames come with a thumbnail from ffmpeg (ingest/ffmpeg-args.ts): the same letterbox
+ * at 32×32, each pixel the mean of the source pixels of its cell. Its hash (one pixel per cell)
+ * is this hash up to rounding, for a read of 3 KB instead of the whole frame.
  */
-export const GRID = 32;
+export const GRID = THUMB_SIZE;
 
 export type BlockHash = Uint8Array;
 

@@ -2,7 +2,7 @@ import type { Detection, Frame } from '../core/frame.js';
 import { centre, diagonal } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
 import type { ResultCache } from '../scheduler/index.js';
-import { blockDistance, blockHash, type BlockHash } from './block-hash.js';
+import { blockDistance, blockHash, GRID, type BlockHash } from './block-hash.js';
 
 interface Reference {
   hash: BlockHash;
@@ -51,8 +51,10 @@ export function moved(before: readonly Detection[], after: readonly Detection[])
  * frame is analysed until two in a row agree again. A small or distant object moving slowly
  * changes too few cells of the hash to be seen by it, and the cache would freeze it in place;
  * the detector sees it.
- * Frames are hashed here, once each: a frame looked up on arrival and again when its turn comes
- * (or stored after its analysis) is not hashed twice.
+ *
+ * A frame is hashed by its thumbnail when it has one (ingest's, from ffmpeg: a pixel per cell of
+ * the grid), else by its pixels; once each: a frame looked up on arrival and again when its turn
+ * comes (or stored after its analysis) is not hashed twice.
  */
 export class FrameCache implements ResultCache {
   private refs = new Map<string, Reference>();
@@ -67,7 +69,7 @@ export class FrameCache implements ResultCache {
   private hash(frame: Frame): BlockHash {
     let h = this.hashes.get(frame);
     if (!h) {
-      h = blockHash(frame.data, frame.geometry.dstW);
+      h = frame.thumb ? blockHash(frame.thumb, GRID) : blockHash(frame.data, frame.geometry.dstW);
       this.hashes.set(frame, h);
     }
     return h;

@@ -18,13 +18,25 @@ export function fitsModel(p: Picture, size: number): boolean {
   return p.geometry.dstW === size && p.geometry.dstH === size && p.data.length === 3 * size * size;
 }
 
-/** One picture from a camera. */
+/**
+ * Side of a frame's thumbnail: the frame letterboxed to THUMB_SIZE × THUMB_SIZE RGB24, one pixel
+ * per cell of the frame cache's hash grid.
+ */
+export const THUMB_SIZE = 32;
+
+/**
+ * One picture from a camera. With the frame cache on, ffmpeg sends a frame's pixels only when
+ * they differ from the last pixels it sent (its `mpdecimate` filter): a frame it found the same
+ * carries those last pixels, the very same buffer, and its own thumbnail.
+ */
 export interface Frame extends Picture {
   camera: string;
   /** 1, 2, 3… per camera, across ffmpeg restarts. */
   seq: number;
   /** When the last byte of the frame arrived (ms since the epoch, from the injected clock). */
   ts: number;
+  /** This frame's own thumbnail (THUMB_SIZE² RGB24), when ingest made one (the cache is on). */
+  thumb?: Uint8Array;
 }
 
 /** A detection as Argus reports it: a label, a score and a box in source pixels. */

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
-import type { Frame } from '../core/frame.js';
+import { THUMB_SIZE, type Frame } from '../core/frame.js';
 import { letterbox, type Letterbox } from '../core/geometry.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { redactUrl, scrub } from '../redact.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { buildFfmpegArgs } from './ffmpeg-args.js';
-import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
-import { FrameSplitter } from './frames.js';
+import type { FfmpegHandle, FfmpegOptionNames, SpawnFfmpeg } from './ffmpeg-process.js';
+import { FrameImages } from './frame-images.js';
+import { PnmError, PnmSplitter } from './pnm.js';
 import {
   classifyExit,
   lastErrorLine,
@@ -50,9 +51,12 @@ export interface CameraSettings {
   ffmpeg: Config['ffmpeg'];
   /** Model input size: every frame comes out size × size. */
   size: number;
-  rtspTimeoutOption: 'stimeout' | 'timeout';
+  /** The binary's names for options that were renamed. */
+  names: FfmpegOptionNames;
   /** Values to scrub from stderr and errors besides URL passwords (`LoadedConfig.secrets`). */
   secrets: readonly string[];
+  /** With the frame cache on, ffmpeg sends every frame's thumbnail, and pixels only when they changed. */
+  cache: Pick<Config['cache'], 'enabled' | 'cell_threshold'>;
 }
 
 export interface CameraDeps {
@@ -68,13 +72,15 @@ export interface CameraDeps {
 
 interface Run {
   handle: FfmpegHandle;
-  splitter: FrameSplitter;
+  splitter: PnmSplitter;
   ring: StderrRing;
   startedAt: number;
   streamingSince: number | null;
   lastFrameAt: number | null;
-  /** Set when Argus itself ended the run (stall or stop), to classify the exit. */
-  killedFor: 'stall' | 'stop' | null;
+  /** Set when Argus itself ended the run (stall, unreadable output or stop), to classify the exit. */
+  killedFor: 'stall' | 'output' | 'stop' | null;
+  /** Why the output could not be read. */
+  outputError: string | null;
   exited: Promise<void>;
   markExited: () => void;
 }
@@ -169,19 +175,25 @@ export class Camera {
     const args = buildFfmpegArgs(s.camera, s.ffmpeg, {
       url,
       size: s.size,
-      rtspTimeoutOption: s.rtspTimeoutOption,
+      names: s.names,
+      cache: s.cache,
     });
     const ring = new StderrRing(100, s.secrets);
+    const images = new FrameImages(s.size, s.cache.enabled);
     let markExited!: () => void;
     const exited = new Promise<void>((r) => (markExited = r));
     const run: Run = {
       handle: undefined as unknown as FfmpegHandle,
-      splitter: new FrameSplitter(s.size * s.size * 3, (data) => this.onFrameData(run, data)),
+      splitter: new PnmSplitter(Math.max(s.size, THUMB_SIZE) ** 2 * 3, (image) => {
+        const frame = images.take(image);
+        if (frame) this.onFrameData(run, frame.data, frame.thumb);
+      }),
       ring,
       startedAt: this.deps.clock.now(),
       streamingSince: null,
       lastFrameAt: null,
       killedFor: null,
+      outputError: null,
       exited,
       markExited,
     };
@@ -189,9 +201,14 @@ export class Camera {
     this.pendingSource = null;
     run.handle = this.deps.spawn(args, {
       stdout: (chunk) => {
-        if (this.run !== run) return;
+        if (this.run !== run || run.killedFor === 'output') return;
         this.status.bytesReceived += chunk.length;
-        run.splitter.push(chunk);
+        try {
+          run.splitter.push(chunk);
+        } catch (err) {
+          if (!(err instanceof PnmError)) throw err;
+          this.unreadable(run, err.message);
+        }
       },
       stderr: (text) => {
         for (const line of run.ring.push(text)) this.onStderrLine(run, line);
@@ -229,7 +246,16 @@ export class Camera {
     }
   }
 
-  private onFrameData(run: Run, data: Buffer): void {
+  /** ffmpeg's output is not what its command line asks for: this run ends, and another starts. */
+  private unreadable(run: Run, why: string): void {
+    if (run.killedFor) return;
+    run.killedFor = 'output';
+    run.outputError = why;
+    this.log.debug({ why }, "ffmpeg's output cannot be read; terminating ffmpeg");
+    void this.terminate(run, false);
+  }
+
+  private onFrameData(run: Run, data: Buffer, thumb?: Buffer): void {
     const now = this.deps.clock.now();
     this.status.framesReceived++;
     this.status.lastFrameAt = now;
@@ -240,13 +266,15 @@ export class Camera {
       this.setState('streaming');
     }
     run.lastFrameAt = now;
-    this.deps.onFrame({
+    const frame: Frame = {
       camera: this.settings.name,
       seq: ++this.seq,
       ts: now,
       data,
       geometry: this.geometry,
-    });
+    };
+    if (thumb) frame.thumb = thumb;
+    this.deps.onFrame(frame);
   }
 
   /**
@@ -281,7 +309,10 @@ export class Camera {
     const lines = run.ring.get();
     let cause: FailureCause;
     let message: string;
-    if (run.killedFor === 'stall') {
+    if (run.killedFor === 'output') {
+      cause = 'exited';
+      message = `ffmpeg's output could not be read: ${run.outputError}`;
+    } else if (run.killedFor === 'stall') {
       cause = 'stall';
       const secs = Math.round(this.settings.ffmpeg.stall_timeout_s);
       message =

@@ -28,20 +28,32 @@ export async function defaultFfmpegPath(): Promise<string> {
   return p;
 }
 
-/**
- * Which option sets the RTSP socket timeout: ffmpeg 4.x has `-stimeout`, 5.0+ renamed it to
- * `-timeout` (which 4.x uses for something else). Asked of the binary itself.
- */
-export function probeRtspTimeoutOption(ffmpegPath: string): Promise<'stimeout' | 'timeout'> {
+/** Option names that differ between ffmpeg versions, as the binary in use spells them. */
+export interface FfmpegOptionNames {
+  /** The RTSP socket timeout: ffmpeg 4.x has `-stimeout`; 5.0+ renamed it `-timeout` (which 4.x uses for something else). */
+  rtspTimeout: 'stimeout' | 'timeout';
+  /** Frames written as they come: `-vsync` until ffmpeg 5.1 added `-fps_mode` (9 removed `-vsync`). */
+  fpsMode: 'vsync' | 'fps_mode';
+}
+
+/** What `ffmpeg -hide_banner -h <topic>` prints ('' when it cannot run). */
+function help(ffmpegPath: string, topic: string): Promise<string> {
   return new Promise((resolve) => {
-    const child = spawn(ffmpegPath, ['-hide_banner', '-h', 'demuxer=rtsp'], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const child = spawn(ffmpegPath, ['-hide_banner', '-h', topic], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', () => resolve('timeout'));
-    child.on('close', () => resolve(/^\s*-stimeout\s/m.test(out) ? 'stimeout' : 'timeout'));
+    child.on('error', () => resolve(''));
+    child.on('close', () => resolve(out));
   });
+}
+
+/** Asks the binary itself which names it has (the newer ones when it cannot be asked). */
+export async function probeOptionNames(ffmpegPath: string): Promise<FfmpegOptionNames> {
+  const [rtsp, long] = await Promise.all([help(ffmpegPath, 'demuxer=rtsp'), help(ffmpegPath, 'long')]);
+  return {
+    rtspTimeout: /^\s*-stimeout\s/m.test(rtsp) ? 'stimeout' : 'timeout',
+    fpsMode: /^-vsync\s/m.test(long) && !/^-fps_mode\s/m.test(long) ? 'vsync' : 'fps_mode',
+  };
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * The ingest stage's public interface: cameras (one supervised ffmpeg each) and images, both
- * turned into letterboxed pictures of the model's size; camera statuses.
+ * turned into letterboxed pictures of the model's size (camera frames with their thumbnails);
+ * camera statuses.
  */
 export type { CameraError, CameraState, CameraStatus } from './camera.js';
-export { buildFfmpegArgs, letterboxFilter } from './ffmpeg-args.js';
-export { defaultFfmpegPath, probeRtspTimeoutOption } from './ffmpeg-process.js';
-export { FrameSplitter } from './frames.js';
+export { buildFfmpegArgs, letterboxFilter, thumbnailFilter } from './ffmpeg-args.js';
+export { defaultFfmpegPath, probeOptionNames, type FfmpegOptionNames } from './ffmpeg-process.js';
 export { ImageError, loadLetterboxed } from './image.js';
 export { Ingest, type IngestConfig, type IngestDeps } from './ingest.js';
+export { PnmError, PnmSplitter, type PnmImage } from './pnm.js';
 export type { FailureCause } from './stderr.js';

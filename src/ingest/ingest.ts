@@ -6,7 +6,8 @@ import { Camera, type CameraStatus } from './camera.js';
 import {
   defaultFfmpegPath,
   fluentSpawner,
-  probeRtspTimeoutOption,
+  probeOptionNames,
+  type FfmpegOptionNames,
   type SpawnFfmpeg,
 } from './ffmpeg-process.js';
 import { resolveUrlHost } from './resolve.js';
@@ -17,6 +18,8 @@ export interface IngestConfig {
   /** The input size of the camera's model: its frames come out size × size. */
   size: (camera: CameraConfig) => number;
   secrets: readonly string[];
+  /** With the frame cache on, ffmpeg sends every frame's thumbnail, and pixels only when they changed. */
+  cache: Config['cache'];
 }
 
 export interface IngestDeps {
@@ -36,7 +39,7 @@ export interface IngestDeps {
 export class Ingest {
   private cameras = new Map<string, Camera>();
   private spawn: SpawnFfmpeg | undefined;
-  private rtspTimeoutOption: 'stimeout' | 'timeout' = 'timeout';
+  private names: FfmpegOptionNames = { rtspTimeout: 'timeout', fpsMode: 'fps_mode' };
   private readonly log: Logger;
 
   constructor(
@@ -48,7 +51,7 @@ export class Ingest {
 
   async start(): Promise<void> {
     const path = this.cfg.ffmpeg.path ?? (await defaultFfmpegPath());
-    this.rtspTimeoutOption = await probeRtspTimeoutOption(path);
+    this.names = await probeOptionNames(path);
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
     for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
@@ -61,8 +64,9 @@ export class Ingest {
         camera: config,
         ffmpeg: this.cfg.ffmpeg,
         size: this.cfg.size(config),
-        rtspTimeoutOption: this.rtspTimeoutOption,
+        names: this.names,
         secrets: this.cfg.secrets,
+        cache: this.cfg.cache,
       },
       {
         spawn: this.spawn!,

@@ -96,21 +96,22 @@ export function lastErrorLine(lines: readonly string[]): string | undefined {
 }
 
 /**
- * Source and letterbox geometry from ffmpeg's verbose filter log, e.g.
- *   [Parsed_scale_1 @ 0x..] w:810 h:1080 fmt:yuv420p sar:1/1 -> w:240 h:320 fmt:rgb24 ...
- *   [Parsed_pad_3 @ 0x..] w:240 h:320 -> w:320 h:320 x:40 y:0 color:0x727272FF
+ * Source and letterbox geometry from ffmpeg's verbose filter log, by the model picture's scale
+ * and pad filters (named `@model` in ffmpeg-args.ts; the thumbnail's have ffmpeg's own names):
+ *   [scale@model @ 0x..] w:810 h:1080 fmt:yuv420p sar:1/1 -> w:240 h:320 fmt:rgb24 ...
+ *   [pad@model @ 0x..] w:240 h:320 -> w:320 h:320 x:40 y:0 color:0x727272FF
  * ffmpeg logs both each time it (re)configures the filters, i.e. also when the stream's
  * resolution changes.
  */
 export function parseScaleLine(line: string): { srcW: number; srcH: number } | undefined {
-  const m = /\[Parsed_scale_\d+ @ [^\]]+\] w:(\d+) h:(\d+) .*-> w:\d+ h:\d+/.exec(line);
+  const m = /\[scale@model @ [^\]]+\] w:(\d+) h:(\d+) .*-> w:\d+ h:\d+/.exec(line);
   return m ? { srcW: Number(m[1]), srcH: Number(m[2]) } : undefined;
 }
 
 export function parsePadLine(
   line: string,
 ): { innerW: number; innerH: number; padLeft: number; padTop: number } | undefined {
-  const m = /\[Parsed_pad_\d+ @ [^\]]+\] w:(\d+) h:(\d+) -> w:\d+ h:\d+ x:(\d+) y:(\d+)/.exec(line);
+  const m = /\[pad@model @ [^\]]+\] w:(\d+) h:(\d+) -> w:\d+ h:\d+ x:(\d+) y:(\d+)/.exec(line);
   return m
     ? { innerW: Number(m[1]), innerH: Number(m[2]), padLeft: Number(m[3]), padTop: Number(m[4]) }
     : undefined;

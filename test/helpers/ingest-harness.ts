@@ -14,7 +14,13 @@ const out = (o: unknown): void => void process.stdout.write(`${JSON.stringify(o)
 async function main(): Promise<void> {
   const { config, secrets } = await loadConfig(file!);
   const ingest = new Ingest(
-    { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => Number(sizeArg ?? 320), secrets },
+    {
+      cameras: config.cameras,
+      ffmpeg: config.ffmpeg,
+      size: () => Number(sizeArg ?? 320),
+      secrets,
+      cache: config.cache,
+    },
     {
       log: pino({ level: 'warn' }, pino.destination(2)),
       onFrame: () => undefined,

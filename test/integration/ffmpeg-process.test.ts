@@ -1,8 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
-import { defaultFfmpegPath, fluentSpawner, type FfmpegHandle } from '../../src/ingest/ffmpeg-process.js';
+import { existsSync } from 'node:fs';
+import { buildFfmpegArgs, type FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
+import {
+  defaultFfmpegPath,
+  fluentSpawner,
+  probeOptionNames,
+  type FfmpegHandle,
+} from '../../src/ingest/ffmpeg-process.js';
+import { FrameImages } from '../../src/ingest/frame-images.js';
+import { PnmSplitter } from '../../src/ingest/pnm.js';
 import { isAlive, waitFor } from '../helpers/env.js';
+
+/** The bundled ffmpeg (4.x) and, when installed, the system's (Debian 12: 5.1). */
+async function binaries(): Promise<string[]> {
+  return [await defaultFfmpegPath(), ...(existsSync('/usr/bin/ffmpeg') ? ['/usr/bin/ffmpeg'] : [])];
+}
 
 const FRAME = 32 * 32 * 3;
 
@@ -84,5 +97,64 @@ describe('fluentSpawner runs the real ffmpeg', { timeout: 60_000 }, () => {
     // Asking it to stop does nothing, and throws nothing.
     missing.handle.quit();
     missing.handle.kill('SIGTERM');
+  });
+
+  it("asks each binary for its option names: ffmpeg 4's -stimeout and -vsync, 5.1's -timeout and -fps_mode", async () => {
+    const bundled = await defaultFfmpegPath();
+    for (const path of await binaries())
+      assert.deepEqual(
+        await probeOptionNames(path),
+        path === bundled
+          ? { rtspTimeout: 'stimeout', fpsMode: 'vsync' }
+          : { rtspTimeout: 'timeout', fpsMode: 'fps_mode' },
+        path,
+      );
+    assert.deepEqual(await probeOptionNames('/nonexistent/ffmpeg'), {
+      rtspTimeout: 'timeout',
+      fpsMode: 'fps_mode',
+    });
+  });
+
+  it("with the cache on, each frame's images arrive together, and a still scene's picture once", async () => {
+    for (const path of await binaries()) {
+      for (const [scene, source, pictures] of [
+        ['moving', 'testsrc2=size=160x120:rate=10', (n: number) => n],
+        ['still', 'color=c=0x405060:size=160x120:rate=10', () => 1],
+      ] as const) {
+        const args = buildFfmpegArgs(
+          { url: `lavfi:${source}`, fps: 5, rtsp_transport: 'tcp', input_args: [], hwaccel_args: [] },
+          { timeout_s: 10 },
+          {
+            url: `lavfi:${source}`,
+            size: 64,
+            names: await probeOptionNames(path),
+            cache: { enabled: true, cell_threshold: 10 },
+          },
+        );
+        const images = new FrameImages(64, true);
+        const frames: { at: number; data: Buffer }[] = [];
+        let picturesAt: number[] = [];
+        const splitter = new PnmSplitter(64 * 64 * 3, (image) => {
+          if (image.format === 'P6') picturesAt.push(Date.now());
+          const frame = images.take(image);
+          if (frame) frames.push({ at: Date.now(), data: frame.data });
+        });
+        const handle = fluentSpawner(path)(args, {
+          stdout: (chunk) => splitter.push(chunk),
+          stderr: () => undefined,
+          exit: () => undefined,
+        });
+        await waitFor(`${scene}: 6 frames`, () => frames.length >= 6, 20_000);
+        handle.kill('SIGKILL');
+        const what = `${path}, ${scene}`;
+        assert.equal(new Set(frames.map((f) => f.data)).size, pictures(frames.length), what);
+        // A frame ends as its picture arrives, not when the next frame comes (200 ms on).
+        if (scene === 'moving')
+          frames.forEach((f, i) =>
+            assert.ok(f.at - picturesAt[i]! < 100, `${what}: ${f.at - picturesAt[i]!} ms`),
+          );
+        picturesAt = [];
+      }
+    }
   });
 });

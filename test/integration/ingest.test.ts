@@ -66,7 +66,7 @@ async function runIngest(
   const { config, secrets } = camerasConfig(server, cams);
   const rec = new Recorder();
   const ingest = new Ingest(
-    { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets },
+    { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets, cache: config.cache },
     { log, onFrame: (f) => rec.frames.push(f), onStatus: (s) => rec.statuses.push(s) },
   );
   await ingest.start();
@@ -160,9 +160,17 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
     const server = await startRtspServer(t, [
       { name: 'still', source: { kind: 'image', path: image, fps: 5 } },
     ]);
-    const { rec } = await runIngest(t, server, { still: { url: server.url('still'), fps: 2 } });
-    await waitFor('two frames', () => rec.framesOf('still').length >= 2);
-    const frame = rec.framesOf('still').at(-1)!;
+    const { rec } = await runIngest(t, server, { still: { url: server.url('still'), fps: 5 } });
+    await waitFor('ten frames', () => rec.framesOf('still').length >= 10);
+    const frames = rec.framesOf('still');
+    const frame = frames.at(-1)!;
+    // Each frame has its thumbnail; the picture, unchanged, was sent once (or again for a key
+    // frame that came out a little different), not with every frame.
+    for (const f of frames) assert.equal(f.thumb?.length, 32 * 32 * 3);
+    const pictures = new Set(frames.map((f) => f.data)).size;
+    assert.ok(pictures <= frames.length / 2, `${pictures} pictures for ${frames.length} frames`);
+    // The thumbnail is the frame letterboxed at 32: its first 4 columns (40 px of 320) are grey too.
+    assert.deepEqual([...frame.thumb!.subarray(0, 6)], [114, 114, 114, 114, 114, 114]);
     assert.deepEqual(frame.geometry, letterbox(810, 1080, SIZE));
     assert.equal(frame.geometry.padLeft, 40);
     // Pillarbox: the left 40 columns are grey.
@@ -304,7 +312,7 @@ describe('ingest against a real RTSP server and ffmpeg', () => {
       );
       const rec = new Recorder();
       const ingest = new Ingest(
-        { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets },
+        { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets, cache: config.cache },
         {
           log: pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) }),
           onFrame: (f) => rec.frames.push(f),
@@ -368,7 +376,7 @@ describe('a stream that changes resolution', () => {
     );
     const rec = new Recorder();
     const ingest = new Ingest(
-      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets: [] },
+      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets: [], cache: config.cache },
       { log, onFrame: (f) => rec.frames.push(f), onStatus: (s) => rec.statuses.push(s) },
     );
     await ingest.start();

@@ -66,6 +66,24 @@ describe('frame cache', () => {
     assert.equal(cache.decide(f).hit, true);
   });
 
+  it("hashes a camera's frame by its thumbnail, one pixel per cell, when it has one", () => {
+    const cache = new FrameCache(settings);
+    const thumb = (v: number, changed = 0, to = v): Buffer => frame('x', 0, v, changed, to).data;
+    const big = (ts: number, v: number, t: Buffer): Frame => ({
+      ...frame('a', ts, v),
+      data: Buffer.alloc(64 * 64 * 3, v),
+      geometry: letterbox(64, 64, 64),
+      thumb: t,
+    });
+    cache.store(big(0, 50, thumb(50)), []);
+    assert.equal(cache.decide(big(100, 200, thumb(52))).hit, true, 'the pixels are not read');
+    assert.deepEqual(cache.decide(big(100, 50, thumb(50, 3, 90))), {
+      hit: false,
+      reason: 'changed',
+      distance: 3,
+    });
+  });
+
   it('disabled: never a hit, stores nothing; forget drops a camera', () => {
     const off = new FrameCache({ ...settings, enabled: false });
     off.store(frame('a', 0, 50), []);

@@ -4,9 +4,14 @@ import type { Frame } from '../../../src/core/frame.js';
 import { Camera, type CameraSettings, type CameraStatus } from '../../../src/ingest/camera.js';
 import { cameraConfig, config } from '../../helpers/config.js';
 import { FakeClock, FakeFfmpeg, flush, silentLog } from '../../helpers/fakes.js';
+import { pnm } from '../../helpers/pnm.js';
 
 const SIZE = 4;
 const FRAME = SIZE * SIZE * 3;
+/** One frame's picture on ffmpeg's stdout (a PPM of the model's size). */
+const picture = (fill = 0): Buffer => pnm('P6', SIZE, fill);
+const thumbnail = (fill = 0): Buffer => pnm('P7', 32, fill);
+const tick = (): Buffer => pnm('P5', 2);
 
 /** The gate camera: 10 s stall timeout, backoff 1 s doubling to 60 s, offline after 3 bad logins. */
 function settings(camera: Record<string, unknown> = {}): CameraSettings {
@@ -23,31 +28,36 @@ function settings(camera: Record<string, unknown> = {}): CameraSettings {
       stop_grace_s: 2,
     },
     size: SIZE,
-    rtspTimeoutOption: 'stimeout',
+    names: { rtspTimeout: 'stimeout', fpsMode: 'vsync' },
     secrets: ['s3cret'],
+    cache: { enabled: false, cell_threshold: 10 },
   };
 }
 
-function setup(camera: Record<string, unknown> = {}) {
+/** With `cached`, the frame cache is on: ffmpeg sends thumbnails and only changed pictures. */
+function setup(camera: Record<string, unknown> = {}, cached = false) {
   const clock = new FakeClock();
   const ff = new FakeFfmpeg();
   const frames: Frame[] = [];
   const statuses: CameraStatus[] = [];
-  const cam = new Camera(settings(camera), {
-    spawn: ff.spawn,
-    clock,
-    random: () => 0,
-    resolveHost: (url) => Promise.resolve(url),
-    log: silentLog,
-    onFrame: (f) => frames.push(f),
-    onStatus: (s) => statuses.push(s),
-  });
+  const cam = new Camera(
+    { ...settings(camera), cache: { enabled: cached, cell_threshold: 10 } },
+    {
+      spawn: ff.spawn,
+      clock,
+      random: () => 0,
+      resolveHost: (url) => Promise.resolve(url),
+      log: silentLog,
+      onFrame: (f) => frames.push(f),
+      onStatus: (s) => statuses.push(s),
+    },
+  );
   const states = () => statuses.map((s) => s.state);
   return { clock, ff, frames, statuses, cam, states };
 }
 
 const GEOMETRY_LOG =
-  '[Parsed_scale_1 @ 0x1] w:8 h:6 fmt:yuv420p sar:1/1 -> w:4 h:3 fmt:rgb24 sar:1/1 flags:0x2\n[Parsed_pad_3 @ 0x2] w:4 h:3 -> w:4 h:4 x:0 y:0 color:0x727272FF\n';
+  '[scale@model @ 0x1] w:8 h:6 fmt:yuv420p sar:1/1 -> w:4 h:3 fmt:rgb24 sar:1/1 flags:0x2\n[pad@model @ 0x2] w:4 h:3 -> w:4 h:4 x:0 y:0 color:0x727272FF\n';
 
 describe('camera supervisor', () => {
   it('a disabled camera never starts ffmpeg', async () => {
@@ -66,9 +76,10 @@ describe('camera supervisor', () => {
     assert.equal(ff.last.args.url, 'rtsp://viewer:s3cret@10.0.0.5/stream');
     ff.last.handlers.stderr(GEOMETRY_LOG);
     // One and a half frames, then the rest: the split frame is reassembled.
-    ff.last.handlers.stdout(Buffer.alloc(FRAME + FRAME / 2, 7));
+    const two = Buffer.concat([picture(7), picture(9)]);
+    ff.last.handlers.stdout(two.subarray(0, two.length - FRAME / 2));
     await clock.advance(200);
-    ff.last.handlers.stdout(Buffer.alloc(FRAME / 2, 9));
+    ff.last.handlers.stdout(two.subarray(two.length - FRAME / 2));
     assert.deepEqual(states(), ['connecting', 'streaming']);
     assert.deepEqual(
       frames.map((f) => [f.camera, f.seq, f.data.length]),
@@ -91,7 +102,59 @@ describe('camera supervisor', () => {
     });
     assert.deepEqual(statuses.at(-1)!.source, { width: 8, height: 6 });
     assert.equal(cam.snapshot().framesReceived, 2);
-    assert.equal(cam.snapshot().bytesReceived, 2 * FRAME);
+    assert.equal(cam.snapshot().bytesReceived, two.length);
+    assert.deepEqual([frames[0]!.data[0], frames[1]!.data[0], frames[1]!.thumb], [7, 9, undefined]);
+  });
+
+  it('with the cache on: a thumbnail ends each frame, carrying the last picture ffmpeg sent', async () => {
+    const { cam, ff, frames } = setup({}, true);
+    cam.start();
+    await flush();
+    // Frame 1 changed (its picture comes first), frames 2 and 3 did not, frame 4 did; ticks
+    // (one frame late) are ignored. Split anywhere, one byte at a time at the end.
+    const out = Buffer.concat([
+      picture(1),
+      thumbnail(11),
+      thumbnail(12),
+      tick(),
+      thumbnail(13),
+      tick(),
+      picture(4),
+      thumbnail(14),
+    ]);
+    ff.last.handlers.stdout(out.subarray(0, 100));
+    for (let i = 100; i < out.length; i++) ff.last.handlers.stdout(out.subarray(i, i + 1));
+    assert.deepEqual(
+      frames.map((f) => [f.seq, f.data[0], f.thumb?.length, f.thumb?.[0]]),
+      [
+        [1, 1, 32 * 32 * 3, 11],
+        [2, 1, 32 * 32 * 3, 12],
+        [3, 1, 32 * 32 * 3, 13],
+        [4, 4, 32 * 32 * 3, 14],
+      ],
+    );
+    assert.equal(frames[1]!.data, frames[0]!.data, 'the same buffer: nothing new to look at');
+    assert.equal(cam.snapshot().framesReceived, 4);
+  });
+
+  it('restarts ffmpeg when its output cannot be read', async () => {
+    const { cam, ff, frames, statuses, clock } = setup({}, true);
+    cam.start();
+    await flush();
+    ff.last.handlers.stdout(Buffer.concat([picture(1), thumbnail(), pnm('P6', 8)]));
+    assert.deepEqual(ff.last.signals, ['SIGTERM']);
+    ff.last.handlers.stdout(Buffer.concat([picture(2), thumbnail()]));
+    await flush();
+    assert.equal(frames.length, 1, 'nothing more is read from that run');
+    assert.equal(statuses.at(-1)!.lastError?.cause, 'exited');
+    assert.equal(
+      statuses.at(-1)!.lastError?.message,
+      "ffmpeg's output could not be read: unexpected P6 image of 8x8",
+    );
+    await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
+    ff.last.handlers.stdout(Buffer.from('not an image at all'));
+    await flush();
+    assert.match(statuses.at(-1)!.lastError!.message, /could not be read: not a PNM image/);
   });
 
   it('follows a change of stream resolution', async () => {
@@ -99,11 +162,11 @@ describe('camera supervisor', () => {
     cam.start();
     await flush();
     ff.last.handlers.stderr(GEOMETRY_LOG);
-    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    ff.last.handlers.stdout(picture());
     ff.last.handlers.stderr(
-      '[Parsed_scale_1 @ 0x1] w:6 h:8 fmt:yuv420p sar:1/1 -> w:3 h:4 fmt:rgb24\n[Parsed_pad_3 @ 0x2] w:3 h:4 -> w:4 h:4 x:0 y:0 color:0x727272FF\n',
+      '[scale@model @ 0x1] w:6 h:8 fmt:yuv420p sar:1/1 -> w:3 h:4 fmt:rgb24\n[pad@model @ 0x2] w:3 h:4 -> w:4 h:4 x:0 y:0 color:0x727272FF\n',
     );
-    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    ff.last.handlers.stdout(picture());
     assert.deepEqual([frames[0]!.geometry.srcW, frames[1]!.geometry.srcW], [8, 6]);
     assert.deepEqual(cam.snapshot().source, { width: 6, height: 8 });
   });
@@ -157,10 +220,10 @@ describe('camera supervisor', () => {
       ff.last.exit(1);
       await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
     }
-    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    ff.last.handlers.stdout(picture());
     for (let t = 0; t < 31; t++) {
       await clock.advance(1000);
-      ff.last.handlers.stdout(Buffer.alloc(FRAME));
+      ff.last.handlers.stdout(picture());
     }
     ff.last.exit(1);
     assert.equal(statuses.at(-1)!.retryAt! - clock.now(), 500);
@@ -170,7 +233,7 @@ describe('camera supervisor', () => {
     const { cam, ff, clock, statuses, states } = setup();
     cam.start();
     await flush();
-    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    ff.last.handlers.stdout(picture());
     await clock.advance(9_999);
     assert.deepEqual(ff.last.signals, []);
     await clock.advance(1);
@@ -288,7 +351,7 @@ describe('camera supervisor', () => {
     const { cam, ff, clock, states } = setup();
     cam.start();
     await flush();
-    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    ff.last.handlers.stdout(picture());
     await cam.stop();
     assert.deepEqual(ff.last.signals, ['q']);
     assert.deepEqual(states(), ['connecting', 'streaming', 'stopped']);
@@ -328,10 +391,10 @@ describe('camera supervisor', () => {
     const { cam, ff, clock, frames, statuses } = setup();
     cam.start();
     await flush();
-    ff.last.handlers.stdout(Buffer.alloc(2 * FRAME));
+    ff.last.handlers.stdout(Buffer.concat([picture(), picture()]));
     ff.last.exit(1);
     await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
-    ff.last.handlers.stdout(Buffer.alloc(FRAME));
+    ff.last.handlers.stdout(picture());
     assert.deepEqual(
       frames.map((f) => f.seq),
       [1, 2, 3],

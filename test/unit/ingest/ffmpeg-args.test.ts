@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildFfmpegArgs, letterboxFilter } from '../../../src/ingest/ffmpeg-args.js';
+import {
+  buildFfmpegArgs,
+  letterboxFilter,
+  thumbnailFilter,
+  unchangedBlockSad,
+} from '../../../src/ingest/ffmpeg-args.js';
+import type { FfmpegOptionNames } from '../../../src/ingest/ffmpeg-process.js';
 
 const URL = 'rtsp://10.0.0.5:554/stream1';
 
@@ -12,10 +18,11 @@ interface Over {
   input_args?: string[];
   hwaccel_args?: string[];
   timeout_s?: number;
-  rtspTimeoutOption?: 'stimeout' | 'timeout';
+  names?: FfmpegOptionNames;
+  cache?: boolean;
 }
 
-/** The command line for a camera at URL (5 fps, 640, TCP, 10 s timeout, ffmpeg 4's -stimeout). */
+/** The command line for a camera at URL (5 fps, 640, TCP, 10 s timeout, ffmpeg 4's options, cache on). */
 const args = (o: Over = {}) =>
   buildFfmpegArgs(
     {
@@ -26,8 +33,17 @@ const args = (o: Over = {}) =>
       hwaccel_args: o.hwaccel_args ?? [],
     },
     { timeout_s: o.timeout_s ?? 10 },
-    { url: o.url ?? URL, size: o.size ?? 640, rtspTimeoutOption: o.rtspTimeoutOption ?? 'stimeout' },
+    {
+      url: o.url ?? URL,
+      size: o.size ?? 640,
+      names: o.names ?? { rtspTimeout: 'stimeout', fpsMode: 'vsync' },
+      cache: { enabled: o.cache ?? true, cell_threshold: 10 },
+    },
   );
+
+const WALLCLOCK = "setpts='(RTCTIME-RTCSTART)/(TB*1000000)'";
+/** The filter graph of a command line. */
+const graph = (a: { output: string[] }): string => a.output[a.output.indexOf('-filter_complex') + 1]!;
 
 describe('ffmpeg argument builder', () => {
   it('builds an RTSP command over TCP with a socket timeout, wall-clock fps limit, letterbox and raw RGB out', () => {
@@ -46,15 +62,51 @@ describe('ffmpeg argument builder', () => {
       '+genpts+discardcorrupt',
     ]);
     assert.deepEqual(a.output, [
-      '-an',
-      '-sn',
-      '-dn',
-      '-vf',
-      `setpts='(RTCTIME-RTCSTART)/(TB*1000000)',${letterboxFilter(5, 640)}`,
-      '-pix_fmt',
-      'rgb24',
+      '-filter_complex',
+      [
+        `[0:v]${WALLCLOCK},fps=5,split=2[live][all]`,
+        `[live]mpdecimate=hi=549:lo=549:frac=1,${letterboxFilter(640)}[frames]`,
+        `[all]${thumbnailFilter()},split=2[thumbs][next]`,
+        '[next]crop=2:2:0:0,format=gray,setpts=PTS+1[ticks]',
+      ].join(';'),
+      '-map',
+      '[frames]',
+      '-map',
+      '[thumbs]',
+      '-map',
+      '[ticks]',
+      '-c:v',
+      'ppm',
+      '-c:v:1',
+      'pam',
+      '-c:v:2',
+      'pgm',
+      '-max_interleave_delta',
+      '1',
+      '-vsync',
+      'passthrough',
+      '-flush_packets',
+      '1',
       '-f',
-      'rawvideo',
+      'image2pipe',
+    ]);
+  });
+
+  it('without the frame cache sends every frame as a picture, and no thumbnails', () => {
+    const a = args({ cache: false });
+    assert.deepEqual(a.output, [
+      '-filter_complex',
+      `[0:v]${WALLCLOCK},fps=5,${letterboxFilter(640)}[frames]`,
+      '-map',
+      '[frames]',
+      '-c:v',
+      'ppm',
+      '-vsync',
+      'passthrough',
+      '-flush_packets',
+      '1',
+      '-f',
+      'image2pipe',
     ]);
   });
 
@@ -63,8 +115,7 @@ describe('ffmpeg argument builder', () => {
     for (const url of [URL, 'rtsps://10.0.0.5:322/stream1']) {
       const a = args({ url });
       assert.ok(!a.input.includes('-use_wallclock_as_timestamps'), url);
-      const vf = a.output[a.output.indexOf('-vf') + 1]!;
-      assert.match(vf, /^setpts='\(RTCTIME-RTCSTART\)\/\(TB\*1000000\)',fps=5,scale=/, url);
+      assert.ok(graph(a).startsWith(`[0:v]${WALLCLOCK},fps=5,split=2`), url);
     }
   });
 
@@ -76,14 +127,25 @@ describe('ffmpeg argument builder', () => {
       'lavfi:testsrc2',
     ]) {
       const a = args({ url });
-      assert.equal(a.output[a.output.indexOf('-vf') + 1], letterboxFilter(5, 640), url);
+      assert.ok(graph(a).startsWith('[0:v]fps=5,split=2'), url);
       assert.ok(!a.input.includes('-use_wallclock_as_timestamps'), url);
     }
   });
 
-  it('uses -timeout for ffmpeg 5+ and UDP on request', () => {
-    const a = args({ rtsp_transport: 'udp', rtspTimeoutOption: 'timeout', timeout_s: 2.5 });
+  it("uses ffmpeg 5's option names, and UDP on request", () => {
+    const a = args({
+      rtsp_transport: 'udp',
+      names: { rtspTimeout: 'timeout', fpsMode: 'fps_mode' },
+      timeout_s: 2.5,
+    });
     assert.deepEqual(a.input.slice(4, 8), ['-rtsp_transport', 'udp', '-timeout', '2500000']);
+    assert.deepEqual(a.output.slice(-6, -4), ['-fps_mode', 'passthrough']);
+  });
+
+  it("sends a picture again only when a block changed by more than the cache's cell threshold", () => {
+    // 10 levels of the thumbnail's 255 are 8.6 of Y's 219; 64 pixels to a block.
+    assert.equal(unchangedBlockSad(10), 549);
+    assert.equal(unchangedBlockSad(255), 64 * 219);
   });
 
   it('puts hwaccel arguments first and the camera input arguments last before -i', () => {
@@ -108,10 +170,17 @@ describe('ffmpeg argument builder', () => {
     assert.deepEqual(a.input.slice(-2), ['-user_agent', 'Argus $(x) & y']);
   });
 
-  it('letterboxes with Ultralytics geometry: fit, bilinear, RGB, centred grey 114', () => {
+  it('letterboxes with Ultralytics geometry: fit, bilinear, RGB, centred grey 114, named for the log', () => {
     assert.equal(
-      letterboxFilter(2, 320),
-      "fps=2,scale=w='max(1\\,min(320\\,round(iw*min(320/iw\\,320/ih))))':h='max(1\\,min(320\\,round(ih*min(320/iw\\,320/ih))))':flags=bilinear,format=rgb24,pad=w=320:h=320:x='round((320-iw)/2-0.1)':y='round((320-ih)/2-0.1)':color=0x727272",
+      letterboxFilter(320),
+      "scale@model=w='max(1\\,min(320\\,round(iw*min(320/iw\\,320/ih))))':h='max(1\\,min(320\\,round(ih*min(320/iw\\,320/ih))))':flags=bilinear,format=rgb24,pad@model=w=320:h=320:x='round((320-iw)/2-0.1)':y='round((320-ih)/2-0.1)':color=0x727272",
+    );
+  });
+
+  it('makes thumbnails by the same letterbox at 32, each pixel the mean of its source pixels', () => {
+    assert.equal(
+      thumbnailFilter(),
+      "scale=w='max(1\\,min(32\\,round(iw*min(32/iw\\,32/ih))))':h='max(1\\,min(32\\,round(ih*min(32/iw\\,32/ih))))':flags=area,format=rgb24,pad=w=32:h=32:x='round((32-iw)/2-0.1)':y='round((32-ih)/2-0.1)':color=0x727272",
     );
   });
 });

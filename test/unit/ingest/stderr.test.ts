@@ -80,30 +80,33 @@ describe('ffmpeg stderr', () => {
     assert.equal(lastErrorLine(['x', 'Connection refused', 'Exiting']), 'Connection refused');
   });
 
-  it('reads source and letterbox geometry from the filter log', () => {
+  it("reads source and letterbox geometry from the log of the model picture's filters", () => {
     assert.deepEqual(
       parseScaleLine(
-        '[Parsed_scale_1 @ 0x3194cfc0] w:810 h:1080 fmt:yuv420p sar:1/1 -> w:240 h:320 fmt:rgb24 sar:1/1 flags:0x2',
+        '[scale@model @ 0x3194cfc0] w:810 h:1080 fmt:yuv420p sar:1/1 -> w:240 h:320 fmt:rgb24 sar:1/1 flags:0x2',
       ),
-      {
-        srcW: 810,
-        srcH: 1080,
-      },
+      { srcW: 810, srcH: 1080 },
     );
     assert.equal(
       parseScaleLine(
-        "[Parsed_scale_1 @ 0x3194cfc0] w:round(iw*min(320/iw,320/ih)) h:round(ih) flags:'bicubic' interl:0",
+        "[scale@model @ 0x3194cfc0] w:round(iw*min(320/iw,320/ih)) h:round(ih) flags:'bicubic' interl:0",
+      ),
+      undefined,
+    );
+    // The thumbnail's filters have ffmpeg's own names.
+    assert.equal(
+      parseScaleLine(
+        '[Parsed_scale_5 @ 0x3194cfc0] w:810 h:1080 fmt:yuv420p sar:1/1 -> w:24 h:32 fmt:rgb24 sar:1/1 flags:0x20',
       ),
       undefined,
     );
     assert.deepEqual(
-      parsePadLine('[Parsed_pad_3 @ 0x3194de40] w:240 h:320 -> w:320 h:320 x:40 y:0 color:0x727272FF'),
-      {
-        innerW: 240,
-        innerH: 320,
-        padLeft: 40,
-        padTop: 0,
-      },
+      parsePadLine('[pad@model @ 0x3194de40] w:240 h:320 -> w:320 h:320 x:40 y:0 color:0x727272FF'),
+      { innerW: 240, innerH: 320, padLeft: 40, padTop: 0 },
+    );
+    assert.equal(
+      parsePadLine('[Parsed_pad_7 @ 0x3194de40] w:24 h:32 -> w:32 h:32 x:4 y:0 color:0x727272FF'),
+      undefined,
     );
   });
 });
