@@ -14,6 +14,12 @@ export const yamlSection = (
 ): string[] => (values ? [`${name}:`, ...Object.entries(values).map(([k, v]) => `  ${k}: ${v}`)] : []);
 
 /**
+ * `mqtt:` lines that publish every answered frame's detections (the benches that count frames
+ * by their messages); a build from before `mqtt.detections` did so anyway, and refuses the key.
+ */
+export const EVERY_FRAME = ['detections:', '  publish: every_frame'];
+
+/**
  * The start of a bench daemon's config: its own state directory (relative to the config file,
  * never the user's line counts or event history), the model, the bench's embedded broker with
  * its login (`mqtt` adds keys to that section), and no HTTP.

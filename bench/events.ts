@@ -25,7 +25,7 @@ import { pino } from 'pino';
 import { sectionConfig } from '../src/config/schema.js';
 import { EmbeddedBroker } from '../src/publish/broker.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload } from '../src/publish/topics.js';
-import { benchDaemonConfig, yamlSection } from './common.js';
+import { benchDaemonConfig, EVERY_FRAME, yamlSection } from './common.js';
 import { summariseEvents, type EventsRow, type PeopleCount, type Recorded } from './events-summary.js';
 
 /** Person-visits in the whole of vtest.mp4, counted by eye (see above): best count and range. */
@@ -49,7 +49,7 @@ export interface EventsOptions {
 function configYaml(opts: EventsOptions, broker: EmbeddedBroker): string {
   const input = ['-re', ...(opts.seconds ? ['-t', String(opts.seconds)] : [])];
   return [
-    ...benchDaemonConfig(opts.model, broker),
+    ...benchDaemonConfig(opts.model, broker, EVERY_FRAME),
     ...yamlSection('detector', opts.detector),
     // The clip is played once: no restart after it ends within the run.
     'ffmpeg:',

@@ -86,6 +86,8 @@ export interface PipelineOptions {
   scheduler?: Record<string, number | boolean>;
   /** Extra YAML lines under `detector:`. */
   detector?: Record<string, number | string>;
+  /** Extra lines under `mqtt:` (EVERY_FRAME: this build, which the pipeline counts by its messages). */
+  mqtt?: string[];
   /** Sample RSS this often (seconds) during the measurement; 0 = no series. */
   rssEverySeconds?: number;
 }
@@ -102,7 +104,7 @@ export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow>
   await writeFile(
     config,
     [
-      ...benchDaemonConfig(opts.model, broker, ['stats_interval_s: 1']),
+      ...benchDaemonConfig(opts.model, broker, ['stats_interval_s: 1', ...(opts.mqtt ?? [])]),
       ...yamlSection('detector', opts.detector),
       ...yamlSection('scheduler', opts.scheduler),
       'cache:',

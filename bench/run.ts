@@ -35,7 +35,7 @@ import { benchIdle, type IdleResult } from './idle.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { benchRemote, type RemoteBench } from './remote.js';
 import { renderMarkdown } from './report.js';
-import { stillClip } from './common.js';
+import { EVERY_FRAME, stillClip } from './common.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
@@ -233,6 +233,7 @@ async function main(): Promise<void> {
       warmupSeconds: 6,
       cache: false,
       detector: { providers: `[${provider}]` },
+      mqtt: EVERY_FRAME,
     };
     if (sections.has('pipeline')) {
       const rows: PipelineRow[] = [];
@@ -243,7 +244,9 @@ async function main(): Promise<void> {
           rows.push(await benchPipeline({ ...base, sources, mode }));
           if (mode !== 'argus' || !baseline) continue;
           log(`pipeline: baseline, ${n} cameras`);
-          rows.push(await benchPipeline({ ...base, root: baseline, sources, mode, label: 'baseline' }));
+          rows.push(
+            await benchPipeline({ ...base, root: baseline, mqtt: [], sources, mode, label: 'baseline' }),
+          );
         }
       }
       out.pipeline = { model: pipeName, rows, efficiency: efficiencyOf(rows, out.limit?.rows ?? []) };
@@ -318,11 +321,13 @@ async function main(): Promise<void> {
       ];
       if (baseline) variants.splice(1, 0, ['argus', true, 'Argus (baseline), cache on', baseline]);
       for (const [mode, cache, label, from] of variants) {
+        const mqtt = from === root ? EVERY_FRAME : [];
         log(`cache, live fleet: ${label}`);
         rows.push(
           await benchPipeline({
             ...base,
             root: from,
+            mqtt,
             fps: 5,
             sources,
             mode,

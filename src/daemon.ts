@@ -83,12 +83,7 @@ export class Daemon {
 
     const ingest: Ingest = new Ingest(
       { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets },
-      {
-        log,
-        clock,
-        onFrame: (f) => scheduler.push(f),
-        onStatus: (s) => reporter.onCameraStatus(s),
-      },
+      { log, clock, onFrame: (f) => scheduler.push(f), onStatus: (s) => reporter.onCameraStatus(s) },
     );
     const reporter = new Reporter(config.cameras, config.events, {
       out: output,
@@ -97,6 +92,7 @@ export class Daemon {
       cameraStatus: (name) => ingest.status(name),
       log: stage('events'),
       stateDir: config.state_dir,
+      detections: config.mqtt.detections,
       homeAssistant: new Discovery(config, { out: output, topics: t, clock, log: stage('discovery') }),
       modelUnavailable: (model) => models.unavailable(model),
     });

@@ -95,6 +95,15 @@ const mqtt = z
       .optional(),
     /** Seconds between `stats` messages. */
     stats_interval_s: z.number().min(1).max(3600).default(30),
+    /** Messages on <base>/cameras/<camera>/detections. */
+    detections: z
+      .strictObject({
+        /** `changes`: when a camera's detections change, and every `heartbeat_s`; `every_frame`: every answered frame. */
+        publish: z.enum(['changes', 'every_frame']).default('changes'),
+        /** With `changes`: a camera's detections again after this long without a message. */
+        heartbeat_s: z.number().min(1).max(3600).default(10),
+      })
+      .prefault({}),
     /** Events and state changes kept while the broker is away (oldest dropped beyond). */
     buffer_size: int().min(1).max(100000).default(1000),
     /** Seconds between reconnection attempts (mqtt.js reconnects; Argus only watches). */

@@ -5,6 +5,7 @@ import type { Result } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import { EventStore } from '../state/index.js';
+import { DetectionsGate } from './detections-gate.js';
 import { applyCameraFilters } from './filters.js';
 import type { Discovery } from './ha-discovery.js';
 import { LineCounts, type LineCount } from './line-counts.js';
@@ -50,6 +51,8 @@ export interface ReporterDeps {
   homeAssistant?: Pick<Discovery, 'start' | 'setCameras' | 'stop' | 'defaultLabels'>;
   /** Why a model takes no batch now (a remote model's server away), or undefined while it does. */
   modelUnavailable?: (model: string) => string | undefined;
+  /** Which frames' detections are published. */
+  detections: Config['mqtt']['detections'];
 }
 
 /** A camera's zones with `loiter_s`, and its lines, for its tracker. */
@@ -64,9 +67,9 @@ function areasOf(cam: CameraConfig | undefined): TrackerAreas {
 }
 
 /**
- * Turns the pipeline's output into MQTT messages: per-frame detections after each camera's
- * filters, object events and line crossings from a per-camera tracker, each event's snapshot
- * (snapshots.ts) and its record in the event history (kept across restarts), retained per-label
+ * Turns the pipeline's output into MQTT messages: detections after each camera's filters (when
+ * they change, with a heartbeat, or every frame: DetectionsGate), object events and line
+ * crossings from a per-camera tracker, each event's snapshot (snapshots.ts) and its record in the event history (kept across restarts), retained per-label
  * (and per-zone) counts of what is in view, retained cumulative line counts (kept across
  * restarts), and retained camera statuses (ingest's status, or the detector's error while a
  * camera's batches fail).
@@ -80,6 +83,7 @@ export class Reporter {
   private timer: Timer | null = null;
   private readonly lineCounts: LineCounts;
   private readonly snapshots: Snapshots;
+  private readonly gate: DetectionsGate;
   /** The latest events with their snapshots (GET /api/events); none without a state directory. */
   readonly history: EventStore | undefined;
 
@@ -94,6 +98,7 @@ export class Reporter {
     this.history =
       stateDir === undefined ? undefined : new EventStore(join(stateDir, HISTORY_DIR), limits, log);
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history: this.history });
+    this.gate = new DetectionsGate(deps.detections);
   }
 
   /**
@@ -154,16 +159,18 @@ export class Reporter {
     const cam = this.cameras[r.camera];
     if (!cam) return;
     const dets = applyCameraFilters(r.detections, cam);
-    const payload: DetectionsPayload = {
-      camera: r.camera,
-      ts: iso(r.ts),
-      frame: r.seq,
-      cached: r.cached,
-      width: r.geometry.srcW,
-      height: r.geometry.srcH,
-      detections: dets.map((d) => (d.zones.length ? d : { label: d.label, score: d.score, box: d.box })),
-    };
-    this.out.detection(this.topics.detections(r.camera), JSON.stringify(payload));
+    if (this.gate.due(r.camera, dets, r.ts)) {
+      const payload: DetectionsPayload = {
+        camera: r.camera,
+        ts: iso(r.ts),
+        frame: r.seq,
+        cached: r.cached,
+        width: r.geometry.srcW,
+        height: r.geometry.srcH,
+        detections: dets.map((d) => (d.zones.length ? d : { label: d.label, score: d.score, box: d.box })),
+      };
+      this.out.detection(this.topics.detections(r.camera), JSON.stringify(payload));
+    }
     const tracker = this.tracker(r.camera);
     const events = tracker.update(dets, r.ts, r.detections);
     this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
@@ -402,6 +409,7 @@ export class Reporter {
       this.emit(t.endAll());
       this.publishCounts(camera);
       this.trackers.delete(camera);
+      this.gate.forget(camera);
     }
     this.snapshots.prune(cameras);
     const key = (c: LineCount): string => this.topics.lineCount(c.camera, c.line, c.label, c.direction);

@@ -38,9 +38,10 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
     const wide = await writeFixture(dir, 'wide.onnx', { size: 640 });
     await writeFile(join(dir, 'glow.txt'), 'glow\nscarlet\n');
     const yolo = shared('models/yolo11n_int8_320.onnx');
-    // Every frame goes to its model (no cache) and none is dropped for load: 16 may wait, 10 s each.
+    // Every frame goes to its model (no cache) and none is dropped for load: 16 may wait, 10 s each;
+    // every frame's detections are published, to see that none is lost.
     const settings = (models: Record<string, unknown>, cameras: Record<string, unknown>) => ({
-      mqtt: { url: broker.url },
+      mqtt: { url: broker.url, detections: { publish: 'every_frame' } },
       model: { path: fixture },
       models,
       detector: { workers: 1, intra_op_threads: 1 },

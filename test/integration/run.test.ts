@@ -663,7 +663,9 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     const broker = await startBroker(t);
     const cams = (names: string[]) =>
       Object.fromEntries(names.map((n) => [n, { url: `lavfi:color=c=gray:s=320x240:r=5`, fps: 2 }]));
-    const config = await writeDaemonConfig(dir, { mqtt: { url: broker.url }, cameras: cams(['a', 'b']) });
+    // Every frame's detections: b's frames after the reloads are counted.
+    const mqtt = { url: broker.url, detections: { publish: 'every_frame' } };
+    const config = await writeDaemonConfig(dir, { mqtt, cameras: cams(['a', 'b']) });
     const sub = new Subscriber(broker.url);
     t.after(() => sub.end());
     const daemon = startDaemon(t, config);
@@ -671,10 +673,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     const streaming = (cam: string) => status(sub, cam).at(-1)?.state === 'streaming';
     await sub.waitFor('both cameras streaming', () => streaming('a') && streaming('b'), 30_000);
     // b goes, and comes back while its ffmpeg is still being stopped.
-    await writeDaemonConfig(dir, { mqtt: { url: broker.url }, cameras: cams(['a']) });
+    await writeDaemonConfig(dir, { mqtt, cameras: cams(['a']) });
     daemon.child.kill('SIGHUP');
     await new Promise((r) => setTimeout(r, 100));
-    await writeDaemonConfig(dir, { mqtt: { url: broker.url }, cameras: cams(['a', 'b']) });
+    await writeDaemonConfig(dir, { mqtt, cameras: cams(['a', 'b']) });
     daemon.child.kill('SIGHUP');
     await waitFor('two reloads applied', () => daemon.output().split('configuration reloaded').length === 3);
     await sub.waitFor('b streaming again', () => streaming('b'), 30_000);

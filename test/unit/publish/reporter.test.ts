@@ -35,7 +35,15 @@ const deps = (
   out: FakeOutput,
   base: string,
   cameraStatus: ReporterDeps['cameraStatus'] = () => undefined,
-): ReporterDeps => ({ out, topics: topics(base), clock: new FakeClock(), cameraStatus, log: silentLog });
+  detections: ReporterDeps['detections'] = { publish: 'every_frame', heartbeat_s: 10 },
+): ReporterDeps => ({
+  out,
+  topics: topics(base),
+  clock: new FakeClock(),
+  cameraStatus,
+  log: silentLog,
+  detections,
+});
 
 describe('reporter', () => {
   const cfg = cameraConfig('    objects:\n      filters:\n        person: { min_score: 0.5 }\n');
@@ -106,6 +114,52 @@ describe('reporter', () => {
         ['argus/cameras/gate/person', '0'],
         ['argus/cameras/gate/person/active', '0'],
       ],
+    );
+  });
+
+  it("by default publishes a camera's detections when they change, and a heartbeat; events and counts as ever", () => {
+    const out = new FakeOutput();
+    const changes = { publish: 'changes', heartbeat_s: 10 } as const;
+    const r = new Reporter(
+      cfg.cameras,
+      { ...cfg.events, min_frames: 2 },
+      deps(out, 'argus', undefined, changes),
+    );
+    const person = det('person', 0.9, [100, 100, 200, 300]);
+    // 5 frames/s for 30 s: the person stands still (cached answers, and an analysed one at 10 s,
+    // a pixel off); a weak detection below the camera's min_score comes and goes unseen.
+    for (let seq = 1, ts = 0; ts < 30_000; seq++, ts += 200) {
+      const analysed = seq === 1 || ts === 10_000;
+      const box: [number, number, number, number] =
+        ts >= 10_000 ? [101, 100, 201, 300] : [100, 100, 200, 300];
+      const weak = seq % 3 === 0 ? [det('person', 0.2, [500, 10, 520, 40])] : [];
+      r.onResult(result(seq, ts, [{ ...person, box }, ...weak], !analysed));
+    }
+    const d = out.of('detection').map((m) => parse<DetectionsPayload>(m.payload));
+    assert.deepEqual(
+      d.map((m) => [m.frame, m.cached]),
+      [
+        [1, false],
+        [51, false],
+        [101, true],
+      ],
+      'the first frame, then a heartbeat every 10 s',
+    );
+    assert.deepEqual(
+      out
+        .of('event')
+        .map((m) => [parse<EventPayload>(m.payload).type, parse<EventPayload>(m.payload).stationary]),
+      [
+        ['new', false],
+        ['update', true],
+      ],
+      'its events, as ever: new, then stationary after 10 s',
+    );
+    r.onResult(result(151, 30_000, [], true));
+    assert.deepEqual(
+      parse<DetectionsPayload>(out.of('detection')[3]!.payload).detections,
+      [],
+      'gone: at once',
     );
   });
 
