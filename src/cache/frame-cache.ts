@@ -6,6 +6,8 @@ import { blockDistance, blockHash, GRID, type BlockHash } from './block-hash.js'
 
 interface Reference {
   hash: BlockHash;
+  /** The analysed pixels: a later frame carrying the very same buffer shows nothing new. */
+  pixels: Buffer;
   /** Capture time of the analysed frame. */
   ts: number;
   detections: Detection[];
@@ -14,7 +16,7 @@ interface Reference {
 }
 
 export type CacheDecision =
-  | { hit: true; detections: Detection[]; distance: number; age: number }
+  | { hit: true; detections: Detection[]; distance: number; age: number; samePixels: boolean }
   | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'expired' | 'moving'; distance?: number };
 
 /** Detections at least this confident decide whether a scene moves (flicker below it does not). */
@@ -52,6 +54,10 @@ export function moved(before: readonly Detection[], after: readonly Detection[])
  * changes too few cells of the hash to be seen by it, and the cache would freeze it in place;
  * the detector sees it.
  *
+ * A frame whose pixels are the analysed frame's own (ingest found nothing changed in the picture
+ * since: the same buffer) reuses the result whatever its age and the moving rule: the model
+ * would be given the same input again.
+ *
  * A frame is hashed by its thumbnail when it has one (ingest's, from ffmpeg: a pixel per cell of
  * the grid), else by its pixels; once each: a frame looked up on arrival and again when its turn
  * comes (or stored after its analysis) is not hashed twice.
@@ -82,12 +88,14 @@ export class FrameCache implements ResultCache {
     const ref = this.refs.get(frame.camera);
     if (!ref) return { hit: false, reason: 'empty' };
     const age = frame.ts - ref.ts;
+    if (frame.data === ref.pixels && age >= 0)
+      return { hit: true, detections: ref.detections, distance: 0, age, samePixels: true };
     // Whatever it looks like, a scene is analysed again once the result is max_age old.
     if (age > c.max_age_s * 1000 || age < 0) return { hit: false, reason: 'expired' };
     if (ref.moving && c.analyse_moving) return { hit: false, reason: 'moving' };
     const distance = blockDistance(this.hash(frame), ref.hash, c.cell_threshold);
     if (distance > c.max_distance) return { hit: false, reason: 'changed', distance };
-    return { hit: true, detections: ref.detections, distance, age };
+    return { hit: true, detections: ref.detections, distance, age, samePixels: false };
   }
 
   lookup(frame: Frame): Detection[] | undefined {
@@ -101,7 +109,13 @@ export class FrameCache implements ResultCache {
     const ref = this.refs.get(frame.camera);
     if (ref && ref.ts > frame.ts) return;
     const moving = ref !== undefined && moved(ref.detections, detections);
-    this.refs.set(frame.camera, { hash: this.hash(frame), ts: frame.ts, detections, moving });
+    this.refs.set(frame.camera, {
+      hash: this.hash(frame),
+      pixels: frame.data,
+      ts: frame.ts,
+      detections,
+      moving,
+    });
   }
 
   forget(camera: string): void {

@@ -84,6 +84,30 @@ describe('frame cache', () => {
     });
   });
 
+  it('a frame that carries the analysed pixels themselves reuses the result, whatever its age or motion', () => {
+    const person = (x: number): Detection => ({ label: 'person', score: 0.9, box: [x, 0, x + 50, 100] });
+    const cache = new FrameCache(settings);
+    const first = frame('a', 0, 50);
+    cache.store(first, [person(0)]);
+    const same = (ts: number): Frame => ({ ...frame('a', ts, 50), data: first.data });
+    assert.deepEqual(cache.decide(same(5000)), {
+      hit: true,
+      detections: [person(0)],
+      distance: 0,
+      age: 5000,
+      samePixels: true,
+    });
+    assert.deepEqual(
+      cache.decide(frame('a', 5000, 50)),
+      { hit: false, reason: 'expired' },
+      'equal, not the same',
+    );
+    const next = frame('a', 400, 50);
+    cache.store(next, [person(40)]);
+    assert.deepEqual(cache.decide(frame('a', 600, 50)), { hit: false, reason: 'moving' });
+    assert.equal(cache.decide({ ...frame('a', 600, 50), data: next.data }).hit, true, 'the model saw these');
+  });
+
   it('disabled: never a hit, stores nothing; forget drops a camera', () => {
     const off = new FrameCache({ ...settings, enabled: false });
     off.store(frame('a', 0, 50), []);
