@@ -20,7 +20,11 @@ const model = config.models.default!;
 const plan = await planModel({ ...model, path: model.path! });
 const session = await ort.InferenceSession.create(plan.path);
 const size = plan.inputSize;
-const client = mqtt.connect(config.mqtt.url!);
+// The bench's broker takes only its login under argus/ (as Argus' embedded broker does).
+const client = mqtt.connect(config.mqtt.url!, {
+  username: config.mqtt.username,
+  password: config.mqtt.password,
+});
 const ffmpeg = await defaultFfmpegPath();
 const names = await probeOptionNames(ffmpeg);
 const children: ReturnType<typeof spawn>[] = [];
