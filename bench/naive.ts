@@ -32,7 +32,7 @@ const children: ReturnType<typeof spawn>[] = [];
 for (const [name, cam] of Object.entries(config.cameras)) {
   const a = buildFfmpegArgs(
     cam,
-    { timeout_s: 10 },
+    { timeout_s: 10, threads: 1 },
     { url: cam.url, size, names, cache: { ...config.cache, enabled: false } },
   );
   const input = a.input.map((x) => (x === 'verbose' ? 'error' : x));

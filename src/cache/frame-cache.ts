@@ -66,7 +66,8 @@ export class FrameCache implements ResultCache {
   private refs = new Map<string, Reference>();
   private hashes = new WeakMap<Frame, BlockHash>();
 
-  constructor(private readonly cfg: Config['cache']) {}
+  // picture_threshold is ingest's: what ffmpeg sends.
+  constructor(private readonly cfg: Omit<Config['cache'], 'picture_threshold'>) {}
 
   get enabled(): boolean {
     return this.cfg.enabled;

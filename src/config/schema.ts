@@ -254,6 +254,11 @@ const cache = z
     max_distance: int().min(0).max(1024).default(2),
     /** Brightness change (0–255) of a cell that counts as a change. */
     cell_threshold: int().min(1).max(255).default(10),
+    /**
+     * ffmpeg sends a frame's picture again when some 8×8 block changed by more than this (0–255,
+     * the block's mean absolute difference) since the last picture it sent; 0 sends every picture.
+     */
+    picture_threshold: int().min(0).max(255).default(12),
     /** A cached result is reused for at most this long. */
     max_age_s: z.number().positive().max(3600).default(10),
     /**
@@ -284,6 +289,8 @@ const ffmpeg = z
     path: z.string().min(1).optional(),
     /** ffmpeg's own connect and read timeout. */
     timeout_s: z.number().min(1).max(300).default(10),
+    /** Threads of each camera's decoder and filters; 0: ffmpeg's choice (one per core and more). */
+    threads: int().min(0).max(64).default(1),
     /** A camera that sends no frame for this long has its ffmpeg restarted. */
     stall_timeout_s: z.number().min(1).max(600).default(20),
     /** Restart delays grow from the first to the longest, doubling, with jitter. */

@@ -56,7 +56,7 @@ export interface CameraSettings {
   /** Values to scrub from stderr and errors besides URL passwords (`LoadedConfig.secrets`). */
   secrets: readonly string[];
   /** With the frame cache on, ffmpeg sends every frame's thumbnail, and pixels only when they changed. */
-  cache: Pick<Config['cache'], 'enabled' | 'cell_threshold'>;
+  cache: Pick<Config['cache'], 'enabled' | 'picture_threshold'>;
 }
 
 export interface CameraDeps {

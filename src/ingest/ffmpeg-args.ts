@@ -25,7 +25,7 @@ export interface StreamOptions {
   /** The binary's names for options that were renamed. */
   names: FfmpegOptionNames;
   /** With the frame cache on, every frame's thumbnail, and pixels only of frames that changed. */
-  cache: Pick<Config['cache'], 'enabled' | 'cell_threshold'>;
+  cache: Pick<Config['cache'], 'enabled' | 'picture_threshold'>;
 }
 
 export interface FfmpegArgs {
@@ -86,14 +86,20 @@ export function thumbnailFilter(): string {
 }
 
 /**
- * mpdecimate's threshold of a changed 8×8 block (its sum of absolute differences) for the
- * cache's `cell_threshold`: when no block of any plane has changed by more, no cell of the
- * thumbnail has either (a cell's mean change is at most the largest mean change of its blocks),
- * so pixels ffmpeg does not send again differ from the frame's own by less than the cache itself
- * calls a change. ffmpeg's Y has 219 levels for the thumbnail's 255.
+ * mpdecimate's threshold of a changed 8×8 block (its sum of absolute differences) for
+ * `cache.picture_threshold`, a mean difference per pixel. mpdecimate compares a frame with the
+ * last one it let through, so a slow change adds up until it is sent.
+ *
+ * The threshold is not the cache's `cell_threshold`: a cell of the hash is the mean of some
+ * fifteen blocks, in which an encoder's noise cancels out, while a block's sum of absolute
+ * differences adds it up. A still camera's key frame, coded afresh every GOP, differs from the
+ * frame before it by 9–11 levels in its worst block (bus.jpg through x264 at 5 frames/s), so
+ * at the cache's 10 (8.6 in ffmpeg's Y) a quarter of a still camera's pictures were sent; at
+ * mpdecimate's own default, 12, one in fifty. What the threshold lets pass is what a frame's
+ * picture may differ from its own pixels; the cache still judges each frame by its own thumbnail.
  */
-export function unchangedBlockSad(cellThreshold: number): number {
-  return Math.floor((64 * cellThreshold * 219) / 255);
+export function pictureBlockSad(pictureThreshold: number): number {
+  return 64 * pictureThreshold;
 }
 
 /**
@@ -102,9 +108,9 @@ export function unchangedBlockSad(cellThreshold: number): number {
  *
  * - `frames`: the model's picture (PPM, size × size). With the cache on, only of frames that
  *   `mpdecimate` finds changed since the last one sent: some 8×8 block of a plane by more than
- *   `unchangedBlockSad` (its rule for a third of the blocks is off). A still camera's pixels are
- *   scaled, converted and sent when its encoder's key frames come out different, not five times
- *   a second.
+ *   `pictureBlockSad` (its rule for a third of the blocks is off); every frame's with
+ *   `picture_threshold` 0. A still camera's pixels are scaled, converted and sent once, not five
+ *   times a second.
  * - `thumbs`: every frame's thumbnail (PAM, THUMB_SIZE², RGB), right after the frame's
  *   picture when it has one: a thumbnail ends its frame.
  * - `ticks`: 2×2 grey (PGM), stamped one frame later than the rest, and ignored. They are there
@@ -118,11 +124,12 @@ function filterGraph(
   cache: StreamOptions['cache'],
 ): { graph: string; streams: string[] } {
   if (!cache.enabled) return { graph: `[0:v]${head},${letterboxFilter(size)}[frames]`, streams: ['frames'] };
-  const sad = unchangedBlockSad(cache.cell_threshold);
+  const sad = pictureBlockSad(cache.picture_threshold);
+  const changed = sad > 0 ? `mpdecimate=hi=${sad}:lo=${sad}:frac=1,` : '';
   return {
     graph: [
       `[0:v]${head},split=2[live][all]`,
-      `[live]mpdecimate=hi=${sad}:lo=${sad}:frac=1,${letterboxFilter(size)}[frames]`,
+      `[live]${changed}${letterboxFilter(size)}[frames]`,
       `[all]${thumbnailFilter()},split=2[thumbs][next]`,
       '[next]crop=2:2:0:0,format=gray,setpts=PTS+1[ticks]',
     ].join(';'),
@@ -132,7 +139,7 @@ function filterGraph(
 
 export function buildFfmpegArgs(
   camera: CameraArgsConfig,
-  ffmpeg: Pick<Config['ffmpeg'], 'timeout_s'>,
+  ffmpeg: Pick<Config['ffmpeg'], 'timeout_s' | 'threads'>,
   stream: StreamOptions,
 ): FfmpegArgs {
   const scheme = stream.url.slice(0, stream.url.indexOf(':')).toLowerCase();
@@ -150,6 +157,9 @@ export function buildFfmpegArgs(
   } else if (scheme === 'http' || scheme === 'https' || scheme === 'rtmp') {
     input.push('-rw_timeout', micros);
   }
+  // One decoding thread costs less CPU than several (7 % less for 8 still 810×1080 cameras at
+  // 5 frames/s); a box of cameras spreads its ffmpeg processes over its cores.
+  if (ffmpeg.threads > 0) input.push('-threads', String(ffmpeg.threads));
   input.push('-fflags', '+genpts+discardcorrupt', ...camera.input_args);
   const { graph, streams } = filterGraph(head.join(','), stream.size, stream.cache);
   const output = ['-filter_complex', graph, ...streams.flatMap((s) => ['-map', `[${s}]`])];

@@ -123,12 +123,12 @@ describe('fluentSpawner runs the real ffmpeg', { timeout: 60_000 }, () => {
       ] as const) {
         const args = buildFfmpegArgs(
           { url: `lavfi:${source}`, fps: 5, rtsp_transport: 'tcp', input_args: [], hwaccel_args: [] },
-          { timeout_s: 10 },
+          { timeout_s: 10, threads: 1 },
           {
             url: `lavfi:${source}`,
             size: 64,
             names: await probeOptionNames(path),
-            cache: { enabled: true, cell_threshold: 10 },
+            cache: { enabled: true, picture_threshold: 12 },
           },
         );
         const images = new FrameImages(64, true);

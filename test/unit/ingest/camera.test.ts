@@ -30,7 +30,7 @@ function settings(camera: Record<string, unknown> = {}): CameraSettings {
     size: SIZE,
     names: { rtspTimeout: 'stimeout', fpsMode: 'vsync' },
     secrets: ['s3cret'],
-    cache: { enabled: false, cell_threshold: 10 },
+    cache: { enabled: false, picture_threshold: 12 },
   };
 }
 
@@ -41,7 +41,7 @@ function setup(camera: Record<string, unknown> = {}, cached = false) {
   const frames: Frame[] = [];
   const statuses: CameraStatus[] = [];
   const cam = new Camera(
-    { ...settings(camera), cache: { enabled: cached, cell_threshold: 10 } },
+    { ...settings(camera), cache: { enabled: cached, picture_threshold: 12 } },
     {
       spawn: ff.spawn,
       clock,

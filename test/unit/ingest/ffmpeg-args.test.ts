@@ -4,7 +4,7 @@ import {
   buildFfmpegArgs,
   letterboxFilter,
   thumbnailFilter,
-  unchangedBlockSad,
+  pictureBlockSad,
 } from '../../../src/ingest/ffmpeg-args.js';
 import type { FfmpegOptionNames } from '../../../src/ingest/ffmpeg-process.js';
 
@@ -20,9 +20,14 @@ interface Over {
   timeout_s?: number;
   names?: FfmpegOptionNames;
   cache?: boolean;
+  threads?: number;
+  pictureThreshold?: number;
 }
 
-/** The command line for a camera at URL (5 fps, 640, TCP, 10 s timeout, ffmpeg 4's options, cache on). */
+/**
+ * The command line for a camera at URL (5 fps, 640, TCP, 10 s timeout, one thread, ffmpeg 4's
+ * options, cache on, pictures again past 12 levels).
+ */
 const args = (o: Over = {}) =>
   buildFfmpegArgs(
     {
@@ -32,12 +37,12 @@ const args = (o: Over = {}) =>
       input_args: o.input_args ?? [],
       hwaccel_args: o.hwaccel_args ?? [],
     },
-    { timeout_s: o.timeout_s ?? 10 },
+    { timeout_s: o.timeout_s ?? 10, threads: o.threads ?? 1 },
     {
       url: o.url ?? URL,
       size: o.size ?? 640,
       names: o.names ?? { rtspTimeout: 'stimeout', fpsMode: 'vsync' },
-      cache: { enabled: o.cache ?? true, cell_threshold: 10 },
+      cache: { enabled: o.cache ?? true, picture_threshold: o.pictureThreshold ?? 12 },
     },
   );
 
@@ -58,6 +63,8 @@ describe('ffmpeg argument builder', () => {
       'tcp',
       '-stimeout',
       '10000000',
+      '-threads',
+      '1',
       '-fflags',
       '+genpts+discardcorrupt',
     ]);
@@ -65,7 +72,7 @@ describe('ffmpeg argument builder', () => {
       '-filter_complex',
       [
         `[0:v]${WALLCLOCK},fps=5,split=2[live][all]`,
-        `[live]mpdecimate=hi=549:lo=549:frac=1,${letterboxFilter(640)}[frames]`,
+        `[live]mpdecimate=hi=768:lo=768:frac=1,${letterboxFilter(640)}[frames]`,
         `[all]${thumbnailFilter()},split=2[thumbs][next]`,
         '[next]crop=2:2:0:0,format=gray,setpts=PTS+1[ticks]',
       ].join(';'),
@@ -142,10 +149,21 @@ describe('ffmpeg argument builder', () => {
     assert.deepEqual(a.output.slice(-6, -4), ['-fps_mode', 'passthrough']);
   });
 
-  it("sends a picture again only when a block changed by more than the cache's cell threshold", () => {
-    // 10 levels of the thumbnail's 255 are 8.6 of Y's 219; 64 pixels to a block.
-    assert.equal(unchangedBlockSad(10), 549);
-    assert.equal(unchangedBlockSad(255), 64 * 219);
+  it('sends a picture again only when a block changed by more than picture_threshold a pixel', () => {
+    // 64 pixels to a block: mpdecimate's own default hi is 64 × 12.
+    assert.equal(pictureBlockSad(12), 768);
+    assert.equal(pictureBlockSad(1), 64);
+    assert.ok(graph(args({ pictureThreshold: 3 })).includes('[live]mpdecimate=hi=192:lo=192:frac=1,scale@model'));
+    // 0: every frame's picture, as without the cache, and still every frame's thumbnail.
+    const every = graph(args({ pictureThreshold: 0 }));
+    assert.ok(!every.includes('mpdecimate'), every);
+    assert.ok(every.includes(`[live]${letterboxFilter(640)}[frames]`), every);
+    assert.ok(every.includes('[thumbs]'), every);
+  });
+
+  it('decodes on `threads` threads; 0 leaves the number to ffmpeg', () => {
+    assert.deepEqual(args({ threads: 2 }).input.slice(-4, -2), ['-threads', '2']);
+    assert.ok(!args({ threads: 0 }).input.includes('-threads'));
   });
 
   it('puts hwaccel arguments first and the camera input arguments last before -i', () => {
