@@ -153,7 +153,9 @@ describe('ffmpeg argument builder', () => {
     // 64 pixels to a block: mpdecimate's own default hi is 64 × 12.
     assert.equal(pictureBlockSad(12), 768);
     assert.equal(pictureBlockSad(1), 64);
-    assert.ok(graph(args({ pictureThreshold: 3 })).includes('[live]mpdecimate=hi=192:lo=192:frac=1,scale@model'));
+    assert.ok(
+      graph(args({ pictureThreshold: 3 })).includes('[live]mpdecimate=hi=192:lo=192:frac=1,scale@model'),
+    );
     // 0: every frame's picture, as without the cache, and still every frame's thumbnail.
     const every = graph(args({ pictureThreshold: 0 }));
     assert.ok(!every.includes('mpdecimate'), every);
