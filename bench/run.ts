@@ -82,6 +82,15 @@ const sections = new Set<Section>(
 const repeats = full ? 7 : 3;
 /** Another checkout (built) whose daemon the pipeline, cache and idle sections run too. */
 const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
+/**
+ * The pipeline and cache sections count answered frames by detections messages: a build that
+ * publishes them on change only (from issue 16 on) is asked for every frame's, an older one
+ * publishes every frame's without being asked (and would refuse the key).
+ */
+const baselineMqtt =
+  baseline && readFileSync(join(baseline, 'dist/src/config/schema.js'), 'utf8').includes('every_frame')
+    ? EVERY_FRAME
+    : [];
 const idleCameras = Number(values['idle-cameras'] ?? 8);
 const log = (msg: string): boolean => process.stderr.write(`bench: ${msg}\n`);
 
@@ -245,7 +254,7 @@ async function main(): Promise<void> {
           if (mode !== 'argus' || !baseline) continue;
           log(`pipeline: baseline, ${n} cameras`);
           rows.push(
-            await benchPipeline({ ...base, root: baseline, mqtt: [], sources, mode, label: 'baseline' }),
+            await benchPipeline({ ...base, root: baseline, mqtt: baselineMqtt, sources, mode, label: 'baseline' }),
           );
         }
       }
@@ -321,7 +330,7 @@ async function main(): Promise<void> {
       ];
       if (baseline) variants.splice(1, 0, ['argus', true, 'Argus (baseline), cache on', baseline]);
       for (const [mode, cache, label, from] of variants) {
-        const mqtt = from === root ? EVERY_FRAME : [];
+        const mqtt = from === root ? EVERY_FRAME : baselineMqtt;
         log(`cache, live fleet: ${label}`);
         rows.push(
           await benchPipeline({
