@@ -254,7 +254,14 @@ async function main(): Promise<void> {
           if (mode !== 'argus' || !baseline) continue;
           log(`pipeline: baseline, ${n} cameras`);
           rows.push(
-            await benchPipeline({ ...base, root: baseline, mqtt: baselineMqtt, sources, mode, label: 'baseline' }),
+            await benchPipeline({
+              ...base,
+              root: baseline,
+              mqtt: baselineMqtt,
+              sources,
+              mode,
+              label: 'baseline',
+            }),
           );
         }
       }
