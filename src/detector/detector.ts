@@ -26,7 +26,7 @@ const workerThread = (init: WorkerInit): SessionWorker =>
 /** A batch as a worker answers it: detections in model-input pixels. */
 interface RawBatch {
   /** The input buffer, handed back for reuse. */
-  input: Float32Array;
+  input: Uint8Array;
   /** One list per batch item, in model-input pixels. */
   detections: RawDetection[][];
   inferMs: number;
@@ -70,8 +70,9 @@ export class DeadlineError extends DetectorError {}
 
 /**
  * A pool of worker threads, each owning one ONNX Runtime session. `detect` takes letterboxed
- * pictures, packs them into a pooled batch buffer, hands it to an idle worker (transferring, not
- * copying, it) and resolves with each picture's detections in its source pixels. A batch that
+ * pictures, copies their bytes into a pooled batch buffer, hands it to an idle worker
+ * (transferring, not copying, it), which converts them to the model's floats and runs them, and
+ * resolves with each picture's detections in its source pixels. A batch that
  * misses `inference_timeout_ms` is abandoned and its session replaced.
  */
 export class Detector implements BatchDetector {
@@ -294,7 +295,7 @@ export class Detector implements BatchDetector {
       raw = await this.run(input, pictures.length);
     } catch (err) {
       // The buffer comes back with a failed run; one lost with its worker is allocated anew.
-      const back = (err as { input?: Float32Array }).input;
+      const back = (err as { input?: Uint8Array }).input;
       if (back) this.pool.release(back);
       throw err;
     }
@@ -310,7 +311,7 @@ export class Detector implements BatchDetector {
    * no session takes within `inference_timeout_ms` (none is ready: they are being recreated, or
    * cannot load) fails rather than wait without end.
    */
-  private run(input: Float32Array, count: number): Promise<RawBatch> {
+  private run(input: Uint8Array, count: number): Promise<RawBatch> {
     return new Promise((resolve, reject) => {
       const timeoutMs = this.cfg.detector.inference_timeout_ms;
       const entry = {

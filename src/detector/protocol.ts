@@ -27,8 +27,8 @@ export interface WorkerInit {
 export interface RunRequest {
   type: 'run';
   id: number;
-  /** count × 3 × size × size float32 values, transferred to the worker and back. */
-  input: Float32Array;
+  /** count pictures of size × size RGB bytes, transferred to the worker and back. */
+  input: Uint8Array;
   count: number;
 }
 
@@ -37,5 +37,5 @@ export type ToWorker = RunRequest;
 export type FromWorker =
   | { type: 'ready'; provider: ProviderName; skipped: Skipped[]; layout: OutputLayout; warmupMs: number }
   | { type: 'init-error'; message: string }
-  | { type: 'result'; id: number; input: Float32Array; detections: RawDetection[][]; inferMs: number }
-  | { type: 'run-error'; id: number; input: Float32Array; message: string };
+  | { type: 'result'; id: number; input: Uint8Array; detections: RawDetection[][]; inferMs: number }
+  | { type: 'run-error'; id: number; input: Uint8Array; message: string };

@@ -1,13 +1,15 @@
 /**
  * Worker thread that owns one ONNX Runtime session. `session.run` blocks the thread for the whole
  * inference, so it must never run on the daemon's event loop. Inputs arrive as transferred
- * buffers and go back the same way, so the caller can reuse them.
+ * buffers of RGB bytes, are converted to the model's floats here, and go back the same way, so
+ * the caller can reuse them.
  */
 import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import type { ProviderName } from '../config/index.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
+import { NchwBatch } from './preprocess.js';
 import { BASE_SESSION_OPTIONS, createWithFallback, providerOption } from './providers.js';
 import { THREAD_NAME, type FromWorker, type ToWorker, type WorkerInit } from './protocol.js';
 
@@ -45,22 +47,16 @@ function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOpt
 
 let session: ort.InferenceSession;
 let layout: OutputLayout;
-/** Padding buffer for a static batch larger than the last chunk. */
-let scratch: Float32Array | undefined;
+const floats = new NchwBatch(init.inputSize);
 
-async function infer(input: Float32Array, count: number): Promise<RawDetection[][]> {
+async function infer(input: Uint8Array, count: number): Promise<RawDetection[][]> {
   const size = init.inputSize;
   const chunk = init.staticBatch ?? count;
   const out: RawDetection[][] = [];
   for (let start = 0; start < count; start += chunk) {
     const n = Math.min(chunk, count - start);
-    let data = input.subarray(start * plane, (start + chunk) * plane);
-    if (data.length < chunk * plane) {
-      scratch ??= new Float32Array(chunk * plane);
-      scratch.set(data);
-      scratch.fill(0, data.length);
-      data = scratch;
-    }
+    // A static batch's last chunk is padded with zeros.
+    const data = floats.convert(input, start, n, chunk);
     const feeds = { [init.inputName]: new ort.Tensor('float32', data, [chunk, 3, size, size]) };
     const result = await session.run(feeds);
     const tensor = result[init.outputName];
