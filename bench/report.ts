@@ -74,7 +74,7 @@ export function renderMarkdown(r: BenchResults): string {
   }
   if (r.limit) {
     md.push(
-      `**The limit**: bare onnxruntime-node on the main thread against Argus' worker-thread detector, ${r.limit.model}; preprocessing one frame ${f(r.limit.preprocessMsPerFrame, 2)} ms.`,
+      `**The limit**: bare onnxruntime-node on the main thread against Argus' worker-thread detector, ${r.limit.model}; preprocessing one frame ${f(r.limit.preprocessMsPerFrame, 2)} ms in the worker, and ${f(r.limit.loopMsPerFrame, 3)} ms of the event loop (copying it into the batch).`,
       '',
       '| batch | bare frames/s | Argus detector frames/s | ratio | event-loop max delay, bare / Argus (ms) |',
       '|---|---|---|---|---|',

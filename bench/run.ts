@@ -100,7 +100,12 @@ export interface BenchResults {
   full: boolean;
   repeats: number;
   models: { original: string; prepared: string; rows: DetectorBenchRow[] }[];
-  limit: { model: string; rows: DetectorBenchRow[]; preprocessMsPerFrame: number } | null;
+  limit: {
+    model: string;
+    rows: DetectorBenchRow[];
+    preprocessMsPerFrame: number;
+    loopMsPerFrame: number;
+  } | null;
   remote: RemoteBench | null;
   pipeline: { model: string; rows: PipelineRow[]; efficiency: Efficiency | null } | null;
   levers: { model: string; rows: PipelineRow[] } | null;
@@ -213,6 +218,7 @@ async function main(): Promise<void> {
         model: pipeName,
         rows: res.rows,
         preprocessMsPerFrame: Object.values(res.preprocessMsPerFrame)[0]!,
+        loopMsPerFrame: Object.values(res.loopMsPerFrame)[0]!,
       };
     }
 
