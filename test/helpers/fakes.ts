@@ -1,5 +1,7 @@
 import { pino, type Logger } from 'pino';
 import type { Clock, Timer } from '../../src/core/clock.js';
+import type { Frame } from '../../src/core/frame.js';
+import { letterbox } from '../../src/core/geometry.js';
 import type { FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
 import type { FfmpegHandle, FfmpegHandlers, SpawnFfmpeg } from '../../src/ingest/ffmpeg-process.js';
 
@@ -47,6 +49,39 @@ export class FakeClock implements Clock {
 /** Lets pending promise callbacks run. */
 export async function flush(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+/**
+ * Frames as ingest numbers them, 1, 2, 3… per camera, each timed by `clock`: `size`×`size` RGB24
+ * pictures (letterboxed from a source of that size) with every byte `fill(seq)`, unless the
+ * caller gives a fill.
+ */
+export class FrameSequence {
+  private readonly seqs = new Map<string, number>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly size: number,
+    private readonly fill: (seq: number) => number,
+  ) {}
+
+  /** The next frame from `camera`; `fill`, when given, sets every pixel byte instead. */
+  next(camera: string, fill?: number): Frame {
+    const seq = this.sent(camera) + 1;
+    this.seqs.set(camera, seq);
+    return {
+      camera,
+      seq,
+      ts: this.clock.now(),
+      data: Buffer.alloc(this.size * this.size * 3, fill ?? this.fill(seq)),
+      geometry: letterbox(this.size, this.size, this.size),
+    };
+  }
+
+  /** How many frames `camera` has sent so far. */
+  sent(camera: string): number {
+    return this.seqs.get(camera) ?? 0;
+  }
 }
 
 export interface FakeProcess extends FfmpegHandle {

@@ -8,7 +8,7 @@ import { ModelRegistry } from '../../../src/models/registry.js';
 import { Scheduler } from '../../../src/scheduler/index.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeModel } from '../../helpers/fake-model.js';
-import { FakeClock, flush, recordingLog, silentLog } from '../../helpers/fakes.js';
+import { FakeClock, flush, FrameSequence, recordingLog, silentLog } from '../../helpers/fakes.js';
 
 const detector = sectionConfig('detector', {});
 const local = (path: string, over: Partial<ModelConfig> = {}): ModelConfig => modelConfig({ path, ...over });
@@ -45,19 +45,9 @@ function setup(stages: Record<string, FakeModel[]>, models: Record<string, Model
       onResult: (r) => results.push(r),
     },
   );
-  const seqs = new Map<string, number>();
-  const frame = (camera: string): Frame => {
-    const seq = (seqs.get(camera) ?? 0) + 1;
-    seqs.set(camera, seq);
-    return {
-      camera,
-      seq,
-      ts: clock.now(),
-      data: Buffer.alloc(32 * 32 * 3, seq & 255),
-      geometry: letterbox(32, 32, 32),
-    };
-  };
-  return { clock, registry, scheduler, results, frame, built, lines, seqs };
+  const frames = new FrameSequence(clock, 32, (seq) => seq & 255);
+  const frame = (camera: string): Frame => frames.next(camera);
+  return { clock, registry, scheduler, results, frame, frames, built, lines };
 }
 
 /**
@@ -142,7 +132,7 @@ describe('model registry', () => {
       const seqs = got.map((r) => r.seq);
       assert.deepEqual(
         seqs,
-        Array.from({ length: s.seqs.get(cam)! }, (_, i) => i + 1),
+        Array.from({ length: s.frames.sent(cam) }, (_, i) => i + 1),
         `${cam}: every frame answered once, in order`,
       );
       const labels = got.map((r) => r.detections[0]!.label);
@@ -185,7 +175,7 @@ describe('model registry', () => {
     while (old.pending.length) old.pending[0]!.resolve();
     await flush();
     assert.ok(s.results.every((r) => r.detections[0]!.label === 'old'));
-    assert.equal(s.results.length, s.seqs.get('a'));
+    assert.equal(s.results.length, s.frames.sent('a'));
     // The same file again: the model is still not what it says, so it loads again.
     const again = await s.registry.swap(changed, detector);
     assert.deepEqual(again.switched, ['default']);

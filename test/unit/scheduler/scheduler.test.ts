@@ -9,7 +9,7 @@ import { FrameDropped } from '../../../src/scheduler/jobs.js';
 import { Scheduler } from '../../../src/scheduler/scheduler.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeDetector } from '../../helpers/fake-detector.js';
-import { FakeClock, flush, silentLog } from '../../helpers/fakes.js';
+import { FakeClock, flush, FrameSequence, silentLog } from '../../helpers/fakes.js';
 
 const SIZE = 32;
 const person = (score = 0.9): Detection => ({ label: 'person', score, box: [1, 2, 3, 4] });
@@ -60,19 +60,9 @@ function setup(
       { added: list.map(([n]) => n), removed: [], changed: [], unchanged: [] },
     );
   };
-  const seqs = new Map<string, number>();
+  const frames = new FrameSequence(clock, SIZE, (seq) => (seq * 37) & 255);
   /** A frame from `camera`; `fill` sets every pixel byte (distinct fills are distinct scenes). */
-  const frame = (camera: string, fill?: number): Frame => {
-    const seq = (seqs.get(camera) ?? 0) + 1;
-    seqs.set(camera, seq);
-    return {
-      camera,
-      seq,
-      ts: clock.now(),
-      data: Buffer.alloc(SIZE * SIZE * 3, fill ?? (seq * 37) & 255),
-      geometry: letterbox(SIZE, SIZE, SIZE),
-    };
-  };
+  const frame = (camera: string, fill?: number): Frame => frames.next(camera, fill);
   const picture = (fill = 9): Picture => ({
     data: Buffer.alloc(SIZE * SIZE * 3, fill),
     geometry: letterbox(64, 48, SIZE),
