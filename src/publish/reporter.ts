@@ -221,17 +221,20 @@ export class Reporter {
   private publishCounts(camera: string): void {
     const now = this.trackers.get(camera)?.counts() ?? { labels: {}, zones: {} };
     const before = this.counts.get(camera) ?? { labels: {}, zones: {} };
-    const t = this.topics;
-    this.publishChanged(before.labels, now.labels, (label) => [
-      t.count(camera, label),
-      t.countActive(camera, label),
-    ]);
+    this.publishChanged(before.labels, now.labels, (label) => this.countTopics(camera, label));
     for (const zone of new Set([...Object.keys(before.zones), ...Object.keys(now.zones)]))
-      this.publishChanged(before.zones[zone] ?? {}, now.zones[zone] ?? {}, (label) => [
-        t.zoneCount(camera, zone, label),
-        t.zoneCountActive(camera, zone, label),
-      ]);
+      this.publishChanged(before.zones[zone] ?? {}, now.zones[zone] ?? {}, (label) =>
+        this.countTopics(camera, label, zone),
+      );
     this.counts.set(camera, now);
+  }
+
+  /** A count's two topics, in view and active: the camera's, or with `zone` that zone's. */
+  private countTopics(camera: string, label: string, zone?: string): [inView: string, active: string] {
+    const t = this.topics;
+    return zone === undefined
+      ? [t.count(camera, label), t.countActive(camera, label)]
+      : [t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label)];
   }
 
   /**
@@ -250,29 +253,24 @@ export class Reporter {
   /** The count topics (in view and active) of `startsAtZero`. */
   private zeroTopics(camera: string, cam: CameraConfig | undefined): string[] {
     if (!cam) return [];
-    const t = this.topics;
     const start = this.startsAtZero(cam);
-    const out = start.labels.flatMap((label) => [t.count(camera, label), t.countActive(camera, label)]);
+    const out = start.labels.flatMap((label) => this.countTopics(camera, label));
     for (const [zone, labels] of Object.entries(start.zones))
-      for (const label of labels)
-        out.push(t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label));
+      for (const label of labels) out.push(...this.countTopics(camera, label, zone));
     return out;
   }
 
   /** The count topics whose last published value is not 0. */
   private countedTopics(camera: string): Set<string> {
-    const t = this.topics;
     const out = new Set<string>();
     const now = this.counts.get(camera);
-    const add = (c: Count, inView: string, active: string): void => {
+    const add = (c: Count, [inView, active]: [string, string]): void => {
       if (c.inView) out.add(inView);
       if (c.active) out.add(active);
     };
-    for (const [label, c] of Object.entries(now?.labels ?? {}))
-      add(c, t.count(camera, label), t.countActive(camera, label));
+    for (const [label, c] of Object.entries(now?.labels ?? {})) add(c, this.countTopics(camera, label));
     for (const [zone, m] of Object.entries(now?.zones ?? {}))
-      for (const [label, c] of Object.entries(m))
-        add(c, t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label));
+      for (const [label, c] of Object.entries(m)) add(c, this.countTopics(camera, label, zone));
     return out;
   }
 
