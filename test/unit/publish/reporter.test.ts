@@ -303,6 +303,35 @@ describe('reporter', () => {
     ]);
   });
 
+  it('answers the counts in view, and a reload sends no 0 for a count that is not 0', () => {
+    const zone = ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'];
+    const every = cameraConfig(zone.join('\n') + '\n');
+    const tracked = cameraConfig(
+      ['    objects:', '      track: [person, car]', ...zone, '        objects: [person, car]'].join('\n') +
+        '\n',
+    );
+    const out = new FakeOutput();
+    const r = new Reporter(every.cameras, { ...every.events, min_frames: 1 }, deps(out, 'argus'));
+    r.onResult(result(1, 1000, [det('person', 0.9, [10, 20, 40, 80])]));
+    assert.deepEqual(r.countsOf('gate'), { labels: { person: 1 }, zones: { drive: { person: 1 } } });
+    out.sent = [];
+    r.setCameras(tracked.cameras);
+    assert.deepEqual(
+      out.of('state').map((s) => `${s.topic} ${s.payload}`),
+      [
+        'argus/cameras/gate/car 0',
+        'argus/cameras/gate/car/active 0',
+        'argus/cameras/gate/zones/drive/car 0',
+        'argus/cameras/gate/zones/drive/car/active 0',
+      ],
+      "the person's counts (in view and active, the camera's and the zone's) stay as they are",
+    );
+    assert.deepEqual(r.countsOf('gate'), {
+      labels: { person: 1, car: 0 },
+      zones: { drive: { person: 1, car: 0 } },
+    });
+  });
+
   it('publishes retained camera statuses with detector errors until the next analysed frame', () => {
     const out = new FakeOutput();
     let current: CameraStatus | undefined = undefined;
