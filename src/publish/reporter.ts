@@ -66,6 +66,15 @@ function areasOf(cam: CameraConfig | undefined): TrackerAreas {
   };
 }
 
+/** Each count of a camera's counts: by label (no zone), then by zone and label. */
+function* eachCount(
+  counts: TrackCounts | undefined,
+): Generator<[label: string, count: Count, zone?: string]> {
+  for (const [label, c] of Object.entries(counts?.labels ?? {})) yield [label, c];
+  for (const [zone, m] of Object.entries(counts?.zones ?? {}))
+    for (const [label, c] of Object.entries(m)) yield [label, c, zone];
+}
+
 /**
  * Turns the pipeline's output into MQTT messages: detections after each camera's filters (when
  * they change, with a heartbeat, or every frame: DetectionsGate), object events and line
@@ -113,10 +122,8 @@ export class Reporter {
     for (const label of start.labels) out.labels[label] = 0;
     for (const [zone, labels] of Object.entries(start.zones))
       for (const label of labels) (out.zones[zone] ??= {})[label] = 0;
-    const now = this.counts.get(camera);
-    for (const [label, c] of Object.entries(now?.labels ?? {})) out.labels[label] = c.inView;
-    for (const [zone, m] of Object.entries(now?.zones ?? {}))
-      for (const [label, c] of Object.entries(m)) (out.zones[zone] ??= {})[label] = c.inView;
+    for (const [label, c, zone] of eachCount(this.counts.get(camera)))
+      (zone === undefined ? out.labels : (out.zones[zone] ??= {}))[label] = c.inView;
     return out;
   }
 
@@ -263,14 +270,11 @@ export class Reporter {
   /** The count topics whose last published value is not 0. */
   private countedTopics(camera: string): Set<string> {
     const out = new Set<string>();
-    const now = this.counts.get(camera);
-    const add = (c: Count, [inView, active]: [string, string]): void => {
+    for (const [label, c, zone] of eachCount(this.counts.get(camera))) {
+      const [inView, active] = this.countTopics(camera, label, zone);
       if (c.inView) out.add(inView);
       if (c.active) out.add(active);
-    };
-    for (const [label, c] of Object.entries(now?.labels ?? {})) add(c, this.countTopics(camera, label));
-    for (const [zone, m] of Object.entries(now?.zones ?? {}))
-      for (const [label, c] of Object.entries(m)) add(c, this.countTopics(camera, label, zone));
+    }
     return out;
   }
 
