@@ -289,7 +289,7 @@ const ffmpeg = z
     path: z.string().min(1).optional(),
     /** ffmpeg's own connect and read timeout. */
     timeout_s: z.number().min(1).max(300).default(10),
-    /** Threads of each camera's decoder and filters; 0: ffmpeg's choice (one per core and more). */
+    /** Threads decoding each camera's stream (-threads); 0: ffmpeg's choice (one per core and more). */
     threads: int().min(0).max(64).default(1),
     /** A camera that sends no frame for this long has its ffmpeg restarted. */
     stall_timeout_s: z.number().min(1).max(600).default(20),

@@ -36,7 +36,7 @@ const KEEP = 8;
  * here; every buffer is as large as the largest batch seen, so a steady stream of batches
  * allocates one buffer per batch in flight. The worker converts the bytes to the model's
  * floats (`NchwBatch`): the daemon's event loop only copies them, a quarter of the bytes and
- * none of the arithmetic (3–5 ms a 640 picture on this machine's cores).
+ * none of the arithmetic (1–2 ms a 640 picture on this machine's cores).
  */
 export class InputPool {
   private free: Uint8Array[] = [];
