@@ -1,11 +1,12 @@
 /** Pieces the benchmarks share: a CPU detector, real clips decoded to model-ready frames, /proc readings. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import type { ProviderName } from '../src/config/index.js';
 import { openDetector, type Detector } from '../src/detector/index.js';
 import { letterboxFilter, PnmSplitter, thumbnailFilter } from '../src/ingest/index.js';
-import type { EmbeddedBroker } from '../src/publish/index.js';
+import { sectionConfig } from '../src/config/schema.js';
+import { EmbeddedBroker } from '../src/publish/index.js';
 
 /** A config section as YAML lines (`name:` and its keys), or none when `values` is absent. */
 export const yamlSection = (
@@ -18,6 +19,29 @@ export const yamlSection = (
  * by their messages); a build from before `mqtt.detections` did so anyway, and refuses the key.
  */
 export const EVERY_FRAME = ['detections:', '  publish: every_frame'];
+
+/** The bench's own broker: Argus' embedded one, on a free loopback port, silent. */
+export async function startBenchBroker(): Promise<EmbeddedBroker> {
+  const broker = new EmbeddedBroker(
+    sectionConfig('mqtt', { embedded: { host: '127.0.0.1', port: 0 } }),
+    pino({ level: 'silent' }),
+  );
+  await broker.start();
+  return broker;
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
+export function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
 
 /**
  * The start of a bench daemon's config: its own state directory (relative to the config file,

@@ -21,11 +21,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { pino } from 'pino';
-import { sectionConfig } from '../src/config/schema.js';
-import { EmbeddedBroker } from '../src/publish/broker.js';
+import type { EmbeddedBroker } from '../src/publish/broker.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload } from '../src/publish/topics.js';
-import { benchDaemonConfig, EVERY_FRAME, yamlSection } from './common.js';
+import { benchDaemonConfig, EVERY_FRAME, startBenchBroker, yamlSection } from './common.js';
 import { summariseEvents, type EventsRow, type PeopleCount, type Recorded } from './events-summary.js';
 
 /** Person-visits in the whole of vtest.mp4, counted by eye (see above): best count and range. */
@@ -87,11 +85,7 @@ const toRecorded = (topic: string, text: string): Recorded | null => {
 /** Runs the clip once through `argus run` and summarises what the subscriber received. */
 export async function benchEvents(opts: EventsOptions): Promise<EventsRow> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-bench-events-'));
-  const broker = new EmbeddedBroker(
-    sectionConfig('mqtt', { embedded: { host: '127.0.0.1', port: 0 } }),
-    pino({ level: 'silent' }),
-  );
-  await broker.start();
+  const broker = await startBenchBroker();
   const config = join(dir, 'argus.yaml');
   await writeFile(config, configYaml(opts, broker));
   const base = `argus/cameras/${CAMERA}`;

@@ -21,14 +21,20 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { pino } from 'pino';
-import { sectionConfig } from '../src/config/schema.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
-import { EmbeddedBroker } from '../src/publish/broker.js';
 import type { StatsPayload } from '../src/publish/topics.js';
 import { startRtspServer } from '../test/helpers/rtsp.js';
 import { THREAD_NAME } from '../src/detector/index.js';
-import { benchDaemonConfig, children, median, procTimes, threadTimes, yamlSection } from './common.js';
+import {
+  benchDaemonConfig,
+  children,
+  median,
+  procTimes,
+  startBenchBroker,
+  stopChild,
+  threadTimes,
+  yamlSection,
+} from './common.js';
 
 export interface IdleRow {
   /** `Argus`, `Argus (baseline)` or `plain ffmpeg decoders`. */
@@ -104,11 +110,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
       { name: 'still', source: { kind: 'image', path: opts.image, fps: opts.fps } },
     ]);
     const url = server.url('still');
-    const broker = new EmbeddedBroker(
-      sectionConfig('mqtt', { embedded: { host: '127.0.0.1', port: 0 } }),
-      pino({ level: 'silent' }),
-    );
-    await broker.start();
+    const broker = await startBenchBroker();
     cleanups.push(() => broker.stop());
 
     const builds: [string, string][] = [['Argus', opts.root]];
@@ -270,16 +272,3 @@ function medianRow(rows: IdleRow[]): IdleRow {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** SIGTERM, then SIGKILL after 10 s; resolves once the process has exited. */
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}

@@ -10,10 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { pino } from 'pino';
-import { sectionConfig } from '../src/config/schema.js';
-import { EmbeddedBroker } from '../src/publish/broker.js';
-import { benchDaemonConfig, children, procTimes, statusMb, yamlSection } from './common.js';
+import { benchDaemonConfig, children, procTimes, startBenchBroker, statusMb, yamlSection } from './common.js';
 
 export interface PipelineRow {
   mode: 'argus' | 'naive';
@@ -94,11 +91,7 @@ export interface PipelineOptions {
 
 export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-bench-pipe-'));
-  const broker = new EmbeddedBroker(
-    sectionConfig('mqtt', { embedded: { host: '127.0.0.1', port: 0 } }),
-    pino({ level: 'silent' }),
-  );
-  await broker.start();
+  const broker = await startBenchBroker();
   const names = opts.sources.map((_, i) => `cam${i}`);
   const config = join(dir, 'argus.yaml');
   await writeFile(

@@ -19,7 +19,7 @@ import { Detector, planModel } from '../src/detector/index.js';
 import { loadLetterboxed } from '../src/ingest/index.js';
 import { RemoteDetector } from '../src/kserve/index.js';
 import type { BatchDetector } from '../src/scheduler/index.js';
-import { median } from './common.js';
+import { median, stopChild } from './common.js';
 
 export interface RemoteBenchRow {
   mode: string;
@@ -209,10 +209,6 @@ export async function benchRemote(opts: {
   } finally {
     await Promise.all(remotes.map((r) => r.stop()));
     await local.stop();
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(child);
   }
 }
