@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { CameraConfig, Config } from '../config/index.js';
+import { argusVersion } from '../version.js';
 import { discoveryConfigs, discoveryFilter } from './ha-configs.js';
 import type { Inbox, Output } from './mqtt-output.js';
 import type { Topics } from './topics.js';
@@ -20,13 +20,6 @@ export interface DiscoveryDeps {
  * asks for a random delay, so that many publishers do not answer at the same instant.
  */
 export const REPUBLISH_WINDOW_MS = 2000;
-
-function argusVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
 
 /**
  * Home Assistant MQTT discovery (`home_assistant.enabled`): publishes the retained config of
