@@ -3,9 +3,9 @@ import { iou } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
 
 /** Boxes of one object in two frames overlap at least this much when it has not moved. */
-export const SAME_IOU = 0.9;
+const SAME_IOU = 0.9;
 /** ...and its score differs by at most this much. */
-export const SAME_SCORE = 0.05;
+const SAME_SCORE = 0.05;
 
 /**
  * Whether two frames' detections say the same: as many of each label, each matched to one of
