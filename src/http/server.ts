@@ -84,8 +84,13 @@ export class HttpServer {
       });
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
-        if (err instanceof HttpError)
+        if (err instanceof HttpError) {
+          // A body refused unread (or half read) is read and dropped, so the client can finish
+          // sending and read the answer (a socket closed under a sending client loses the
+          // answer); Node's requestTimeout bounds it. A body already read is not touched.
+          req.resume();
           return send(res, err.status, 'application/json', JSON.stringify({ error: err.message }));
+        }
         this.log.warn(
           { url: req.url, err: err instanceof Error ? err.message : String(err) },
           'HTTP request failed',
@@ -160,13 +165,12 @@ export class HttpServer {
       if (name !== 'model') problem = `${name}: unknown parameter (the one parameter is model)`;
     const given = params.getAll('model');
     const model = given[0] ?? 'default';
+    const names = this.source.modelNames();
     if (given.length > 1) problem = 'model: give it once';
-    else if (!problem && !this.source.modelNames().includes(model))
-      problem = `model: there is no model named '${model}' (the models are ${this.source.modelNames().join(', ')})`;
-    if (!problem) return model;
-    // The body is read and dropped, so the client can finish sending and read the answer.
-    req.resume();
-    throw new HttpError(400, problem);
+    else if (!problem && !names.includes(model))
+      problem = `model: there is no model named '${model}' (the models are ${names.join(', ')})`;
+    if (problem) throw new HttpError(400, problem);
+    return model;
   }
 
   /** A request's body as `read` reads it, at most `http.max_body_mb`; refused with HttpError. */
@@ -177,11 +181,7 @@ export class HttpServer {
     try {
       return await read(req, this.maxBodyBytes);
     } catch (err) {
-      if (!(err instanceof UploadError)) throw err;
-      // Read the rest and drop it, so the client can finish sending and read the answer (a
-      // socket closed under a sending client loses the answer); Node's requestTimeout bounds it.
-      req.resume();
-      throw new HttpError(err.status, err.message);
+      throw err instanceof UploadError ? new HttpError(err.status, err.message) : err;
     }
   }
 
