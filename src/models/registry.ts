@@ -3,13 +3,14 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetections, BatchDetector, ModelSet, ModelStage, ModelStats } from '../scheduler/index.js';
-import { RemoteDetector, type RemoteStats } from '../kserve/index.js';
+import type { RemoteStats } from '../kserve/index.js';
 import { buildModel, modelSpec, type BuildModel } from './build.js';
 
 /** A model's numbers, with what kind it is and the pictures it takes (a remote one: its client's). */
 export interface NamedModelStats extends ModelStats {
   kind: 'local' | 'remote';
   inputSize: number;
+  /** A remote model's client numbers: part of its stage's own stats (RemoteDetector.stats). */
   remote?: RemoteStats;
 }
 
@@ -174,7 +175,6 @@ export class ModelRegistry implements ModelSet {
         ...h.stage.stats(),
         kind: h.config.remote ? 'remote' : 'local',
         inputSize: h.stage.inputSize,
-        ...(h.stage instanceof RemoteDetector ? { remote: h.stage.stats().remote } : {}),
       };
     return out;
   }
