@@ -112,7 +112,10 @@ export class ModelRegistry implements ModelSet {
   async start(): Promise<void> {
     const names = Object.keys(this.models);
     const results = await Promise.allSettled(
-      names.map((name) => this.load(name, this.models[name]!, this.detectorCfg)),
+      names.map(async (name) => {
+        const model = this.models[name]!;
+        return this.load(name, model, this.detectorCfg, await this.spec(model, this.detectorCfg));
+      }),
     );
     results.forEach((r, i) => {
       if (r.status === 'fulfilled') this.live.set(names[i]!, r.value);
@@ -124,10 +127,14 @@ export class ModelRegistry implements ModelSet {
     }
   }
 
-  /** Builds and starts one model's stage; rejects with an error that starts with its name. */
-  private async load(name: string, model: ModelConfig, detector: Config['detector']): Promise<Handle> {
+  /** Builds and starts one model's stage, of `spec`; rejects with an error that starts with its name. */
+  private async load(
+    name: string,
+    model: ModelConfig,
+    detector: Config['detector'],
+    spec: string,
+  ): Promise<Handle> {
     const log = this.deps.log.child({ model: name });
-    const spec = await this.spec(model, detector);
     let stage: ModelStage | undefined;
     const ctx = {
       log,
@@ -192,16 +199,20 @@ export class ModelRegistry implements ModelSet {
   async swap(models: Record<string, ModelConfig>, detector: Config['detector']): Promise<SwapResult> {
     const names = Object.keys(models);
     const specs = await Promise.all(names.map((n) => this.spec(models[n]!, detector)));
-    const toLoad = names.filter((n, i) => this.live.get(n)?.spec !== specs[i]);
+    const toLoad = names.flatMap((n, i) =>
+      this.live.get(n)?.spec === specs[i] ? [] : [[n, specs[i]!] as const],
+    );
     const removed = [...this.live.keys()].filter((n) => !(n in models));
-    const results = await Promise.allSettled(toLoad.map((n) => this.load(n, models[n]!, detector)));
+    const results = await Promise.allSettled(
+      toLoad.map(([n, spec]) => this.load(n, models[n]!, detector, spec)),
+    );
     // From here to onSwitch nothing awaits: no batch goes out between the switch and the scheduler
     // hearing of it.
     const switched: string[] = [];
     const failed: string[] = [];
     const old: Handle[] = [];
     results.forEach((r, i) => {
-      const name = toLoad[i]!;
+      const [name] = toLoad[i]!;
       const running = this.live.get(name);
       if (r.status === 'rejected') {
         failed.push(name);
