@@ -2,8 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from '../core/clock.js';
 import { redactUrl } from '../redact.js';
-import type { EncodedBody } from './codec.js';
-import { HEADER_LENGTH } from './protocol.js';
+import { bodyHeaders, type EncodedBody } from './codec.js';
 
 /**
  * The HTTP shell of the KServe v2 client: one request at a time, on keep-alive connections (at
@@ -86,13 +85,10 @@ export class KServeHttp {
   /** One request: resolves with any HTTP answer, rejects with RemoteRequestError without one. */
   request(method: 'GET' | 'POST', path: string, body?: EncodedBody): Promise<Answer> {
     const url = new URL(this.base.pathname.replace(/\/+$/, '') + path, this.base);
-    const headers: Record<string, string | number> = { ...this.opts.headers };
-    if (body) {
-      headers['Content-Type'] =
-        body.headerLength === undefined ? 'application/json' : 'application/octet-stream';
-      headers['Content-Length'] = body.length;
-      if (body.headerLength !== undefined) headers[HEADER_LENGTH] = body.headerLength;
-    }
+    const headers: Record<string, string | number> = {
+      ...this.opts.headers,
+      ...(body ? { ...bodyHeaders(body), 'Content-Length': body.length } : {}),
+    };
     const what = `${method} ${this.where}${url.pathname}`;
     return new Promise<Answer>((resolve, reject) => {
       let settled = false;

@@ -78,6 +78,15 @@ function body(json: unknown, binary: Buffer[]): EncodedBody {
   return { chunks, length, headerLength: binary.length ? header.length : undefined };
 }
 
+/** What a body is, for its headers: JSON alone, or JSON then binary tensors (with the JSON's length). */
+export function bodyHeaders(body: EncodedBody): Record<string, string> {
+  if (body.headerLength === undefined) return { 'Content-Type': 'application/json' };
+  return {
+    'Content-Type': 'application/octet-stream',
+    'Inference-Header-Content-Length': String(body.headerLength),
+  };
+}
+
 /** An inference request with every input as binary data, asking for `outputs` (binary or JSON). */
 export function encodeInferRequest(req: {
   id?: string;

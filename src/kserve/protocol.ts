@@ -103,7 +103,7 @@ export interface ModelConfigJson {
   parameters?: Record<string, { string_value?: string }>;
 }
 
-/** The header that says how long the JSON part of a body with binary tensors is. */
+/** The header that says how long the JSON part of a body with binary tensors is, as Node reads it (lowercase). */
 export const HEADER_LENGTH = 'inference-header-content-length';
 
 /** Binary extension parameter names. */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Detection, Picture } from '../core/frame.js';
 import { letterbox } from '../core/geometry.js';
 import { FrameDropped } from '../scheduler/index.js';
-import { decodeInferRequest, encodeInferResponse, type RequestedOutput } from './codec.js';
+import { bodyHeaders, decodeInferRequest, encodeInferResponse, type RequestedOutput } from './codec.js';
 import { ARGUS_RGB24, HEADER_LENGTH, type ModelMetadata, type ServerMetadata } from './protocol.js';
 import { ProtocolError, type Tensor } from './tensor.js';
 
@@ -269,12 +269,7 @@ export class InferenceService {
       ...(request.id === undefined ? {} : { id: request.id }),
       outputs: wanted.map((o) => ({ ...tensors[o.name as (typeof OUTPUTS)[number]], binary: o.binary })),
     });
-    const headers: Record<string, string> = {
-      'Content-Type': body.headerLength === undefined ? 'application/json' : 'application/octet-stream',
-    };
-    if (body.headerLength !== undefined)
-      headers['Inference-Header-Content-Length'] = String(body.headerLength);
-    return { status: 200, headers, body: Buffer.concat(body.chunks, body.length) };
+    return { status: 200, headers: bodyHeaders(body), body: Buffer.concat(body.chunks, body.length) };
   }
 }
 
