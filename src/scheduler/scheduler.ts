@@ -75,9 +75,8 @@ export class Scheduler {
   private cams = new Map<string, Lane>();
   /** By model, then priority. */
   private submitLanes = new Map<string, Lane>();
+  /** A pool goes only once none of its batches is in flight (modelsChanged). */
   private pools = new Map<string, ModelPool<Lane>>();
-  /** Batches in flight, all models together. */
-  private inFlight = 0;
   private idle: (() => void)[] = [];
   private timer: Timer | null = null;
   private timerAt = 0;
@@ -89,6 +88,13 @@ export class Scheduler {
     private readonly cameras: Record<string, CameraConfig>,
     private readonly deps: SchedulerDeps,
   ) {}
+
+  /** Batches in flight, all models together. */
+  private get inFlight(): number {
+    let n = 0;
+    for (const pool of this.pools.values()) n += pool.inFlight;
+    return n;
+  }
 
   private pool(model: string): ModelPool<Lane> {
     let pool = this.pools.get(model);
@@ -316,7 +322,6 @@ export class Scheduler {
       batch.push({ job, lane, epoch: lane.camera?.epoch ?? 0 });
     }
     if (batch.length === 0) return;
-    this.inFlight++;
     pool.sent(batch.length);
     const pictures = batch.map(({ job }) => ('frame' in job ? job.frame : job.picture));
     detector.detect(pictures).then(
@@ -365,7 +370,6 @@ export class Scheduler {
   }
 
   private settle(): void {
-    this.inFlight--;
     if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
     this.dispatch();
   }
