@@ -23,7 +23,7 @@ import { Tracker, type Count, type TrackCounts, type TrackerAreas, type TrackerE
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** How often objects no longer seen are checked for their end. */
+/** How often the snapshots due are made. */
 const TICK_MS = 1000;
 
 /** The event history's directory in the state directory. */
@@ -137,8 +137,7 @@ export class Reporter {
 
   /**
    * Announces the cameras' entities to Home Assistant (when enabled), restores (and publishes)
-   * the line counts, loads the event history, then starts ending objects no camera has seen for
-   * `end_after_s`, and updating counts, every second.
+   * the line counts, loads the event history, then starts making the snapshots due every second.
    */
   async start(): Promise<void> {
     this.deps.homeAssistant?.start(this.cameras);
@@ -384,14 +383,13 @@ export class Reporter {
     this.out.state(this.topics.cameraStatus(camera), JSON.stringify(payload));
   }
 
-  /** Ends objects no camera has seen for `end_after_s` at time `now`, and updates counts. */
+  /**
+   * Makes the snapshots due at time `now`. Objects end, and counts change, only with their
+   * camera's answered frames (Tracker): a camera that gets no answer keeps them.
+   */
   tick(now: number): void {
     this.snapshots.due(now);
-    for (const [camera, t] of this.trackers) {
-      this.emit(t.expire(now));
-      this.snapshots.untracked(camera, (id) => t.has(id));
-      this.publishCounts(camera);
-    }
+    for (const [camera, t] of this.trackers) this.snapshots.untracked(camera, (id) => t.has(id));
     this.snapshots.render();
   }
 

@@ -15,11 +15,19 @@ import { crossings, type LineConfig, type Side } from './lines.js';
 export const STATIONARY_MOVE = 0.1;
 
 /**
- * An object counts as in view when it was matched in the latest frame, or within this long: a
- * frame or two missed (a dip under `model.conf`, a passer-by in front) does not make counts
- * flicker, and an object that left stops counting within a second, long before its track ends.
+ * An object counts as in view when it was matched in one of its camera's last two answered
+ * frames, or within this long of the latest: a frame or two missed (a dip under `model.conf`, a
+ * passer-by in front) does not make counts flicker, and an object that left stops counting
+ * within a second (two answered frames when they come sparser), long before its track ends.
  */
 export const COUNT_HOLD_MS = 1000;
+
+/**
+ * A lost object ends only once at least this many of its camera's answered frames in a row have
+ * not shown it (and they span more than `end_after_s`): at 0.3 answered frames a second, one
+ * frame that misses a walker is 3.3 s of "evidence", and must not end it alone.
+ */
+export const END_AFTER_MISSES = 2;
 
 /**
  * The gate's floor: a detection whose centre is within this fraction of a diagonal (the larger
@@ -113,6 +121,8 @@ interface Track {
   loitering: string[];
   start: number;
   lastSeen: number;
+  /** Answered frames of its camera in a row that did not show it. */
+  misses: number;
   hits: number;
   confirmed: boolean;
   stationary: boolean;
@@ -211,8 +221,12 @@ export function matchCost(p: KalmanState, box: Readonly<Box>): number {
  * high-scored ones left against tentative tracks. High-scored detections left over start
  * tentative tracks; a tentative track missed once is dropped, and one matched in `min_frames`
  * frames is confirmed (`new`). A confirmed track not matched is lost: kept and predicted on, so
- * it keeps its id through a dropout, and ended (`end`, end time = last seen) when unseen for
- * more than `end_after_s`.
+ * it keeps its id through a dropout, and ended (`end`, end time = last seen) once its camera's
+ * answered frames have not shown it for more than `end_after_s` (and END_AFTER_MISSES of them in
+ * a row). Time alone ends nothing: a camera whose frames get no answer (the detector cannot keep
+ * up, its server is away, the camera is offline) keeps its objects, and their counts, until
+ * frames are answered again; the prediction still runs on real time, so a walker seen again
+ * after a gap is looked for where it has walked meanwhile.
  *
  * A detection showing part of a confirmed object while another detection covers it (PARTIAL,
  * HIDDEN) updates the filter, and line crossings, as the whole object: a walker passing behind
@@ -228,9 +242,8 @@ export class Tracker {
   private tracks: Track[] = [];
   private counter = 0;
   private seen: Sighting[] = [];
-  /** The latest frame's time, and the latest time seen (frames and `expire`). */
+  /** The latest answered frame's time. */
   private lastFrame = -Infinity;
-  private now = -Infinity;
 
   private loiterS: Readonly<Record<string, number>> = {};
   private lines: Readonly<Record<string, LineConfig>> = {};
@@ -296,8 +309,8 @@ export class Tracker {
   update(dets: readonly ZonedDetection[], ts: number, others: readonly Detection[] = dets): TrackerEvent[] {
     this.seen = [];
     this.lastFrame = Math.max(this.lastFrame, ts);
-    this.now = Math.max(this.now, ts);
     const events: TrackerEvent[] = [];
+    for (const t of this.tracks) t.misses++;
     const labels = new Set([...this.tracks.map((t) => t.label), ...dets.map((d) => d.label)]);
     for (const label of labels) {
       const tracks = this.tracks.filter((t) => t.label === label);
@@ -327,7 +340,23 @@ export class Tracker {
       this.tracks = this.tracks.filter((t) => !dropped.has(t));
       for (const d of third.dets) this.start(d, ts, events);
     }
-    events.push(...this.expire(ts));
+    events.push(...this.endLost());
+    return events;
+  }
+
+  /**
+   * Ends the confirmed objects the camera's answered frames have not shown for more than
+   * `end_after_s` (END_AFTER_MISSES of them in a row at least); tentative ones were dropped at
+   * their first miss.
+   */
+  private endLost(): ObjectEvent[] {
+    const events: ObjectEvent[] = [];
+    this.tracks = this.tracks.filter((t) => {
+      if (t.misses < END_AFTER_MISSES || this.lastFrame - t.lastSeen <= this.cfg.end_after_s * 1000)
+        return true;
+      events.push(this.event('end', t));
+      return false;
+    });
     return events;
   }
 
@@ -345,6 +374,7 @@ export class Tracker {
       loitering: [],
       start: ts,
       lastSeen: ts,
+      misses: 0,
       hits: 1,
       confirmed: false,
       stationary: false,
@@ -386,6 +416,7 @@ export class Tracker {
     for (const z of d.zones) if (!t.entered.includes(z)) t.entered = [...t.entered, z];
     this.loiter(t, ts);
     t.lastSeen = Math.max(t.lastSeen, ts);
+    t.misses = 0;
     t.hits++;
     this.seen.push({ id: t.id, label: t.label, detection: d });
     const crossed = crossings(this.lines, t.sides, t.label, whole).map((c): LineCrossing => ({
@@ -448,18 +479,6 @@ export class Tracker {
     return this.tracks.some((t) => t.id === id);
   }
 
-  /** Ends objects unseen for more than `end_after_s` at time `now` (also called on a timer). */
-  expire(now: number): ObjectEvent[] {
-    this.now = Math.max(this.now, now);
-    const events: ObjectEvent[] = [];
-    this.tracks = this.tracks.filter((t) => {
-      if (now - t.lastSeen <= this.cfg.end_after_s * 1000) return true;
-      if (t.confirmed) events.push(this.event('end', t));
-      return false;
-    });
-    return events;
-  }
-
   /** Ends every object now (shutdown, camera removed). */
   endAll(): ObjectEvent[] {
     const events = this.tracks.filter((t) => t.confirmed).map((t) => this.event('end', t));
@@ -467,7 +486,10 @@ export class Tracker {
     return events;
   }
 
-  /** Confirmed objects in view now (matched in the latest frame or within COUNT_HOLD_MS), by label and zone. */
+  /**
+   * Confirmed objects in view now (matched in one of the last two answered frames, or within
+   * COUNT_HOLD_MS of the latest), by label and zone.
+   */
   counts(): TrackCounts {
     const out: TrackCounts = { labels: {}, zones: {} };
     const add = (m: Record<string, Count>, label: string, active: boolean): void => {
@@ -476,7 +498,7 @@ export class Tracker {
       if (active) c.active++;
     };
     for (const t of this.tracks) {
-      if (!t.confirmed || (t.lastSeen < this.lastFrame && this.now - t.lastSeen > COUNT_HOLD_MS)) continue;
+      if (!t.confirmed || (t.misses > 1 && this.lastFrame - t.lastSeen > COUNT_HOLD_MS)) continue;
       add(out.labels, t.label, !t.stationary);
       for (const z of t.zones) add((out.zones[z] ??= {}), t.label, !t.stationary);
     }

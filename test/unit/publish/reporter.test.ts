@@ -104,6 +104,9 @@ describe('reporter', () => {
       ],
     );
     r.tick(2500);
+    assert.equal(out.of('event').length, 1, 'time alone ends nothing');
+    r.onResult(result(4, 2500, []));
+    r.onResult(result(5, 2700, []));
     assert.equal(parse<EventPayload>(out.of('event')[1]!.payload).type, 'end');
     assert.deepEqual(
       out
@@ -203,9 +206,11 @@ describe('reporter', () => {
     const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1, end_after_s: 3 }, deps(out, 'argus'));
     r.onResult(result(1, 1000, [det('person', 0.9, [1, 2, 30, 80])]));
     r.onResult(result(2, 1200, []));
-    r.tick(2000);
+    r.onResult(result(3, 2000, []));
     assert.equal(out.of('state').at(-1)!.payload, '1', 'held for a second');
-    r.tick(2300);
+    r.tick(5000);
+    assert.equal(out.of('state').at(-1)!.payload, '1', 'time alone changes no count');
+    r.onResult(result(4, 2300, []));
     assert.deepEqual(
       out.of('state').map((s) => [s.topic, s.payload]),
       [
@@ -585,7 +590,9 @@ describe('reporter', () => {
       await r.start();
       r.onResult(pictured(1, 1000, [det('person', 0.9, [100, 100, 300, 400])], 200));
       r.onResult(pictured(2, 1200, [det('person', 0.8, [110, 100, 310, 400])], 50));
-      r.tick(2500);
+      r.onResult(pictured(3, 2500, [], 50));
+      r.onResult(pictured(4, 2700, [], 50));
+      r.tick(2700);
       await r.stop();
       const [n, end] = out.of('event').map((e) => parse<EventPayload>(e.payload));
       const path = `/api/events/${encodeURIComponent(n!.id)}/snapshot.jpg`;

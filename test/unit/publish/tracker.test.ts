@@ -6,6 +6,7 @@ import type { ZonedDetection } from '../../../src/publish/filters.js';
 import { initiate, predict, update } from '../../../src/publish/kalman.js';
 import type { LineConfig } from '../../../src/publish/lines.js';
 import {
+  END_AFTER_MISSES,
   GATE_FLOOR,
   matchCost,
   Tracker,
@@ -114,11 +115,18 @@ const isCrossing = (e: TrackerEvent): e is LineCrossing => e.type === 'crossing'
 const step = (t: Tracker, dets: ZonedDetection[], ts: number): ObjectEvent[] =>
   t.update(dets, ts).filter((e): e is ObjectEvent => !isCrossing(e));
 
-/** Feeds frames, then lets time run on so lost tracks end; returns every event. */
+/**
+ * Answered frames showing nothing, at `at` (END_AFTER_MISSES of them, a millisecond apart): the
+ * evidence that ends every object unseen since `at - end_after_s`. Returns every event.
+ */
+const lapse = (t: Tracker, at: number): TrackerEvent[] =>
+  Array.from({ length: END_AFTER_MISSES }, (_, i) => t.update([], at + i)).flat();
+
+/** Feeds frames, then frames showing nothing so lost tracks end; returns every object event. */
 function run(t: Tracker, frames: { ts: number; dets: ZonedDetection[] }[], tail = 5000): ObjectEvent[] {
   const events = frames.flatMap((f) => step(t, f.dets, f.ts));
   const last = frames.at(-1)?.ts ?? 0;
-  return [...events, ...t.expire(last + tail)];
+  return [...events, ...lapse(t, last + tail).filter((e): e is ObjectEvent => !isCrossing(e))];
 }
 
 const ofType = (events: ObjectEvent[], type: ObjectEvent['type']): ObjectEvent[] =>
@@ -204,7 +212,7 @@ describe('tracker: one id per object', () => {
       events.push(...step(t, f.dets, f.ts));
       if (f.ts >= 200) assert.equal(t.counts().labels.person?.inView, 1, `in view at ${f.ts}`);
     }
-    events.push(...t.expire(10_000));
+    events.push(...(lapse(t, 10_000) as ObjectEvent[]));
     assert.equal(ofType(events, 'new').length, 1);
     assert.equal(ids(events).length, 1);
     assert.equal(ofType(events, 'end')[0]!.endTs, 6000, 'matched to the end');
@@ -275,7 +283,7 @@ describe('tracker: events', () => {
       stationary: false,
     });
     step(t, [zd('person', 0.6, [1, 0, 11, 20]), zd('cat', 0.9, [50, 50, 60, 60])], 400);
-    const later = step(t, [], 3401);
+    const later = lapse(t, 3401) as ObjectEvent[];
     assert.deepEqual(
       later.map((e) => [e.type, e.label, e.endTs]),
       [['end', 'person', 400]],
@@ -442,7 +450,11 @@ describe('tracker: stationary objects and counts', () => {
     );
     assert.deepEqual(ofType(events, 'end'), [], 'still in the lost buffer at 6 s');
     assert.deepEqual(t.counts(), { labels: {}, zones: {} });
-    assert.equal(t.expire(6001).length, 1, 'ends after end_after_s (3 s) unseen');
+    assert.equal(
+      lapse(t, 6001).length,
+      1,
+      'ends once answered frames have not shown it for end_after_s (3 s)',
+    );
   });
 
   it('counts an object missed in the latest frame for up to a second, and only confirmed ones', () => {
@@ -452,11 +464,48 @@ describe('tracker: stationary objects and counts', () => {
     step(t, [zd('car', 0.9, [0, 0, 100, 50])], 500);
     assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
     step(t, [], 1000);
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
-    t.expire(1500);
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
-    t.expire(1501);
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } }, 'missed in one frame');
+    step(t, [], 1500);
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } }, 'missed for a second');
+    step(t, [], 1501);
     assert.deepEqual(t.counts().labels, {});
+  });
+
+  it('with sparse answers, an object missed in one answered frame still counts; in two, not', () => {
+    const t = new Tracker('cam', settings);
+    step(t, [zd('car', 0.9, [0, 0, 100, 50])], 0);
+    step(t, [zd('car', 0.9, [0, 0, 100, 50])], 3000);
+    step(t, [], 6000);
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } }, '3 s unseen, one frame');
+    assert.deepEqual(
+      step(t, [], 9000).map((e) => e.type),
+      ['end'],
+      'two frames, 6 s > end_after_s',
+    );
+    assert.deepEqual(t.counts().labels, {});
+  });
+
+  it('time without answered frames ends nothing and changes no count; the first frames do', () => {
+    const t = new Tracker('cam', settings);
+    step(t, [zd('car', 0.9, [0, 0, 100, 50])], 0);
+    step(t, [zd('car', 0.9, [0, 0, 100, 50])], 200);
+    // A minute with no answer (the detector cannot keep up): nothing happens until frames come.
+    const back = step(t, [zd('car', 0.9, [2, 0, 102, 50])], 60_000);
+    assert.deepEqual(
+      back.map((e) => [e.type, e.id, e.stationary]),
+      [['update', '0-cam-1', true]],
+      'the same object (stationary now): no end, no new',
+    );
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 0 } });
+    // Answered frames without it, a millisecond apart: not yet end_after_s of them.
+    assert.deepEqual(lapse(t, 60_001), []);
+    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 0 } }, 'within COUNT_HOLD_MS');
+    const gone = lapse(t, 63_001);
+    assert.deepEqual(
+      gone.map((e) => [e.type, (e as ObjectEvent).endTs]),
+      [['end', 60_000]],
+      'end_after_s of answered frames without it: ends, at its last sighting',
+    );
   });
 });
 
@@ -474,9 +523,7 @@ describe('tracker: line crossings', () => {
     },
   });
   const crossingsOf = (t: Tracker, frames: { ts: number; dets: ZonedDetection[] }[]): LineCrossing[] =>
-    [...frames.flatMap((f) => t.update(f.dets, f.ts)), ...t.expire(Number.MAX_SAFE_INTEGER)].filter(
-      isCrossing,
-    );
+    [...frames.flatMap((f) => t.update(f.dets, f.ts)), ...lapse(t, 1e12)].filter(isCrossing);
 
   for (const fps of [2, 5, 10]) {
     it(`a walker and a car crossing once give one crossing each, in their direction, at ${fps} fps`, () => {
@@ -671,7 +718,9 @@ describe('tracker: occlusion', () => {
                 ? step(t, all, f.ts)
                 : t.update(f.dets, f.ts, all).filter((e): e is ObjectEvent => !isCrossing(e));
             });
-            const people = [...events, ...t.expire(20_000)].filter((e) => e.label === 'person');
+            const people = [...events, ...(lapse(t, 20_000) as ObjectEvent[])].filter(
+              (e) => e.label === 'person',
+            );
             assert.equal(
               ofType(people, 'new').length,
               1,
