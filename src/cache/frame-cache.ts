@@ -1,7 +1,7 @@
 import type { Detection, Frame } from '../core/frame.js';
 import { centre, diagonal } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
-import type { ResultCache } from '../scheduler/index.js';
+import type { CacheAnswer, ResultCache } from '../scheduler/index.js';
 import { blockDistance, blockHash, GRID, type BlockHash } from './block-hash.js';
 
 interface Reference {
@@ -16,7 +16,15 @@ interface Reference {
 }
 
 export type CacheDecision =
-  | { hit: true; detections: Detection[]; distance: number; age: number; samePixels: boolean }
+  | {
+      hit: true;
+      detections: Detection[];
+      distance: number;
+      age: number;
+      samePixels: boolean;
+      /** The result is older than `max_age_s`: answered from it, the scene is to be analysed afresh. */
+      refresh: boolean;
+    }
   | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'expired' | 'moving'; distance?: number };
 
 /** Detections at least this confident decide whether a scene moves (flicker below it does not). */
@@ -48,9 +56,12 @@ export function moved(before: readonly Detection[], after: readonly Detection[])
 
 /**
  * Per camera, the last frame the model analysed and its result. A new frame whose hash is
- * within `max_distance` of it, and no older than `max_age_s` after it, reuses the result —
- * unless the camera's last two analysed frames show something moving (`moved`): then every
- * frame is analysed until two in a row agree again. A small or distant object moving slowly
+ * within `max_distance` of it reuses the result — unless the camera's last two analysed frames
+ * show something moving (`moved`): then every frame is analysed until two in a row agree again.
+ * Once the result is `max_age_s` old, a frame that reuses it also asks for a fresh analysis
+ * (`refresh`): the scheduler queues that frame for the model once more, and the camera's frames
+ * go on being answered from the old result until the fresh one is stored. So a still scene is
+ * looked at again every `max_age_s`, and never goes unanswered while the detector is busy. A small or distant object moving slowly
  * changes too few cells of the hash to be seen by it, and the cache would freeze it in place;
  * the detector sees it.
  *
@@ -90,18 +101,19 @@ export class FrameCache implements ResultCache {
     if (!ref) return { hit: false, reason: 'empty' };
     const age = frame.ts - ref.ts;
     if (frame.data === ref.pixels && age >= 0)
-      return { hit: true, detections: ref.detections, distance: 0, age, samePixels: true };
-    // Whatever it looks like, a scene is analysed again once the result is max_age old.
-    if (age > c.max_age_s * 1000 || age < 0) return { hit: false, reason: 'expired' };
+      return { hit: true, detections: ref.detections, distance: 0, age, samePixels: true, refresh: false };
+    // A frame captured before the reference (a batch that finished out of order).
+    if (age < 0) return { hit: false, reason: 'expired' };
     if (ref.moving && c.analyse_moving) return { hit: false, reason: 'moving' };
     const distance = blockDistance(this.hash(frame), ref.hash, c.cell_threshold);
     if (distance > c.max_distance) return { hit: false, reason: 'changed', distance };
-    return { hit: true, detections: ref.detections, distance, age, samePixels: false };
+    const refresh = age > c.max_age_s * 1000;
+    return { hit: true, detections: ref.detections, distance, age, samePixels: false, refresh };
   }
 
-  lookup(frame: Frame): Detection[] | undefined {
+  lookup(frame: Frame): CacheAnswer | undefined {
     const d = this.decide(frame);
-    return d.hit ? d.detections : undefined;
+    return d.hit ? { detections: d.detections, refresh: d.refresh } : undefined;
   }
 
   /** Records an analysed frame as its camera's reference (ignoring results older than it). */

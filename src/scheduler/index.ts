@@ -11,6 +11,7 @@ export {
 export {
   Scheduler,
   UnknownModel,
+  type CacheAnswer,
   type ResultCache,
   type SchedulerDeps,
   type SchedulerStats,

@@ -20,7 +20,12 @@ export class FrameDropped extends Error {
 }
 
 export type Job =
-  | { ts: number; frame: Frame }
+  /**
+   * A camera frame waiting for its answer; or (`refresh`) one answered already from the cache
+   * whose result is old, waiting to be analysed only to refresh the cache: its answer is not
+   * handed on.
+   */
+  | { ts: number; frame: Frame; refresh?: true }
   | {
       ts: number;
       picture: Picture;
@@ -50,6 +55,8 @@ export interface CameraLane {
   pending: Set<number>;
   /** Answers that wait for an earlier frame's, in sequence order. */
   held: Result[];
+  /** A refresh of its cached result is queued or in a batch (one at a time). */
+  refreshing: boolean;
 }
 
 /**
@@ -90,6 +97,7 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): La
       counters: { framesIn: 0, analysed: 0, cached: 0, errors: 0, ageSum: 0, resequenced: 0 },
       pending: new Set(),
       held: [],
+      refreshing: false,
     },
   };
 }

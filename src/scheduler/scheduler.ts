@@ -16,11 +16,18 @@ import {
 } from './jobs.js';
 import { ModelPool, poolStats, type BatchDetector, type ModelBatchStats, type ModelSet } from './models.js';
 
+/** A frame answered from the cache: the detections it reuses, and whether they are due for a fresh look. */
+export interface CacheAnswer {
+  detections: Detection[];
+  /** The result is older than `max_age_s`: the frame is also to be analysed, to refresh it. */
+  refresh: boolean;
+}
+
 /** What the scheduler needs of the frame cache. */
 export interface ResultCache {
   readonly enabled: boolean;
-  /** The detections `frame` may reuse (it looks like its camera's last analysed frame), if any. */
-  lookup(frame: Frame): Detection[] | undefined;
+  /** What `frame` may reuse (it looks like its camera's last analysed frame), if anything. */
+  lookup(frame: Frame): CacheAnswer | undefined;
   store(frame: Frame, detections: Detection[]): void;
   forget(camera: string): void;
 }
@@ -216,6 +223,11 @@ export class Scheduler {
    * picture's promise is rejected, saying why.
    */
   private dropped(lane: Lane, job: Job, reason: Drop | 'stopped', why?: string): void {
+    if ('frame' in job && job.refresh) {
+      // Answered already: the next frame that reuses the old result asks again.
+      lane.camera!.refreshing = false;
+      return;
+    }
     if ('frame' in job) return this.answer(lane, job.frame.seq);
     this.submitted.dropped++;
     const text: Record<Drop | 'stopped', string> = {
@@ -232,12 +244,23 @@ export class Scheduler {
     if (lane.camera) inCaptureOrder(lane.camera, seq, result, this.deps.onResult);
   }
 
+  /**
+   * Answers a camera frame from the cache when it may reuse its camera's last result. When that
+   * result is due for a fresh look, the frame is also queued to refresh it (unless a refresh is
+   * queued or running already): the camera's frames are answered from the old result meanwhile.
+   */
   private answerFromCache(lane: Lane, frame: Frame): boolean {
     if (!this.deps.cache.enabled) return false;
-    const detections = this.deps.cache.lookup(frame);
-    if (!detections) return false;
-    lane.camera!.counters.cached++;
-    this.answer(lane, frame.seq, { ...frame, cached: true, detections });
+    const hit = this.deps.cache.lookup(frame);
+    if (!hit) return false;
+    const cam = lane.camera!;
+    cam.counters.cached++;
+    this.answer(lane, frame.seq, { ...frame, cached: true, detections: hit.detections });
+    if (hit.refresh && !cam.refreshing) {
+      cam.refreshing = true;
+      const evicted = lane.queue.push({ frame, ts: frame.ts, refresh: true });
+      if (evicted) this.dropped(lane, evicted, 'full');
+    }
     return true;
   }
 
@@ -311,7 +334,7 @@ export class Scheduler {
       contenders.find((c) => c.key === lane)!.waiting--;
       const job = lane.queue.shift()!;
       // A frame queued before its camera's previous analysis finished may now match it.
-      if ('frame' in job && this.answerFromCache(lane, job.frame)) continue;
+      if ('frame' in job && !job.refresh && this.answerFromCache(lane, job.frame)) continue;
       // Queued before a swap to a model of another input size: its camera is being restarted.
       if (!fitsModel('frame' in job ? job.frame : job.picture, size)) {
         if (lane.camera) lane.camera.counters.errors++;
@@ -340,6 +363,10 @@ export class Scheduler {
           // Its model changed meanwhile: the answer stands, but the next frames need the new model's.
           if (lane.camera!.epoch === epoch) this.deps.cache.store(f, detections);
           lane.camera!.counters.analysed++;
+          if (job.refresh) {
+            lane.camera!.refreshing = false;
+            return;
+          }
           this.answer(lane, f.seq, {
             ...f,
             cached: false,

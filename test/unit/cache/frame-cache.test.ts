@@ -31,15 +31,39 @@ describe('frame cache', () => {
       distance: 3,
     });
     assert.equal(cache.decide(frame('a', 500, 50, 2, 90)).hit, true, 'two changed cells are within 2');
-    assert.deepEqual(cache.decide(frame('a', 1001, 50)), { hit: false, reason: 'expired' });
+    assert.deepEqual(cache.decide(frame('a', 1001, 50)), {
+      hit: true,
+      detections: [],
+      distance: 0,
+      age: 1001,
+      samePixels: false,
+      refresh: true,
+    });
     assert.deepEqual(cache.decide(frame('b', 10, 50)), { hit: false, reason: 'empty' });
+  });
+
+  it('past max_age_s a scene that looks the same is still answered, and asks for a fresh analysis', () => {
+    const cache = new FrameCache(settings);
+    const dets = [{ label: 'person', score: 0.9, box: [1, 2, 3, 4] as [number, number, number, number] }];
+    cache.store(frame('a', 0, 50), dets);
+    assert.deepEqual(
+      cache.lookup(frame('a', 1000, 50)),
+      { detections: dets, refresh: false },
+      'at max_age_s',
+    );
+    assert.deepEqual(cache.lookup(frame('a', 1001, 50)), { detections: dets, refresh: true }, 'past it');
+    assert.equal(cache.lookup(frame('a', 1001, 50, 3, 90)), undefined, 'a changed scene is analysed');
+    const fresh = [{ ...dets[0]!, score: 0.8 }];
+    cache.store(frame('a', 1001, 50), fresh);
+    assert.deepEqual(cache.lookup(frame('a', 1500, 50)), { detections: fresh, refresh: false }, 'refreshed');
+    assert.deepEqual(cache.decide(frame('a', 900, 50)), { hit: false, reason: 'expired' }, 'older than it');
   });
 
   it('lookup answers the stored detections on a hit, nothing on a miss', () => {
     const cache = new FrameCache(settings);
     const dets = [{ label: 'person', score: 0.9, box: [1, 2, 3, 4] as [number, number, number, number] }];
     cache.store(frame('a', 0, 50), dets);
-    assert.equal(cache.lookup(frame('a', 10, 52)), dets);
+    assert.equal(cache.lookup(frame('a', 10, 52))?.detections, dets);
     assert.equal(cache.lookup(frame('a', 10, 150)), undefined);
   });
 
@@ -96,11 +120,12 @@ describe('frame cache', () => {
       distance: 0,
       age: 5000,
       samePixels: true,
+      refresh: false,
     });
     assert.deepEqual(
       cache.decide(frame('a', 5000, 50)),
-      { hit: false, reason: 'expired' },
-      'equal, not the same',
+      { hit: true, detections: [person(0)], distance: 0, age: 5000, samePixels: false, refresh: true },
+      'equal, not the same: due for a fresh look',
     );
     const next = frame('a', 400, 50);
     cache.store(next, [person(40)]);

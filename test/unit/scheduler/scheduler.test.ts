@@ -459,6 +459,56 @@ describe('scheduler with the frame cache', () => {
     assert.equal(detector.calls.length, 2);
   });
 
+  it('past max_age_s a still camera is answered from its old result while a refresh waits for the busy detector', async () => {
+    const { sched, detector, frame, results, clock, cameras } = setup(
+      { max_batch: 1, max_in_flight: 1, queue_size: 1 },
+      true,
+    );
+    cameras('still', 'busy');
+    sched.push(frame('still', 100));
+    detector.calls[0]!.resolve([[person(0.9)]]);
+    await flush();
+    // The busy camera's frame takes the detector; nothing comes back for 15 s (max_age_s is 10).
+    sched.push(frame('busy', 1));
+    let pushed = 1;
+    for (let t = 200; t <= 15_000; t += 200) {
+      await clock.advance(200);
+      sched.push(frame('still', 100));
+      pushed++;
+    }
+    const still = (): Result[] => results.filter((r) => r.camera === 'still');
+    assert.equal(still().length, pushed, 'every frame of the still camera answered meanwhile');
+    assert.ok(
+      still()
+        .slice(1)
+        .every((r) => r.cached && r.detections[0]!.score === 0.9),
+    );
+    assert.equal(detector.calls.length, 2, 'one refresh waits in its queue, not one per frame');
+    detector.calls[1]!.resolve();
+    await flush();
+    assert.equal(detector.calls.length, 3, 'the refresh goes next');
+    assert.equal(detector.calls[2]!.pictures[0]!.data[0], 100);
+    const before = still().length;
+    detector.calls[2]!.resolve([[person(0.7)]]);
+    await flush();
+    assert.equal(still().length, before, "the refresh's own answer is not handed on a second time");
+    await clock.advance(200);
+    sched.push(frame('still', 100));
+    assert.deepEqual(
+      [still().at(-1)!.cached, still().at(-1)!.detections[0]!.score],
+      [true, 0.7],
+      'the next frame reuses the fresh result',
+    );
+    const seqs = still().map((r) => r.seq);
+    assert.deepEqual(
+      seqs,
+      [...seqs].sort((a, b) => a - b),
+      'in capture order, each once',
+    );
+    assert.equal(new Set(seqs).size, seqs.length);
+    assert.equal(sched.stats().cameras.still!.analysed, 2, 'the first frame and the refresh');
+  });
+
   it('re-checks queued frames against a result that arrived meanwhile', async () => {
     const { sched, detector, frame, results, cameras } = setup({ max_batch: 1 }, true);
     cameras('a');
