@@ -39,6 +39,50 @@ describe('fair share', () => {
     assert.deepEqual(picks.filter((p) => p === 'quiet').length, 5, JSON.stringify(picks));
   });
 
+  it('a priority-10 queue holding one frame at a time gets its frame into every batch while under its share', () => {
+    // 14 at priority 1 and 2 at priority 10, one frame each per batch of 4 (queue_size 1): the
+    // weighted share of a priority 10 is 10/34 of 4 = 1.18 frames a batch, more than its one.
+    const fair = new FairShare();
+    const count = new Map<string, number>();
+    const keys = [
+      ...Array.from({ length: 14 }, (_, i) => [`low${i}`, 1] as const),
+      ['a', 10],
+      ['b', 10],
+    ] as const;
+    for (let batch = 0; batch < 140; batch++) {
+      const contenders = keys.map(([key, priority]) => ({ key, priority, waiting: 1 }));
+      for (let k = 0; k < 4; k++) {
+        const [key] = fair.pick(contenders, 1);
+        contenders.find((c) => c.key === key)!.waiting--;
+        count.set(key!, (count.get(key!) ?? 0) + 1);
+      }
+    }
+    assert.deepEqual([count.get('a'), count.get('b')], [140, 140], 'in every batch');
+    const low = keys.slice(0, 14).map(([key]) => count.get(key) ?? 0);
+    assert.ok(Math.min(...low) >= 19 && Math.max(...low) <= 21, `the rest shared evenly: ${low.join(' ')}`);
+  });
+
+  it('with frames always waiting, 10 : 1 exactly, and a camera back after a pause gets no burst', () => {
+    const fair = new FairShare();
+    const picks = fair.pick(
+      [
+        { key: 'low', priority: 1, waiting: 1000 },
+        { key: 'high', priority: 10, waiting: 1000 },
+      ],
+      1100,
+    );
+    assert.equal(picks.filter((p) => p === 'low').length, 100);
+    fair.pick([{ key: 'low', priority: 1, waiting: 1000 }], 50);
+    const back = fair.pick(
+      [
+        { key: 'low', priority: 1, waiting: 1000 },
+        { key: 'high', priority: 10, waiting: 1000 },
+      ],
+      110,
+    );
+    assert.equal(back.filter((p) => p === 'high').length, 100, JSON.stringify(back));
+  });
+
   it('takes any value as a key: two queues of the same name are two contenders', () => {
     const fair = new FairShare<object>();
     const one = {};

@@ -278,6 +278,65 @@ describe('scheduler: priority and fairness', () => {
   });
 });
 
+describe('scheduler: weighted fair share with live cameras', () => {
+  /**
+   * 14 cameras at priority 1 and 2 at priority 10, 5 frames/s each, `queue_size: 1` (each holds
+   * its newest frame only, as a live camera's queue does), for 60 s against a detector taking
+   * `msPerFrame` a frame; returns each priority's analysed frames/s per camera, and the total.
+   */
+  async function live(maxBatch: number, msPerFrame: number) {
+    const { sched, detector, frame, clock, results, cameras } = setup({
+      max_batch: maxBatch,
+      max_in_flight: 1,
+      queue_size: 1,
+      max_frame_age_ms: 2000,
+    });
+    const cams = [
+      ...Array.from({ length: 14 }, (_, i): [string, number] => [`low${i}`, 1]),
+      ['high0', 10] as [string, number],
+      ['high1', 10] as [string, number],
+    ];
+    cameras(...cams);
+    const seconds = 60;
+    let busyUntil = 0;
+    for (let t = 0; t < seconds * 1000; t += 10) {
+      // Each camera's frames come every 200 ms, the cameras out of step with each other.
+      cams.forEach(([name], i) => {
+        if ((t + ((i * 37) % 20) * 10) % 200 === 0) sched.push(frame(name));
+      });
+      const call = detector.pending[0];
+      if (call && busyUntil === 0) busyUntil = t + call.count * msPerFrame;
+      if (call && t >= busyUntil) {
+        call.resolve();
+        busyUntil = 0;
+      }
+      await clock.advance(10);
+    }
+    const rate = (prefix: string): number =>
+      results.filter((r) => r.camera.startsWith(prefix)).length / (prefix === 'low' ? 14 : 2) / seconds;
+    return { high: rate('high'), low: rate('low'), total: results.length / seconds };
+  }
+
+  it('priority 10 : 1 gets 10 : 1 of the detector (within 10 %) when neither can have more', async () => {
+    // One frame a batch, 10 frames/s: the weighted share of a priority 10 is 10/34 of it
+    // (2.9 frames/s), under the 5 it offers; of a priority 1, 0.29.
+    const { high, low, total } = await live(1, 100);
+    const share = (w: number): number => (w / 34) * total;
+    const within = (x: number, want: number): boolean => Math.abs(x - want) <= 0.1 * want;
+    assert.ok(within(high, share(10)) && within(low, share(1)), `high ${high}, low ${low}, total ${total}`);
+  });
+
+  it('a priority-10 camera that can give only one frame a batch gets one into every batch; the rest share what is left', async () => {
+    // Batches of 4 every 400 ms: its share (1.18 frames a batch) is more than the one frame it
+    // holds, so it gets every batch (2.5 frames/s), and the fourteen share the other half.
+    const { high, low, total } = await live(4, 100);
+    const batches = total / 4;
+    assert.ok(high >= 0.95 * batches, `high ${high} of ${batches} batches/s`);
+    const rest = (total - 2 * high) / 14;
+    assert.ok(Math.abs(low - rest) <= 0.1 * rest && low > 0, `low ${low}, ${rest} due`);
+  });
+});
+
 describe('scheduler: submitted pictures', () => {
   it('answers a picture with its own detections, sharing a batch with the cameras', async () => {
     const { sched, detector, frame, picture, results, cameras } = setup({ max_batch: 2 });
