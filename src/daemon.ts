@@ -95,6 +95,7 @@ export class Daemon {
       detections: config.mqtt.detections,
       homeAssistant: new Discovery(config, { out: output, topics: t, clock, log: stage('discovery') }),
       modelUnavailable: (model) => models.unavailable(model),
+      lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
       models,

@@ -244,6 +244,11 @@ const scheduler = z
     queue_size: int().min(1).max(64).default(1),
     /** A frame older than this when its turn comes is dropped as stale. */
     max_frame_age_ms: int().min(50).max(60000).default(2000),
+    /**
+     * A streaming camera whose newest answered frame is this much older than its newest frame is
+     * `lagging` (its status says so): the detector cannot keep up with it.
+     */
+    lagging_after_s: z.number().min(1).max(3600).default(10),
   })
   .prefault({});
 

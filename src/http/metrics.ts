@@ -153,6 +153,23 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
     ['camera'],
     perQueue((c) => c.frameAgeMsMean / 1000),
   );
+  metric(
+    'gauge',
+    'argus_camera_lag_seconds',
+    'Age of the newest answered frame (from the first frame while none was answered)',
+    ['camera'],
+    (s, set) => {
+      for (const [camera, c] of Object.entries(s.sched.cameras))
+        if (c.lagMs !== null) set({ camera }, c.lagMs / 1000);
+    },
+  );
+  metric(
+    'gauge',
+    'argus_camera_lagging',
+    '1 while the answers are more than scheduler.lagging_after_s behind the frames',
+    ['camera'],
+    perQueue((c) => (c.lagging ? 1 : 0)),
+  );
   metric('gauge', 'argus_camera_model', "The camera's model: 1 for it", ['camera', 'model'], (s, set) => {
     for (const [camera, c] of Object.entries(s.sched.cameras)) set({ camera, model: c.model }, 1);
   });

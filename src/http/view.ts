@@ -6,6 +6,7 @@ import type { ServedModel } from '../kserve/index.js';
 import {
   annotatedJpeg,
   applyCameraFilters,
+  lagSeconds,
   type CameraRates,
   type StatsSources,
   type CountsInView,
@@ -49,6 +50,10 @@ export interface CameraView {
   fps_in: number;
   fps_analysed: number;
   queue_depth: number;
+  /** The age of its newest answered frame (s); null before any frame. */
+  lag_s: number | null;
+  /** Its answers are more than `scheduler.lagging_after_s` behind its frames. */
+  lagging: boolean;
   has_frame: boolean;
   last_frame_ts: string | null;
   cached: boolean;
@@ -135,6 +140,8 @@ export class LiveView implements HttpSource {
         fps_in: rates[name]?.fpsIn ?? 0,
         fps_analysed: rates[name]?.fpsAnalysed ?? 0,
         queue_depth: sched.cameras[name]?.queueDepth ?? 0,
+        lag_s: lagSeconds(sched.cameras[name]?.lagMs ?? null),
+        lagging: sched.cameras[name]?.lagging ?? false,
         has_frame: latest !== undefined,
         last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
         cached: latest?.cached ?? false,

@@ -9,5 +9,5 @@ export { applyCameraFilters, type ZonedDetection } from './filters.js';
 export { annotatedJpeg, MAX_WIDTH, MIN_WIDTH } from './jpeg.js';
 export { MqttOutput, type Inbox, type Output, type OutputStats } from './mqtt-output.js';
 export { Reporter, type CountsInView, type ReporterDeps } from './reporter.js';
-export { StatsPublisher, type CameraRates, type StatsSources } from './stats.js';
+export { lagSeconds, StatsPublisher, type CameraRates, type StatsSources } from './stats.js';
 export { topics, type Topics } from './topics.js';

@@ -11,6 +11,7 @@ import type { Discovery } from './ha-discovery.js';
 import { LineCounts, type LineCount } from './line-counts.js';
 import type { Output } from './mqtt-output.js';
 import { Snapshots } from './snapshots.js';
+import { lagSeconds } from './stats.js';
 import type {
   CameraStatusPayload,
   CrossingPayload,
@@ -51,6 +52,14 @@ export interface ReporterDeps {
   homeAssistant?: Pick<Discovery, 'start' | 'setCameras' | 'stop' | 'defaultLabels'>;
   /** Why a model takes no batch now (a remote model's server away), or undefined while it does. */
   modelUnavailable?: (model: string) => string | undefined;
+  /**
+   * How far behind a camera's answers are (the scheduler's), checked every second, and
+   * `scheduler.lagging_after_s`, which the status' message names.
+   */
+  lag?: {
+    of(camera: string): { lagMs: number | null; lagging: boolean } | undefined;
+    afterS: number;
+  };
   /** Which frames' detections are published. */
   detections: Config['mqtt']['detections'];
 }
@@ -89,6 +98,8 @@ export class Reporter {
   private detectorErrors = new Map<string, { message: string; at: number }>();
   /** Since when each model that is unavailable has been (its cameras' statuses say so). */
   private awaySince = new Map<string, number>();
+  /** Since when each lagging camera has been (while streaming: its status says so). */
+  private laggingSince = new Map<string, number>();
   private timer: Timer | null = null;
   private readonly lineCounts: LineCounts;
   private readonly snapshots: Snapshots;
@@ -364,11 +375,24 @@ export class Reporter {
     const camera = s.camera;
     const det = this.detectorErrors.get(camera);
     const away = this.away(camera);
+    const lag = this.deps.lag?.of(camera);
+    const lagS = lagSeconds(lag?.lagMs ?? null);
+    const laggingAt = this.laggingSince.get(camera);
     const lastError = away
       ? { cause: 'detector_unavailable' as const, message: away.message, at: iso(away.at) }
       : det
         ? { cause: 'detector' as const, message: det.message, at: iso(det.at) }
-        : s.lastError && { cause: s.lastError.cause, message: s.lastError.message, at: iso(s.lastError.at) };
+        : laggingAt !== undefined
+          ? {
+              cause: 'lagging' as const,
+              message: `its newest answered frame is ${lagS} s old (over scheduler.lagging_after_s: ${this.deps.lag?.afterS} s): the detector cannot keep up`,
+              at: iso(laggingAt),
+            }
+          : s.lastError && {
+              cause: s.lastError.cause,
+              message: s.lastError.message,
+              at: iso(s.lastError.at),
+            };
     const payload: CameraStatusPayload = {
       camera,
       state: s.state,
@@ -379,6 +403,7 @@ export class Reporter {
       source: s.source,
       last_error: lastError,
       retry_at: s.retryAt === null ? null : iso(s.retryAt),
+      lag_s: lagS,
     };
     this.out.state(this.topics.cameraStatus(camera), JSON.stringify(payload));
   }
@@ -391,6 +416,31 @@ export class Reporter {
     this.snapshots.due(now);
     for (const [camera, t] of this.trackers) this.snapshots.untracked(camera, (id) => t.has(id));
     this.snapshots.render();
+    for (const camera of Object.keys(this.cameras)) this.checkLag(camera, now);
+  }
+
+  /**
+   * A streaming camera whose answers fell `lagging_after_s` behind its frames turns `lagging`,
+   * and back when they catch up: one log line and one status each way. Its objects and counts
+   * hold meanwhile (Tracker); the status tells a subscriber they are not fresh.
+   */
+  private checkLag(camera: string, now: number): void {
+    const lag = this.deps.lag?.of(camera);
+    const streaming = this.deps.cameraStatus(camera)?.state === 'streaming';
+    const lagging = streaming && lag?.lagging === true;
+    if (lagging === this.laggingSince.has(camera)) return;
+    const lagS = lagSeconds(lag?.lagMs ?? null);
+    if (lagging) {
+      this.laggingSince.set(camera, now);
+      this.deps.log.warn(
+        { camera, lag_s: lagS },
+        'camera lagging: its frames get no answer in time (the detector cannot keep up); its objects and counts hold',
+      );
+    } else {
+      this.laggingSince.delete(camera);
+      this.deps.log.info({ camera, lag_s: lagS }, 'camera answered in time again');
+    }
+    this.publishStatusOf(camera);
   }
 
   /**

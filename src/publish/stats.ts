@@ -27,6 +27,10 @@ interface Sample {
 
 const round2 = (v: number): number => Math.round(v * 100) / 100;
 
+/** A lag in ms as the stats, statuses and the API give it: seconds, to a tenth. */
+export const lagSeconds = (ms: number | null): number | null =>
+  ms === null ? null : Math.round(ms / 100) / 10;
+
 /**
  * The `stats` message, every `mqtt.stats_interval_s`: rates over the last interval, totals
  * since start. The same rates serve the HTTP API between messages.
@@ -109,6 +113,8 @@ export class StatsPublisher {
         dropped: c.dropped,
         queue_depth: c.queueDepth,
         frame_age_ms: Math.round(c.frameAgeMsMean),
+        lag_s: lagSeconds(c.lagMs),
+        lagging: c.lagging,
         restarts: st?.restarts ?? 0,
       };
     }

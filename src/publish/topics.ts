@@ -46,11 +46,13 @@ export interface CameraStatusPayload {
   last_frame: string | null;
   source: { width: number; height: number } | null;
   last_error: {
-    cause: FailureCause | 'detector' | 'detector_unavailable';
+    cause: FailureCause | 'detector' | 'detector_unavailable' | 'lagging';
     message: string;
     at: string;
   } | null;
   retry_at: string | null;
+  /** The age of its newest answered frame when this status was published (s); null before any frame. */
+  lag_s: number | null;
 }
 
 export interface DetectionsPayload {
@@ -114,6 +116,10 @@ export interface StatsPayload {
       dropped: Record<string, number>;
       queue_depth: number;
       frame_age_ms: number;
+      /** The age of its newest answered frame (s); null before any frame. */
+      lag_s: number | null;
+      /** Its answers are more than `scheduler.lagging_after_s` behind its frames. */
+      lagging: boolean;
       restarts: number;
     }
   >;

@@ -40,6 +40,10 @@ export interface CameraCounters {
   errors: number;
   ageSum: number;
   resequenced: number;
+  /** Capture times of its first and newest frame taken, and of its newest answer handed on. */
+  firstIn: number | null;
+  lastIn: number | null;
+  lastAnswered: number | null;
 }
 
 /** What a camera lane knows beyond its queue. */
@@ -83,6 +87,13 @@ export interface CameraStats {
   frameAgeMsMean: number;
   /** Answers held back until an earlier frame's answer went out (capture order kept). */
   resequenced: number;
+  /**
+   * The age of its newest answered frame (ms; from its first frame while none was answered;
+   * null before any frame): how far behind the camera's answers are.
+   */
+  lagMs: number | null;
+  /** Its newest answer is more than `lagging_after_s` older than its newest frame. */
+  lagging: boolean;
 }
 
 /** A camera's lane, as it starts: empty, on the camera's model. */
@@ -94,7 +105,17 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): La
     camera: {
       name,
       epoch: 0,
-      counters: { framesIn: 0, analysed: 0, cached: 0, errors: 0, ageSum: 0, resequenced: 0 },
+      counters: {
+        framesIn: 0,
+        analysed: 0,
+        cached: 0,
+        errors: 0,
+        ageSum: 0,
+        resequenced: 0,
+        firstIn: null,
+        lastIn: null,
+        lastAnswered: null,
+      },
       pending: new Set(),
       held: [],
       refreshing: false,
@@ -102,8 +123,10 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): La
   };
 }
 
-export function cameraStats(lane: Lane): CameraStats {
+/** A camera lane's numbers at time `now`; `laggingAfterMs`: scheduler.lagging_after_s. */
+export function cameraStats(lane: Lane, now: number, laggingAfterMs: number): CameraStats {
   const c = lane.camera!.counters;
+  const answered = c.lastAnswered ?? c.firstIn;
   return {
     model: lane.model,
     framesIn: c.framesIn,
@@ -113,6 +136,8 @@ export function cameraStats(lane: Lane): CameraStats {
     queueDepth: lane.queue.length,
     frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
     resequenced: c.resequenced,
+    lagMs: answered === null ? null : Math.max(0, now - answered),
+    lagging: answered !== null && c.lastIn! - answered > laggingAfterMs,
   };
 }
 

@@ -177,7 +177,10 @@ export class Scheduler {
   push(frame: Frame): void {
     const lane = this.cams.get(frame.camera);
     if (!lane || !this.running) return;
-    lane.camera!.counters.framesIn++;
+    const counters = lane.camera!.counters;
+    counters.framesIn++;
+    counters.firstIn ??= frame.ts;
+    counters.lastIn = Math.max(counters.lastIn ?? frame.ts, frame.ts);
     if (this.answerFromCache(lane, frame)) return;
     lane.camera!.pending.add(frame.seq);
     const evicted = lane.queue.push({ frame, ts: frame.ts });
@@ -241,7 +244,12 @@ export class Scheduler {
 
   /** Hands on a camera frame's answer (or, without one, its end), in capture order. */
   private answer(lane: Lane, seq: number, result?: Result): void {
-    if (lane.camera) inCaptureOrder(lane.camera, seq, result, this.deps.onResult);
+    const cam = lane.camera;
+    if (!cam) return;
+    inCaptureOrder(cam, seq, result, (r) => {
+      cam.counters.lastAnswered = r.ts;
+      this.deps.onResult(r);
+    });
   }
 
   /**
@@ -411,12 +419,21 @@ export class Scheduler {
     if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
   }
 
+  /** How far behind a camera's answers are (CameraStats' lagMs and lagging); undefined for no camera. */
+  lag(camera: string): Pick<CameraStats, 'lagMs' | 'lagging'> | undefined {
+    const lane = this.cams.get(camera);
+    if (!lane) return undefined;
+    const { lagMs, lagging } = cameraStats(lane, this.deps.clock.now(), this.cfg.lagging_after_s * 1000);
+    return { lagMs, lagging };
+  }
+
   stats(): SchedulerStats {
     const cameras: Record<string, CameraStats> = {};
     let analysed = 0;
     let cached = 0;
+    const now = this.deps.clock.now();
     for (const [name, lane] of this.cams) {
-      const c = (cameras[name] = cameraStats(lane));
+      const c = (cameras[name] = cameraStats(lane, now, this.cfg.lagging_after_s * 1000));
       analysed += c.analysed;
       cached += c.cached;
     }

@@ -14,6 +14,8 @@ export function cameraStats(over: Partial<CameraStats> = {}): CameraStats {
     queueDepth: 0,
     frameAgeMsMean: 0,
     resequenced: 0,
+    lagMs: null,
+    lagging: false,
     ...over,
   };
 }

@@ -50,6 +50,8 @@ function setup() {
     dropped: { full: 3, stale: 1, error: 0 },
     queueDepth: 2,
     frameAgeMsMean: 250,
+    lagMs: 12_500,
+    lagging: true,
   });
   const registry = createMetrics(stages);
   const scrape = async (): Promise<Map<string, number>> => samples(await registry.metrics());
@@ -100,6 +102,8 @@ describe('metrics', () => {
     assert.deepEqual(series(m, 'argus_camera_queue_depth'), { 'camera="gate"': 2 });
     assert.deepEqual(series(m, 'argus_camera_frame_age_seconds'), { 'camera="gate"': 0.25 });
     assert.deepEqual(series(m, 'argus_camera_model'), { 'camera="gate",model="default"': 1 });
+    assert.deepEqual(series(m, 'argus_camera_lag_seconds'), { 'camera="gate"': 12.5 });
+    assert.deepEqual(series(m, 'argus_camera_lagging'), { 'camera="gate"': 1 });
   });
 
   it('counts batches per model by size, leaving out size 0, and each model’s frames', async () => {

@@ -110,7 +110,7 @@ describe('live view (HTTP API models)', () => {
         lastError: { cause: 'auth', message: '401 Unauthorized', at: 5 },
       }),
     ];
-    stages.cams.gate = cameraStats({ queueDepth: 1 });
+    stages.cams.gate = cameraStats({ queueDepth: 1, lagMs: 12_345, lagging: true });
     view.onResult(result('gate'));
     const [gate, yard] = view.cameras();
     assert.deepEqual(gate, {
@@ -124,6 +124,8 @@ describe('live view (HTTP API models)', () => {
       fps_in: 5,
       fps_analysed: 1.5,
       queue_depth: 1,
+      lag_s: 12.3,
+      lagging: true,
       has_frame: true,
       last_frame_ts: new Date(1000).toISOString(),
       cached: true,

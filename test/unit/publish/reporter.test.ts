@@ -16,7 +16,7 @@ import {
   type DetectionsPayload,
   type EventPayload,
 } from '../../../src/publish/topics.js';
-import { FakeClock, silentLog } from '../../helpers/fakes.js';
+import { FakeClock, recordingLog, silentLog } from '../../helpers/fakes.js';
 import { FakeMqtt, FakeOutput } from '../../helpers/fake-output.js';
 import { tempDir } from '../../helpers/env.js';
 
@@ -371,6 +371,67 @@ describe('reporter', () => {
     assert.deepEqual([withErr.state, withErr.last_error?.cause], ['streaming', 'detector']);
     r.onResult(result(1, 100, []));
     assert.equal(parse<CameraStatusPayload>(out.of('state').at(-1)!.payload).last_error, null);
+  });
+
+  it('a streaming camera turns lagging once (status, one warning) and back once; not while offline', () => {
+    const out = new FakeOutput();
+    const { log, lines } = recordingLog();
+    let state: CameraStatus['state'] = 'streaming';
+    let lag = { lagMs: 400 as number | null, lagging: false };
+    const status = (camera: string): CameraStatus => ({
+      camera,
+      state,
+      since: 0,
+      restarts: 0,
+      framesReceived: 10,
+      bytesReceived: 100,
+      lastFrameAt: 5,
+      lastError: null,
+      retryAt: null,
+      source: { width: 640, height: 480 },
+    });
+    const r = new Reporter(cfg.cameras, cfg.events, {
+      ...deps(out, 'argus', status),
+      log,
+      lag: { of: () => lag, afterS: 10 },
+    });
+    const statuses = (): CameraStatusPayload[] =>
+      out
+        .of('state')
+        .filter((m) => m.topic === 'argus/cameras/gate/status')
+        .map((m) => parse<CameraStatusPayload>(m.payload));
+    r.tick(1000);
+    assert.deepEqual(statuses(), [], 'answered in time: nothing to say');
+    lag = { lagMs: 12_340, lagging: true };
+    r.tick(2000);
+    r.tick(3000);
+    assert.equal(statuses().length, 1, 'once');
+    assert.deepEqual(statuses()[0]!.last_error, {
+      cause: 'lagging',
+      message:
+        'its newest answered frame is 12.3 s old (over scheduler.lagging_after_s: 10 s): the detector cannot keep up',
+      at: new Date(2000).toISOString(),
+    });
+    assert.equal(statuses()[0]!.lag_s, 12.3);
+    r.onCameraStatus(status('gate'));
+    assert.equal(statuses().at(-1)!.last_error?.cause, 'lagging', "ingest's own status keeps saying it");
+    lag = { lagMs: 300, lagging: false };
+    r.tick(4000);
+    assert.deepEqual(
+      [statuses().length, statuses().at(-1)!.last_error, statuses().at(-1)!.lag_s],
+      [3, null, 0.3],
+    );
+    assert.deepEqual(
+      lines.filter((l) => /lagging|in time again/.test(l.msg)).map((l) => l.msg),
+      [
+        'camera lagging: its frames get no answer in time (the detector cannot keep up); its objects and counts hold',
+        'camera answered in time again',
+      ],
+    );
+    state = 'offline';
+    lag = { lagMs: 60_000, lagging: true };
+    r.tick(5000);
+    assert.equal(statuses().length, 3, 'an offline camera is not lagging: its own status says why');
   });
 
   it('says detector_unavailable once while a camera’s model is unavailable, and once when it is back', () => {

@@ -31,6 +31,7 @@ describe('stats publisher', () => {
       cached: 30,
       queueDepth: 1,
       frameAgeMsMean: 12.4,
+      lagMs: 260,
     });
     await clock.advance(10_000);
     assert.equal(out.of('detection')[0]!.topic, 'argus/stats');
@@ -44,6 +45,8 @@ describe('stats publisher', () => {
       dropped: { full: 0, stale: 0, error: 0 },
       queue_depth: 1,
       frame_age_ms: 12,
+      lag_s: 0.3,
+      lagging: false,
       restarts: 2,
     });
     assert.equal(first!.uptime_s, 10);

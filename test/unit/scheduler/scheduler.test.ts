@@ -337,6 +337,42 @@ describe('scheduler: weighted fair share with live cameras', () => {
   });
 });
 
+describe('scheduler: lag', () => {
+  it("a camera's lag is its newest answer's age; lagging once it is lagging_after_s behind its frames", async () => {
+    const { sched, detector, frame, clock, cameras } = setup({
+      max_batch: 1,
+      queue_size: 1,
+      max_frame_age_ms: 60_000,
+      lagging_after_s: 10,
+    });
+    cameras('a');
+    assert.deepEqual(sched.lag('a'), { lagMs: null, lagging: false }, 'no frame yet');
+    assert.equal(sched.lag('nope'), undefined);
+    sched.push(frame('a'));
+    await clock.advance(500);
+    assert.deepEqual(sched.lag('a'), { lagMs: 500, lagging: false }, 'from its first frame');
+    detector.calls[0]!.resolve();
+    await flush();
+    // The detector takes the next frame and does not answer: frames keep coming for 11 s.
+    for (let t = 0; t < 11_000; t += 200) {
+      await clock.advance(200);
+      sched.push(frame('a'));
+    }
+    const lag = sched.lag('a')!;
+    assert.deepEqual([lag.lagMs, lag.lagging], [11_500, true]);
+    assert.deepEqual(
+      [sched.stats().cameras.a!.lagMs, sched.stats().cameras.a!.lagging],
+      [11_500, true],
+      'the same in its stats',
+    );
+    detector.calls[1]!.resolve();
+    await flush();
+    detector.calls[2]!.resolve();
+    await flush();
+    assert.deepEqual(sched.lag('a'), { lagMs: 0, lagging: false }, 'its newest frame answered');
+  });
+});
+
 describe('scheduler: submitted pictures', () => {
   it('answers a picture with its own detections, sharing a batch with the cameras', async () => {
     const { sched, detector, frame, picture, results, cameras } = setup({ max_batch: 2 });
