@@ -48,12 +48,12 @@ const squares: Square[] = OBJECTS.map((o) => {
 const MOVING = ['busy1', 'busy2', 'busy3', 'busy4', 'busy5'];
 /** How long the still camera is watched, once its objects are confirmed. */
 const WATCH_MS = 30_000;
-/** What one frame should cost the model on one thread: with 6 frames a batch, ~0.9 s a batch. */
-const TARGET_MS = 150;
+/** What one frame should cost the model on one thread: with 6 frames a batch, ~1.2 s a batch. */
+const TARGET_MS = 200;
 
 /**
  * How many layers of `--work` make the fixture take about TARGET_MS a picture on this machine
- * (one thread, as the daemon's worker runs it): measured on a short one.
+ * (one thread, as the daemon's worker runs it): measured on a short one, at its fastest.
  */
 async function calibrate(
   t: Parameters<typeof tempDir>[0],
@@ -74,8 +74,9 @@ async function calibrate(
   try {
     const ms: number[] = [];
     for (let i = 0; i < 7; i++) ms.push((await detector.detect([picture])).inferMs);
-    const perLayer = ms.sort((a, b) => a - b)[3]! / probe;
-    return { work: Math.min(400, Math.max(8, Math.round(TARGET_MS / perLayer))), perLayer };
+    // The fastest: what the machine can do (a busy moment only makes the run more overloaded).
+    const perLayer = Math.min(...ms) / probe;
+    return { work: Math.min(400, Math.max(10, Math.round(TARGET_MS / perLayer))), perLayer };
   } finally {
     await detector.stop();
   }
@@ -126,7 +127,7 @@ describe('overload: the real pipeline with a detector that answers a fraction of
       const config = await writeDaemonConfig(dir, {
         model: { path: model },
         detector: { workers: 1, intra_op_threads: 1, inter_op_threads: 1 },
-        // One batch takes every camera's waiting frame (at most one each): ~0.9 s of work.
+        // One batch takes every camera's waiting frame (at most one each): ~1.2 s of work.
         scheduler: { queue_size: 1, max_batch: 8 },
         // A still camera's result is renewed every 2 s; and every frame's picture is sent, as a
         // noisy sensor's would be (with the default threshold, a still picture is sent again
