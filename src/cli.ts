@@ -25,7 +25,7 @@ Commands:
       [--batch dynamic|keep] [--precision fp32|fp16|keep] [--check-image IMAGE]… [--labels FILE]
   model fixture --out FILE    write Argus' generated test model (ONNX)
       [--size 320] [--stride 32] [--layout channels-first|transposed|flat]
-      [--static-batch N] [--no-names]
+      [--static-batch N] [--no-names] [--work N]
 
 Options:
   -h, --help      show this help
@@ -137,6 +137,7 @@ async function model(args: string[]): Promise<number> {
     layout: { type: 'string' },
     'static-batch': { type: 'string' },
     'no-names': { type: 'boolean' },
+    work: { type: 'string' },
   });
   if (!values.out) throw new UsageError('model fixture needs --out FILE');
   const layout = values.layout ?? DEFAULT_FIXTURE.layout;
@@ -148,7 +149,10 @@ async function model(args: string[]): Promise<number> {
     layout: layout as FixtureOptions['layout'],
     batch: values['static-batch'] ? num(values['static-batch'], '--static-batch', 1, 1, 64) : 'dynamic',
     names: !values['no-names'],
+    work: num(values.work, '--work', 0, 0, 1000),
   };
+  if (!Number.isInteger(opts.work))
+    throw new UsageError(`--work must be a whole number, got '${values.work}'`);
   await mkdir(dirname(values.out), { recursive: true });
   await writeFile(values.out, buildFixtureModel(opts));
   return 0;

@@ -1,5 +1,5 @@
 import { floatTensor, int64Tensor, intAttr, intsAttr, newModel, newNode as node } from './build.js';
-import { DataType, encodeModel, type Dim, type Node } from './graph.js';
+import { DataType, encodeModel, type Dim, type Node, type Tensor } from './graph.js';
 
 /**
  * Builds Argus' own test model: a tiny, hand-weighted network with YOLOv8's input and output
@@ -22,6 +22,12 @@ export interface FixtureOptions {
   batch: 'dynamic' | number;
   /** Write Ultralytics-style `names` metadata into the model. */
   names: boolean;
+  /**
+   * A slow fixture, for tests of overload: this many 3×3 convolutions (16 channels, at the full
+   * input size) on the image, whose result is multiplied by zero before it joins the class
+   * logits, so the output is the plain fixture's, bit for bit. 0 (or absent): none.
+   */
+  work?: number;
 }
 
 export const FIXTURE_LABELS = ['bright', 'red'] as const;
@@ -32,6 +38,44 @@ export const DEFAULT_FIXTURE: FixtureOptions = {
   batch: 'dynamic',
   names: true,
 };
+
+/** Channels of the slow fixture's convolutions. */
+const WORK_CHANNELS = 16;
+
+/**
+ * The slow fixture's extra work (`FixtureOptions.work`): `layers` convolutions of the image,
+ * each followed by a sigmoid (their values stay in (0, 1): finite, so that times zero is zero),
+ * their mean times zero added to the class logits. The weights are fixed values, none zero, and
+ * the branch depends on the input: ONNX Runtime cannot fold it away.
+ */
+function addWork(nodes: Node[], initializers: Tensor[], layers: number): void {
+  if (!Number.isInteger(layers) || layers < 0)
+    throw new Error(`fixture work must be a whole number, got ${layers}`);
+  const k = WORK_CHANNELS;
+  const at = nodes.findIndex((n) => n.outputs[0] === 'logits');
+  nodes[at]!.outputs = ['plain_logits'];
+  const added: Node[] = [];
+  let from = 'images';
+  for (let i = 0; i < layers; i++) {
+    const inC = i === 0 ? 3 : k;
+    const w = new Float32Array(k * inC * 9);
+    for (let j = 0; j < w.length; j++) w[j] = (((j * 7919 + i * 104729) % 17) - 8.5) / (9 * inC);
+    initializers.push(floatTensor(`work_w${i}`, [k, inC, 3, 3], w));
+    added.push(
+      node('Conv', [from, `work_w${i}`], [`work_conv${i}`], [intsAttr('pads', [1, 1, 1, 1])]),
+      node('Sigmoid', [`work_conv${i}`], [`work${i}`]),
+    );
+    from = `work${i}`;
+  }
+  initializers.push(floatTensor('work_zero', [1], new Float32Array(1)));
+  added.push(
+    node('ReduceMean', [from], ['work_mean'], [intsAttr('axes', [1, 2, 3])]),
+    node('Mul', ['work_mean', 'work_zero'], ['work_nothing']),
+    node('Add', ['plain_logits', 'work_nothing'], ['logits']),
+  );
+  // In topological order: before the sigmoid that reads the logits.
+  nodes.splice(at + 1, 0, ...added);
+}
 
 /** Serialises the fixture model. Deterministic: the same options give the same bytes. */
 export function buildFixtureModel(opts: FixtureOptions = DEFAULT_FIXTURE): Uint8Array {
@@ -79,6 +123,7 @@ export function buildFixtureModel(opts: FixtureOptions = DEFAULT_FIXTURE): Uint8
     int64Tensor('scores_shape', [0, c, -1]),
     int64Tensor('box_shape', [0, 4, -1]),
   ];
+  if (opts.work) addWork(nodes, initializers, opts.work);
   const outDims: Dim[] = [batch, 4 + c, n];
   if (opts.layout === 'channels-first') {
     nodes.push(node('Concat', ['boxes', 'scores_flat'], ['output0'], [intAttr('axis', 1)]));

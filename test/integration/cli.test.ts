@@ -301,4 +301,17 @@ describe('argus', () => {
     const { readFile } = await import('node:fs/promises');
     assert.deepEqual(await readFile(a), await readFile(b));
   });
+
+  it('writes a slow fixture with --work N, and refuses a bad N', async (t) => {
+    const dir = await tempDir(t);
+    const slow = join(dir, 'slow.onnx');
+    assert.equal((await runCli(['model', 'fixture', '--work', '3', '--out', slow])).code, 0);
+    const r = await runCli(['model', 'inspect', '--json', slow]);
+    assert.equal((JSON.parse(r.stdout) as { nodes: number }).nodes, 8 + 2 * 3 + 3);
+    for (const bad of ['-1', '2.5', 'lots']) {
+      const refused = await runCli(['model', 'fixture', `--work=${bad}`, '--out', slow]);
+      assert.equal(refused.code, 2, bad);
+      assert.match(refused.stderr, /--work must be/);
+    }
+  });
 });

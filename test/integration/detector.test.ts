@@ -128,6 +128,37 @@ describe('detector with the fixture model (real ONNX Runtime)', () => {
     assert.equal(lines().find((l) => l.msg === 'detector ready')?.layout, 'transposed');
   });
 
+  it('the slow fixture (work) answers as the plain one, to the last bit of every score, and takes longer', async (t) => {
+    const plain = (await startFixture(t)).detector;
+    const slow = (await startFixture(t, { work: 12 })).detector;
+    const scenes = await Promise.all([scene(), blank(), shifted()]);
+    const pictures = await Promise.all(scenes.map((b) => loadLetterboxed(b, plain.inputSize)));
+    // And a picture of cells of every colour, scoring anywhere between 0 and 1.
+    let seed = 7;
+    const random = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+    const colours = Array.from({ length: 100 }, () => [random(), random(), random()]);
+    const cells = Buffer.alloc(320 * 320 * 3);
+    for (let i = 0; i < 320 * 320; i++)
+      cells.set(colours[Math.floor(i / 320 / 32) * 10 + Math.floor((i % 320) / 32)]!, i * 3);
+    pictures.push({ data: cells, geometry: letterbox(320, 320, 320) });
+    const a = await plain.detect(pictures);
+    const b = await slow.detect(pictures);
+    assertScene(b.detections[0]!, FIXTURE_SCENE.expected);
+    assert.ok(a.detections[3]!.length > 3, `cells over the threshold: ${JSON.stringify(a.detections[3])}`);
+    assert.deepEqual(b.detections, a.detections);
+    // ONNX Runtime runs the extra work (nothing folds it away): one picture at a time, median of 7.
+    const median = async (d: Detector): Promise<number> => {
+      const ms: number[] = [];
+      for (let i = 0; i < 7; i++) ms.push((await d.detect([pictures[0]!])).inferMs);
+      return ms.sort((x, y) => x - y)[3]!;
+    };
+    const [fast, slowMs] = [await median(plain), await median(slow)];
+    assert.ok(
+      slowMs > 5 * fast && slowMs > 10,
+      `plain ${fast.toFixed(1)} ms, work 12 ${slowMs.toFixed(1)} ms`,
+    );
+  });
+
   it('refuses an output layout it does not understand, naming the model', async (t) => {
     const dir = await tempDir(t);
     const path = await writeFixture(dir, 'flat.onnx', { layout: 'flat' });

@@ -47,4 +47,35 @@ describe('fixture model', () => {
     assert.equal(model.graph.name, 'argus_fixture');
     assert.equal(model.producer, 'argus');
   });
+
+  it('work adds convolutions of the image, times zero, to the class logits; none when 0', () => {
+    assert.deepEqual(buildFixtureModel({ ...DEFAULT_FIXTURE, work: 0 }), buildFixtureModel());
+    const model = decodeModel(buildFixtureModel({ ...DEFAULT_FIXTURE, work: 2 }));
+    assert.deepEqual(
+      model.graph.nodes.map((n) => n.op),
+      [
+        'AveragePool',
+        'Conv',
+        'Conv',
+        'Sigmoid',
+        'Conv',
+        'Sigmoid',
+        'ReduceMean',
+        'Mul',
+        'Add',
+        'Sigmoid',
+        'Reshape',
+        'Conv',
+        'Reshape',
+        'Add',
+        'Concat',
+      ],
+    );
+    assert.deepEqual(model.graph.nodes[2]!.inputs, ['images', 'work_w0']);
+    assert.deepEqual([...floatsOf(model.graph.initializers.find((i) => i.name === 'work_zero')!)], [0]);
+    assert.ok(
+      [...floatsOf(model.graph.initializers.find((i) => i.name === 'work_w1')!)].every((w) => w !== 0),
+    );
+    assert.throws(() => buildFixtureModel({ ...DEFAULT_FIXTURE, work: 1.5 }), /whole number/);
+  });
 });
