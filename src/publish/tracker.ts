@@ -40,6 +40,23 @@ export const END_AFTER_MISSES = 2;
  */
 export const GATE_FLOOR = 0.5;
 
+/**
+ * How far an object may have gone, in its box diagonals per second since it was last matched,
+ * whatever its velocity said: a circle around where it was last seen, growing with the time
+ * since. At 5–10 answers a second the prediction's gate and GATE_FLOOR cover a walker; with
+ * sparse answers (a busy detector serving a camera 0.3–1 frames a second) a walker who stopped,
+ * started off or turned back is far from where its velocity predicted it (at 0.3 frames a
+ * second, 3.3 s of 100 px/s the other way is 660 px off), but within 1.5 of its diagonals a
+ * second of where it was: a person walks at about 0.8 of theirs, and jogs at 1.5.
+ */
+export const REACH_PER_S = 1.5;
+
+/** Where a track was last matched, and how far it may have gone since (REACH_PER_S). */
+export interface Reach {
+  centre: readonly [number, number];
+  radius: number;
+}
+
 /** A pair costs less than 2 (both terms at most 1); this limit lets every gated pair be made. */
 const COST_LIMIT = 2.001;
 
@@ -190,18 +207,27 @@ export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
 /**
  * What pairing a track's predicted state with a detected box costs: d²/(d² + 9.21) + (1 − IoU),
  * d² being `centreDistance2`; the first term grows with the distance and stays under 1 (½ on the
- * 99 % ellipse), the second is in [0, 1]. Infinity outside the gate (d² > 9.21 and farther than
- * GATE_FLOOR diagonals of the larger box). Among detections that do not overlap the prediction (common at low
- * fps) the nearer one is cheaper.
+ * 99 % ellipse), the second is in [0, 1]. Infinity outside the gate: d² > 9.21, farther than
+ * GATE_FLOOR diagonals of the larger box from the prediction, and (with `reach`) outside the
+ * circle the object may have gone to since it was last matched. Among detections that do not
+ * overlap the prediction (common at low fps) the nearer one is cheaper.
  */
-export function matchCost(p: KalmanState, box: Readonly<Box>): number {
+export function matchCost(p: KalmanState, box: Readonly<Box>, reach?: Reach): number {
   const d2 = centreDistance2(p, box);
   const pb = toBox(p);
   const [pcx, pcy] = centre(pb);
   const [cx, cy] = centre(box);
-  const near = Math.hypot(cx - pcx, cy - pcy) <= GATE_FLOOR * Math.max(diagonal(pb), diagonal(box));
+  const near =
+    Math.hypot(cx - pcx, cy - pcy) <= GATE_FLOOR * Math.max(diagonal(pb), diagonal(box)) ||
+    (reach !== undefined && Math.hypot(cx - reach.centre[0], cy - reach.centre[1]) <= reach.radius);
   if (d2 > GATE_99 && !near) return Infinity;
   return d2 / (d2 + GATE_99) + (1 - iou(pb, box));
+}
+
+/** Where `t` was last matched, and how far it may have gone by `ts` (REACH_PER_S). */
+function reachOf(t: Track, ts: number): Reach {
+  const last = toBox(t.kf);
+  return { centre: centre(last), radius: (REACH_PER_S * diagonal(last) * Math.max(0, ts - t.at)) / 1000 };
 }
 
 /**
@@ -211,9 +237,11 @@ export function matchCost(p: KalmanState, box: Readonly<Box>): number {
  * the frame's time. Per label, detections are assigned to the predicted boxes by least total
  * cost (assign.ts, `matchCost`), which adds the squared Mahalanobis distance of the centres d²
  * (centre distance normalised by box size and by the time since the track was last seen) and
- * 1 − IoU. A pair is made only within the gate: d² ≤ 9.21 (the 99 % ellipse), or a centre
- * distance of at most GATE_FLOOR box diagonals. IoU alone fails at low fps: a walker at
- * 2 fps moves more than its width between frames.
+ * 1 − IoU. A pair is made only within the gate: d² ≤ 9.21 (the 99 % ellipse, which grows with
+ * the time since the last match), a centre distance of at most GATE_FLOOR box diagonals from the
+ * prediction, or REACH_PER_S box diagonals a second from where it was last matched (sparse
+ * answers). IoU alone fails at low fps: a walker at 2 fps moves more than its width between
+ * frames.
  *
  * As ByteTrack: (1) detections scoring at least `high_score` against confirmed tracks, lost or
  * not; (2) the lower-scored ones (down to `model.conf` and the camera's filters) against the
@@ -321,7 +349,7 @@ export class Tracker {
       /** Assigns `ds` to `pool`, updates the matched tracks; returns what is left of each. */
       const match = (pool: Track[], ds: ZonedDetection[]): { tracks: Track[]; dets: ZonedDetection[] } => {
         const a = assign(
-          pool.map((t) => ds.map((d) => matchCost(predicted.get(t)!, d.box))),
+          pool.map((t) => ds.map((d) => matchCost(predicted.get(t)!, d.box, reachOf(t, ts)))),
           ds.length,
           COST_LIMIT,
         );

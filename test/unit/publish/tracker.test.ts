@@ -9,6 +9,7 @@ import {
   END_AFTER_MISSES,
   GATE_FLOOR,
   matchCost,
+  REACH_PER_S,
   Tracker,
   wholeObject,
   type LineCrossing,
@@ -255,6 +256,16 @@ describe('tracker: matchCost', () => {
     assert.ok(Number.isFinite(at(300 + floor - 1)));
     assert.equal(at(300 + floor + 20), Infinity);
     assert.equal(at(100), Infinity, 'behind it');
+  });
+
+  it('with a reach, also within REACH_PER_S diagonals a second of where it was last matched', () => {
+    // Last matched at x 200–260 (centre 230, 380), 3 s ago: it may be 1.5 × 171 × 3 = 769 px away.
+    const reach = { centre: [230, 380] as const, radius: REACH_PER_S * Math.hypot(60, 160) * 3 };
+    const back = (x: number): number => matchCost(p, [x, 300, x + 60, 460], reach);
+    assert.equal(at(-300), Infinity, 'turned back: far behind the prediction');
+    assert.ok(Number.isFinite(back(-300)), 'but within its reach');
+    assert.ok(back(-300) > back(250), 'and dearer than a detection nearer the prediction');
+    assert.equal(back(-600), Infinity, 'beyond its reach');
   });
 });
 
@@ -506,6 +517,83 @@ describe('tracker: stationary objects and counts', () => {
       [['end', 60_000]],
       'end_after_s of answered frames without it: ends, at its last sighting',
     );
+  });
+});
+
+describe('tracker: sparse answers (a detector that serves a camera 0.3–1 frames a second)', () => {
+  /** Answer times at about `fps`, each gap 0.5–1.5 of the mean (a shared detector answers unevenly). */
+  const uneven = (fps: number, to: number, seed: number): number[] => {
+    const rnd = random(seed);
+    const out = [0];
+    while (out.at(-1)! < to) out.push(Math.round(out.at(-1)! + (1000 / fps) * (0.5 + rnd())));
+    return out;
+  };
+  /** A 60×160 person walking at `v` px/s from x = 100, turning back at `turnAt` ms if given. */
+  const path = (v: number, standS = 0, turnAt?: number) => ({
+    label: 'person',
+    at(ts: number): number {
+      const walked = Math.max(0, ts - standS * 1000);
+      if (turnAt === undefined || walked <= turnAt) return 100 + (v * walked) / 1000;
+      return 100 + (v * turnAt) / 1000 - (v * (walked - turnAt)) / 1000;
+    },
+  });
+
+  it('a walker keeps one id at 0.3, 0.5 and 1 answers a second: steady, starting off, turning back, missed now and then', () => {
+    for (const fps of [0.3, 0.5, 1])
+      for (const v of [30, 60, 100])
+        for (const [kind, p] of [
+          ['steady', path(v)],
+          ['stands 10 s, then walks', path(v, 10)],
+          ['turns back after 10 s', path(v, 0, 10_000)],
+        ] as const)
+          for (const seed of [1, 2, 3]) {
+            const rnd = random(seed * 7);
+            const j = (): number => (rnd() * 2 - 1) * 4;
+            const t = new Tracker('cam', settings);
+            // The detector misses the walker in every fifth answer (3.3–5 s unseen at 0.3 a second).
+            const frames = uneven(fps, 30_000, seed).map((ts, i) => {
+              const x = p.at(ts);
+              const box: Box = [x + j(), 300 + j(), x + 60 + j(), 460 + j()];
+              return { ts, dets: i % 5 === 4 ? [] : [zd('person', 0.8, box)] };
+            });
+            const events = run(t, frames);
+            assert.equal(
+              ofType(events, 'new').length,
+              1,
+              `${fps} answers/s, ${v} px/s, ${kind}, seed ${seed}: ${events.map((e) => `${e.type}@${e.box[0] | 0}`).join(' ')}`,
+            );
+          }
+  });
+
+  it('two walkers passing each other in parallel lanes keep their ids at 0.5 answers a second', () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const t = new Tracker('cam', settings);
+      const frames = uneven(0.5, 30_000, seed).map((ts) => {
+        const a = 100 + (60 * ts) / 1000;
+        const b = 1900 - (60 * ts) / 1000;
+        return {
+          ts,
+          dets: [zd('person', 0.8, [a, 300, a + 60, 460]), zd('person', 0.8, [b, 340, b + 60, 500])],
+        };
+      });
+      const events = run(t, frames);
+      const news = ofType(events, 'new');
+      assert.equal(
+        news.length,
+        2,
+        `seed ${seed}: ${events.map((e) => `${e.type}@${e.box[0] | 0}`).join(' ')}`,
+      );
+      // Each id's boxes move one way: ids did not swap where they passed.
+      for (const n of news) {
+        const xs = events.filter((e) => e.id === n.id).map((e) => e.box[0]);
+        const rising = xs.every((x, i) => i === 0 || x >= xs[i - 1]! - 10);
+        const falling = xs.every((x, i) => i === 0 || x <= xs[i - 1]! + 10);
+        assert.ok(
+          rising || falling,
+          `seed ${seed}: ${n.id} went both ways: ${xs.map((x) => x | 0).join(' ')}`,
+        );
+      }
+    }
   });
 });
 
