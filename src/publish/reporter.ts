@@ -420,14 +420,16 @@ export class Reporter {
   }
 
   /**
-   * A streaming camera whose answers fell `lagging_after_s` behind its frames turns `lagging`,
-   * and back when they catch up: one log line and one status each way. Its objects and counts
+   * A streaming camera whose answers fell `lagging_after_s` behind its frames turns `lagging`
+   * (unless its model is unavailable: its status says so already), and back when they catch up:
+   * one log line and one status each way. Its objects and counts
    * hold meanwhile (Tracker); the status tells a subscriber they are not fresh.
    */
   private checkLag(camera: string, now: number): void {
     const lag = this.deps.lag?.of(camera);
     const streaming = this.deps.cameraStatus(camera)?.state === 'streaming';
-    const lagging = streaming && lag?.lagging === true;
+    // A model that is away already says why the camera gets no answer.
+    const lagging = streaming && lag?.lagging === true && !this.away(camera);
     if (lagging === this.laggingSince.has(camera)) return;
     const lagS = lagSeconds(lag?.lagMs ?? null);
     if (lagging) {
@@ -444,7 +446,7 @@ export class Reporter {
   }
 
   /**
-   * A reloaded camera section: removed cameras' objects end; changed filters, zones and lines
+   * A reloaded camera section: removed and disabled cameras' objects end; changed filters, zones and lines
    * apply from now. Counts of lines removed are forgotten and their retained topics cleared; new
    * lines' counts are published. Home Assistant's entities follow. A camera moved to another
    * model publishes its status again when either model is unavailable.
@@ -452,7 +454,8 @@ export class Reporter {
   setCameras(cameras: Record<string, CameraConfig>): void {
     this.deps.homeAssistant?.setCameras(cameras);
     for (const [camera, t] of this.trackers) {
-      if (camera in cameras) {
+      // A camera disabled sends no more frames: its objects end now, as a removed camera's do.
+      if (cameras[camera]?.enabled) {
         t.setAreas(areasOf(cameras[camera]));
         continue;
       }

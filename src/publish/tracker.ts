@@ -224,8 +224,15 @@ export function matchCost(p: KalmanState, box: Readonly<Box>, reach?: Reach): nu
   return d2 / (d2 + GATE_99) + (1 - iou(pb, box));
 }
 
-/** Where `t` was last matched, and how far it may have gone by `ts` (REACH_PER_S). */
-function reachOf(t: Track, ts: number): Reach {
+/**
+ * Where `t` was last matched, and how far it may have gone by `ts` (REACH_PER_S), while it was
+ * matched in one of its camera's two answered frames before this one: the gap is the camera's
+ * sparse answers, not the object gone. An object unseen in more frames than that (it left the
+ * view, or went behind something) is looked for by its prediction only, or another coming in
+ * where it was would take its id.
+ */
+function reachOf(t: Track, ts: number): Reach | undefined {
+  if (t.misses > 2) return undefined;
   const last = toBox(t.kf);
   return { centre: centre(last), radius: (REACH_PER_S * diagonal(last) * Math.max(0, ts - t.at)) / 1000 };
 }

@@ -287,6 +287,26 @@ describe('reporter', () => {
     await on.r.stop();
   });
 
+  it('a reload that removes or disables a camera ends its objects at once, and zeroes its counts', () => {
+    for (const change of ['removed', 'disabled'] as const) {
+      const out = new FakeOutput();
+      const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1 }, deps(out, 'argus'));
+      r.onResult(result(1, 1000, [det('person', 0.9, [1, 2, 30, 80])]));
+      r.setCameras(change === 'removed' ? {} : { gate: { ...cfg.cameras.gate!, enabled: false } });
+      assert.deepEqual(
+        out.of('event').map((e) => parse<EventPayload>(e.payload).type),
+        ['new', 'end'],
+        change,
+      );
+      assert.equal(
+        out.of('state').find((m) => m.topic === 'argus/cameras/gate/person' && m.payload === '0') !==
+          undefined,
+        true,
+        change,
+      );
+    }
+  });
+
   it('publishes retained counts per zone and label as objects enter and leave it', () => {
     const zoned = cameraConfig(
       ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'].join('\n'),
