@@ -32,6 +32,7 @@ import { benchEvents } from './events.js';
 import type { EventsRow } from './events-summary.js';
 import { benchHash } from './hash.js';
 import { benchIdle, type IdleResult } from './idle.js';
+import { benchOverload, type OverloadResult } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { benchRemote, type RemoteBench } from './remote.js';
 import { renderMarkdown } from './report.js';
@@ -50,6 +51,7 @@ const SECTIONS = [
   'hash',
   'idle',
   'events',
+  'overload',
   'soak',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -114,6 +116,7 @@ export interface BenchResults {
   hashes: Awaited<ReturnType<typeof benchHash>>[];
   idle: IdleResult | null;
   events: { model: string; row: EventsRow } | null;
+  overload: OverloadResult | null;
   soak: PipelineRow | null;
 }
 
@@ -169,6 +172,7 @@ async function main(): Promise<void> {
     hashes: [],
     idle: null,
     events: null,
+    overload: null,
     soak: null,
   };
   try {
@@ -415,6 +419,33 @@ async function main(): Promise<void> {
         log('events: vtest.mp4 once at 5 frames/s (≈ 90 s)');
         const row = await benchEvents({ root, model: pipeModel, clip, fps: 5, detector: base.detector });
         out.events = { model: pipeName, row };
+      }
+    }
+
+    // 7b. Overload: still, walking and moving RTSP cameras offering several times what the model
+    // answers (the pipeline's, then YOLOv8n: 6–8×, then 30–50×), cache on; each run one playing
+    // of the pedestrian clip.
+    if (sections.has('overload')) {
+      const bus = join(shared, 'media', 'bus.jpg');
+      const clip = join(shared, 'media', 'vtest.mp4');
+      if (!y11 || !existsSync(bus) || !existsSync(clip))
+        log(`overload: the YOLO11n model, ${bus} or ${clip} not found, skipped`);
+      else {
+        const v8Prepared = v8 && preparedOf.get(v8);
+        const models = [{ path: pipeModel, name: pipeName }];
+        if (v8Prepared) models.push({ path: v8Prepared, name: `${basename(v8)} → ${precision}` });
+        out.overload = await benchOverload(
+          {
+            root,
+            models,
+            image: bus,
+            clip,
+            repeats: full ? 3 : 1,
+            warmupSeconds: 15,
+            detector: base.detector,
+          },
+          log,
+        );
       }
     }
 
