@@ -15,8 +15,10 @@ import { median } from './common.js';
 const f = (n: number | null | undefined, d = 1): string =>
   n === null || n === undefined ? '–' : n.toFixed(d);
 
-const designOf = (p: PipelineRow): string =>
-  p.mode === 'naive' ? 'naive' : p.label ? `Argus (${p.label})` : 'Argus';
+const designOf = (p: PipelineRow): string => {
+  const design = p.mode === 'naive' ? 'naive' : 'Argus';
+  return p.label ? `${design} (${p.label})` : design;
+};
 
 function pipelineTable(rows: PipelineRow[], first: 'design' | 'variant'): string[] {
   return [
@@ -199,9 +201,33 @@ export function renderMarkdown(r: BenchResults): string {
     const e = r.pipeline.efficiency;
     if (e) {
       md.push(
-        `**Efficiency** at ${e.cameras} cameras: ${f(e.analysed_fps)} analysed frames/s (mean batch ${f(e.mean_batch, 2)}) ÷ bare ${f(e.bare_fps)} frames/s at batch ${e.bare_batch} = **${f(e.ratio, 2)}**.`,
+        `**Efficiency, first figure** (lavfi cameras; the bare session decodes nothing; kept for one release beside the fair one) at ${e.cameras} cameras: ${f(e.analysed_fps)} analysed frames/s (mean batch ${f(e.mean_batch, 2)}) ÷ bare ${f(e.bare_fps)} frames/s at batch ${e.bare_batch} = **${f(e.ratio, 2)}**.`,
         '',
       );
+    }
+    const live = r.pipeline.live;
+    if (live) {
+      const alone = (batch: number): number | undefined =>
+        live.bareAlone.find((x) => x.batch === batch)?.bareFps;
+      md.push(
+        `**Live cameras**: the same fleet as ${live.rows[0]?.cameras ?? '?'} live RTSP cameras (GStreamer's ball, 640×480 at ${live.rows[0] ? live.rows[0].offered_fps / live.rows[0].cameras : '?'} frames/s: a live source does not wait for its reader), Argus and the naive design; the bare session beside as many ffmpeg processes decoding the same streams with Argus' own arguments (to /dev/null), and alone, in turns (medians of the turns).`,
+        '',
+        ...pipelineTable(live.rows, 'design'),
+        '',
+        '| batch | bare frames/s beside the decoders | bare alone, in turns with it | ratio |',
+        '|---|---|---|---|',
+        ...live.bare.map(
+          (x) =>
+            `| ${x.batch} | ${f(x.bareFps)} | ${f(alone(x.batch))} | ${f(alone(x.batch) ? x.bareFps / alone(x.batch)! : null, 2)} |`,
+        ),
+        '',
+      );
+      const fair = live.efficiency;
+      if (fair)
+        md.push(
+          `**Efficiency, fair to live cameras** at ${fair.cameras} cameras: ${f(fair.analysed_fps)} analysed frames/s (mean batch ${f(fair.mean_batch, 2)}) ÷ bare ${f(fair.bare_fps)} frames/s at batch ${fair.bare_batch} beside ${fair.cameras} decoders = **${f(fair.ratio, 2)}** (first figure above: ${f(e?.ratio, 2)}).`,
+          '',
+        );
     }
   }
   if (r.levers) {

@@ -26,6 +26,7 @@ import { PROVIDERS, type ProviderName } from '../src/config/schema.js';
 import { decodeModel, encodeModel } from '../src/onnx/graph.js';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
 import { prepareModel, type Precision } from '../src/onnx/prepare.js';
+import { planModel } from '../src/detector/index.js';
 import { benchCache, type CacheBenchRow } from './cache.js';
 import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchEvents } from './events.js';
@@ -36,6 +37,7 @@ import { benchOverload, type OverloadResult } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { benchRemote, type RemoteBench } from './remote.js';
 import { renderMarkdown } from './report.js';
+import { benchLiveSaturation, efficiencyOf, type Efficiency, type LiveSaturation } from './saturation.js';
 import { EVERY_FRAME, stillClip } from './common.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
@@ -109,7 +111,14 @@ export interface BenchResults {
     loopMsPerFrame: number;
   } | null;
   remote: RemoteBench | null;
-  pipeline: { model: string; rows: PipelineRow[]; efficiency: Efficiency | null } | null;
+  pipeline: {
+    model: string;
+    rows: PipelineRow[];
+    /** The first figure: lavfi cameras against a bare session that decodes nothing. */
+    efficiency: Efficiency | null;
+    /** Live RTSP cameras against a bare session beside as many decoders (bench/saturation.ts). */
+    live: LiveSaturation | null;
+  } | null;
   levers: { model: string; rows: PipelineRow[] } | null;
   cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
   cacheReplay: CacheBenchRow[];
@@ -120,39 +129,12 @@ export interface BenchResults {
   soak: PipelineRow | null;
 }
 
-export interface Efficiency {
-  cameras: number;
-  analysed_fps: number;
-  mean_batch: number;
-  bare_batch: number;
-  bare_fps: number;
-  ratio: number;
-}
-
 async function prepared(src: string, dir: string, p: Precision): Promise<string> {
   const model = decodeModel(readFileSync(src));
   prepareModel(model, { batch: 'dynamic', precision: p });
   const out = join(dir, basename(src).replace(/\.onnx$/, `.${p}.onnx`));
   await writeFile(out, encodeModel(model));
   return out;
-}
-
-/** The bare session's frames/s at the batch size nearest the daemon's mean batch. */
-function efficiencyOf(rows: PipelineRow[], limit: DetectorBenchRow[]): Efficiency | null {
-  const argus = rows.filter((r) => r.mode === 'argus' && r.label === '' && r.mean_batch !== null);
-  const top = argus.at(-1);
-  if (!top || !limit.length) return null;
-  const near = [...limit].sort(
-    (a, b) => Math.abs(a.batch - top.mean_batch!) - Math.abs(b.batch - top.mean_batch!),
-  )[0]!;
-  return {
-    cameras: top.cameras,
-    analysed_fps: top.analysed_fps,
-    mean_batch: top.mean_batch!,
-    bare_batch: near.batch,
-    bare_fps: near.bareFps,
-    ratio: top.analysed_fps / near.bareFps,
-  };
 }
 
 async function main(): Promise<void> {
@@ -275,7 +257,26 @@ async function main(): Promise<void> {
           );
         }
       }
-      out.pipeline = { model: pipeName, rows, efficiency: efficiencyOf(rows, out.limit?.rows ?? []) };
+      const lavfi = rows.filter((r) => r.mode === 'argus' && r.label === '' && r.mean_batch !== null).at(-1);
+      // The same saturated fleet as live cameras, and the bare session beside their decoders.
+      const live = await benchLiveSaturation(
+        {
+          pipeline: base,
+          cameras: saturated,
+          modelName: pipeName,
+          size: (await planModel({ path: pipeModel })).inputSize,
+          batches,
+          repeats,
+          provider,
+        },
+        log,
+      );
+      out.pipeline = {
+        model: pipeName,
+        rows,
+        efficiency: efficiencyOf(lavfi, out.limit?.rows ?? []),
+        live,
+      };
     }
 
     // 4. Levers at saturation, one changed at a time against the defaults.
