@@ -104,8 +104,8 @@ export async function benchLiveSaturation(
       const decoders = await startDecoders(sources, { fps, size: opts.size, transport: server.transport });
       const stop = (): Promise<void> => Promise.all(decoders.map((d) => stopChild(d))).then(() => undefined);
       cleanups.push(stop);
-      // The decoders connect and reach their stream's rate before the session is timed.
-      await new Promise((res) => setTimeout(res, 5000));
+      // The decoders connect, probe and reach their stream's rate before the session is timed.
+      await new Promise((res) => setTimeout(res, 10_000));
       bareRuns.push(...(await bench(`${opts.modelName}, beside ${opts.cameras} decoders`)));
       await stop();
     }
