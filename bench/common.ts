@@ -1,10 +1,17 @@
 /** Pieces the benchmarks share: a CPU detector, real clips decoded to model-ready frames, /proc readings. */
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import type { ProviderName } from '../src/config/index.js';
 import { openDetector, type Detector } from '../src/detector/index.js';
-import { letterboxFilter, PnmSplitter, thumbnailFilter } from '../src/ingest/index.js';
+import {
+  buildFfmpegArgs,
+  defaultFfmpegPath,
+  letterboxFilter,
+  PnmSplitter,
+  probeOptionNames,
+  thumbnailFilter,
+} from '../src/ingest/index.js';
 import { sectionConfig } from '../src/config/schema.js';
 import { EmbeddedBroker } from '../src/publish/index.js';
 
@@ -74,6 +81,28 @@ export function startDetector(path: string, provider: ProviderName = 'cpu'): Pro
     { providers: [provider], workers: 1, thread_spinning: true },
     pino({ level: 'warn' }),
   );
+}
+
+/**
+ * One ffmpeg per URL with the arguments Argus' ingest gives a camera's (cache off: every frame
+ * decoded, scaled to the model's `size` and written out), its pictures to /dev/null: the
+ * decoding the daemon's cameras cost, beside a side that decodes nothing itself.
+ */
+export async function startDecoders(
+  urls: string[],
+  opts: { fps: number; size: number; transport: 'tcp' | 'udp' },
+): Promise<ChildProcess[]> {
+  const ffmpeg = await defaultFfmpegPath();
+  const names = await probeOptionNames(ffmpeg);
+  return urls.map((url) => {
+    const a = buildFfmpegArgs(
+      { url, fps: opts.fps, rtsp_transport: opts.transport, input_args: [], hwaccel_args: [] },
+      { timeout_s: 10, threads: 1 },
+      { url, size: opts.size, names, cache: { enabled: false, picture_threshold: 0 } },
+    );
+    const input = a.input.map((x) => (x === 'verbose' ? 'error' : x));
+    return spawn(ffmpeg, [...input, '-i', a.url, ...a.output, 'pipe:1'], { stdio: 'ignore' });
+  });
 }
 
 /** A decoded frame: the model's letterboxed RGB picture and ffmpeg's thumbnail of it, as Argus gets them. */

@@ -71,8 +71,10 @@ const droppedTotal = (s: StatsSnapshot | undefined): number =>
 export interface PipelineOptions {
   root: string;
   model: string;
-  /** Camera URLs (lavfi: synthetic or looped files), one per camera. */
+  /** Camera URLs (lavfi: synthetic or looped files; rtsp: live cameras), one per camera. */
   sources: string[];
+  /** The RTSP cameras' transport (the test RTSP server's). */
+  rtspTransport?: 'tcp' | 'udp';
   fps: number;
   seconds: number;
   warmupSeconds: number;
@@ -103,7 +105,12 @@ export async function benchPipeline(opts: PipelineOptions): Promise<PipelineRow>
       'cache:',
       `  enabled: ${opts.cache}`,
       'cameras:',
-      ...names.flatMap((n, i) => [`  ${n}:`, `    url: "${opts.sources[i]}"`, `    fps: ${opts.fps}`]),
+      ...names.flatMap((n, i) => [
+        `  ${n}:`,
+        `    url: "${opts.sources[i]}"`,
+        `    fps: ${opts.fps}`,
+        ...(opts.rtspTransport ? [`    rtsp_transport: ${opts.rtspTransport}`] : []),
+      ]),
     ].join('\n'),
   );
   const latencies: number[] = [];

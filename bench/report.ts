@@ -2,13 +2,23 @@
 import type { BenchResults } from './run.js';
 import type { EventsRow } from './events-summary.js';
 import type { IdleResult } from './idle.js';
+import {
+  medianOf,
+  type OverloadCameraRow,
+  type OverloadPriorityRow,
+  type OverloadResult,
+  type OverloadRun,
+} from './overload.js';
 import type { PipelineRow } from './pipeline.js';
+import { median } from './common.js';
 
 const f = (n: number | null | undefined, d = 1): string =>
   n === null || n === undefined ? '–' : n.toFixed(d);
 
-const designOf = (p: PipelineRow): string =>
-  p.mode === 'naive' ? 'naive' : p.label ? `Argus (${p.label})` : 'Argus';
+const designOf = (p: PipelineRow): string => {
+  const design = p.mode === 'naive' ? 'naive' : 'Argus';
+  return p.label ? `${design} (${p.label})` : design;
+};
 
 function pipelineTable(rows: PipelineRow[], first: 'design' | 'variant'): string[] {
   return [
@@ -50,6 +60,87 @@ function idleSection(r: IdleResult): string[] {
       (x) =>
         `| ${x.label} | ${f(x.cpu_pct, 0)} | ${x.cpu_daemon_pct === null ? '–' : `${f(x.cpu_daemon_pct, 0)} / ${f(x.cpu_ffmpeg_pct, 0)} / ${f(x.cpu_model_pct, 1)}`} | ${f(x.ratio, 2)} | ${f(x.ratio_without_model, 2)} | ${x.analysed_share === null ? '–' : pct(x.analysed_share * 100)} | ${f(x.detections_per_camera_min, 1)} |`,
     ),
+  ];
+}
+
+const mark = (ok: boolean): string => (ok ? ' ✓' : ' ✗');
+
+/** One model's runs of the overload fleet: per camera, then per priority. */
+function overloadVariant(r: OverloadResult, model: string, runs: OverloadRun[]): string[] {
+  const objects = Object.values(r.truth.still).reduce((a, b) => a + b, 0);
+  const people = r.truth.walkers;
+  const m = (camera: string, pick: (c: OverloadCameraRow) => number): number => medianOf(runs, camera, pick);
+  // Counts of events per run, e.g. "0 / 2 / 1"; the goal holds when it holds in every run.
+  const each = (camera: string, pick: (c: OverloadCameraRow) => number): number[] =>
+    runs.map((run) => pick(run.cameras.find((c) => c.camera === camera)!));
+  const list = (xs: number[], ok: (x: number) => boolean): string => `${xs.join(' / ')}${mark(xs.every(ok))}`;
+  // `new` per real object: a still camera's objects, a walkers camera's person visits.
+  const perObject = (c: OverloadCameraRow): string => {
+    const news = each(c.camera, (x) => x.new_events);
+    const per = (truth: number): string => news.map((n) => f(n / truth, 2)).join(' / ');
+    if (c.kind === 'still')
+      return `${news.join(' / ')} of ${objects} | ${per(objects)}${mark(news.every((n) => n === objects))}`;
+    if (c.kind !== 'walkers') return '– | –';
+    const ok =
+      m(c.camera, (x) => x.analysed_fps) < 1
+        ? ' (below 1 analysed fps: no goal)'
+        : mark(news.every((n) => n / people.count <= 1.2));
+    return `${news.join(' / ')} of ${people.count} | ${per(people.count)}${ok}`;
+  };
+  const first = runs[0]!;
+  const over = median(runs.map((x) => x.offered_fps / x.analysed_fps));
+  return [
+    `*${model}*: offered ÷ analysed **${f(over, 1)}×** (the premise, ≥ 4×${mark(over >= 4)}): ${f(median(runs.map((x) => x.offered_fps)))} frames/s offered, ${f(median(runs.map((x) => x.analysed_fps)))} analysed; ${runs.length} run${runs.length > 1 ? 's' : ''}, rates over ${f(median(runs.map((x) => x.seconds)), 0)} s (medians; event counts per run).`,
+    '',
+    '| camera | priority | offered fps | cached fps | analysed fps | dropped fps (stale) | demand fps | share fps | analysed ÷ share | longest unanswered (s) | `new` (truth) | `new` per object | `end` in view | count fell to 0 |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...first.cameras.map((c) => {
+      const at = (pick: (x: OverloadCameraRow) => number, d = 2): string => f(m(c.camera, pick), d);
+      const share = m(c.camera, (x) => x.share_ratio);
+      const zero = (pick: (x: OverloadCameraRow) => number): string =>
+        c.kind === 'still' ? list(each(c.camera, pick), (x) => x === 0) : '–';
+      const rates = [
+        at((x) => x.offered_fps),
+        at((x) => x.cached_fps),
+        at((x) => x.analysed_fps),
+        `${at((x) => x.dropped_fps)} (${at((x) => x.stale_fps)})`,
+        at((x) => x.demand_fps),
+        at((x) => x.share_fps),
+        `${f(share, 2)}${mark(Math.abs(share - 1) <= 0.1)}`,
+        at((x) => x.longest_unanswered_s, 1),
+      ];
+      const events = [perObject(c), zero((x) => x.end_events), zero((x) => x.count_drops_to_zero)];
+      return `| ${c.camera} (${c.kind}) | ${c.priority} | ${[...rates, ...events].join(' | ')} |`;
+    }),
+    '',
+    '| priority | cameras | analysed fps | share fps | analysed ÷ share (goal 0.9–1.1) |',
+    '|---|---|---|---|---|',
+    ...first.priorities.map((p) => {
+      const pick = (fn: (x: OverloadPriorityRow) => number): number =>
+        median(runs.map((run) => fn(run.priorities.find((q) => q.priority === p.priority)!)));
+      const ratio = pick((x) => x.ratio);
+      return `| ${p.priority} | ${p.cameras} | ${f(
+        pick((x) => x.analysed_fps),
+        2,
+      )} | ${f(
+        pick((x) => x.share_fps),
+        2,
+      )} | ${f(ratio, 2)}${mark(Math.abs(ratio - 1) <= 0.1)} |`;
+    }),
+  ];
+}
+
+function overloadSection(r: OverloadResult): string[] {
+  const people = r.truth.walkers;
+  const ref = r.reference.cameras[0]!;
+  const held = Object.entries(r.truth.still)
+    .map(([label, n]) => `${n} ${label}`)
+    .join(' + ');
+  return [
+    `**Overload**: ${r.variants[0]?.runs[0]?.cameras.length ?? '?'} real RTSP cameras at ${r.fps} frames/s from GStreamer's server — still scenes (bus.jpg), walkers (vtest.mp4, played once per run), moving synthetic scenes (GStreamer's ball) — through \`argus run\`, cache on, default settings, on each model in turn; rates from the stats topic after a ${r.warmupSeconds}-s warm-up.`,
+    '',
+    `Share = weighted max-min fair share (water-filling) of all cameras' analysed frames/s, each camera weighted by its priority and capped at its demand (offered − cached: the frames the cache did not answer), so a still camera the cache answers is owed only what it asks. Truth: a still camera holds ${held} (its count topics alone on the detector, the reference: ${ref.new_events} \`new\`, ${ref.end_events} \`end\`, ${ref.count_drops_to_zero} drops to 0); a walkers camera sees the clip's ${people.count} person visits (${people.low}–${people.high}, counted by eye: bench/events.ts). Goals: analysed ÷ share 0.9–1.1 per camera and per priority; a still camera: \`new\` once per object, 0 \`end\` events and 0 drops of a count to 0 while its objects stand there; walkers: \`new\` per person ≤ 1.2 at ≥ 1 analysed frame/s.`,
+    ...r.variants.flatMap((v) => ['', ...overloadVariant(r, v.model, v.runs)]),
   ];
 }
 
@@ -110,9 +201,33 @@ export function renderMarkdown(r: BenchResults): string {
     const e = r.pipeline.efficiency;
     if (e) {
       md.push(
-        `**Efficiency** at ${e.cameras} cameras: ${f(e.analysed_fps)} analysed frames/s (mean batch ${f(e.mean_batch, 2)}) ÷ bare ${f(e.bare_fps)} frames/s at batch ${e.bare_batch} = **${f(e.ratio, 2)}**.`,
+        `**Efficiency, first figure** (lavfi cameras; the bare session decodes nothing; kept for one release beside the fair one) at ${e.cameras} cameras: ${f(e.analysed_fps)} analysed frames/s (mean batch ${f(e.mean_batch, 2)}) ÷ bare ${f(e.bare_fps)} frames/s at batch ${e.bare_batch} = **${f(e.ratio, 2)}**.`,
         '',
       );
+    }
+    const live = r.pipeline.live;
+    if (live) {
+      const alone = (batch: number): number | undefined =>
+        live.bareAlone.find((x) => x.batch === batch)?.bareFps;
+      md.push(
+        `**Live cameras**: the same fleet as ${live.rows[0]?.cameras ?? '?'} live RTSP cameras (GStreamer's ball, 640×480 at ${live.rows[0] ? live.rows[0].offered_fps / live.rows[0].cameras : '?'} frames/s: a live source does not wait for its reader), Argus and the naive design; the bare session beside as many ffmpeg processes decoding the same streams with Argus' own arguments (to /dev/null), and alone, in turns (medians of the turns).`,
+        '',
+        ...pipelineTable(live.rows, 'design'),
+        '',
+        '| batch | bare frames/s beside the decoders | bare alone, in turns with it | ratio |',
+        '|---|---|---|---|',
+        ...live.bare.map(
+          (x) =>
+            `| ${x.batch} | ${f(x.bareFps)} | ${f(alone(x.batch))} | ${f(alone(x.batch) ? x.bareFps / alone(x.batch)! : null, 2)} |`,
+        ),
+        '',
+      );
+      const fair = live.efficiency;
+      if (fair)
+        md.push(
+          `**Efficiency, fair to live cameras** at ${fair.cameras} cameras: ${f(fair.analysed_fps)} analysed frames/s (mean batch ${f(fair.mean_batch, 2)}) ÷ bare ${f(fair.bare_fps)} frames/s at batch ${fair.bare_batch} beside ${fair.cameras} decoders = **${f(fair.ratio, 2)}** (first figure above: ${f(e?.ratio, 2)}).`,
+          '',
+        );
     }
   }
   if (r.levers) {
@@ -162,6 +277,7 @@ export function renderMarkdown(r: BenchResults): string {
   }
   if (r.idle) md.push(...idleSection(r.idle), '');
   if (r.events) md.push(...eventsSection(r.events.model, r.events.row), '');
+  if (r.overload) md.push(...overloadSection(r.overload), '');
   if (r.soak) {
     const s = r.soak;
     md.push(

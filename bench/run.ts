@@ -26,15 +26,18 @@ import { PROVIDERS, type ProviderName } from '../src/config/schema.js';
 import { decodeModel, encodeModel } from '../src/onnx/graph.js';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
 import { prepareModel, type Precision } from '../src/onnx/prepare.js';
+import { planModel } from '../src/detector/index.js';
 import { benchCache, type CacheBenchRow } from './cache.js';
 import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchEvents } from './events.js';
 import type { EventsRow } from './events-summary.js';
 import { benchHash } from './hash.js';
 import { benchIdle, type IdleResult } from './idle.js';
+import { benchOverload, type OverloadResult } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { benchRemote, type RemoteBench } from './remote.js';
 import { renderMarkdown } from './report.js';
+import { benchLiveSaturation, efficiencyOf, type Efficiency, type LiveSaturation } from './saturation.js';
 import { EVERY_FRAME, stillClip } from './common.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
@@ -50,6 +53,7 @@ const SECTIONS = [
   'hash',
   'idle',
   'events',
+  'overload',
   'soak',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -107,23 +111,22 @@ export interface BenchResults {
     loopMsPerFrame: number;
   } | null;
   remote: RemoteBench | null;
-  pipeline: { model: string; rows: PipelineRow[]; efficiency: Efficiency | null } | null;
+  pipeline: {
+    model: string;
+    rows: PipelineRow[];
+    /** The first figure: lavfi cameras against a bare session that decodes nothing. */
+    efficiency: Efficiency | null;
+    /** Live RTSP cameras against a bare session beside as many decoders (bench/saturation.ts). */
+    live: LiveSaturation | null;
+  } | null;
   levers: { model: string; rows: PipelineRow[] } | null;
   cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
   cacheReplay: CacheBenchRow[];
   hashes: Awaited<ReturnType<typeof benchHash>>[];
   idle: IdleResult | null;
   events: { model: string; row: EventsRow } | null;
+  overload: OverloadResult | null;
   soak: PipelineRow | null;
-}
-
-export interface Efficiency {
-  cameras: number;
-  analysed_fps: number;
-  mean_batch: number;
-  bare_batch: number;
-  bare_fps: number;
-  ratio: number;
 }
 
 async function prepared(src: string, dir: string, p: Precision): Promise<string> {
@@ -132,24 +135,6 @@ async function prepared(src: string, dir: string, p: Precision): Promise<string>
   const out = join(dir, basename(src).replace(/\.onnx$/, `.${p}.onnx`));
   await writeFile(out, encodeModel(model));
   return out;
-}
-
-/** The bare session's frames/s at the batch size nearest the daemon's mean batch. */
-function efficiencyOf(rows: PipelineRow[], limit: DetectorBenchRow[]): Efficiency | null {
-  const argus = rows.filter((r) => r.mode === 'argus' && r.label === '' && r.mean_batch !== null);
-  const top = argus.at(-1);
-  if (!top || !limit.length) return null;
-  const near = [...limit].sort(
-    (a, b) => Math.abs(a.batch - top.mean_batch!) - Math.abs(b.batch - top.mean_batch!),
-  )[0]!;
-  return {
-    cameras: top.cameras,
-    analysed_fps: top.analysed_fps,
-    mean_batch: top.mean_batch!,
-    bare_batch: near.batch,
-    bare_fps: near.bareFps,
-    ratio: top.analysed_fps / near.bareFps,
-  };
 }
 
 async function main(): Promise<void> {
@@ -169,6 +154,7 @@ async function main(): Promise<void> {
     hashes: [],
     idle: null,
     events: null,
+    overload: null,
     soak: null,
   };
   try {
@@ -271,7 +257,26 @@ async function main(): Promise<void> {
           );
         }
       }
-      out.pipeline = { model: pipeName, rows, efficiency: efficiencyOf(rows, out.limit?.rows ?? []) };
+      const lavfi = rows.filter((r) => r.mode === 'argus' && r.label === '' && r.mean_batch !== null).at(-1);
+      // The same saturated fleet as live cameras, and the bare session beside their decoders.
+      const live = await benchLiveSaturation(
+        {
+          pipeline: base,
+          cameras: saturated,
+          modelName: pipeName,
+          size: (await planModel({ path: pipeModel })).inputSize,
+          batches,
+          repeats,
+          provider,
+        },
+        log,
+      );
+      out.pipeline = {
+        model: pipeName,
+        rows,
+        efficiency: efficiencyOf(lavfi, out.limit?.rows ?? []),
+        live,
+      };
     }
 
     // 4. Levers at saturation, one changed at a time against the defaults.
@@ -415,6 +420,33 @@ async function main(): Promise<void> {
         log('events: vtest.mp4 once at 5 frames/s (≈ 90 s)');
         const row = await benchEvents({ root, model: pipeModel, clip, fps: 5, detector: base.detector });
         out.events = { model: pipeName, row };
+      }
+    }
+
+    // 7b. Overload: still, walking and moving RTSP cameras offering several times what the model
+    // answers (the pipeline's, then YOLOv8n: 6–8×, then 30–50×), cache on; each run one playing
+    // of the pedestrian clip.
+    if (sections.has('overload')) {
+      const bus = join(shared, 'media', 'bus.jpg');
+      const clip = join(shared, 'media', 'vtest.mp4');
+      if (!y11 || !existsSync(bus) || !existsSync(clip))
+        log(`overload: the YOLO11n model, ${bus} or ${clip} not found, skipped`);
+      else {
+        const v8Prepared = v8 && preparedOf.get(v8);
+        const models = [{ path: pipeModel, name: pipeName }];
+        if (v8Prepared) models.push({ path: v8Prepared, name: `${basename(v8)} → ${precision}` });
+        out.overload = await benchOverload(
+          {
+            root,
+            models,
+            image: bus,
+            clip,
+            repeats: full ? 3 : 1,
+            warmupSeconds: 15,
+            detector: base.detector,
+          },
+          log,
+        );
       }
     }
 
