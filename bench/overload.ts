@@ -18,9 +18,11 @@
  *     of all cameras' analysed frames/s, each camera weighted by its priority and capped at its
  *     demand, the frames the cache did not answer (offered − cached). A still camera the cache
  *     answers asks for little and is owed only that; a camera whose frames all need the model is
- *     owed its priority's part of the rest. The scheduler's promise (src/scheduler/fair-share.ts)
- *     is exactly this share;
- *   - the longest stretch without any answered frame (analysed or cached), from the same rates;
+ *     owed its priority's part of the rest; and (queue_size 1) no camera is owed more than one
+ *     frame per batch formed. The scheduler's promise (src/scheduler/fair-share.ts) is exactly
+ *     this share;
+ *   - the longest stretch without any answered frame (analysed or cached): the largest `lag_s`
+ *     the stats topic gave;
  *   - `new` and `end` events of its tracked labels, and how often a count topic fell from a
  *     number to 0, until the daemon is told to stop (its shutdown ends every object: not counted).
  * Truth: a still camera holds the objects its count topics settled on in the reference run
@@ -102,7 +104,7 @@ export interface OverloadCameraRow {
   share_fps: number;
   /** analysed ÷ share (goal 0.9–1.1). */
   share_ratio: number;
-  /** The longest stretch without an answered frame, analysed or cached (seconds). */
+  /** The longest stretch without an answered frame, analysed or cached (seconds): the daemon's largest `lag_s`. */
   longest_unanswered_s: number;
   /** `new` events of its tracked labels. */
   new_events: number;
@@ -282,6 +284,9 @@ async function runFleet(
     const clockCamera = (clip ?? specs[0]!).name;
     let started = 0;
     let lastStats: number | undefined;
+    /** The detector's batches (all models) at the window's first stats message, and its last. */
+    let batches0: number | undefined;
+    let batches1 = 0;
     /** Seconds the rates were summed over: from the first stats message in the window to the last. */
     let measured = 0;
     let stopping = false;
@@ -297,6 +302,8 @@ async function runFleet(
       if (!inWindow(at)) return;
       const first = measured === 0;
       measured += first ? 1e-9 : secs;
+      batches0 ??= s.detector.batches;
+      batches1 = s.detector.batches;
       for (const [name, c] of Object.entries(s.cameras)) {
         const t = tallies.get(name);
         if (!t) continue;
@@ -309,8 +316,10 @@ async function runFleet(
         t.offered += c.fps_in * secs;
         t.cached += c.fps_cached * secs;
         t.analysed += c.fps_analysed * secs;
+        // The daemon's own lag (the age of the newest answered frame) when it has one; else
+        // stats windows with no answer, summed.
         t.gap = c.fps_analysed + c.fps_cached > 0 ? 0 : t.gap + secs;
-        t.longestGap = Math.max(t.longestGap, t.gap);
+        t.longestGap = Math.max(t.longestGap, c.lag_s ?? t.gap);
       }
     };
     const sub = mqtt.connect(broker.url);
@@ -381,9 +390,12 @@ async function runFleet(
     });
     const analysed = specs.map((c) => rate(tallies.get(c.name)!.analysed));
     const total = analysed.reduce((a, b) => a + b, 0);
+    // With queue_size 1 a camera holds one frame, so it gives at most one to each batch: its
+    // share is capped by the batches formed per second too (docs/config.md, scheduler).
+    const perBatch = rate(batches1 - (batches0 ?? batches1));
     const shares = waterFill(
       total,
-      specs.map((c, i) => ({ weight: c.priority, cap: demand[i]! })),
+      specs.map((c, i) => ({ weight: c.priority, cap: Math.min(demand[i]!, perBatch) })),
     );
     const cameras = specs.map((c, i): OverloadCameraRow => {
       const t = tallies.get(c.name)!;
