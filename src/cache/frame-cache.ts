@@ -25,7 +25,7 @@ export type CacheDecision =
       /** The result is older than `max_age_s`: answered from it, the scene is to be analysed afresh. */
       refresh: boolean;
     }
-  | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'expired' | 'moving'; distance?: number };
+  | { hit: false; reason: 'disabled' | 'empty' | 'changed' | 'older' | 'moving'; distance?: number };
 
 /** Detections at least this confident decide whether a scene moves (flicker below it does not). */
 export const MOVING_SCORE = 0.5;
@@ -103,7 +103,7 @@ export class FrameCache implements ResultCache {
     if (frame.data === ref.pixels && age >= 0)
       return { hit: true, detections: ref.detections, distance: 0, age, samePixels: true, refresh: false };
     // A frame captured before the reference (a batch that finished out of order).
-    if (age < 0) return { hit: false, reason: 'expired' };
+    if (age < 0) return { hit: false, reason: 'older' };
     if (ref.moving && c.analyse_moving) return { hit: false, reason: 'moving' };
     const distance = blockDistance(this.hash(frame), ref.hash, c.cell_threshold);
     if (distance > c.max_distance) return { hit: false, reason: 'changed', distance };

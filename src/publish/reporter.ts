@@ -24,7 +24,7 @@ import { Tracker, type Count, type TrackCounts, type TrackerAreas, type TrackerE
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** How often the snapshots due are made. */
+/** How often the snapshots due are made, and the cameras' lag checked. */
 const TICK_MS = 1000;
 
 /** The event history's directory in the state directory. */
@@ -148,7 +148,8 @@ export class Reporter {
 
   /**
    * Announces the cameras' entities to Home Assistant (when enabled), restores (and publishes)
-   * the line counts, loads the event history, then starts making the snapshots due every second.
+   * the line counts, loads the event history, then starts making the snapshots due, and checking
+   * the cameras' lag, every second.
    */
   async start(): Promise<void> {
     this.deps.homeAssistant?.start(this.cameras);
@@ -377,7 +378,8 @@ export class Reporter {
     const away = this.away(camera);
     const lag = this.deps.lag?.of(camera);
     const lagS = lagSeconds(lag?.lagMs ?? null);
-    const laggingAt = this.laggingSince.get(camera);
+    // Lagging is a streaming camera's: a camera gone offline says why itself, at once.
+    const laggingAt = s.state === 'streaming' ? this.laggingSince.get(camera) : undefined;
     const lastError = away
       ? { cause: 'detector_unavailable' as const, message: away.message, at: iso(away.at) }
       : det
@@ -409,8 +411,9 @@ export class Reporter {
   }
 
   /**
-   * Makes the snapshots due at time `now`. Objects end, and counts change, only with their
-   * camera's answered frames (Tracker): a camera that gets no answer keeps them.
+   * Makes the snapshots due at time `now`, and checks each camera's lag. Objects end, and counts
+   * change, only with their camera's answered frames (Tracker): a camera that gets no answer
+   * keeps them.
    */
   tick(now: number): void {
     this.snapshots.due(now);
@@ -440,7 +443,12 @@ export class Reporter {
       );
     } else {
       this.laggingSince.delete(camera);
-      this.deps.log.info({ camera, lag_s: lagS }, 'camera answered in time again');
+      const why = !streaming
+        ? `camera no longer lagging: it is ${this.deps.cameraStatus(camera)?.state ?? 'gone'}`
+        : lag?.lagging
+          ? 'camera no longer lagging: its model is unavailable (its status says so)'
+          : 'camera answered in time again';
+      this.deps.log.info({ camera, lag_s: lagS }, why);
     }
     this.publishStatusOf(camera);
   }
@@ -465,6 +473,8 @@ export class Reporter {
       this.gate.forget(camera);
     }
     this.snapshots.prune(cameras);
+    for (const camera of this.laggingSince.keys())
+      if (!cameras[camera]?.enabled) this.laggingSince.delete(camera);
     const key = (c: LineCount): string => this.topics.lineCount(c.camera, c.line, c.label, c.direction);
     const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [key(c), c.count]));
     this.lineCounts.prune(cameras);

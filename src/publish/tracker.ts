@@ -25,7 +25,9 @@ export const COUNT_HOLD_MS = 1000;
 /**
  * A lost object ends only once at least this many of its camera's answered frames in a row have
  * not shown it (and they span more than `end_after_s`): at 0.3 answered frames a second, one
- * frame that misses a walker is 3.3 s of "evidence", and must not end it alone.
+ * frame that misses a walker is 3.3 s of "evidence", and must not end it alone. The same number
+ * of frames is what "seen lately" means for the counts in view (COUNT_HOLD_MS) and for the reach
+ * (REACH_PER_S).
  */
 export const END_AFTER_MISSES = 2;
 
@@ -50,6 +52,16 @@ export const GATE_FLOOR = 0.5;
  * second of where it was: a person walks at about 0.8 of theirs, and jogs at 1.5.
  */
 export const REACH_PER_S = 1.5;
+
+/**
+ * How far ahead (seconds) a lost object is predicted, and its reach grown, however long it went
+ * unseen: a walker unseen for 5 s at 0.3 answered frames a second is looked for where 5 s took
+ * it. A camera that had no answer at all for longer (lagging, offline) had an outage: the
+ * tracker's clocks skip it (`update`), and its objects are looked for where they were when it
+ * began, not anywhere a minute could have taken them, or another object coming in elsewhere
+ * would take an id; one that walked on meanwhile ends, and comes back as `new`.
+ */
+export const HORIZON_S = 5;
 
 /** Where a track was last matched, and how far it may have gone since (REACH_PER_S). */
 export interface Reach {
@@ -224,6 +236,9 @@ export function matchCost(p: KalmanState, box: Readonly<Box>, reach?: Reach): nu
   return d2 / (d2 + GATE_99) + (1 - iou(pb, box));
 }
 
+/** Seconds from `t`'s last match to `ts`, up to HORIZON_S. */
+const since = (t: Track, ts: number): number => Math.min(HORIZON_S, Math.max(0, ts - t.at) / 1000);
+
 /**
  * Where `t` was last matched, and how far it may have gone by `ts` (REACH_PER_S), while it was
  * matched in one of its camera's two answered frames before this one: the gap is the camera's
@@ -232,9 +247,9 @@ export function matchCost(p: KalmanState, box: Readonly<Box>, reach?: Reach): nu
  * where it was would take its id.
  */
 function reachOf(t: Track, ts: number): Reach | undefined {
-  if (t.misses > 2) return undefined;
+  if (t.misses > END_AFTER_MISSES) return undefined;
   const last = toBox(t.kf);
-  return { centre: centre(last), radius: (REACH_PER_S * diagonal(last) * Math.max(0, ts - t.at)) / 1000 };
+  return { centre: centre(last), radius: REACH_PER_S * diagonal(last) * since(t, ts) };
 }
 
 /**
@@ -343,6 +358,9 @@ export class Tracker {
    */
   update(dets: readonly ZonedDetection[], ts: number, others: readonly Detection[] = dets): TrackerEvent[] {
     this.seen = [];
+    // An outage (no answer for longer than HORIZON_S): the filters' clocks skip it.
+    const gap = ts - this.lastFrame;
+    if (gap > HORIZON_S * 1000) for (const t of this.tracks) t.at += gap;
     this.lastFrame = Math.max(this.lastFrame, ts);
     const events: TrackerEvent[] = [];
     for (const t of this.tracks) t.misses++;
@@ -350,7 +368,7 @@ export class Tracker {
     for (const label of labels) {
       const tracks = this.tracks.filter((t) => t.label === label);
       const own = dets.filter((d) => d.label === label);
-      const predicted = new Map(tracks.map((t) => [t, predict(t.kf, (ts - t.at) / 1000)]));
+      const predicted = new Map(tracks.map((t) => [t, predict(t.kf, since(t, ts))]));
       const high = own.filter((d) => d.score >= this.cfg.high_score);
       const low = own.filter((d) => d.score < this.cfg.high_score);
       /** Assigns `ds` to `pool`, updates the matched tracks; returns what is left of each. */
@@ -533,7 +551,8 @@ export class Tracker {
       if (active) c.active++;
     };
     for (const t of this.tracks) {
-      if (!t.confirmed || (t.misses > 1 && this.lastFrame - t.lastSeen > COUNT_HOLD_MS)) continue;
+      if (!t.confirmed || (t.misses >= END_AFTER_MISSES && this.lastFrame - t.lastSeen > COUNT_HOLD_MS))
+        continue;
       add(out.labels, t.label, !t.stationary);
       for (const z of t.zones) add((out.zones[z] ??= {}), t.label, !t.stationary);
     }

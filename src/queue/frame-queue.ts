@@ -16,7 +16,11 @@ export class FrameQueue<T extends Timestamped> {
   readonly dropped: Record<DropReason, number> = { full: 0, stale: 0 };
   pushed = 0;
 
-  constructor(readonly capacity: number) {
+  /** `uncounted`: items whose drop is not a frame lost (the scheduler's cache refreshes). */
+  constructor(
+    readonly capacity: number,
+    private readonly uncounted: (item: T) => boolean = () => false,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError(`queue capacity must be a positive integer, got ${capacity}`);
     this.items = new Array<T | undefined>(capacity);
@@ -31,8 +35,8 @@ export class FrameQueue<T extends Timestamped> {
     this.pushed++;
     let evicted: T | undefined;
     if (this.size === this.capacity) {
-      evicted = this.shift();
-      this.dropped.full++;
+      evicted = this.shift()!;
+      if (!this.uncounted(evicted)) this.dropped.full++;
     }
     this.items[(this.head + this.size) % this.capacity] = item;
     this.size++;
@@ -58,7 +62,7 @@ export class FrameQueue<T extends Timestamped> {
     let n = 0;
     while (this.size && this.items[this.head]!.ts < cutoff) {
       const item = this.shift()!;
-      this.dropped.stale++;
+      if (!this.uncounted(item)) this.dropped.stale++;
       n++;
       onDrop?.(item);
     }

@@ -18,9 +18,10 @@
  * frame goes ahead of the priority-1 frames whenever it has not had its share yet.
  *
  * A camera that had nothing waiting does not bank credit for the time it was idle: when its
- * queue fills again its pass is brought up to the virtual time, the lowest pass among the
- * cameras that kept frames waiting (never above theirs, so bringing a camera up never pushes it
- * behind those that waited all along).
+ * queue fills again its pass is brought up to the virtual time, the pass at which the last frame
+ * was served, or the lowest pass among the cameras still waiting if that is lower (so bringing a
+ * camera up never pushes it behind those that waited all along, and a camera served alone for
+ * an hour does not leave the others an hour of credit).
  */
 export interface Contender<K = string> {
   /** Who is contending: a camera's name, or any other value that identifies a queue. */
@@ -60,13 +61,15 @@ export class FairShare<K = string> {
         }
       }
       const b = best!;
-      this.pass.set(b.key, this.pass.get(b.key)! + 1 / b.priority);
+      const start = this.pass.get(b.key)!;
+      this.pass.set(b.key, start + 1 / b.priority);
       this.lastServed.set(b.key, this.tick++);
       picks.push(b.key);
       if (--b.waiting === 0) left.delete(b.key);
-      let min = Infinity;
+      // The virtual time: the start of the frame served, or a waiting camera's pass if lower.
+      let min = start;
       for (const c of left.values()) min = Math.min(min, this.pass.get(c.key)!);
-      if (min < Infinity) this.vtime = Math.max(this.vtime, min);
+      this.vtime = Math.max(this.vtime, min);
     }
     return picks;
   }

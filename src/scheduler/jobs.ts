@@ -44,6 +44,8 @@ export interface CameraCounters {
   firstIn: number | null;
   lastIn: number | null;
   lastAnswered: number | null;
+  /** Capture time of the first frame taken since its newest answer (null: none since). */
+  waitingSince: number | null;
 }
 
 /** What a camera lane knows beyond its queue. */
@@ -92,7 +94,11 @@ export interface CameraStats {
    * null before any frame): how far behind the camera's answers are.
    */
   lagMs: number | null;
-  /** Its newest answer is more than `lagging_after_s` older than its newest frame. */
+  /**
+   * Its frames have gone unanswered for more than `lagging_after_s`: the first frame taken since
+   * its newest answer is that much older than its newest frame (after a camera outage, the
+   * frames since it came back, not the outage, count).
+   */
   lagging: boolean;
 }
 
@@ -101,7 +107,8 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): La
   return {
     model: c.model,
     priority: c.priority,
-    queue: new FrameQueue<Job>(queueSize),
+    // A refresh dropped is no frame lost: its frame was answered from the cache.
+    queue: new FrameQueue<Job>(queueSize, (j) => 'frame' in j && j.refresh === true),
     camera: {
       name,
       epoch: 0,
@@ -115,6 +122,7 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): La
         firstIn: null,
         lastIn: null,
         lastAnswered: null,
+        waitingSince: null,
       },
       pending: new Set(),
       held: [],
@@ -137,7 +145,7 @@ export function cameraStats(lane: Lane, now: number, laggingAfterMs: number): Ca
     frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
     resequenced: c.resequenced,
     lagMs: answered === null ? null : Math.max(0, now - answered),
-    lagging: answered !== null && c.lastIn! - answered > laggingAfterMs,
+    lagging: c.waitingSince !== null && c.lastIn! - c.waitingSince > laggingAfterMs,
   };
 }
 

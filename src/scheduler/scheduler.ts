@@ -181,7 +181,11 @@ export class Scheduler {
     counters.framesIn++;
     counters.firstIn ??= frame.ts;
     counters.lastIn = Math.max(counters.lastIn ?? frame.ts, frame.ts);
-    if (this.answerFromCache(lane, frame)) return;
+    counters.waitingSince ??= frame.ts;
+    const cached = this.answerFromCache(lane, frame);
+    // A refresh queued for the cache is sent like any frame, also when nothing else is waiting.
+    if (cached === 'refresh') this.dispatch();
+    if (cached) return;
     lane.camera!.pending.add(frame.seq);
     const evicted = lane.queue.push({ frame, ts: frame.ts });
     if (evicted) this.dropped(lane, evicted, 'full');
@@ -248,6 +252,7 @@ export class Scheduler {
     if (!cam) return;
     inCaptureOrder(cam, seq, result, (r) => {
       cam.counters.lastAnswered = r.ts;
+      cam.counters.waitingSince = null;
       this.deps.onResult(r);
     });
   }
@@ -257,19 +262,18 @@ export class Scheduler {
    * result is due for a fresh look, the frame is also queued to refresh it (unless a refresh is
    * queued or running already): the camera's frames are answered from the old result meanwhile.
    */
-  private answerFromCache(lane: Lane, frame: Frame): boolean {
+  private answerFromCache(lane: Lane, frame: Frame): boolean | 'refresh' {
     if (!this.deps.cache.enabled) return false;
     const hit = this.deps.cache.lookup(frame);
     if (!hit) return false;
     const cam = lane.camera!;
     cam.counters.cached++;
     this.answer(lane, frame.seq, { ...frame, cached: true, detections: hit.detections });
-    if (hit.refresh && !cam.refreshing) {
-      cam.refreshing = true;
-      const evicted = lane.queue.push({ frame, ts: frame.ts, refresh: true });
-      if (evicted) this.dropped(lane, evicted, 'full');
-    }
-    return true;
+    if (!hit.refresh || cam.refreshing) return true;
+    cam.refreshing = true;
+    const evicted = lane.queue.push({ frame, ts: frame.ts, refresh: true });
+    if (evicted) this.dropped(lane, evicted, 'full');
+    return 'refresh';
   }
 
   private armTimer(at: number): void {

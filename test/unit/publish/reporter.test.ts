@@ -452,6 +452,15 @@ describe('reporter', () => {
     lag = { lagMs: 60_000, lagging: true };
     r.tick(5000);
     assert.equal(statuses().length, 3, 'an offline camera is not lagging: its own status says why');
+    // Lagging, then offline: ingest's status says so at once, and the next tick says no more.
+    state = 'streaming';
+    r.tick(6000);
+    assert.equal(statuses().at(-1)!.last_error?.cause, 'lagging');
+    state = 'offline';
+    r.onCameraStatus(status('gate'));
+    assert.deepEqual([statuses().at(-1)!.state, statuses().at(-1)!.last_error], ['offline', null]);
+    r.tick(7000);
+    assert.equal(lines.at(-1)!.msg, 'camera no longer lagging: it is offline');
   });
 
   it('says detector_unavailable once while a camera’s model is unavailable, and once when it is back', () => {

@@ -565,6 +565,25 @@ describe('tracker: sparse answers (a detector that serves a camera 0.3–1 frame
           }
   });
 
+  it('after a minute without answers, a person coming in elsewhere does not take the id of one who stood there', () => {
+    const t = new Tracker('cam', settings);
+    // Standing for 30 s, seen every 3 s.
+    for (let ts = 0; ts <= 30_000; ts += 3000) step(t, [zd('person', 0.9, [100, 300, 160, 460])], ts);
+    // No answer for a minute (lagging); the first frames show someone else, 900 px away.
+    const events = [
+      ...step(t, [zd('person', 0.9, [1000, 300, 1060, 460])], 90_000),
+      ...step(t, [zd('person', 0.9, [1001, 300, 1061, 460])], 93_000),
+      ...step(t, [zd('person', 0.9, [1002, 300, 1062, 460])], 96_000),
+    ];
+    assert.deepEqual(
+      events.map((e) => [e.type, e.id]),
+      [
+        ['new', '90000-cam-2'],
+        ['end', '0-cam-1'],
+      ],
+    );
+  });
+
   it('two walkers passing each other in parallel lanes keep their ids at 0.5 answers a second', () => {
     for (const seed of [1, 2, 3, 4]) {
       const t = new Tracker('cam', settings);

@@ -370,6 +370,12 @@ describe('scheduler: lag', () => {
     detector.calls[2]!.resolve();
     await flush();
     assert.deepEqual(sched.lag('a'), { lagMs: 0, lagging: false }, 'its newest frame answered');
+    // The camera is away for a minute, then streams again: not lagging for the outage.
+    await clock.advance(60_000);
+    sched.push(frame('a'));
+    await clock.advance(200);
+    sched.push(frame('a'));
+    assert.deepEqual(sched.lag('a'), { lagMs: 60_200, lagging: false });
   });
 });
 
@@ -602,6 +608,22 @@ describe('scheduler with the frame cache', () => {
     );
     assert.equal(new Set(seqs).size, seqs.length);
     assert.equal(sched.stats().cameras.still!.analysed, 2, 'the first frame and the refresh');
+  });
+
+  it('a still camera alone on an idle detector is analysed afresh past max_age_s; a refresh dropped is no frame lost', async () => {
+    const { sched, detector, frame, clock, cameras } = setup({ max_batch: 1, queue_size: 1 }, true);
+    cameras('still');
+    sched.push(frame('still', 100));
+    detector.calls[0]!.resolve([[person(0.9)]]);
+    await flush();
+    for (let t = 200; t <= 10_200; t += 200) {
+      await clock.advance(200);
+      sched.push(frame('still', 100));
+    }
+    assert.equal(detector.calls.length, 2, 'the refresh is sent at once: nothing else would send it');
+    detector.calls[1]!.resolve([[person(0.8)]]);
+    await flush();
+    assert.deepEqual(sched.stats().cameras.still!.dropped, { full: 0, stale: 0, error: 0 });
   });
 
   it('re-checks queued frames against a result that arrived meanwhile', async () => {
