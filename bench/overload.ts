@@ -147,6 +147,8 @@ export interface OverloadResult {
 export interface OverloadModel {
   path: string;
   name: string;
+  /** Frames each camera may have waiting (scheduler.queue_size); the default, 1, when absent. */
+  queueSize?: number;
 }
 
 export interface OverloadOptions {
@@ -213,14 +215,15 @@ const droppedOf = (t: Tally, since: 'dropped0' | 'dropped1'): { all: number; sta
 
 function configYaml(
   opts: OverloadOptions,
-  model: string,
+  model: OverloadModel,
   broker: Awaited<ReturnType<typeof startBenchBroker>>,
   server: RtspServer,
   specs: readonly CameraSpec[],
 ): string {
   return [
-    ...benchDaemonConfig(model, broker, ['stats_interval_s: 1']),
+    ...benchDaemonConfig(model.path, broker, ['stats_interval_s: 1']),
     ...yamlSection('detector', opts.detector),
+    ...yamlSection('scheduler', model.queueSize ? { queue_size: model.queueSize } : undefined),
     'cameras:',
     ...specs.flatMap((c) => [
       `  ${c.name}:`,
@@ -239,7 +242,7 @@ function configYaml(
  */
 async function runFleet(
   opts: OverloadOptions,
-  model: string,
+  model: OverloadModel,
   specs: readonly CameraSpec[],
   run: { label: string; seconds: number; warmupSeconds: number },
 ): Promise<OverloadRun> {
@@ -390,9 +393,9 @@ async function runFleet(
     });
     const analysed = specs.map((c) => rate(tallies.get(c.name)!.analysed));
     const total = analysed.reduce((a, b) => a + b, 0);
-    // With queue_size 1 a camera holds one frame, so it gives at most one to each batch: its
-    // share is capped by the batches formed per second too (docs/config.md, scheduler).
-    const perBatch = rate(batches1 - (batches0 ?? batches1));
+    // A camera holds queue_size frames, so it gives at most that many to each batch: its share
+    // is capped by the batches formed per second too (docs/config.md, scheduler).
+    const perBatch = rate(batches1 - (batches0 ?? batches1)) * (model.queueSize ?? 1);
     const shares = waterFill(
       total,
       specs.map((c, i) => ({ weight: c.priority, cap: Math.min(demand[i]!, perBatch) })),
@@ -445,7 +448,7 @@ export async function benchOverload(
   log: (msg: string) => void = () => undefined,
 ): Promise<OverloadResult> {
   log(`overload: reference, a still camera alone (≈ ${REFERENCE_SECONDS + 10} s)`);
-  const reference = await runFleet(opts, opts.models[0]!.path, REFERENCE, {
+  const reference = await runFleet(opts, opts.models[0]!, REFERENCE, {
     label: 'reference',
     seconds: REFERENCE_SECONDS,
     warmupSeconds: 5,
@@ -456,7 +459,7 @@ export async function benchOverload(
     for (const [i, m] of opts.models.entries()) {
       log(`overload: ${FLEET.length} cameras, ${m.name}, run ${r + 1} of ${opts.repeats} (≈ 95 s)`);
       variants[i]!.runs.push(
-        await runFleet(opts, m.path, FLEET, {
+        await runFleet(opts, m, FLEET, {
           label: `run ${r + 1}`,
           seconds: CLIP_SECONDS,
           warmupSeconds: opts.warmupSeconds,

@@ -33,7 +33,7 @@ import { benchEvents } from './events.js';
 import type { EventsRow } from './events-summary.js';
 import { benchHash } from './hash.js';
 import { benchIdle, type IdleResult } from './idle.js';
-import { benchOverload, type OverloadResult } from './overload.js';
+import { benchOverload, type OverloadModel, type OverloadResult } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { benchRemote, type RemoteBench } from './remote.js';
 import { renderMarkdown } from './report.js';
@@ -433,8 +433,14 @@ async function main(): Promise<void> {
         log(`overload: the YOLO11n model, ${bus} or ${clip} not found, skipped`);
       else {
         const v8Prepared = v8 && preparedOf.get(v8);
-        const models = [{ path: pipeModel, name: pipeName }];
-        if (v8Prepared) models.push({ path: v8Prepared, name: `${basename(v8)} → ${precision}` });
+        const models: OverloadModel[] = [{ path: pipeModel, name: pipeName }];
+        if (v8Prepared) {
+          const name = `${basename(v8)} → ${precision}`;
+          models.push({ path: v8Prepared, name });
+          // Two frames a camera: a priority-10 camera can then take its whole share (with one
+          // frame it is capped at one a batch), so the weighted share itself is measured.
+          models.push({ path: v8Prepared, name: `${name}, queue_size 2`, queueSize: 2 });
+        }
         out.overload = await benchOverload(
           {
             root,
