@@ -389,7 +389,9 @@ async function runFleet(
     const rate = (n: number): number => n / secs;
     const demand = specs.map((c) => {
       const t = tallies.get(c.name)!;
-      return Math.max(0, rate(t.offered - t.cached));
+      // A still camera's refreshes are analysed besides being answered from the cache: what it
+      // asked of the model is at least what it got.
+      return Math.max(0, rate(t.offered - t.cached), rate(t.analysed));
     });
     const analysed = specs.map((c) => rate(tallies.get(c.name)!.analysed));
     const total = analysed.reduce((a, b) => a + b, 0);
