@@ -195,6 +195,8 @@ export class Reporter {
     this.emit(events);
     this.publishCounts(r.camera);
     if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishStatusOf(r.camera);
+    // An answer may end a lag: said at once, not at the next tick.
+    if (this.laggingSince.has(r.camera)) this.checkLag(r.camera, this.deps.clock.now());
   }
 
   private emit(events: TrackerEvent[]): void {

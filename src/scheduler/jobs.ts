@@ -44,7 +44,10 @@ export interface CameraCounters {
   firstIn: number | null;
   lastIn: number | null;
   lastAnswered: number | null;
-  /** Capture time of the first frame taken since its newest answer (null: none since). */
+  /**
+   * Capture time of the first frame taken since its newest answer or failed batch (null: none
+   * since): a failing detector has causes of its own, and is not one that cannot keep up.
+   */
   waitingSince: number | null;
 }
 

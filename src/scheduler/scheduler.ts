@@ -398,7 +398,11 @@ export class Scheduler {
           { cameras: [...cameras].map((c) => c.name), frames: batch.length, err: message },
           'batch failed; its frames are dropped',
         );
-        for (const camera of cameras) this.deps.onDetectorError?.(camera.name, message);
+        for (const camera of cameras) {
+          // A failing detector is not one that cannot keep up: lagging counts from the next frame.
+          camera.counters.waitingSince = null;
+          this.deps.onDetectorError?.(camera.name, message);
+        }
         for (const { job, lane } of batch) {
           if (lane.camera) lane.camera.counters.errors++;
           this.dropped(lane, job, 'error', message);

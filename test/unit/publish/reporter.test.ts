@@ -436,6 +436,8 @@ describe('reporter', () => {
     r.onCameraStatus(status('gate'));
     assert.equal(statuses().at(-1)!.last_error?.cause, 'lagging', "ingest's own status keeps saying it");
     lag = { lagMs: 300, lagging: false };
+    r.onResult(result(1, 3500, []));
+    assert.equal(statuses().at(-1)!.last_error, null, 'the answer that ends it says so at once');
     r.tick(4000);
     assert.deepEqual(
       [statuses().length, statuses().at(-1)!.last_error, statuses().at(-1)!.lag_s],

@@ -376,6 +376,14 @@ describe('scheduler: lag', () => {
     await clock.advance(200);
     sched.push(frame('a'));
     assert.deepEqual(sched.lag('a'), { lagMs: 60_200, lagging: false });
+    // A detector that fails (a remote server away) is not one that cannot keep up.
+    for (let t = 0; t < 11_000; t += 200) {
+      detector.pending[0]?.reject(new Error('model plates is unavailable'));
+      await flush();
+      await clock.advance(200);
+      sched.push(frame('a'));
+    }
+    assert.equal(sched.lag('a')!.lagging, false, 'its batches failed: not lagging');
   });
 });
 
