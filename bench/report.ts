@@ -106,7 +106,8 @@ function overloadVariant(r: OverloadResult, model: string, runs: OverloadRun[]):
         `${at((x) => x.dropped_fps)} (${at((x) => x.stale_fps)})`,
         at((x) => x.demand_fps),
         at((x) => x.share_fps),
-        `${f(share, 2)}${mark(Math.abs(share - 1) <= 0.1)}`,
+        // Owed nothing, asked nothing (a still camera the cache answered throughout): no ratio.
+        m(c.camera, (x) => x.share_fps) === 0 ? '–' : `${f(share, 2)}${mark(Math.abs(share - 1) <= 0.1)}`,
         at((x) => x.longest_unanswered_s, 1),
       ];
       const events = [perObject(c), zero((x) => x.end_events), zero((x) => x.count_drops_to_zero)];
@@ -119,13 +120,14 @@ function overloadVariant(r: OverloadResult, model: string, runs: OverloadRun[]):
       const pick = (fn: (x: OverloadPriorityRow) => number): number =>
         median(runs.map((run) => fn(run.priorities.find((q) => q.priority === p.priority)!)));
       const ratio = pick((x) => x.ratio);
+      const owed = pick((x) => x.share_fps) > 0;
       return `| ${p.priority} | ${p.cameras} | ${f(
         pick((x) => x.analysed_fps),
         2,
       )} | ${f(
         pick((x) => x.share_fps),
         2,
-      )} | ${f(ratio, 2)}${mark(Math.abs(ratio - 1) <= 0.1)} |`;
+      )} | ${owed ? `${f(ratio, 2)}${mark(Math.abs(ratio - 1) <= 0.1)}` : '–'} |`;
     }),
   ];
 }
