@@ -193,13 +193,19 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       cameras: { a: { url: `lavfi:${marker}` }, b: { url: `lavfi:${marker}` } },
     });
     const daemon = startDaemon(t, config);
-    // The detector is the first stage; the cameras are the last.
+    // The detector is the first stage; the cameras are the last. The signal goes as soon as the
+    // line is read (polling for it let a quick start-up finish first).
+    const onOutput = (): void => {
+      if (!daemon.output().includes('"msg":"detector ready"')) return;
+      daemon.child.stdout!.off('data', onOutput);
+      daemon.child.kill('SIGTERM');
+    };
+    daemon.child.stdout!.on('data', onOutput);
     await waitFor(
       'the detector to be ready',
       () => daemon.output().includes('"msg":"detector ready"'),
       30_000,
     );
-    daemon.child.kill('SIGTERM');
     const { code } = await daemon.exited;
     assert.equal(code, 0, daemon.output());
     const logs = daemon
