@@ -19,6 +19,7 @@ import {
 import { FakeClock, recordingLog, silentLog } from '../../helpers/fakes.js';
 import { FakeMqtt, FakeOutput } from '../../helpers/fake-output.js';
 import { tempDir } from '../../helpers/env.js';
+import { cameraStatus } from '../../helpers/fake-stages.js';
 
 const cameraConfig = (yaml: string) =>
   parseConfig(`model:\n  path: m.onnx\ncameras:\n  gate:\n    url: rtsp://h/s\n${yaml}`, 'c.yaml', {}).config;
@@ -398,18 +399,7 @@ describe('reporter', () => {
     const { log, lines } = recordingLog();
     let state: CameraStatus['state'] = 'streaming';
     let lag = { lagMs: 400 as number | null, lagging: false };
-    const status = (camera: string): CameraStatus => ({
-      camera,
-      state,
-      since: 0,
-      restarts: 0,
-      framesReceived: 10,
-      bytesReceived: 100,
-      lastFrameAt: 5,
-      lastError: null,
-      retryAt: null,
-      source: { width: 640, height: 480 },
-    });
+    const status = (camera: string): CameraStatus => cameraStatus(camera, { state });
     const r = new Reporter(cfg.cameras, cfg.events, {
       ...deps(out, 'argus', status),
       log,
