@@ -1,7 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  visit,
+  type Document,
+  type Node,
+  type Pair,
+  type YAMLMap,
+} from 'yaml';
 import type { z } from 'zod';
 import { redactUrl, scrub } from '../redact.js';
 import { resolveStateDir } from '../state/index.js';
@@ -48,15 +61,30 @@ interface Found {
   atKey?: boolean;
 }
 
+/** The largest config file read (docs/config.md, "Limits"): bigger files are refused unread. */
+export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+/** YAML aliases resolved at most (each counted once per use, as the yaml library counts them). */
+const MAX_ALIASES = 100;
+
+/** A mapping's pairs by key, built once per mapping so that locating n issues stays linear. */
+const pairsByKey = new WeakMap<YAMLMap, Map<string, Pair>>();
+function pairOf(map: YAMLMap, key: PathKey): Pair | undefined {
+  let index = pairsByKey.get(map);
+  if (!index) {
+    index = new Map();
+    for (const p of map.items) if (isPair(p) && isScalar(p.key)) index.set(String(p.key.value), p);
+    pairsByKey.set(map, index);
+  }
+  return index.get(String(key));
+}
+
 /** The line of the node at `path`, or of its nearest ancestor that exists. */
 function lineOf(doc: Document, lc: LineCounter, path: readonly PathKey[], atKey = false): number | undefined {
   let node: Node | null | undefined = doc.contents;
   let line = node?.range ? lc.linePos(node.range[0]).line : undefined;
   for (const [depth, key] of path.entries()) {
     if (isMap(node)) {
-      const pair = node.items.find(
-        (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(key),
-      );
+      const pair = pairOf(node, key);
       if (!pair) break;
       const keyNode = pair.key as Node;
       if (keyNode.range) line = lc.linePos(keyNode.range[0]).line;
@@ -69,6 +97,45 @@ function lineOf(doc: Document, lc: LineCounter, path: readonly PathKey[], atKey 
       if (node.range) line = lc.linePos(node.range[0]).line;
     } else break;
   }
+  return line;
+}
+
+/**
+ * Keys given twice in one mapping, found with one set per mapping: the yaml library's own
+ * `uniqueKeys` compares each key with every earlier one, which takes minutes for 100,000 cameras.
+ */
+function duplicateKeys(doc: Document, lc: LineCounter): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Map<string, number | undefined>();
+      for (const p of map.items) {
+        if (!isScalar(p.key)) continue;
+        const key = String(p.key.value);
+        const line = p.key.range ? lc.linePos(p.key.range[0]).line : undefined;
+        if (seen.has(key)) {
+          const first = seen.get(key);
+          issues.push({
+            path: '',
+            line,
+            message: `'${key}' is given twice in one mapping${first ? ` (first on line ${first})` : ''}`,
+          });
+        } else seen.set(key, line);
+      }
+    },
+  });
+  return issues;
+}
+
+/** The line of the first alias (`*name`) in the document, where an alias bomb is reported. */
+function firstAliasLine(doc: Document, lc: LineCounter): number | undefined {
+  let line: number | undefined;
+  visit(doc, {
+    Alias(_, node) {
+      if (isAlias(node) && node.range) line = lc.linePos(node.range[0]).line;
+      return visit.BREAK;
+    },
+  });
   return line;
 }
 
@@ -128,7 +195,8 @@ function substituteEnv(
   if (Array.isArray(value))
     return value.map((v, i) => substituteEnv(v, env, [...path, i], issues, substituted));
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // No prototype: a key such as `__proto__` is kept as the user's name, not taken as a setter.
+    const out = Object.create(null) as Record<string, unknown>;
     for (const [k, v] of Object.entries(value)) {
       // `key:` with nothing after it means "not set", as in a section whose keys are all commented out.
       if (v !== null) out[k] = substituteEnv(v, env, [...path, k], issues, substituted);
@@ -211,19 +279,40 @@ function zodIssues(error: z.ZodError, data: unknown): Found[] {
 
 /** Parses and validates config text. Throws ConfigError listing every problem at once. */
 export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  if (Buffer.byteLength(text) > MAX_CONFIG_BYTES)
+    throw new ConfigError(file, [{ path: '', message: tooBig(Buffer.byteLength(text)) }]);
   const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length) {
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
+  const yamlIssues = [
+    ...doc.errors.map((e) => ({
+      path: '',
+      line: lc.linePos(e.pos[0]).line,
+      message: `YAML: ${e.message.split('\n')[0] ?? ''}`,
+    })),
+    ...duplicateKeys(doc, lc),
+  ];
+  if (yamlIssues.length)
     throw new ConfigError(
       file,
-      doc.errors.map((e) => ({
-        path: '',
-        line: lc.linePos(e.pos[0]).line,
-        message: `YAML: ${e.message.split('\n')[0] ?? ''}`,
-      })),
+      yamlIssues.sort((a, b) => a.line! - b.line!),
     );
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIASES });
+  } catch (err) {
+    // The yaml library throws (a ReferenceError) for an alias bomb and an alias before its anchor.
+    const message = err instanceof Error ? err.message : String(err);
+    const bomb = /excessive alias count/i.test(message);
+    throw new ConfigError(file, [
+      {
+        path: '',
+        line: firstAliasLine(doc, lc),
+        message: bomb
+          ? `YAML: its aliases (*name) expand to more than ${MAX_ALIASES} copies; write the values out, or use fewer aliases`
+          : `YAML: ${message}`,
+      },
+    ]);
   }
-  const raw: unknown = doc.toJS();
   if (raw === null || raw === undefined)
     throw new ConfigError(file, [{ path: '', message: 'the file is empty' }]);
   if (typeof raw !== 'object' || Array.isArray(raw)) {
@@ -289,13 +378,26 @@ function decoded(s: string): string {
   }
 }
 
+const tooBig = (bytes: number): string =>
+  `the file is ${(bytes / 1048576).toFixed(1)} MiB; a config may be at most ${MAX_CONFIG_BYTES / 1048576} MiB (docs/config.md, "Limits")`;
+
 export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
   let text: string;
   try {
+    const size = (await stat(file)).size;
+    if (size > MAX_CONFIG_BYTES) throw new ConfigError(file, [{ path: '', message: tooBig(size) }]);
     text = await readFile(file, 'utf8');
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code);
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a directory'
+            : String(code);
     throw new ConfigError(file, [{ path: '', message: `cannot read the config file (${why})` }]);
   }
   return parseConfig(text, file, env);

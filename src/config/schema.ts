@@ -35,18 +35,92 @@ const topicPrefix = z.string().superRefine((s, ctx) => {
 });
 
 /**
- * A mapping whose keys become topic levels. The names are checked beside the values (not as
- * record keys, which would leave the values of a badly named entry unchecked), so every error
- * is reported at once.
+ * The most entries of each kind a file may hold (docs/config.md, "Limits"): far above what one
+ * box can run (each camera is an ffmpeg), and low enough that a mistaken or hostile file is
+ * refused at once instead of taking minutes and gigabytes.
  */
-function namedMap<V extends z.ZodType>(value: V) {
-  return z.record(z.string(), value).superRefine((rec, ctx) => {
-    for (const key of Object.keys(rec)) {
-      const problem = topicLevelProblem(key);
-      if (problem)
-        ctx.addIssue({ code: 'custom', path: [key], message: `name ${problem}`, params: { atKey: true } });
+export const LIMITS = {
+  cameras: 1000,
+  models: 64,
+  zones: 100,
+  lines: 100,
+  filters: 1000,
+  headers: 64,
+  points: 1000,
+};
+
+interface NamedMapOptions {
+  /** Entries allowed; more is one error, and the entries are then not checked one by one. */
+  max: number;
+  /** What the entries are, for that error: `cameras`. */
+  what: string;
+  nameProblem?: (name: string) => string | undefined;
+}
+
+const namedMapValues = new WeakMap<z.core.$ZodType, z.core.$ZodType>();
+/** The schema of a `namedMap`'s values, for code that walks the schema (the example's key check). */
+export const namedMapValue = (schema: z.core.$ZodType): z.core.$ZodType | undefined =>
+  namedMapValues.get(schema);
+
+/** A YAML mapping as the loader hands it over: an object that is not a list. */
+const isMapping = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A mapping whose keys are names a user chose (cameras, models, zones, lines, labels). The result
+ * has no prototype, so no name is special: `__proto__`, `constructor` or `toString` is a name like
+ * any other (zod's record drops `__proto__` unchecked, and a plain object answers `constructor`
+ * for a name it does not hold). Each value is checked with `value`, and each name with
+ * `nameProblem` beside it (not as a record key, which would leave a badly named entry's value
+ * unchecked), so every error is reported at once.
+ */
+export function namedMap<V extends z.ZodType>(
+  value: V,
+  { max, what, nameProblem = topicLevelProblem }: NamedMapOptions,
+) {
+  // Typed by what it holds, checked by hand below.
+  const holder = z.custom<Record<string, z.input<V>>>(() => true).optional();
+  const map = holder.transform((input: unknown, ctx): Record<string, z.output<V>> => {
+    const out = Object.create(null) as Record<string, z.output<V>>;
+    if (input === undefined) return out;
+    if (!isMapping(input)) {
+      ctx.issues.push({ code: 'invalid_type', expected: 'record', input, message: 'must be a mapping' });
+      return out;
     }
+    const names = Object.keys(input);
+    if (names.length > max) {
+      ctx.issues.push({
+        code: 'custom',
+        input,
+        message: `has ${names.length} ${what}; at most ${max} are allowed (docs/config.md, "Limits")`,
+        params: { atKey: true },
+      });
+      return out;
+    }
+    for (const name of names) {
+      const problem = nameProblem(name);
+      if (problem)
+        ctx.issues.push({
+          code: 'custom',
+          path: [name],
+          input: name,
+          message: `name ${problem}`,
+          params: { atKey: true },
+          // As a refinement's issue: the checks across sections still run.
+          continue: true,
+        });
+      // As zod's record runs its values (its own internal step, which `safeParse` would finalize):
+      // each issue keeps its `continue`, so a value of the wrong type stops the checks across
+      // sections, as in a record, while a refinement's issue lets them run.
+      const result = value._zod.run({ value: input[name], issues: [] }, { async: false });
+      if (result instanceof Promise) throw new Error('namedMap: asynchronous schemas are not supported');
+      for (const issue of result.issues) ctx.issues.push({ ...issue, path: [name, ...(issue.path ?? [])] });
+      out[name] = result.value as z.output<V>;
+    }
+    return out;
   });
+  namedMapValues.set(map, value);
+  return map;
 }
 
 function urlWithSchemes(what: string, schemes: readonly string[]) {
@@ -161,7 +235,11 @@ const remoteModel = z.strictObject({
   model: z.string().min(1),
   version: z.string().min(1).optional(),
   /** Sent with every request; values may use ${NAME} (they are secrets then). */
-  headers: z.record(z.string().min(1), z.string()).default({}),
+  headers: namedMap(z.string(), {
+    max: LIMITS.headers,
+    what: 'headers',
+    nameProblem: (n) => (n ? undefined : 'must not be empty'),
+  }),
   /** PEM file of the CA that signed the server's certificate; relative to the config file. */
   ca: z.string().min(1).optional(),
   timeout_ms: int().min(100).max(600000).default(5000),
@@ -314,6 +392,16 @@ const ffmpeg = z
 
 const point = z.tuple([z.number().min(0), z.number().min(0)]);
 
+/** A polygon's area (the shoelace formula), whichever way round its points go. */
+function polygonArea(points: readonly (readonly [number, number])[]): number {
+  let twice = 0;
+  points.forEach(([x, y], i) => {
+    const [nx, ny] = points[(i + 1) % points.length]!;
+    twice += x * ny - nx * y;
+  });
+  return Math.abs(twice) / 2;
+}
+
 const labelFilter = z.strictObject({
   min_score: z.number().min(0).max(1).default(0),
   /** In source pixels². */
@@ -338,18 +426,25 @@ const camera = z
       .strictObject({
         /** Labels to report; absent means all. */
         track: z.array(topicLevel).min(1).optional(),
-        filters: namedMap(labelFilter).default({}),
+        filters: namedMap(labelFilter, { max: LIMITS.filters, what: 'filters' }),
       })
       .prefault({}),
     zones: namedMap(
       z.strictObject({
         /** Polygon in source pixels, at least three points. */
-        points: z.array(point).min(3),
+        points: z
+          .array(point)
+          .min(3)
+          .max(LIMITS.points)
+          .refine((p) => p.length < 3 || polygonArea(p) > 0, {
+            message: 'the points enclose no area (they are all on one line): no object could ever be inside',
+          }),
         objects: z.array(topicLevel).min(1).optional(),
         /** An object in the zone this long is loitering: one `update` event says so. */
         loiter_s: z.number().positive().max(86400).optional(),
       }),
-    ).default({}),
+      { max: LIMITS.zones, what: 'zones' },
+    ),
     lines: namedMap(
       z
         .strictObject({
@@ -373,7 +468,8 @@ const camera = z
           message: 'the two directions need different names',
           path: ['directions'],
         }),
-    ).default({}),
+      { max: LIMITS.lines, what: 'lines' },
+    ),
   })
   .superRefine((cam, ctx) => {
     // A zone or line listing a label the camera does not track would never see it.
@@ -452,7 +548,7 @@ const sections = z.strictObject({
   state_dir: z.string().min(1).optional(),
   mqtt,
   model: model.optional(),
-  models: namedMap(namedModel).default({}),
+  models: namedMap(namedModel, { max: LIMITS.models, what: 'models' }),
   detector,
   scheduler,
   cache,
@@ -460,7 +556,7 @@ const sections = z.strictObject({
   ffmpeg,
   events,
   home_assistant: homeAssistant,
-  cameras: namedMap(camera).default({}),
+  cameras: namedMap(camera, { max: LIMITS.cameras, what: 'cameras' }),
 });
 
 /**
@@ -476,7 +572,7 @@ export const configSchema = sections
         path: ['home_assistant', 'discovery_prefix'],
         message: `must not be mqtt.base_topic ('${c.mqtt.base_topic}'), nor above or below it: Argus' topics and Home Assistant's would mix`,
       });
-    if (c.model && 'default' in c.models)
+    if (c.model && Object.hasOwn(c.models, 'default'))
       ctx.addIssue({
         code: 'custom',
         path: ['models', 'default'],
@@ -500,7 +596,10 @@ export const configSchema = sections
           });
   })
   .transform(({ model: legacy, models, ...rest }) => {
-    const all: Record<string, ModelConfig> = legacy ? { default: legacy, ...models } : models;
+    // Kept without a prototype, as namedMap made it.
+    const all = legacy
+      ? Object.assign(Object.create(null) as typeof models, { default: legacy }, models)
+      : models;
     return { ...rest, models: all };
   });
 

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { namedMapValue } from '../../src/config/schema.js';
 
 /**
  * One step of a key's path: a key of a schema object, the name of an entry in a map of named
@@ -67,6 +68,8 @@ function peel(schema: z.core.$ZodType): { inner: z.core.$ZodType; fill: Fill } {
         s = (def as z.core.$ZodNullableDef | z.core.$ZodReadonlyDef).innerType;
         break;
       case 'pipe':
+        // A map of named entries (namedMap) is a pipe; absent, it is an empty map.
+        if (namedMapValue(s)) return { inner: s, fill: fill ?? { kind: 'default', value: {} } };
         s = (def as z.core.$ZodPipeDef).in;
         break;
       default:
@@ -102,6 +105,13 @@ export function schemaKeys(schema: z.core.$ZodType, example: unknown): SchemaKey
     const def: Def = s._zod.def;
     const where = dotted(steps) || 'the top level';
     if (LEAVES.has(def.type)) return;
+    const entries = namedMapValue(s);
+    if (entries) {
+      const name = isMapping(value) ? Object.keys(value)[0] : undefined;
+      const v = name !== undefined && isMapping(value) ? value[name] : undefined;
+      walk(peel(entries).inner, v, [...steps, { kind: 'entry', name }], true);
+      return;
+    }
     switch (def.type) {
       case 'object': {
         for (const [key, child] of Object.entries((def as z.core.$ZodObjectDef).shape)) {
@@ -110,7 +120,8 @@ export function schemaKeys(schema: z.core.$ZodType, example: unknown): SchemaKey
           const v = present ? value[key] : undefined;
           const at = [...steps, { kind: 'key' as const, name: key }];
           const t = inner._zod.def.type;
-          out.push({ steps: at, fill, leaf: t !== 'object' && t !== 'record', inEntry, present, value: v });
+          const leaf = t !== 'object' && t !== 'record' && !namedMapValue(inner);
+          out.push({ steps: at, fill, leaf, inEntry, present, value: v });
           walk(inner, v, at, inEntry);
         }
         return;

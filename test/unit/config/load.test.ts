@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, parseConfig } from '../../../src/config/load.js';
-import { topicLevelProblem } from '../../../src/config/schema.js';
+import { ConfigError, loadConfig, MAX_CONFIG_BYTES, parseConfig } from '../../../src/config/load.js';
+import { LIMITS, topicLevelProblem } from '../../../src/config/schema.js';
 import { repoRoot } from '../../helpers/env.js';
 
 const minimal = 'model:\n  path: m.onnx\n';
@@ -101,7 +101,7 @@ describe('config', () => {
     assert.equal(config.scheduler.max_batch, 4);
     assert.equal(config.cache.enabled, true);
     assert.equal(config.http.host, '127.0.0.1');
-    assert.deepEqual(config.cameras, {});
+    assert.deepEqual(config.cameras, Object.create(null), 'no cameras, in a map without a prototype');
     assert.equal(config.models.default!.conf, 0.25);
     assert.deepEqual(Object.keys(config.models), ['default'], 'model: is the model named default');
   });
@@ -113,7 +113,7 @@ describe('config', () => {
     assert.equal(gate.fps, 5);
     assert.equal(gate.priority, 5);
     assert.equal(gate.rtsp_transport, 'tcp');
-    assert.deepEqual(gate.zones, {});
+    assert.deepEqual(gate.zones, Object.create(null));
   });
 
   it('validates the shipped example', async () => {
@@ -370,7 +370,7 @@ describe('config', () => {
   it('reports duplicate keys', () => {
     const issues = errorsOf(`${minimal}scheduler:\n  max_batch: 2\n  max_batch: 3\n`);
     assert.equal(issues[0]!.line, 5);
-    assert.match(issues[0]!.message, /unique/i);
+    assert.match(issues[0]!.message, /given twice in one mapping \(first on line \d+\)/);
   });
 
   it('rejects an empty file and a non-mapping', () => {
@@ -486,6 +486,99 @@ describe('config', () => {
         "6: cameras.gate.model: there is no model named 'default' (a camera without model: uses default); the models are plates",
       ],
     );
+  });
+
+  it('takes __proto__, constructor and toString as names like any other, checked and kept', () => {
+    const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
+    const cams = names.flatMap((n) => [
+      `  ${n}:`,
+      '    url: rtsp://h/s',
+      `    zones:`,
+      `      ${n}:`,
+      '        points: [[0,0],[9,0],[9,9]]',
+    ]);
+    const { config } = parseConfig(`${minimal}cameras:\n${cams.join('\n')}\n`, 'c.yaml', {});
+    assert.deepEqual(Object.keys(config.cameras), names);
+    assert.equal(Object.getPrototypeOf(config.cameras), null);
+    for (const n of names) {
+      assert.ok(Object.hasOwn(config.cameras, n), n);
+      assert.deepEqual(Object.keys(config.cameras[n]!.zones), [n]);
+    }
+    assert.equal(config.cameras.missing, undefined, 'a name not given is not found in a prototype');
+    // A value under such a name is checked as any other: `fps: 999` was dropped unreported.
+    const bad = `${minimal}cameras:\n  __proto__:\n    url: rtsp://h/s\n    fps: 999\nmodels:\n  __proto__:\n    path: x.onnx\n    conf: 7\n`;
+    assert.deepEqual(
+      errorsOf(bad).map((i) => `${i.line}: ${i.path}: ${i.message}`),
+      ['6: cameras.__proto__.fps: must be at most 60', '10: models.__proto__.conf: must be at most 1'],
+    );
+  });
+
+  it('refuses an alias bomb in one line, at the first alias', () => {
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]',
+    ].join('\n');
+    const issues = errorsOf(bomb);
+    assert.equal(issues.length, 1);
+    assert.equal(issues[0]!.line, 2);
+    assert.match(issues[0]!.message, /^YAML: its aliases \(\*name\) expand to more than 100 copies/);
+    // A few aliases are still fine.
+    const { config } = parseConfig(
+      `${minimal}cameras:\n  a: &cam\n    url: rtsp://h/s\n  b: *cam\n`,
+      'c.yaml',
+      {},
+    );
+    assert.deepEqual(Object.keys(config.cameras), ['a', 'b']);
+  });
+
+  it('refuses more entries than its limits, in one error at the key, and files above 4 MiB unread', () => {
+    const cams = Array.from({ length: LIMITS.cameras + 1 }, (_, i) => `  c${i}:\n    url: rtsp://h/s${i}`);
+    const issues = errorsOf(`${minimal}cameras:\n${cams.join('\n')}\n`);
+    assert.deepEqual(issues, [
+      {
+        path: 'cameras',
+        line: 3,
+        message: `has ${LIMITS.cameras + 1} cameras; at most ${LIMITS.cameras} are allowed (docs/config.md, "Limits")`,
+      },
+    ]);
+    const zones = Array.from(
+      { length: LIMITS.zones + 1 },
+      (_, i) => `      z${i}: { points: [[0,0],[9,0],[9,9]] }`,
+    );
+    assert.match(
+      errorsOf(`${minimal}cameras:\n  a:\n    url: rtsp://h/s\n    zones:\n${zones.join('\n')}\n`)[0]!
+        .message,
+      /has 101 zones; at most 100/,
+    );
+    const big = `${minimal}# ${'x'.repeat(MAX_CONFIG_BYTES)}\n`;
+    assert.deepEqual(errorsOf(big), [
+      { path: '', message: 'the file is 4.0 MiB; a config may be at most 4 MiB (docs/config.md, "Limits")' },
+    ]);
+  });
+
+  it('finds duplicate keys in many cameras, each at its line', () => {
+    const cams = Array.from({ length: LIMITS.cameras }, (_, i) => `  c${i % 500}:\n    url: rtsp://h/s`);
+    const issues = errorsOf(`${minimal}cameras:\n${cams.join('\n')}\n`);
+    assert.equal(issues.length, 500);
+    assert.deepEqual(issues[0], {
+      path: '',
+      line: 4 + 2 * 500,
+      message: "'c0' is given twice in one mapping (first on line 4)",
+    });
+  });
+
+  it('refuses a zone whose points enclose no area', () => {
+    const text = `${minimal}cameras:\n  a:\n    url: rtsp://h/s\n    zones:\n      flat:\n        points: [[0,0],[5,5],[10,10]]\n`;
+    assert.deepEqual(errorsOf(text), [
+      {
+        path: 'cameras.a.zones.flat.points',
+        line: 8,
+        message: 'the points enclose no area (they are all on one line): no object could ever be inside',
+      },
+    ]);
   });
 
   it('formats issues as file:line: path: message', () => {
