@@ -6,8 +6,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, loadConfig, PROVIDERS, type ProviderName } from './config/index.js';
-import { inspectModel, runDaemon, runDetect, runPrepare, summarize } from './commands/index.js';
+import { ConfigError, PROVIDERS, type ProviderName } from './config/index.js';
+import {
+  inspectModel,
+  loadVouchedConfig,
+  runDaemon,
+  runDetect,
+  runPrepare,
+  summarize,
+} from './commands/index.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/index.js';
 import { argusVersion } from './version.js';
 
@@ -53,7 +60,7 @@ async function validate(args: string[]): Promise<number> {
   const { values } = parse(args, { config: { type: 'string', short: 'c' } });
   if (!values.config) throw new UsageError('validate needs -c FILE');
   try {
-    const loaded = await loadConfig(values.config);
+    const loaded = await loadVouchedConfig(values.config);
     process.stdout.write(`${summarize(loaded)}\n`);
     return 0;
   } catch (err) {

@@ -4,3 +4,4 @@ export { inspectModel } from './model.js';
 export { runPrepare } from './prepare.js';
 export { runDaemon } from './run.js';
 export { summarize } from './validate.js';
+export { loadVouchedConfig, vouchFor } from './vouch.js';

@@ -1,8 +1,18 @@
 /** The config stage's public interface: one schema, a loader with located errors, reload diffs. */
 export { diffCameras, diffConfig, type CameraChanges, type ConfigChanges } from './diff.js';
-export { ConfigError, loadConfig, parseConfig, type ConfigIssue, type LoadedConfig } from './load.js';
+export {
+  ConfigError,
+  dottedPath,
+  loadConfig,
+  MAX_CONFIG_BYTES,
+  parseConfig,
+  type ConfigIssue,
+  type LoadedConfig,
+  type PathKey,
+} from './load.js';
 export {
   configSchema,
+  LIMITS,
   modelConfig,
   PROVIDERS,
   sectionConfig,

@@ -20,6 +20,8 @@ import { redactUrl, scrub } from '../redact.js';
 import { resolveStateDir } from '../state/index.js';
 import { configSchema, type Config } from './schema.js';
 
+export type PathKey = string | number;
+
 export interface ConfigIssue {
   /** Dotted path inside the file, e.g. `cameras.front.fps`; empty for the whole file. */
   path: string;
@@ -51,9 +53,14 @@ export interface LoadedConfig {
    * `${credential:NAME}`, and the passwords of `mqtt` and of the camera and broker URLs.
    */
   secrets: string[];
+  /**
+   * The line of the key at `path` in the file (`['cameras', 'gate', 'fps']`; `atKey`: of the key
+   * itself, not its value), or undefined when the file does not have it: for checks made after
+   * loading (`argus validate`'s model and label checks), whose errors name a line too.
+   */
+  lineOf(path: readonly PathKey[], atKey?: boolean): number | undefined;
 }
 
-type PathKey = string | number;
 interface Found {
   path: PathKey[];
   message: string;
@@ -78,14 +85,20 @@ function pairOf(map: YAMLMap, key: PathKey): Pair | undefined {
   return index.get(String(key));
 }
 
-/** The line of the node at `path`, or of its nearest ancestor that exists. */
-function lineOf(doc: Document, lc: LineCounter, path: readonly PathKey[], atKey = false): number | undefined {
+/** The line of the node at `path`, or of its nearest ancestor that exists (`exact`: or undefined). */
+function lineOf(
+  doc: Document,
+  lc: LineCounter,
+  path: readonly PathKey[],
+  atKey = false,
+  exact = false,
+): number | undefined {
   let node: Node | null | undefined = doc.contents;
   let line = node?.range ? lc.linePos(node.range[0]).line : undefined;
   for (const [depth, key] of path.entries()) {
     if (isMap(node)) {
       const pair = pairOf(node, key);
-      if (!pair) break;
+      if (!pair) return exact ? undefined : line;
       const keyNode = pair.key as Node;
       if (keyNode.range) line = lc.linePos(keyNode.range[0]).line;
       if (atKey && depth === path.length - 1) break;
@@ -93,9 +106,9 @@ function lineOf(doc: Document, lc: LineCounter, path: readonly PathKey[], atKey 
       if (node?.range) line = lc.linePos(node.range[0]).line;
     } else if (isSeq(node) && typeof key === 'number') {
       node = node.items[key] as Node | undefined;
-      if (!node) break;
+      if (!node) return exact ? undefined : line;
       if (node.range) line = lc.linePos(node.range[0]).line;
-    } else break;
+    } else return exact ? undefined : line;
   }
   return line;
 }
@@ -139,7 +152,8 @@ function firstAliasLine(doc: Document, lc: LineCounter): number | undefined {
   return line;
 }
 
-const dotted = (path: readonly PathKey[]): string =>
+/** `['cameras', 'gate', 'zones', 'z', 'points', 0]` as `cameras.gate.zones.z.points[0]`. */
+export const dottedPath = (path: readonly PathKey[]): string =>
   path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${p}`)).join('');
 
 /**
@@ -328,7 +342,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   if (found.length || !result.success) {
     const issues = found
       .map((i) => ({
-        path: dotted(i.path),
+        path: dottedPath(i.path),
         line: lineOf(doc, lc, i.path, i.atKey),
         message: scrub(i.message, substituted),
       }))
@@ -366,7 +380,12 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     if (pw) secrets.add(decoded(pw));
   }
   secrets.delete('');
-  return { file, config, secrets: [...secrets] };
+  return {
+    file,
+    config,
+    secrets: [...secrets],
+    lineOf: (path, atKey = false) => lineOf(doc, lc, path, atKey, true),
+  };
 }
 
 /** A URL's percent-encoded part, decoded; as it is when it is not valid percent-encoding. */

@@ -51,8 +51,9 @@ export async function readLabels(path: string): Promise<string[]> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
     throw new ModelError(
-      `${path}: cannot read the labels file (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      `${path}: cannot read the labels file (${code === 'ENOENT' ? 'no such file' : (code ?? String(err))})`,
     );
   }
   let labels: unknown;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { needsShared, repoRoot, runCli, shared, tempDir, writeFixture } from '../helpers/env.js';
@@ -181,15 +181,96 @@ describe('argus detect', () => {
 });
 
 describe('argus validate', () => {
-  it('prints a one-line summary and exits 0 for the example config', async () => {
-    const r = await runCli(['validate', '-c', join(repoRoot, 'config/example.yaml')]);
-    assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n');
-    assert.equal(lines.length, 1);
-    assert.match(
-      lines[0]!,
-      /example\.yaml: valid; 2 cameras \(2 enabled\), models default .*argus-fixture\.onnx, plates https:\/\/gpu-box\.lan:8000 \(yolov8n_plates\), providers cpu, batch 4\/50 ms, mqtt embedded 127\.0\.0\.1:1883$/,
+  it(
+    'prints a one-line summary and exits 0 for the example config, with a real YOLOv8n',
+    { skip: needsShared },
+    async (t) => {
+      // The example names ../models/yolov8n.onnx, which a user prepares: here, the shared YOLOv8n.
+      const dir = await tempDir(t);
+      const text = await readFile(join(repoRoot, 'config/example.yaml'), 'utf8');
+      const file = join(dir, 'example.yaml');
+      await writeFile(
+        file,
+        text.replace('path: ../models/yolov8n.onnx', `path: ${shared('models', 'yolov8n_int8.onnx')}`),
+      );
+      const r = await runCli(['validate', '-c', file]);
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout.trim().split('\n');
+      assert.equal(lines.length, 1);
+      assert.match(
+        lines[0]!,
+        /example\.yaml: valid; 2 cameras \(2 enabled\), models default .*yolov8n_int8\.onnx, plates https:\/\/gpu-box\.lan:8000 \(yolov8n_plates\), providers cpu, batch 4\/50 ms, mqtt embedded 127\.0\.0\.1:1883$/,
+      );
+    },
+  );
+
+  it('reads each model and checks every label the config names, as run would', async (t) => {
+    const dir = await tempDir(t);
+    const jpeg = join(dir, 'picture.onnx');
+    await writeFile(
+      jpeg,
+      Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1]),
     );
+    await writeFile(join(dir, 'empty.onnx'), '');
+    await writeFile(join(dir, 'bad-labels.txt'), 'person\nre+d\n');
+    const fixture = await writeFixture(dir, 'm.onnx', {});
+    const truncated = join(dir, 'truncated.onnx');
+    await writeFile(truncated, (await readFile(fixture)).subarray(0, 2000));
+    const cases: [string, string][] = [
+      [
+        'path: missing.onnx',
+        'model.path: ' + join(dir, 'missing.onnx') + ': cannot read the model file (no such file)',
+      ],
+      ['path: empty.onnx', 'model.path: ' + join(dir, 'empty.onnx') + ': not a valid ONNX model'],
+      ['path: truncated.onnx', 'model.path: ' + truncated + ': not a valid ONNX model'],
+      ['path: picture.onnx', 'model.path: ' + jpeg + ': not a valid ONNX model'],
+      [
+        'path: m.onnx\n  labels: none.txt',
+        'model.labels: ' + join(dir, 'none.txt') + ': cannot read the labels file (no such file)',
+      ],
+      [
+        'path: m.onnx\n  labels: bad-labels.txt',
+        `model.labels: ${join(dir, 'bad-labels.txt')}: label 1 "re+d" must not contain`,
+      ],
+    ];
+    for (const [model, expected] of cases) {
+      const file = join(dir, 'argus.yaml');
+      await writeFile(file, `model:\n  ${model}\n`);
+      const r = await runCli(['validate', '-c', file]);
+      assert.equal(r.code, 1, `${model}: ${r.stdout}`);
+      const line = model.split('\n').length + 1; // the last key given
+      assert.ok(r.stderr.startsWith(`${file}:${line}: ${expected}`), `${model}: ${r.stderr}`);
+    }
+    const file = join(dir, 'labels.yaml');
+    await writeFile(
+      file,
+      [
+        'model:',
+        '  path: m.onnx',
+        'cameras:',
+        '  gate:',
+        '    url: rtsp://h/s',
+        '    objects:',
+        '      track: [brights, red]', // line 7
+        '      filters:',
+        '        Red: { min_score: 0.5 }', // line 9
+        '  yard:',
+        '    url: rtsp://h/s',
+        '    zones:',
+        '      z:',
+        '        points: [[0, 0], [9, 0], [9, 9]]',
+        '        objects: [car]', // line 15
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['validate', '-c', file]);
+    assert.equal(r.code, 1);
+    assert.deepEqual(r.stderr.trim().split('\n'), [
+      `${file}:7: cameras.gate.objects.track[0]: 'brights' is not a label of model 'default' (did you mean 'bright'?); its labels are bright, red`,
+      `${file}:9: cameras.gate.objects.filters.Red: 'Red' is not a label of model 'default' (did you mean 'red'?); its labels are bright, red`,
+      `${file}:15: cameras.yard.zones.z.objects[0]: 'car' is not a label of model 'default'; its labels are bright, red`,
+      `${file}: 3 configuration errors`,
+    ]);
   });
 
   it('scrubs every substituted value from the summary', async (t) => {
@@ -199,13 +280,16 @@ describe('argus validate', () => {
       file,
       [
         'model:',
-        '  path: ${MODEL_DIR}/m.onnx',
+        '  path: ${MODEL_DIR}/m.onnx', // validate reads it: a model must be there
         'mqtt:',
         '  url: mqtt://${MQ_USER}:${MQ_PW}@broker:1883',
         '',
       ].join('\n'),
     );
-    const env = { MODEL_DIR: '/srv/hidden-dir', MQ_USER: 'bridge-user', MQ_PW: 'Pw@with:at' };
+    const hidden = join(dir, 'hidden-dir');
+    await mkdir(hidden);
+    await writeFixture(hidden, 'm.onnx', {});
+    const env = { MODEL_DIR: hidden, MQ_USER: 'bridge-user', MQ_PW: 'Pw@with:at' };
     const r = await runCli(['validate', '-c', file], env);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, / model \*\*\*\/m\.onnx, .* mqtt mqtt:\/\/\*\*\*:\*\*\*@broker:1883\n$/);
