@@ -73,6 +73,26 @@ export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 /** YAML aliases resolved at most (each counted once per use, as the yaml library counts them). */
 const MAX_ALIASES = 100;
 
+/** Mappings and lists inside one another at most this deep (a config needs about 8). */
+const MAX_DEPTH = 64;
+
+/**
+ * Where the document nests deeper than MAX_DEPTH, or undefined when it does not. Walked with a stack of
+ * its own: the yaml library's recursive walks overflow Node's stack on a deep enough file.
+ */
+function tooDeep(doc: Document, lc: LineCounter): { line?: number } | undefined {
+  const stack: [unknown, number][] = [[doc.contents, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (!isMap(node) && !isSeq(node)) continue;
+    if (depth >= MAX_DEPTH) return { line: node.range ? lc.linePos(node.range[0]).line : undefined };
+    for (const item of node.items)
+      if (isPair(item)) stack.push([item.key, depth + 1], [item.value, depth + 1]);
+      else stack.push([item, depth + 1]);
+  }
+  return undefined;
+}
+
 /** A mapping's pairs by key, built once per mapping so that locating n issues stays linear. */
 const pairsByKey = new WeakMap<YAMLMap, Map<string, Pair>>();
 function pairOf(map: YAMLMap, key: PathKey): Pair | undefined {
@@ -123,7 +143,15 @@ function duplicateKeys(doc: Document, lc: LineCounter): ConfigIssue[] {
     Map(_, map) {
       const seen = new Map<string, number | undefined>();
       for (const p of map.items) {
-        if (!isScalar(p.key)) continue;
+        if (!isScalar(p.key)) {
+          const key = p.key as Node | null;
+          issues.push({
+            path: '',
+            line: key?.range ? lc.linePos(key.range[0]).line : undefined,
+            message: 'a key must be a plain name, not a list or a mapping',
+          });
+          continue;
+        }
         const key = String(p.key.value);
         const line = p.key.range ? lc.linePos(p.key.range[0]).line : undefined;
         if (seen.has(key)) {
@@ -297,6 +325,11 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     throw new ConfigError(file, [{ path: '', message: tooBig(Buffer.byteLength(text)) }]);
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
+  const deep = tooDeep(doc, lc);
+  if (deep)
+    throw new ConfigError(file, [
+      { path: '', line: deep.line, message: `YAML: nested more than ${MAX_DEPTH} levels deep` },
+    ]);
   const yamlIssues = [
     ...doc.errors.map((e) => ({
       path: '',

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { stringify } from 'yaml';
 import { ConfigError, loadConfig, MAX_CONFIG_BYTES, parseConfig } from '../../../src/config/load.js';
 import { LIMITS, topicLevelProblem } from '../../../src/config/schema.js';
 import { repoRoot } from '../../helpers/env.js';
@@ -532,6 +534,40 @@ describe('config', () => {
       {},
     );
     assert.deepEqual(Object.keys(config.cameras), ['a', 'b']);
+  });
+
+  it('refuses nesting deeper than 64 levels and keys that are not names, each in one line', () => {
+    assert.deepEqual(errorsOf(`a: ${'['.repeat(50000)}${']'.repeat(50000)}\n`), [
+      { path: '', line: 1, message: 'YAML: nested more than 64 levels deep' },
+    ]);
+    assert.deepEqual(errorsOf(`${minimal}? [a, b]\n: 1\n`), [
+      { path: '', line: 3, message: 'a key must be a plain name, not a list or a mapping' },
+    ]);
+  });
+
+  it('turns any text into a config or a ConfigError, never another exception', () => {
+    const yamlish = fc.stringMatching(/^[\w\s:[\]{}\-&*!|>'",#%@`?.\\$]{0,200}$/);
+    const mapping = fc.dictionary(
+      fc.constantFrom('model', 'cameras', 'mqtt', '__proto__', 'constructor', 'a'),
+      fc.jsonValue(),
+    );
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          yamlish,
+          mapping.map((m) => stringify(m)),
+        ),
+        (text) => {
+          try {
+            parseConfig(text, 'fuzz.yaml', {});
+          } catch (err) {
+            if (!(err instanceof ConfigError)) throw err;
+            for (const i of err.issues) assert.equal(typeof i.message, 'string');
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('refuses more entries than its limits, in one error at the key, and files above 4 MiB unread', () => {
