@@ -7,14 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, PROVIDERS, type ProviderName } from './config/index.js';
-import {
-  inspectModel,
-  loadVouchedConfig,
-  runDaemon,
-  runDetect,
-  runPrepare,
-  summarize,
-} from './commands/index.js';
+import { inspectModel, runDaemon, runDetect, runPrepare, summarize } from './commands/index.js';
+import { loadVouchedConfig } from './models/index.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/index.js';
 import { argusVersion } from './version.js';
 

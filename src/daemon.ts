@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { FrameCache } from './cache/index.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { ConfigError, loadConfig, type LoadedConfig } from './config/index.js';
+import { ConfigError, type LoadedConfig } from './config/index.js';
 import { createMetrics, HttpServer, LiveView } from './http/index.js';
 import { Ingest } from './ingest/index.js';
-import { ModelRegistry } from './models/index.js';
+import { loadVouchedConfig, ModelRegistry } from './models/index.js';
 import { SystemdNotifier } from './ops/index.js';
 import { Discovery, EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics } from './publish/index.js';
 import { redactUrl, scrub } from './redact.js';
@@ -154,7 +154,8 @@ export class Daemon {
     }
     let next: LoadedConfig;
     try {
-      next = await loadConfig(this.loaded.file);
+      // As `argus run` started: the file, its models and the labels it names.
+      next = await loadVouchedConfig(this.loaded.file);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       this.log.error(

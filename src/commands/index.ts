@@ -4,4 +4,3 @@ export { inspectModel } from './model.js';
 export { runPrepare } from './prepare.js';
 export { runDaemon } from './run.js';
 export { summarize } from './validate.js';
-export { loadVouchedConfig, vouchFor } from './vouch.js';

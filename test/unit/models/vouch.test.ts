@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { nearest, vouchFor } from '../../../src/commands/vouch.js';
+import { nearest, vouchFor } from '../../../src/models/vouch.js';
 import { parseConfig } from '../../../src/config/index.js';
 import { tempDir, writeFixture } from '../../helpers/env.js';
 
