@@ -5,6 +5,8 @@ import { scrub } from '../redact.js';
 
 /** How long shutdown may take before Argus exits anyway. */
 const STOP_TIMEOUT_MS = 20_000;
+/** How often Argus, started by npm, looks whether the process that started it is still there. */
+const LAUNCHER_CHECK_MS = 500;
 
 /**
  * `argus run -c FILE`: validates the config (refusing to start on any error), starts the
@@ -29,6 +31,11 @@ export async function runDaemon(file: string): Promise<number> {
   const log = createLogger({ level: loaded.config.log_level, fd: 1, secrets: loaded.secrets });
   const daemon = new Daemon(loaded, log);
 
+  const launcher = watchLauncher(process.env, (pid) => {
+    log.warn({ launcher: pid }, 'the process that started Argus has gone');
+    void stop('launcher gone', 0);
+  });
+
   let stopping: Promise<number> | undefined;
   let stopped = false;
   let hurried = false;
@@ -36,6 +43,7 @@ export async function runDaemon(file: string): Promise<number> {
   const end = new Promise<number>((resolve) => (ended = resolve));
   const stop = (reason: string, code: number): Promise<number> => {
     stopping ??= (async () => {
+      clearInterval(launcher);
       log.info({ reason }, 'stopping');
       const timer = setTimeout(() => {
         log.error(`shutdown took longer than ${STOP_TIMEOUT_MS / 1000} s; exiting`);
@@ -98,4 +106,22 @@ export async function runDaemon(file: string): Promise<number> {
     return stop('cannot start', 1);
   }
   return end;
+}
+
+/**
+ * `npx argus run` (npm exec, npm run) runs Argus under `sh -c` under npm, and npm passes
+ * SIGTERM/SIGINT on to that shell alone, which dies of it without passing it on: Argus would run
+ * on, orphaned, its ports held. So when npm started it (`npm_lifecycle_event` is set), Argus
+ * takes its parent's going away for a SIGTERM: `onGone` is called once, with the parent's pid.
+ * Started otherwise (systemd, `nohup`), a parent's exit is none of its business.
+ */
+function watchLauncher(env: NodeJS.ProcessEnv, onGone: (pid: number) => void): NodeJS.Timeout | undefined {
+  if (env.npm_lifecycle_event === undefined) return undefined;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone(parent);
+  }, LAUNCHER_CHECK_MS);
+  return timer.unref();
 }

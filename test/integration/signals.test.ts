@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import type { CameraStatusPayload, EventPayload } from '../../src/publish/topics.js';
 import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
-import { tempDir, waitFor } from '../helpers/env.js';
+import { repoRoot, tempDir, waitFor } from '../helpers/env.js';
 import { startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
 
@@ -19,6 +22,38 @@ function logLines(output: string): { msg: string; [key: string]: unknown }[] {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The processes below `root` (not itself), from `ps`. */
+function descendants(root: number): number[] {
+  const rows = spawnSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' })
+    .stdout.trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
+  const found: number[] = [];
+  for (let frontier = [root]; frontier.length > 0;) {
+    frontier = rows.filter(([, ppid]) => frontier.includes(ppid)).map(([pid]) => pid);
+    found.push(...frontier);
+  }
+  return found;
+}
+
+/** Whether a process has ended (gone, or a zombie waiting to be reaped). */
+function ended(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
 
 describe('argus run and signals (real processes, real signals)', () => {
   it('a second SIGTERM 20 ms after the first makes the stop quicker and still clean: the end of the object in view, stopped, retained offline, exit 0', async (t) => {
@@ -97,5 +132,54 @@ describe('argus run and signals (real processes, real signals)', () => {
     assert.ok(sent, 'the second SIGTERM reached the process');
     assert.deepEqual({ code, signal }, { code: 0, signal: null }, daemon.output().slice(-3000));
     assert.match(daemon.output(), /"signal":"SIGTERM","msg":"already stopped; signal ignored"/);
+  });
+
+  it('SIGTERM to `npx argus run` (README) ends every process it started within the stop bound, its ports free', async (t) => {
+    const dir = await tempDir(t);
+    const mqttPort = await freePort();
+    const httpPort = await freePort();
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port: mqttPort } },
+      http: { port: httpPort },
+      cameras: { blinker: { url: BLINKER } },
+    });
+    const env = { ...process.env };
+    delete env.STATE_DIRECTORY;
+    const npx = spawn('npx', ['argus', 'run', '-c', config], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+    });
+    let out = '';
+    npx.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    npx.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    let tree: number[] = [];
+    t.after(() => {
+      for (const pid of [npx.pid!, ...tree].filter((p) => !ended(p))) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Ended meanwhile.
+        }
+      }
+      return Promise.resolve();
+    });
+    // The first `npx argus` of a checkout installs it in npm's cache, which runs `prepare` (a build).
+    await waitFor('argus started', () => out.includes('"msg":"argus started"'), 120_000);
+    await waitFor('the camera streaming', () => out.includes('"msg":"streaming"'), 30_000);
+    const daemonPid = logLines(out).find((l) => l.msg === 'argus started')!.pid as number;
+    tree = descendants(npx.pid!);
+    assert.ok(tree.includes(daemonPid), `the daemon ${daemonPid} runs under npx: ${tree.join(' ')}`);
+
+    npx.kill('SIGTERM');
+    await waitFor(
+      'every process of the tree to end',
+      () => [npx.pid!, ...tree].every(ended),
+      21_000, // the stop bound (20 s), and the half second the daemon takes to notice
+    );
+    assert.ok(await portFree(httpPort), `HTTP port ${httpPort} free`);
+    assert.ok(await portFree(mqttPort), `MQTT port ${mqttPort} free`);
+    assert.match(out, /"msg":"the process that started Argus has gone"/);
+    assert.match(out, /"msg":"argus stopped"/);
   });
 });
