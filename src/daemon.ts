@@ -10,6 +10,7 @@ import { Discovery, EmbeddedBroker, MqttOutput, Reporter, StatsPublisher, topics
 import { redactUrl, scrub } from './redact.js';
 import { applyConfig, type Running } from './reload.js';
 import { Scheduler } from './scheduler/index.js';
+import { Shutdown } from './stop.js';
 
 /** A stop came while the daemon was starting: what had started is stopped again. */
 export class StoppedDuringStart extends Error {}
@@ -34,6 +35,9 @@ export class Daemon {
   /** Start-up in progress: a stop waits for it to reach a stage boundary, then unwinds it. */
   private starting: Promise<void> | undefined;
   private stopping = false;
+  private readonly shutdown: Shutdown;
+  /** The cameras' stage: a hurried stop kills its ffmpeg processes. */
+  private ingest: Ingest | undefined;
 
   constructor(
     private loaded: LoadedConfig,
@@ -41,6 +45,7 @@ export class Daemon {
     private readonly clock: Clock = systemClock,
   ) {
     this.notifier = new SystemdNotifier(process.env, log.child({ stage: 'systemd' }));
+    this.shutdown = new Shutdown(log, () => this.ingest?.pids() ?? []);
   }
 
   /**
@@ -85,6 +90,7 @@ export class Daemon {
       { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets },
       { log, clock, onFrame: (f) => scheduler.push(f), onStatus: (s) => reporter.onCameraStatus(s) },
     );
+    this.ingest = ingest;
     const reporter = new Reporter(config.cameras, config.events, {
       out: output,
       topics: t,
@@ -103,10 +109,13 @@ export class Daemon {
       clock,
       log: stage('scheduler'),
       onResult: (r) => {
+        if (this.shutdown.hurried) return;
         view.onResult(r);
         reporter.onResult(r);
       },
-      onDetectorError: (camera, message) => reporter.onDetectorError(camera, scrub(message, secrets)),
+      onDetectorError: (camera, message) => {
+        if (!this.shutdown.hurried) reporter.onDetectorError(camera, scrub(message, secrets));
+      },
     });
     const sources = { scheduler, ingest, models, output };
     const stats = new StatsPublisher(config, sources, { out: output, topics: t, clock });
@@ -171,6 +180,7 @@ export class Daemon {
   /**
    * Stops in reverse order: cameras, HTTP, stats, then the scheduler (finishing batches in
    * flight), the events still open, MQTT (final states and `offline`), the broker and the models.
+   * `hurry()` makes it quicker (see Shutdown).
    */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -178,13 +188,12 @@ export class Daemon {
     this.notifier.stopWatchdog();
     this.running = undefined;
     await Promise.allSettled([this.starting, this.reloads]);
-    for (const { name, stage } of this.started.splice(0).reverse()) {
-      try {
-        await stage.stop();
-      } catch (err) {
-        this.log.error({ stage: name, err: String(err) }, 'error while stopping');
-      }
-    }
+    await this.shutdown.run(this.started.splice(0));
     this.log.info('argus stopped');
+  }
+
+  /** Makes the stop in progress, or the next, quicker and still clean: results in flight are dropped. */
+  hurry(): void {
+    this.shutdown.hurry();
   }
 }

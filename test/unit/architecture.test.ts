@@ -32,6 +32,7 @@ const LAYERS = [
   'ops',
   'http',
   'reload.ts',
+  'stop.ts',
   'daemon.ts',
   'commands',
   'cli.ts',
