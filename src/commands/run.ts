@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from '../config/index.js';
+import { ConfigError } from '../config/index.js';
+import { loadVouchedConfig } from '../models/index.js';
 import { Daemon, StoppedDuringStart } from '../daemon.js';
 import { createLogger } from '../log.js';
 import { scrub } from '../redact.js';
@@ -20,7 +21,7 @@ const LAUNCHER_CHECK_MS = 500;
 export async function runDaemon(file: string): Promise<number> {
   let loaded;
   try {
-    loaded = await loadConfig(file);
+    loaded = await loadVouchedConfig(file);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.format()}\n${err.message}; not starting\n`);

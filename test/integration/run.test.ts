@@ -794,6 +794,33 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.match(daemon.output(), /not starting/);
   });
 
+  it('refuses to start, as validate does, on a label its model does not know', async (t) => {
+    const dir = await tempDir(t);
+    await writeFixture(dir, 'm.onnx', {});
+    const port = await freePort();
+    const config = await writeConfig(dir, [
+      'model:',
+      '  path: m.onnx',
+      'mqtt:',
+      '  embedded:',
+      `    port: ${port}`,
+      'cameras:',
+      '  gate:',
+      '    url: rtsp://h/s',
+      '    objects:',
+      '      track: [brigth]', // line 10
+    ]);
+    const daemon = startDaemon(t, config);
+    const { code } = await daemon.exited;
+    assert.equal(code, 1);
+    assert.match(
+      daemon.output(),
+      /argus\.yaml:10: cameras\.gate\.objects\.track\[0\]: 'brigth' is not a label of model 'default' \(did you mean 'bright'\?\)/,
+    );
+    assert.match(daemon.output(), /not starting/);
+    assert.doesNotMatch(daemon.output(), /"msg":"starting/, 'nothing started');
+  });
+
   it('scrubs a start-up error of the secrets it holds', async (t) => {
     const dir = await tempDir(t);
     const config = await writeConfig(dir, [
