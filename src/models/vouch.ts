@@ -7,6 +7,7 @@ import {
   type LoadedConfig,
   type PathKey,
 } from '../config/index.js';
+import { scrub } from '../redact.js';
 import { checkLabels, ModelError, planModel, readLabels } from '../detector/index.js';
 
 /**
@@ -20,7 +21,12 @@ export async function vouchFor(loaded: LoadedConfig): Promise<ConfigIssue[]> {
   const { config } = loaded;
   const issues: ConfigIssue[] = [];
   const at = (path: PathKey[], message: string, atKey = false): void => {
-    issues.push({ path: dottedPath(path), line: loaded.lineOf(path, atKey), message });
+    // A path may hold a substituted value (`${MODEL_DIR}/m.onnx`): every one is a secret.
+    issues.push({
+      path: dottedPath(path),
+      line: loaded.lineOf(path, atKey),
+      message: scrub(message, loaded.secrets),
+    });
   };
   // `model:` is the model named default: its keys are under `model`, the others' under `models.<name>`.
   const modelKey = (name: string, key: string): PathKey[] =>
@@ -102,7 +108,7 @@ export async function vouchFor(loaded: LoadedConfig): Promise<ConfigIssue[]> {
     issues.push({
       path: line === undefined ? '' : 'state_dir',
       line,
-      message: `the state directory ${dir} is a file, not a directory`,
+      message: scrub(`the state directory ${dir} is a file, not a directory`, loaded.secrets),
     });
   }
   return issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));

@@ -158,7 +158,7 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
       'once moved, only the new model answers',
     );
 
-    // A model that fails to load on reload leaves the running one, saying why.
+    // A reload naming a model that cannot be read is refused as argus validate refuses it: everything stays, the log says why.
     await writeDaemonConfig(
       dir,
       settings(
@@ -169,9 +169,9 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
     const busFrom = detections('bus').length;
     daemon.child.kill('SIGHUP');
     await waitFor(
-      'the failed load',
+      'the refused reload',
       () =>
-        /reload: model coco: .*missing\.onnx: cannot read the model file \(no such file\); the running model stays/.test(
+        /models\.coco\.path: [^"]*missing\.onnx: cannot read the model file \(no such file\)","msg":"reload: [^"]*: 1 configuration error; the running configuration is unchanged/.test(
           daemon.output(),
         ),
       30_000,

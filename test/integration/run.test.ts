@@ -821,7 +821,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.doesNotMatch(daemon.output(), /"msg":"starting/, 'nothing started');
   });
 
-  it('scrubs a start-up error of the secrets it holds', async (t) => {
+  it('scrubs a refusal to start of the secrets it holds', async (t) => {
     const dir = await tempDir(t);
     const config = await writeConfig(dir, [
       'model:',
@@ -840,7 +840,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.equal(await new Promise((r) => child.on('exit', r)), 1);
     assert.match(
       out,
-      /argus: model default: \*\*\*\/missing\.onnx: cannot read the model file \(no such file\)/,
+      /argus\.yaml:2: model\.path: \*\*\*\/missing\.onnx: cannot read the model file \(no such file\)/,
     );
     assert.doesNotMatch(out, /Zq7/);
   });
@@ -857,6 +857,9 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     ]);
     const daemon = startDaemon(t, config);
     assert.equal((await daemon.exited).code, 1);
-    assert.match(daemon.output(), /argus: .*missing\.onnx: cannot read the model file \(no such file\)/);
+    assert.match(
+      daemon.output(),
+      /argus\.yaml:2: model\.path: .*missing\.onnx: cannot read the model file \(no such file\)\n.*not starting/,
+    );
   });
 });
