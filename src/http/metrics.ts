@@ -1,4 +1,5 @@
 import { Counter, Gauge, Registry } from 'prom-client';
+import { own } from '../core/names.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
 import type { RemoteStats } from '../kserve/index.js';
 import type { NamedModelStats } from '../models/index.js';
@@ -175,7 +176,7 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
   });
 
   // Per model: the scheduler's batches for it, and its stage's sessions (local) or server (remote).
-  const batchesOf = (s: Snapshot, model: string) => s.sched.models[model];
+  const batchesOf = (s: Snapshot, model: string) => own(s.sched.models, model);
   metric(
     'counter',
     'argus_detector_batches_total',

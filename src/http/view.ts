@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
+import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { ServedModel } from '../kserve/index.js';
@@ -78,13 +79,13 @@ export class LiveView implements HttpSource {
 
   /** Every answered camera frame passes here; the latest of each camera is kept. */
   onResult(r: Result): void {
-    if (r.camera in this.src.cameras()) this.latest.set(r.camera, r);
+    if (Object.hasOwn(this.src.cameras(), r.camera)) this.latest.set(r.camera, r);
   }
 
   /** Drops what is kept for cameras no longer configured. */
   prune(): void {
     const cameras = this.src.cameras();
-    for (const name of this.latest.keys()) if (!(name in cameras)) this.latest.delete(name);
+    for (const name of this.latest.keys()) if (!Object.hasOwn(cameras, name)) this.latest.delete(name);
   }
 
   /**
@@ -96,8 +97,10 @@ export class LiveView implements HttpSource {
   health(): Health {
     const models = Object.entries(this.src.models.stats());
     const mqtt = this.src.output.stats();
-    const cameras: Record<string, string> = {};
+    const cameras = namedRecord<string>();
     for (const s of this.src.ingest.statuses()) cameras[s.camera] = s.state;
+    const byModel = namedRecord<Health['models'][string]>();
+    for (const [name, m] of models) byModel[name] = { ready_workers: m.readyWorkers, provider: m.provider };
     const err = mqtt.lastError;
     const refused = !mqtt.connected && err !== null && ['auth', 'refused', 'tls'].includes(err.cause);
     const providers = [...new Set(models.flatMap(([, m]) => (m.provider ? [m.provider] : [])))];
@@ -107,9 +110,7 @@ export class LiveView implements HttpSource {
         ready_workers: models.reduce((n, [, m]) => n + m.readyWorkers, 0),
         provider: providers.length ? providers.join(',') : null,
       },
-      models: Object.fromEntries(
-        models.map(([name, m]) => [name, { ready_workers: m.readyWorkers, provider: m.provider }]),
-      ),
+      models: byModel,
       mqtt: { connected: mqtt.connected, last_error: err && { cause: err.cause, message: err.message } },
       cameras,
     };
@@ -129,6 +130,8 @@ export class LiveView implements HttpSource {
     return Object.entries(this.src.cameras()).map(([name, cfg]) => {
       const st = this.src.ingest.status(name);
       const latest = this.latest.get(name);
+      const rate = own(rates, name);
+      const queue = own(sched.cameras, name);
       return {
         camera: name,
         model: cfg.model,
@@ -137,16 +140,16 @@ export class LiveView implements HttpSource {
         restarts: st?.restarts ?? 0,
         last_error: st?.lastError ? { cause: st.lastError.cause, message: st.lastError.message } : null,
         source: st?.source ?? null,
-        fps_in: rates[name]?.fpsIn ?? 0,
-        fps_analysed: rates[name]?.fpsAnalysed ?? 0,
-        queue_depth: sched.cameras[name]?.queueDepth ?? 0,
-        lag_s: lagSeconds(sched.cameras[name]?.lagMs ?? null),
-        lagging: sched.cameras[name]?.lagging ?? false,
+        fps_in: rate?.fpsIn ?? 0,
+        fps_analysed: rate?.fpsAnalysed ?? 0,
+        queue_depth: queue?.queueDepth ?? 0,
+        lag_s: lagSeconds(queue?.lagMs ?? null),
+        lagging: queue?.lagging ?? false,
         has_frame: latest !== undefined,
         last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
         cached: latest?.cached ?? false,
         detections: latest ? applyCameraFilters(latest.detections, cfg) : [],
-        counts: this.src.counts?.(name) ?? { labels: {}, zones: {} },
+        counts: this.src.counts?.(name) ?? { labels: namedRecord(), zones: namedRecord() },
       };
     });
   }
@@ -157,7 +160,7 @@ export class LiveView implements HttpSource {
    */
   async latestJpeg(camera: string, width?: number): Promise<Buffer | undefined> {
     const r = this.latest.get(camera);
-    const cfg = this.src.cameras()[camera];
+    const cfg = own(this.src.cameras(), camera);
     if (!r || !cfg) return undefined;
     return annotatedJpeg(r.data, r.geometry, applyCameraFilters(r.detections, cfg), { width });
   }
@@ -192,7 +195,7 @@ export class LiveView implements HttpSource {
           name,
           inputSize: detector.inputSize,
           labels: models.labels(name) ?? [],
-          ready: () => (models.stats()[name]?.readyWorkers ?? 0) > 0,
+          ready: () => (own(models.stats(), name)?.readyWorkers ?? 0) > 0,
           detect: (picture) => scheduler.submit(picture, this.cfg.detect_priority, name),
         },
       ];

@@ -26,7 +26,9 @@ export const DATATYPE_SIZES = {
 
 export type Datatype = keyof typeof DATATYPE_SIZES;
 
-export const isDatatype = (s: unknown): s is Datatype => typeof s === 'string' && s in DATATYPE_SIZES;
+/** One of DATATYPE_SIZES' own names: `constructor` or `toString`, which `in` finds on any object, is none. */
+export const isDatatype = (s: unknown): s is Datatype =>
+  typeof s === 'string' && Object.hasOwn(DATATYPE_SIZES, s);
 
 /** `$parameters`: name → string, number or boolean. */
 export type Parameters = Record<string, string | number | boolean>;

@@ -1,4 +1,5 @@
 import { diffCameras, type CameraChanges, type CameraConfig } from '../config/index.js';
+import { namedRecord, own } from '../core/names.js';
 
 /** The input size of each model running, by name; undefined for a model that is not. */
 export type Sizes = (model: string) => number | undefined;
@@ -24,7 +25,8 @@ export function planCameras(
   before: Sizes,
   after: Sizes,
 ): CameraPlan {
-  const cameras: Record<string, CameraConfig> = {};
+  // Without a prototype, as the loader's: diffCameras compares the next reload's with `in`.
+  const cameras = namedRecord<CameraConfig>();
   const held: string[] = [];
   for (const [name, cam] of Object.entries(wanted)) {
     if (after(cam.model) !== undefined) {
@@ -32,7 +34,7 @@ export function planCameras(
       continue;
     }
     held.push(name);
-    const old = running[name];
+    const old = own(running, name);
     if (old && after(old.model) !== undefined) cameras[name] = old;
   }
   const diff = diffCameras(running, cameras);

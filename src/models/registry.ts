@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
+import { namedRecord } from '../core/names.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetections, BatchDetector, ModelSet, ModelStage, ModelStats } from '../scheduler/index.js';
@@ -163,7 +164,9 @@ export class ModelRegistry implements ModelSet {
 
   /** The settings of the models running now (a model that failed to reload keeps its old ones). */
   config(): Record<string, ModelConfig> {
-    return Object.fromEntries([...this.live].map(([name, h]) => [name, h.config]));
+    const out = namedRecord<ModelConfig>();
+    for (const [name, h] of this.live) out[name] = h.config;
+    return out;
   }
 
   labels(name: string): readonly string[] | undefined {
@@ -176,7 +179,7 @@ export class ModelRegistry implements ModelSet {
   }
 
   stats(): Record<string, NamedModelStats> {
-    const out: Record<string, NamedModelStats> = {};
+    const out = namedRecord<NamedModelStats>();
     for (const [name, h] of this.live)
       out[name] = {
         ...h.stage.stats(),
@@ -202,7 +205,7 @@ export class ModelRegistry implements ModelSet {
     const toLoad = names.flatMap((n, i) =>
       this.live.get(n)?.spec === specs[i] ? [] : [[n, specs[i]!] as const],
     );
-    const removed = [...this.live.keys()].filter((n) => !(n in models));
+    const removed = [...this.live.keys()].filter((n) => !Object.hasOwn(models, n));
     const results = await Promise.allSettled(
       toLoad.map(([n, spec]) => this.load(n, models[n]!, detector, spec)),
     );

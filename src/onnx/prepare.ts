@@ -280,7 +280,8 @@ const FP16_OPS: Record<string, number[]> = {
 };
 
 export function convertToFloat16(g: Graph): string[] {
-  const unsupported = [...new Set(g.nodes.map((n) => n.op).filter((op) => !(op in FP16_OPS)))];
+  // Own rules only: an op named `constructor` or `toString` (a custom op may be) has none.
+  const unsupported = [...new Set(g.nodes.map((n) => n.op).filter((op) => !Object.hasOwn(FP16_OPS, op)))];
   if (unsupported.length) {
     throw new GraphEditError(`fp16: no half-precision rule for op(s) ${unsupported.join(', ')}`);
   }

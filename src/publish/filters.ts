@@ -1,5 +1,6 @@
 import type { Detection } from '../core/frame.js';
 import type { Point } from '../core/geometry.js';
+import { own } from '../core/names.js';
 import type { CameraConfig } from '../config/index.js';
 
 /** A detection after the camera's filters, with the zones it is in. */
@@ -31,7 +32,7 @@ export function applyCameraFilters(
   const out: ZonedDetection[] = [];
   for (const d of dets) {
     if (track && !track.includes(d.label)) continue;
-    const f = cam.objects.filters[d.label];
+    const f = own(cam.objects.filters, d.label);
     if (f) {
       const area = (d.box[2] - d.box[0]) * (d.box[3] - d.box[1]);
       if (d.score < f.min_score || area < f.min_area) continue;

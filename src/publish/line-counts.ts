@@ -2,18 +2,63 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
+import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig } from '../config/index.js';
 import { JsonFile } from '../state/index.js';
 
 /** camera → line → label → direction → crossings. */
-type Counts = Record<string, Record<string, Record<string, Record<string, number>>>>;
+type Counts = Map<string, Map<string, Map<string, Map<string, number>>>>;
 
-const level = z.record(z.string(), z.int().min(0));
-const fileSchema = z.object({
-  version: z.literal(1),
-  counts: z.record(z.string(), z.record(z.string(), z.record(z.string(), level))),
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * One level of the file's counts, read by its own keys: a name such as `__proto__` (which
+ * JSON.parse keeps as an own key) stays a name. zod's record would drop it, and copying it
+ * into `{}` would set the prototype instead.
+ */
+function level<T>(v: unknown, path: string, inner: (v: unknown, path: string) => T): Map<string, T> {
+  if (!isObject(v)) throw new Error(`${path}: expected an object`);
+  return new Map(Object.entries(v).map(([k, x]) => [k, inner(x, `${path}.${k}`)]));
+}
+
+function crossingsAt(v: unknown, path: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+    throw new Error(`${path}: expected a whole number of crossings`);
+  return v;
+}
+
+const fileSchema = z.object({ version: z.literal(1), counts: z.unknown() });
+
+/** What the file holds, checked: throws (naming the key) when it is not a line counts file. */
+function parseCounts(data: unknown): Counts {
+  const { counts } = fileSchema.parse(data);
+  return level(counts, 'counts', (lines, p) =>
+    level(lines, p, (labels, p) => level(labels, p, (dirs, p) => level(dirs, p, crossingsAt))),
+  );
+}
+
+/** A map as an object without a prototype (core/names.ts), each value made by `f`. */
+function record<V, T>(m: ReadonlyMap<string, V>, f: (v: V) => T): Record<string, T> {
+  const out = namedRecord<T>();
+  for (const [k, v] of m) out[k] = f(v);
+  return out;
+}
+
+/** The file's document: `{ version: 1, counts: { camera: { line: { label: { direction: n } } } } }`. */
+const toFile = (counts: Counts): unknown => ({
+  version: 1,
+  counts: record(counts, (lines) =>
+    record(lines, (labels) => record(labels, (dirs) => record(dirs, (n) => n))),
+  ),
 });
-type CountsFile = z.infer<typeof fileSchema>;
+
+/** `m.get(key)`, a new map set first when there is none. */
+function child<V>(m: Map<string, Map<string, V>>, key: string): Map<string, V> {
+  let c = m.get(key);
+  if (!c) m.set(key, (c = new Map<string, V>()));
+  return c;
+}
 
 /** The file's name in the state directory. */
 export const LINE_COUNTS_FILE = 'line-counts.json';
@@ -38,8 +83,8 @@ export interface LineCount {
  * in the file (another config may share the state directory, or a camera may be back later).
  */
 export class LineCounts {
-  private counts: Counts = {};
-  private readonly file: JsonFile<CountsFile> | undefined;
+  private counts: Counts = new Map();
+  private readonly file: JsonFile<Counts> | undefined;
 
   /** Without a state directory (tools, tests) counts live in memory only. */
   constructor(stateDir: string | undefined, deps: { clock: Clock; log: Logger }) {
@@ -47,7 +92,8 @@ export class LineCounts {
       stateDir === undefined
         ? undefined
         : new JsonFile(join(stateDir, LINE_COUNTS_FILE), {
-            parse: (data) => fileSchema.parse(data),
+            parse: parseCounts,
+            serialize: toFile,
             maxBytes: MAX_BYTES,
             delayMs: SAVE_DELAY_MS,
             ...deps,
@@ -56,15 +102,16 @@ export class LineCounts {
 
   /** Reads the saved counts. */
   async load(): Promise<void> {
-    this.counts = (await this.file?.load())?.counts ?? {};
+    const none: Counts = new Map();
+    this.counts = (await this.file?.load()) ?? none;
   }
 
   /** Counts one crossing; returns the new total. */
   add(camera: string, line: string, label: string, direction: string): number {
-    const byDir = (((this.counts[camera] ??= {})[line] ??= {})[label] ??= {});
-    const n = (byDir[direction] ?? 0) + 1;
-    byDir[direction] = n;
-    this.file?.save({ version: 1, counts: this.counts });
+    const byDir = child(child(child(this.counts, camera), line), label);
+    const n = (byDir.get(direction) ?? 0) + 1;
+    byDir.set(direction, n);
+    this.file?.save(this.counts);
     return n;
   }
 
@@ -76,35 +123,30 @@ export class LineCounts {
     const out: LineCount[] = [];
     for (const [camera, cam] of Object.entries(cameras))
       for (const [line, l] of Object.entries(cam.lines)) {
-        const labels = new Set([...(l.objects ?? []), ...Object.keys(this.counts[camera]?.[line] ?? {})]);
+        const counted = this.counts.get(camera)?.get(line);
+        const labels = new Set([...(l.objects ?? []), ...(counted?.keys() ?? [])]);
         for (const label of labels)
           for (const direction of l.directions)
-            out.push({
-              camera,
-              line,
-              label,
-              direction,
-              count: this.counts[camera]?.[line]?.[label]?.[direction] ?? 0,
-            });
+            out.push({ camera, line, label, direction, count: counted?.get(label)?.get(direction) ?? 0 });
       }
     return out;
   }
 
   /** Forgets what `cameras` no longer configures; returns whether anything was forgotten. */
   prune(cameras: Record<string, CameraConfig>): boolean {
-    const kept: Counts = {};
+    const kept: Counts = new Map();
     let dropped = false;
-    for (const [camera, lines] of Object.entries(this.counts))
-      for (const [line, labels] of Object.entries(lines))
-        for (const [label, dirs] of Object.entries(labels))
-          for (const [direction, n] of Object.entries(dirs)) {
-            const l = cameras[camera]?.lines[line];
+    for (const [camera, lines] of this.counts)
+      for (const [line, labels] of lines)
+        for (const [label, dirs] of labels)
+          for (const [direction, n] of dirs) {
+            const l = own(own(cameras, camera)?.lines, line);
             if (l && l.directions.includes(direction) && (!l.objects || l.objects.includes(label)))
-              (((kept[camera] ??= {})[line] ??= {})[label] ??= {})[direction] = n;
+              child(child(child(kept, camera), line), label).set(direction, n);
             else dropped = true;
           }
     this.counts = kept;
-    if (dropped) this.file?.save({ version: 1, counts: kept });
+    if (dropped) this.file?.save(kept);
     return dropped;
   }
 

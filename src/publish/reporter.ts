@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
+import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import { EventStore } from '../state/index.js';
@@ -30,7 +31,10 @@ const TICK_MS = 1000;
 /** The event history's directory in the state directory. */
 export const HISTORY_DIR = 'events';
 
-/** Confirmed objects in view, by label, and by zone and label: the count topics' numbers. */
+/**
+ * Confirmed objects in view, by label, and by zone and label: the count topics' numbers. Objects
+ * without a prototype (core/names.ts).
+ */
 export interface CountsInView {
   labels: Record<string, number>;
   zones: Record<string, Record<string, number>>;
@@ -71,7 +75,7 @@ function areasOf(cam: CameraConfig | undefined): TrackerAreas {
     loiterS: Object.fromEntries(
       zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
     ),
-    lines: cam?.lines ?? {},
+    lines: cam?.lines ?? namedRecord(),
   };
 }
 
@@ -79,9 +83,9 @@ function areasOf(cam: CameraConfig | undefined): TrackerAreas {
 function* eachCount(
   counts: TrackCounts | undefined,
 ): Generator<[label: string, count: Count, zone?: string]> {
-  for (const [label, c] of Object.entries(counts?.labels ?? {})) yield [label, c];
-  for (const [zone, m] of Object.entries(counts?.zones ?? {}))
-    for (const [label, c] of Object.entries(m)) yield [label, c, zone];
+  if (!counts) return;
+  for (const [label, c] of counts.labels) yield [label, c];
+  for (const [zone, m] of counts.zones) for (const [label, c] of m) yield [label, c, zone];
 }
 
 /**
@@ -126,15 +130,15 @@ export class Reporter {
    * the labels whose counts start at 0 (see `publishZeroCounts`) listed from 0.
    */
   countsOf(camera: string): CountsInView {
-    const cam = this.cameras[camera];
-    const out: CountsInView = { labels: {}, zones: {} };
+    const cam = own(this.cameras, camera);
+    const out: CountsInView = { labels: namedRecord(), zones: namedRecord() };
     if (!cam) return out;
     const start = this.startsAtZero(cam);
     for (const label of start.labels) out.labels[label] = 0;
-    for (const [zone, labels] of Object.entries(start.zones))
-      for (const label of labels) (out.zones[zone] ??= {})[label] = 0;
+    for (const [zone, labels] of start.zones)
+      for (const label of labels) (out.zones[zone] ??= namedRecord())[label] = 0;
     for (const [label, c, zone] of eachCount(this.counts.get(camera)))
-      (zone === undefined ? out.labels : (out.zones[zone] ??= {}))[label] = c.inView;
+      (zone === undefined ? out.labels : (out.zones[zone] ??= namedRecord()))[label] = c.inView;
     return out;
   }
 
@@ -167,14 +171,14 @@ export class Reporter {
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      t = new Tracker(camera, this.events, areasOf(this.cameras[camera]));
+      t = new Tracker(camera, this.events, areasOf(own(this.cameras, camera)));
       this.trackers.set(camera, t);
     }
     return t;
   }
 
   onResult(r: Result): void {
-    const cam = this.cameras[r.camera];
+    const cam = own(this.cameras, r.camera);
     if (!cam) return;
     const dets = applyCameraFilters(r.detections, cam);
     if (this.gate.due(r.camera, dets, r.ts)) {
@@ -239,11 +243,12 @@ export class Reporter {
    * label, each published when it changes.
    */
   private publishCounts(camera: string): void {
-    const now = this.trackers.get(camera)?.counts() ?? { labels: {}, zones: {} };
-    const before = this.counts.get(camera) ?? { labels: {}, zones: {} };
+    const none: TrackCounts = { labels: new Map(), zones: new Map() };
+    const now = this.trackers.get(camera)?.counts() ?? none;
+    const before = this.counts.get(camera) ?? none;
     this.publishChanged(before.labels, now.labels, (label) => this.countTopics(camera, label));
-    for (const zone of new Set([...Object.keys(before.zones), ...Object.keys(now.zones)]))
-      this.publishChanged(before.zones[zone] ?? {}, now.zones[zone] ?? {}, (label) =>
+    for (const zone of new Set([...before.zones.keys(), ...now.zones.keys()]))
+      this.publishChanged(before.zones.get(zone), now.zones.get(zone), (label) =>
         this.countTopics(camera, label, zone),
       );
     this.counts.set(camera, now);
@@ -263,10 +268,10 @@ export class Reporter {
    * tracks every label, its zones' `objects`, and the labels Home Assistant has entities for
    * (`default_labels`) while discovery is on. Its other counts appear with their objects.
    */
-  private startsAtZero(cam: CameraConfig): { labels: string[]; zones: Record<string, string[]> } {
+  private startsAtZero(cam: CameraConfig): { labels: string[]; zones: Map<string, string[]> } {
     const defaults = this.deps.homeAssistant?.defaultLabels() ?? [];
-    const zones: Record<string, string[]> = {};
-    for (const [zone, z] of Object.entries(cam.zones)) zones[zone] = areaLabels(z.objects, cam, defaults);
+    const zones = new Map<string, string[]>();
+    for (const [zone, z] of Object.entries(cam.zones)) zones.set(zone, areaLabels(z.objects, cam, defaults));
     return { labels: cameraLabels(cam, defaults), zones };
   }
 
@@ -275,7 +280,7 @@ export class Reporter {
     if (!cam) return [];
     const start = this.startsAtZero(cam);
     const out = start.labels.flatMap((label) => this.countTopics(camera, label));
-    for (const [zone, labels] of Object.entries(start.zones))
+    for (const [zone, labels] of start.zones)
       for (const label of labels) out.push(...this.countTopics(camera, label, zone));
     return out;
   }
@@ -298,25 +303,25 @@ export class Reporter {
    */
   private publishZeroCounts(
     cameras: Record<string, CameraConfig>,
-    before: Record<string, CameraConfig> = {},
+    before?: Record<string, CameraConfig>,
   ): void {
-    for (const camera of Object.keys(cameras)) {
-      const had = new Set(this.zeroTopics(camera, before[camera]));
+    for (const [camera, cam] of Object.entries(cameras)) {
+      const had = new Set(this.zeroTopics(camera, own(before, camera)));
       const counted = this.countedTopics(camera);
-      for (const topic of this.zeroTopics(camera, cameras[camera]))
+      for (const topic of this.zeroTopics(camera, cam))
         if (!had.has(topic) && !counted.has(topic)) this.out.state(topic, '0');
     }
   }
 
   private publishChanged(
-    before: Record<string, Count>,
-    now: Record<string, Count>,
+    before: ReadonlyMap<string, Count> = new Map(),
+    now: ReadonlyMap<string, Count> = new Map(),
     topicsOf: (label: string) => [inView: string, active: string],
   ): void {
     const zero: Count = { inView: 0, active: 0 };
-    for (const label of new Set([...Object.keys(before), ...Object.keys(now)])) {
-      const n = now[label] ?? zero;
-      const b = before[label] ?? zero;
+    for (const label of new Set([...before.keys(), ...now.keys()])) {
+      const n = now.get(label) ?? zero;
+      const b = before.get(label) ?? zero;
       const [inView, active] = topicsOf(label);
       if (n.inView !== b.inView) this.out.state(inView, String(n.inView));
       if (n.active !== b.active) this.out.state(active, String(n.active));
@@ -361,7 +366,7 @@ export class Reporter {
 
   /** Why the camera's model is unavailable now, and since when; undefined while it is not. */
   private away(camera: string): { message: string; at: number } | undefined {
-    const model = this.cameras[camera]?.model;
+    const model = own(this.cameras, camera)?.model;
     const message = model === undefined ? undefined : this.deps.modelUnavailable?.(model);
     if (model === undefined || message === undefined) return undefined;
     let at = this.awaySince.get(model);
@@ -465,8 +470,9 @@ export class Reporter {
     this.deps.homeAssistant?.setCameras(cameras);
     for (const [camera, t] of this.trackers) {
       // A camera disabled sends no more frames: its objects end now, as a removed camera's do.
-      if (cameras[camera]?.enabled) {
-        t.setAreas(areasOf(cameras[camera]));
+      const cam = own(cameras, camera);
+      if (cam?.enabled) {
+        t.setAreas(areasOf(cam));
         continue;
       }
       this.emit(t.endAll());
@@ -476,7 +482,7 @@ export class Reporter {
     }
     this.snapshots.prune(cameras);
     for (const camera of this.laggingSince.keys())
-      if (!cameras[camera]?.enabled) this.laggingSince.delete(camera);
+      if (!own(cameras, camera)?.enabled) this.laggingSince.delete(camera);
     const key = (c: LineCount): string => this.topics.lineCount(c.camera, c.line, c.label, c.direction);
     const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [key(c), c.count]));
     this.lineCounts.prune(cameras);
@@ -491,7 +497,7 @@ export class Reporter {
     const unavailable = (model: string | undefined): boolean =>
       model !== undefined && this.deps.modelUnavailable?.(model) !== undefined;
     for (const [camera, c] of Object.entries(cameras)) {
-      const was = before[camera]?.model;
+      const was = own(before, camera)?.model;
       if (was !== undefined && was !== c.model && (unavailable(was) || unavailable(c.model)))
         this.publishStatusOf(camera);
     }

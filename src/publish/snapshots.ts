@@ -167,7 +167,7 @@ export class Snapshots {
 
   /** Forgets the objects of cameras no longer configured (their `end`s have been sent). */
   prune(cameras: Record<string, unknown>): void {
-    for (const [id, o] of this.objects) if (!(o.camera in cameras)) this.objects.delete(id);
+    for (const [id, o] of this.objects) if (!Object.hasOwn(cameras, o.camera)) this.objects.delete(id);
   }
 
   private ref(id: string, c: Candidate): SnapshotPayload {

@@ -1,4 +1,5 @@
 import type { Clock, Timer } from '../core/clock.js';
+import { namedRecord, own } from '../core/names.js';
 import type { Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import type { NamedModelStats } from '../models/index.js';
@@ -80,9 +81,9 @@ export class StatsPublisher {
   ): Record<string, CameraRates> {
     const secs = Math.max(0.001, (now - (since?.at ?? this.startedAt)) / 1000);
     const rate = (cur: number, before: number | undefined): number => round2((cur - (before ?? 0)) / secs);
-    const out: Record<string, CameraRates> = {};
+    const out = namedRecord<CameraRates>();
     for (const [name, c] of Object.entries(sched.cameras)) {
-      const p = since?.sched.cameras[name];
+      const p = own(since?.sched.cameras, name);
       out[name] = {
         fpsIn: rate(c.framesIn, p?.framesIn),
         fpsAnalysed: rate(c.analysed, p?.analysed),
@@ -100,7 +101,7 @@ export class StatsPublisher {
     this.prev = this.last;
     this.last = { at: now, sched };
     const statuses = new Map(this.sources.ingest.statuses().map((s) => [s.camera, s]));
-    const cameras: StatsPayload['cameras'] = {};
+    const cameras: StatsPayload['cameras'] = namedRecord();
     for (const [name, c] of Object.entries(sched.cameras)) {
       const st = statuses.get(name);
       const r = rates[name]!;
@@ -127,9 +128,9 @@ export class StatsPublisher {
     };
     const ms = (v: number): number => Math.round(v * 10) / 10;
     const det = this.sources.models.stats();
-    const models: StatsPayload['models'] = {};
+    const models: StatsPayload['models'] = namedRecord();
     for (const [name, m] of Object.entries(det)) {
-      const b = sched.models[name];
+      const b = own(sched.models, name);
       models[name] = {
         kind: m.kind,
         provider: m.provider ?? 'none',

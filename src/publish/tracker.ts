@@ -1,5 +1,6 @@
 import { area, centre, diagonal, iou, type Box } from '../core/geometry.js';
 import type { Detection } from '../core/frame.js';
+import { namedRecord, own } from '../core/names.js';
 import type { Config } from '../config/index.js';
 import { assign } from './assign.js';
 import type { ZonedDetection } from './filters.js';
@@ -130,9 +131,9 @@ export interface Count {
 
 export interface TrackCounts {
   /** By label. */
-  labels: Record<string, Count>;
+  labels: Map<string, Count>;
   /** By zone, then label. */
-  zones: Record<string, Record<string, Count>>;
+  zones: Map<string, Map<string, Count>>;
 }
 
 interface Track {
@@ -295,8 +296,9 @@ export class Tracker {
   /** The latest answered frame's time. */
   private lastFrame = -Infinity;
 
-  private loiterS: Readonly<Record<string, number>> = {};
-  private lines: Readonly<Record<string, LineConfig>> = {};
+  /** Per zone with `loiter_s`, that time. */
+  private loiterS = new Map<string, number>();
+  private lines: Readonly<Record<string, LineConfig>> = namedRecord();
 
   constructor(
     readonly camera: string,
@@ -311,11 +313,11 @@ export class Tracker {
    * sides afresh, and forgets the crossings tentative objects made of it.
    */
   setAreas(areas: TrackerAreas): void {
-    this.loiterS = areas.loiterS ?? {};
+    this.loiterS = new Map(Object.entries(areas.loiterS ?? {}));
     const before = this.lines;
-    this.lines = areas.lines ?? {};
+    this.lines = areas.lines ?? namedRecord();
     const changed = (name: string): boolean =>
-      JSON.stringify(before[name]) !== JSON.stringify(this.lines[name]);
+      JSON.stringify(own(before, name)) !== JSON.stringify(own(this.lines, name));
     for (const t of this.tracks) {
       for (const name of t.sides.keys()) if (changed(name)) t.sides.delete(name);
       t.unconfirmedCrossings = t.unconfirmedCrossings.filter((c) => !changed(c.line));
@@ -515,7 +517,7 @@ export class Tracker {
     for (const z of t.since.keys()) if (!t.zones.includes(z)) t.since.delete(z);
     for (const z of t.zones) if (!t.since.has(z)) t.since.set(z, ts);
     const stayed = t.zones.filter((z) => {
-      const limit = this.loiterS[z];
+      const limit = this.loiterS.get(z);
       return limit !== undefined && ts - t.since.get(z)! >= limit * 1000;
     });
     const still = t.loitering.filter((z) => stayed.includes(z));
@@ -544,17 +546,23 @@ export class Tracker {
    * COUNT_HOLD_MS of the latest), by label and zone.
    */
   counts(): TrackCounts {
-    const out: TrackCounts = { labels: {}, zones: {} };
-    const add = (m: Record<string, Count>, label: string, active: boolean): void => {
-      const c = (m[label] ??= { inView: 0, active: 0 });
+    const out: TrackCounts = { labels: new Map(), zones: new Map() };
+    const add = (m: Map<string, Count>, label: string, active: boolean): void => {
+      let c = m.get(label);
+      if (!c) m.set(label, (c = { inView: 0, active: 0 }));
       c.inView++;
       if (active) c.active++;
+    };
+    const zone = (z: string): Map<string, Count> => {
+      let m = out.zones.get(z);
+      if (!m) out.zones.set(z, (m = new Map<string, Count>()));
+      return m;
     };
     for (const t of this.tracks) {
       if (!t.confirmed || (t.misses >= END_AFTER_MISSES && this.lastFrame - t.lastSeen > COUNT_HOLD_MS))
         continue;
       add(out.labels, t.label, !t.stationary);
-      for (const z of t.zones) add((out.zones[z] ??= {}), t.label, !t.stationary);
+      for (const z of t.zones) add(zone(z), t.label, !t.stationary);
     }
     return out;
   }

@@ -1,4 +1,5 @@
 import type { Detection, Picture } from '../core/frame.js';
+import { namedRecord } from '../core/names.js';
 import { FairShare } from './fair-share.js';
 
 /** One batch's answer: per picture, its detections in source pixels. */
@@ -113,7 +114,7 @@ export function poolStats(
   batchSizes: number[];
   inferenceMsMean: number;
 } {
-  const models: Record<string, ModelBatchStats> = {};
+  const models = namedRecord<ModelBatchStats>();
   const batchSizes = new Array<number>(maxBatch + 1).fill(0);
   let batches = 0;
   let inferSum = 0;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import { fitsModel, type Detection, type Frame, type Picture, type Result } from '../core/frame.js';
+import { namedRecord } from '../core/names.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { FrameQueue } from '../queue/index.js';
 import {
@@ -39,6 +40,7 @@ export class UnknownModel extends Error {
   }
 }
 
+/** Keyed by camera and model names in objects without a prototype (core/names.ts). */
 export interface SchedulerStats {
   cameras: Record<string, CameraStats>;
   /** Pictures submitted one by one (`submit`), and how many got no answer. */
@@ -436,7 +438,7 @@ export class Scheduler {
   }
 
   stats(): SchedulerStats {
-    const cameras: Record<string, CameraStats> = {};
+    const cameras = namedRecord<CameraStats>();
     let analysed = 0;
     let cached = 0;
     const now = this.deps.clock.now();

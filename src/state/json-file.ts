@@ -7,6 +7,8 @@ import { writeAtomic } from './atomic.js';
 export interface JsonFileOptions<T> {
   /** Checks what was read; throws (with a message naming what is wrong) when it is not a T. */
   parse: (data: unknown) => T;
+  /** The JSON document of a value, made when it is written; default: the value itself. */
+  serialize?: (value: T) => unknown;
   /** A value that serialises to more than this is not written (logged once); a bigger file is corrupt. */
   maxBytes: number;
   /** Saves within this long of the first change after the last write: a crash loses at most this much. */
@@ -121,7 +123,7 @@ export class JsonFile<T> {
   /** Returns whether the value is on disk (or never will be: too big, or the file is not ours to write). */
   private async writeNow(value: T): Promise<boolean> {
     if (this.unreadable) return true;
-    const text = `${JSON.stringify(value)}\n`;
+    const text = `${JSON.stringify(this.opts.serialize ? this.opts.serialize(value) : value)}\n`;
     const bytes = Buffer.byteLength(text);
     if (bytes > this.opts.maxBytes) {
       this.report(`${bytes} bytes is over the limit of ${this.opts.maxBytes}`, 'not written');

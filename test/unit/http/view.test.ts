@@ -11,6 +11,7 @@ import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] };
 
@@ -66,12 +67,12 @@ describe('live view (HTTP API models)', () => {
     assert.deepEqual(view.health(), {
       ok: true,
       detector: { ready_workers: 3, provider: 'cpu,kserve' },
-      models: {
+      models: named({
         default: { ready_workers: 2, provider: 'cpu' },
         plates: { ready_workers: 1, provider: 'kserve' },
-      },
+      }),
       mqtt: { connected: true, last_error: null },
-      cameras: { gate: 'backoff' },
+      cameras: named({ gate: 'backoff' }),
     });
     stages.modelStats.plates.readyWorkers = 0;
     assert.equal(view.health().ok, false, 'a model no frame of its cameras can reach');
@@ -130,7 +131,7 @@ describe('live view (HTTP API models)', () => {
       last_frame_ts: new Date(1000).toISOString(),
       cached: true,
       detections: [{ ...person, zones: [] }],
-      counts: { labels: {}, zones: {} },
+      counts: { labels: named(), zones: named() },
     });
     assert.deepEqual([yard!.camera, yard!.state, yard!.has_frame], ['yard', 'disabled', false]);
     assert.deepEqual(view.cameraNames(), ['gate', 'yard']);
@@ -250,5 +251,31 @@ describe('live view (HTTP API models)', () => {
       served.map((m) => m.ready()),
       [true, false],
     );
+  });
+});
+
+describe('live view: names a user chose', () => {
+  it('answers health and cameras for cameras named __proto__, constructor, toString, hasOwnProperty, valueOf', () => {
+    const { stages, view, result, setCameras } = setup();
+    setCameras(named(SPECIAL_NAMES.map((n): [string, CameraConfig] => [n, cameraConfig()])));
+    stages.statuses = SPECIAL_NAMES.map((n) => cameraStatus(n, { state: 'backoff' }));
+    for (const n of SPECIAL_NAMES) view.onResult(result(n));
+    const health = view.health();
+    assert.deepEqual(health.cameras, named(SPECIAL_NAMES.map((n): [string, string] => [n, 'backoff'])));
+    assert.deepEqual(JSON.parse(JSON.stringify(health.cameras)), plain(health.cameras), 'as JSON');
+    assert.deepEqual(
+      view.cameras().map((c) => [c.camera, c.state, c.has_frame]),
+      SPECIAL_NAMES.map((n) => [n, 'backoff', true]),
+    );
+  });
+
+  it('takes no name it was not given for a camera, also from a camera section with a prototype', async () => {
+    const { view, result, setCameras } = setup();
+    // As a caller may hand it (an object literal): `constructor` and `toString` are not cameras.
+    setCameras({ gate: cameraConfig() });
+    for (const n of ['constructor', 'toString', 'gate']) view.onResult(result(n));
+    assert.equal(await view.latestJpeg('constructor'), undefined);
+    assert.equal(await view.latestJpeg('toString'), undefined);
+    assert.ok(await view.latestJpeg('gate'));
   });
 });

@@ -15,6 +15,7 @@ import {
   tensorToJson,
   type Tensor,
 } from '../../../src/kserve/tensor.js';
+import { SPECIAL_NAMES } from '../../helpers/names.js';
 
 /**
  * Conformance with the documented shapes and layouts:
@@ -301,6 +302,15 @@ describe('KServe v2 codec: what breaks the protocol is refused, saying what', ()
         ),
       /datatype "FLOAT" is not a tensor data type/,
     );
+    for (const datatype of SPECIAL_NAMES)
+      bad(
+        () =>
+          decodeInferRequest(
+            request({ inputs: [{ name: 'x', datatype, shape: [1], data: [1] }] }),
+            undefined,
+          ),
+        new RegExp(`datatype "${datatype}" is not a tensor data type`),
+      );
     bad(() => decodeInferRequest(request({ inputs: {} }), undefined), /"inputs" is not an array/);
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { CameraConfig } from '../../../src/config/index.js';
 import { planCameras } from '../../../src/models/plan.js';
 import { cameraConfig } from '../../helpers/config.js';
+import { named, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const sizes =
   (s: Record<string, number>) =>
@@ -31,7 +33,7 @@ describe('planCameras (which camera changes a reload applies, once the models sw
       unchanged: ['c'],
     });
     assert.deepEqual(plan.held, []);
-    assert.deepEqual(plan.cameras, wanted);
+    assert.deepEqual(plan.cameras, named(wanted));
   });
 
   it("restarts the cameras of a model swapped for one of another size: ffmpeg letterboxes to the model's size", () => {
@@ -55,7 +57,7 @@ describe('planCameras (which camera changes a reload applies, once the models sw
     // plates failed to load; old was removed by the same reload.
     const plan = planCameras(running, wanted, sizes({ default: 320, old: 320 }), sizes({ default: 320 }));
     assert.deepEqual(plan.held, ['a', 'gone', 'fresh']);
-    assert.deepEqual(plan.cameras, { a: running.a });
+    assert.deepEqual(plan.cameras, named({ a: running.a }));
     assert.deepEqual(plan.changes, {
       added: [],
       removed: ['gone'],
@@ -63,5 +65,39 @@ describe('planCameras (which camera changes a reload applies, once the models sw
       moved: [],
       unchanged: ['a'],
     });
+  });
+});
+
+describe('planCameras: names a user chose', () => {
+  it('plans cameras named __proto__, constructor, toString, hasOwnProperty, valueOf as any other', () => {
+    const running = named(SPECIAL_NAMES.map((n): [string, CameraConfig] => [n, cameraConfig()]));
+    // A new file: `constructor` moves to plates, `toString` is gone, `__proto__` takes another fps.
+    const wanted = named(
+      SPECIAL_NAMES.filter((n) => n !== 'toString').map((n): [string, CameraConfig] => [
+        n,
+        n === 'constructor'
+          ? cameraConfig({ model: 'plates' })
+          : n === '__proto__'
+            ? cameraConfig({ fps: 2 })
+            : running[n]!,
+      ]),
+    );
+    const plan = planCameras(running, wanted, sizes({ default: 320 }), sizes({ default: 320, plates: 320 }));
+    assert.deepEqual(plan.cameras, wanted);
+    assert.deepEqual(plan.changes, {
+      added: [],
+      removed: ['toString'],
+      changed: ['__proto__'],
+      moved: ['constructor'],
+      unchanged: ['hasOwnProperty', 'valueOf'],
+    });
+    // The plan's cameras are the next reload's running ones: nothing in them is taken for a camera.
+    const next = planCameras(
+      plan.cameras,
+      named<CameraConfig>(),
+      sizes({ default: 320 }),
+      sizes({ default: 320 }),
+    );
+    assert.deepEqual(next.changes.removed, ['__proto__', 'constructor', 'hasOwnProperty', 'valueOf']);
   });
 });

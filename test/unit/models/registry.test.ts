@@ -9,6 +9,7 @@ import { Scheduler } from '../../../src/scheduler/index.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeModel } from '../../helpers/fake-model.js';
 import { FakeClock, flush, FrameSequence, recordingLog, silentLog } from '../../helpers/fakes.js';
+import { named, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const detector = sectionConfig('detector', {});
 const local = (path: string, over: Partial<ModelConfig> = {}): ModelConfig => modelConfig({ path, ...over });
@@ -282,5 +283,26 @@ describe('model registry', () => {
     assert.deepEqual(heard, ['far:up', 'far:up']);
     assert.equal(registry.unavailable('nope'), undefined);
     await swap.retired;
+  });
+});
+
+describe('model registry: names a user chose', () => {
+  it('runs, lists and removes models named __proto__, constructor, toString, hasOwnProperty, valueOf', async () => {
+    const stages = Object.fromEntries(SPECIAL_NAMES.map((n) => [n, [new FakeModel(n)]]));
+    const models = named(SPECIAL_NAMES.map((n): [string, ModelConfig] => [n, local(`/m/${n}.onnx`)]));
+    const s = setup(stages, models);
+    await s.registry.start();
+    assert.deepEqual(s.registry.names(), [...SPECIAL_NAMES]);
+    const stats = s.registry.stats();
+    assert.deepEqual(Object.keys(stats), [...SPECIAL_NAMES]);
+    assert.equal(Object.getPrototypeOf(stats), null, 'a payload keyed by names has no prototype');
+    const config = s.registry.config();
+    assert.deepEqual(config, models);
+    // A reload's models as a tool might build them, in a plain object: what it lacks goes.
+    const kept = Object.fromEntries(['toString', 'valueOf'].map((n) => [n, models[n]!]));
+    const swap = await s.registry.swap(kept, detector);
+    assert.deepEqual(swap.switched.sort(), ['__proto__', 'constructor', 'hasOwnProperty']);
+    assert.deepEqual(s.registry.names(), ['toString', 'valueOf']);
+    await s.registry.stop();
   });
 });

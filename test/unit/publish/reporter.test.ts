@@ -20,6 +20,7 @@ import { FakeClock, recordingLog, silentLog } from '../../helpers/fakes.js';
 import { FakeMqtt, FakeOutput } from '../../helpers/fake-output.js';
 import { tempDir } from '../../helpers/env.js';
 import { cameraStatus } from '../../helpers/fake-stages.js';
+import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const cameraConfig = (yaml: string) =>
   parseConfig(`model:\n  path: m.onnx\ncameras:\n  gate:\n    url: rtsp://h/s\n${yaml}`, 'c.yaml', {}).config;
@@ -267,7 +268,7 @@ describe('reporter', () => {
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
     ]);
-    assert.deepEqual(off.r.countsOf('gate'), { labels: {}, zones: { drive: { car: 0 } } });
+    assert.deepEqual(off.r.countsOf('gate'), { labels: named(), zones: named({ drive: named({ car: 0 }) }) });
     await off.r.stop();
 
     const on = await run(true);
@@ -277,7 +278,10 @@ describe('reporter', () => {
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
     ]);
-    assert.deepEqual(on.r.countsOf('gate'), { labels: { person: 0 }, zones: { drive: { car: 0 } } });
+    assert.deepEqual(on.r.countsOf('gate'), {
+      labels: named({ person: 0 }),
+      zones: named({ drive: named({ car: 0 }) }),
+    });
     // A reload that adds a zone starts its counts at 0; those the camera had are not sent again.
     on.out.sent = [];
     on.r.setCameras(every(true, ['drive', 'yard']).cameras);
@@ -339,7 +343,10 @@ describe('reporter', () => {
     const out = new FakeOutput();
     const r = new Reporter(every.cameras, { ...every.events, min_frames: 1 }, deps(out, 'argus'));
     r.onResult(result(1, 1000, [det('person', 0.9, [10, 20, 40, 80])]));
-    assert.deepEqual(r.countsOf('gate'), { labels: { person: 1 }, zones: { drive: { person: 1 } } });
+    assert.deepEqual(r.countsOf('gate'), {
+      labels: named({ person: 1 }),
+      zones: named({ drive: named({ person: 1 }) }),
+    });
     out.sent = [];
     r.setCameras(tracked.cameras);
     assert.deepEqual(
@@ -353,8 +360,8 @@ describe('reporter', () => {
       "the person's counts (in view and active, the camera's and the zone's) stay as they are",
     );
     assert.deepEqual(r.countsOf('gate'), {
-      labels: { person: 1, car: 0 },
-      zones: { drive: { person: 1, car: 0 } },
+      labels: named({ person: 1, car: 0 }),
+      zones: named({ drive: named({ person: 1, car: 0 }) }),
     });
   });
 
@@ -702,5 +709,130 @@ describe('reporter', () => {
       assert.equal(r.history, undefined);
       assert.equal(out.of('state').filter((m) => m.topic.endsWith('/snapshot')).length, 1);
     });
+  });
+});
+
+describe('reporter: names a user chose', () => {
+  // Five cameras, each with five zones (the whole picture) and five lines (across x = 320, from
+  // top to bottom, so a walk to the right goes the second way), and five labels, each named
+  // __proto__, constructor, toString, hasOwnProperty and valueOf.
+  const [first, second] = ['valueOf', 'hasOwnProperty'];
+  const yaml = [
+    'model:',
+    '  path: m.onnx',
+    'cameras:',
+    ...SPECIAL_NAMES.flatMap((cam) => [
+      `  ${cam}:`,
+      '    url: rtsp://h/s',
+      '    objects:',
+      `      track: [${SPECIAL_NAMES.join(', ')}]`,
+      '      filters:',
+      ...SPECIAL_NAMES.map((label) => `        ${label}: { min_score: 0.5 }`),
+      '    zones:',
+      ...SPECIAL_NAMES.map((zone) => `      ${zone}: { points: [[0, 0], [640, 0], [640, 480], [0, 480]] }`),
+      '    lines:',
+      ...SPECIAL_NAMES.map(
+        (line) => `      ${line}: { points: [[320, 0], [320, 480]], directions: [${first}, ${second}] }`,
+      ),
+    ]),
+  ].join('\n');
+  const { cameras, events } = parseConfig(`${yaml}\n`, 'c.yaml', {}).config;
+  const geometry = letterbox(640, 480, 320);
+  const frame = (camera: string, seq: number, detections: Detection[]) => ({
+    camera,
+    seq,
+    ts: 1000 + seq * 200,
+    geometry,
+    cached: false,
+    detections,
+    data: Buffer.alloc(0),
+  });
+  /** One object of each label, side by side, left of the lines. */
+  const everyLabel = SPECIAL_NAMES.map((label, i) => det(label, 0.9, [10 + i * 50, 200, 50 + i * 50, 300]));
+  /** `label` walking right across x = 320, 20 px per frame from x = 200. */
+  const walk = (r: Reporter, camera: string, label: string): void => {
+    for (let i = 0; i < 12; i++)
+      r.onResult(frame(camera, i + 1, [det(label, 0.9, [200 + i * 20, 200, 240 + i * 20, 300])]));
+  };
+  const states = (out: FakeOutput) => new Map(out.of('state').map((s) => [s.topic, s.payload]));
+
+  it('starts at 0 and counts every camera, zone and label as it is named', async () => {
+    const out = new FakeOutput();
+    const r = new Reporter(cameras, { ...events, min_frames: 1 }, deps(out, 'argus'));
+    await r.start();
+    const zeros = states(out);
+    for (const cam of SPECIAL_NAMES)
+      for (const label of SPECIAL_NAMES) {
+        assert.equal(zeros.get(`argus/cameras/${cam}/${label}`), '0', `${cam} ${label}`);
+        for (const zone of SPECIAL_NAMES)
+          assert.equal(
+            zeros.get(`argus/cameras/${cam}/zones/${zone}/${label}`),
+            '0',
+            `${cam} ${zone} ${label}`,
+          );
+      }
+    for (const [i, cam] of SPECIAL_NAMES.entries()) r.onResult(frame(cam, i + 1, everyLabel));
+    const now = states(out);
+    for (const cam of SPECIAL_NAMES) {
+      for (const label of SPECIAL_NAMES) {
+        assert.equal(now.get(`argus/cameras/${cam}/${label}`), '1', `${cam} ${label}`);
+        for (const zone of SPECIAL_NAMES)
+          assert.equal(
+            now.get(`argus/cameras/${cam}/zones/${zone}/${label}`),
+            '1',
+            `${cam} ${zone} ${label}`,
+          );
+      }
+      const perLabel = named(SPECIAL_NAMES.map((label): [string, number] => [label, 1]));
+      assert.deepEqual(
+        r.countsOf(cam),
+        {
+          labels: perLabel,
+          zones: named(SPECIAL_NAMES.map((zone): [string, typeof perLabel] => [zone, perLabel])),
+        },
+        cam,
+      );
+    }
+    assert.deepEqual(r.countsOf('missing'), { labels: named(), zones: named() }, 'no such camera');
+    assert.equal(Object.hasOwn(Object.prototype, 'inView'), false, 'nothing was set on every object');
+    await r.stop();
+  });
+
+  it('counts crossings of every line, label and direction as it is named, kept across a restart', async (t) => {
+    const dir = await tempDir(t);
+    const out = new FakeOutput();
+    const r = new Reporter(cameras, { ...events, min_frames: 1 }, { ...deps(out, 'argus'), stateDir: dir });
+    await r.start();
+    for (const [i, cam] of SPECIAL_NAMES.entries()) walk(r, cam, SPECIAL_NAMES[(i + 1) % 5]!);
+    await r.stop();
+    const topic = (cam: string, line: string, label: string) =>
+      `argus/cameras/${cam}/lines/${line}/${label}/${second}`;
+    const crossed = SPECIAL_NAMES.flatMap((cam, i) =>
+      SPECIAL_NAMES.map((line) => topic(cam, line, SPECIAL_NAMES[(i + 1) % 5]!)),
+    );
+    const crossings = out.of('event').filter((e) => e.topic === 'argus/crossings');
+    assert.equal(crossings.length, 25, 'one per camera and line');
+    assert.deepEqual(
+      crossed.map((tp) => states(out).get(tp)),
+      crossed.map(() => '1'),
+    );
+    const saved = JSON.parse(await readFile(join(dir, 'line-counts.json'), 'utf8')) as {
+      counts: Record<string, Record<string, Record<string, Record<string, number>>>>;
+    };
+    assert.deepEqual(Object.keys(saved.counts), [...SPECIAL_NAMES]);
+    // JSON.parse keeps `__proto__` as an own key; reading it gives that entry, not the prototype.
+    const proto = saved.counts['__proto__']!;
+    assert.deepEqual(Object.keys(proto), [...SPECIAL_NAMES]);
+    assert.deepEqual(plain(proto[SPECIAL_NAMES[2]!]), { constructor: { [second]: 1 } }, 'toString');
+
+    const again = new FakeOutput();
+    const restarted = new Reporter(cameras, events, { ...deps(again, 'argus'), stateDir: dir });
+    await restarted.start();
+    assert.deepEqual(
+      crossed.map((tp) => states(again).get(tp)),
+      crossed.map(() => '1'),
+      'the retained counts of the last run, from the state directory',
+    );
+    await restarted.stop();
   });
 });

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { NamedModelStats } from '../../../src/models/index.js';
 import { StatsPublisher } from '../../../src/publish/stats.js';
+import type { CameraStats, ModelBatchStats } from '../../../src/scheduler/index.js';
 import { topics, type StatsPayload } from '../../../src/publish/topics.js';
 import { FakeClock } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
 import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import { named, SPECIAL_NAMES } from '../../helpers/names.js';
 
 function setup() {
   const clock = new FakeClock();
@@ -148,5 +151,46 @@ describe('stats publisher', () => {
     await clock.advance(10_000);
     // The second at 20 s: from the first message on.
     assert.deepEqual(stats.rates().gate, { fpsIn: 2, fpsAnalysed: 0, fpsCached: 0 });
+  });
+});
+
+describe('stats publisher: names a user chose', () => {
+  it('reports cameras and models named __proto__, constructor, toString, hasOwnProperty, valueOf', async () => {
+    const { clock, stages, stats, messages } = setup();
+    const frames = (framesIn: number) =>
+      named(SPECIAL_NAMES.map((n): [string, CameraStats] => [n, cameraStats({ model: n, framesIn })]));
+    stages.cams = frames(0);
+    stages.modelStats = named(
+      SPECIAL_NAMES.map((n): [string, NamedModelStats] => [n, { ...stages.modelStats.default! }]),
+    );
+    stages.sched.models = named(
+      SPECIAL_NAMES.map((n): [string, ModelBatchStats] => [
+        n,
+        { batches: 3, batchSizes: [0, 3], frames: 3, inferenceMsMean: 5, inFlight: 0 },
+      ]),
+    );
+    stages.statuses = SPECIAL_NAMES.map((n) => cameraStatus(n, { restarts: 1 }));
+    stats.start();
+    stages.cams = frames(50);
+    await clock.advance(10_000);
+    // The next window's rates are measured from this one's counts, camera by camera.
+    stages.cams = frames(60);
+    await clock.advance(10_000);
+    for (const m of messages()) {
+      assert.deepEqual(Object.keys(m.cameras), [...SPECIAL_NAMES]);
+      assert.deepEqual(Object.keys(m.models), [...SPECIAL_NAMES]);
+    }
+    const [one, two] = messages();
+    for (const n of SPECIAL_NAMES) {
+      assert.deepEqual(
+        [one!.cameras[n]!.model, one!.cameras[n]!.restarts, one!.cameras[n]!.fps_in],
+        [n, 1, 5],
+        n,
+      );
+      assert.equal(two!.cameras[n]!.fps_in, 1, n);
+      assert.deepEqual([one!.models[n]!.batches, one!.models[n]!.batch_sizes], [3, { 1: 3 }], n);
+    }
+    assert.deepEqual(Object.keys(stats.rates()), [...SPECIAL_NAMES]);
+    stats.stop();
   });
 });

@@ -16,6 +16,7 @@ import {
   type ObjectEvent,
   type TrackerEvent,
 } from '../../../src/publish/tracker.js';
+import { plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({
   label,
@@ -211,7 +212,7 @@ describe('tracker: one id per object', () => {
     const events: ObjectEvent[] = [];
     for (const f of frames) {
       events.push(...step(t, f.dets, f.ts));
-      if (f.ts >= 200) assert.equal(t.counts().labels.person?.inView, 1, `in view at ${f.ts}`);
+      if (f.ts >= 200) assert.equal(t.counts().labels.get('person')?.inView, 1, `in view at ${f.ts}`);
     }
     events.push(...(lapse(t, 10_000) as ObjectEvent[]));
     assert.equal(ofType(events, 'new').length, 1);
@@ -377,7 +378,7 @@ describe('tracker: events', () => {
       t.endAll().map((e) => e.type),
       ['end'],
     );
-    assert.deepEqual(t.counts(), { labels: {}, zones: {} });
+    assert.deepEqual(plain(t.counts()), { labels: {}, zones: {} });
   });
 });
 
@@ -397,7 +398,7 @@ describe('tracker: stationary objects and counts', () => {
         [10_200, 'update', true],
       ],
     );
-    assert.deepEqual(t.counts(), {
+    assert.deepEqual(plain(t.counts()), {
       labels: { person: { inView: 1, active: 0 } },
       zones: { door: { person: { inView: 1, active: 0 } } },
     });
@@ -412,7 +413,7 @@ describe('tracker: stationary objects and counts', () => {
         ['update', false, '0-cam-1'],
       ],
     );
-    assert.deepEqual(t.counts().labels, { person: { inView: 1, active: 1 } });
+    assert.deepEqual(plain(t.counts().labels), { person: { inView: 1, active: 1 } });
   });
 
   it('a stationary object sends nothing more even when update_move is below its jitter', () => {
@@ -443,7 +444,7 @@ describe('tracker: stationary objects and counts', () => {
     const events: ObjectEvent[] = [];
     for (const f of frames) {
       events.push(...step(t, f.dets, f.ts));
-      seen.push([f.ts, t.counts().labels.person?.inView ?? 0]);
+      seen.push([f.ts, t.counts().labels.get('person')?.inView ?? 0]);
     }
     assert.deepEqual(
       seen.filter(([ts]) => ts >= 2800 && ts <= 4400),
@@ -460,7 +461,7 @@ describe('tracker: stationary objects and counts', () => {
       ],
     );
     assert.deepEqual(ofType(events, 'end'), [], 'still in the lost buffer at 6 s');
-    assert.deepEqual(t.counts(), { labels: {}, zones: {} });
+    assert.deepEqual(plain(t.counts()), { labels: {}, zones: {} });
     assert.equal(
       lapse(t, 6001).length,
       1,
@@ -471,15 +472,15 @@ describe('tracker: stationary objects and counts', () => {
   it('counts an object missed in the latest frame for up to a second, and only confirmed ones', () => {
     const t = new Tracker('cam', settings);
     step(t, [zd('car', 0.9, [0, 0, 100, 50])], 0);
-    assert.deepEqual(t.counts().labels, {}, 'tentative');
+    assert.deepEqual(plain(t.counts().labels), {}, 'tentative');
     step(t, [zd('car', 0.9, [0, 0, 100, 50])], 500);
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } });
+    assert.deepEqual(plain(t.counts().labels), { car: { inView: 1, active: 1 } });
     step(t, [], 1000);
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } }, 'missed in one frame');
+    assert.deepEqual(plain(t.counts().labels), { car: { inView: 1, active: 1 } }, 'missed in one frame');
     step(t, [], 1500);
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } }, 'missed for a second');
+    assert.deepEqual(plain(t.counts().labels), { car: { inView: 1, active: 1 } }, 'missed for a second');
     step(t, [], 1501);
-    assert.deepEqual(t.counts().labels, {});
+    assert.deepEqual(plain(t.counts().labels), {});
   });
 
   it('with sparse answers, an object missed in one answered frame still counts; in two, not', () => {
@@ -487,13 +488,13 @@ describe('tracker: stationary objects and counts', () => {
     step(t, [zd('car', 0.9, [0, 0, 100, 50])], 0);
     step(t, [zd('car', 0.9, [0, 0, 100, 50])], 3000);
     step(t, [], 6000);
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 1 } }, '3 s unseen, one frame');
+    assert.deepEqual(plain(t.counts().labels), { car: { inView: 1, active: 1 } }, '3 s unseen, one frame');
     assert.deepEqual(
       step(t, [], 9000).map((e) => e.type),
       ['end'],
       'two frames, 6 s > end_after_s',
     );
-    assert.deepEqual(t.counts().labels, {});
+    assert.deepEqual(plain(t.counts().labels), {});
   });
 
   it('time without answered frames ends nothing and changes no count; the first frames do', () => {
@@ -507,10 +508,10 @@ describe('tracker: stationary objects and counts', () => {
       [['update', '0-cam-1', true]],
       'the same object (stationary now): no end, no new',
     );
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 0 } });
+    assert.deepEqual(plain(t.counts().labels), { car: { inView: 1, active: 0 } });
     // Answered frames without it, a millisecond apart: not yet end_after_s of them.
     assert.deepEqual(lapse(t, 60_001), []);
-    assert.deepEqual(t.counts().labels, { car: { inView: 1, active: 0 } }, 'within COUNT_HOLD_MS');
+    assert.deepEqual(plain(t.counts().labels), { car: { inView: 1, active: 0 } }, 'within COUNT_HOLD_MS');
     const gone = lapse(t, 63_001);
     assert.deepEqual(
       gone.map((e) => [e.type, (e as ObjectEvent).endTs]),
@@ -856,5 +857,26 @@ describe('tracker: occlusion', () => {
       );
       assert.deepEqual(crossed, [], anchor);
     }
+  });
+});
+
+describe('tracker: names a user chose', () => {
+  it('counts labels and zones named __proto__, constructor, toString, hasOwnProperty, valueOf as any other', () => {
+    const t = new Tracker('cam', { ...settings, min_frames: 1 });
+    const dets = SPECIAL_NAMES.map((n, i) => zd(n, 0.9, [i * 100, 0, i * 100 + 50, 100], [n, 'yard']));
+    const events = step(t, dets, 0);
+    assert.deepEqual(
+      events.map((e) => [e.label, e.zones]),
+      SPECIAL_NAMES.map((n) => [n, [n, 'yard']]),
+    );
+    const one = { inView: 1, active: 1 };
+    assert.deepEqual(plain(t.counts()), {
+      labels: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, one])),
+      zones: {
+        ...Object.fromEntries(SPECIAL_NAMES.map((n) => [n, Object.fromEntries([[n, one]])])),
+        yard: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, one])),
+      },
+    });
+    assert.equal(Object.hasOwn(Object.prototype, 'inView'), false, 'nothing was set on every object');
   });
 });

@@ -10,6 +10,7 @@ import { Scheduler } from '../../../src/scheduler/scheduler.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeDetector } from '../../helpers/fake-detector.js';
 import { FakeClock, flush, FrameSequence, silentLog } from '../../helpers/fakes.js';
+import { named, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const SIZE = 32;
 const person = (score = 0.9): Detection => ({ label: 'person', score, box: [1, 2, 3, 4] });
@@ -953,5 +954,22 @@ describe('scheduler: several models', () => {
     await flush();
     assert.equal(detectors.default.calls.length, 0, 'a 32x32 frame never reaches a 64x64 model');
     assert.equal(sched.stats().cameras.a!.dropped.error, 1);
+  });
+});
+
+describe('scheduler: names a user chose', () => {
+  it('keeps the stats of cameras and models named __proto__, constructor, toString, hasOwnProperty, valueOf', () => {
+    const detectors = named(SPECIAL_NAMES.map((n): [string, FakeDetector] => [n, new FakeDetector()]));
+    const { sched, frame, cameras } = setup({ max_batch: 1 }, false, detectors);
+    cameras(...SPECIAL_NAMES.map((n): [string, number, string] => [n, 5, n]));
+    for (const n of SPECIAL_NAMES) sched.push(frame(n));
+    const s = sched.stats();
+    assert.deepEqual(Object.keys(s.cameras), [...SPECIAL_NAMES]);
+    assert.deepEqual(Object.keys(s.models), [...SPECIAL_NAMES]);
+    for (const n of SPECIAL_NAMES) {
+      assert.deepEqual([s.cameras[n]!.model, s.cameras[n]!.framesIn, s.models[n]!.batches], [n, 1, 1], n);
+      assert.equal(detectors[n]!.calls.length, 1, n);
+    }
+    assert.equal(s.batches, 5);
   });
 });
