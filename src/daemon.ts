@@ -125,7 +125,7 @@ export class Daemon {
       history: reporter.history,
       counts: (camera) => reporter.countsOf(camera),
       cameras: () => this.loaded.config.cameras,
-      metrics: createMetrics({ ...sources, broker }),
+      metrics: createMetrics({ ...sources, broker, latency: reporter }),
     });
 
     await this.begin('events', reporter);

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry, type Metric } from 'prom-client';
+import type { HistogramSnapshot } from '../core/histogram.js';
 import { own } from '../core/names.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
 import type { RemoteStats } from '../kserve/index.js';
@@ -12,6 +13,8 @@ interface Snapshot {
   models: Record<string, NamedModelStats>;
   mqtt: OutputStats;
   broker: BrokerStats | undefined;
+  /** Per camera, capture to publish (the reporter's). */
+  latency: Map<string, HistogramSnapshot>;
 }
 
 type Set = (labels: Record<string, string>, v: number) => void;
@@ -24,7 +27,12 @@ const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 
  * docs/http.md. Label values are camera and model names (validated as topic levels) and fixed
  * words: never URLs.
  */
-export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerStats } }): Registry {
+export function createMetrics(
+  src: StatsSources & {
+    broker?: { stats(): BrokerStats };
+    latency?: { latency(): Map<string, HistogramSnapshot> };
+  },
+): Registry {
   const registry = new Registry();
   let snap: Snapshot | undefined;
   const snapshot = (): Snapshot => {
@@ -35,6 +43,7 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
         models: src.models.stats(),
         mqtt: src.output.stats(),
         broker: src.broker?.stats(),
+        latency: src.latency?.latency() ?? new Map<string, HistogramSnapshot>(),
       };
       setImmediate(() => (snap = undefined));
     }
@@ -352,5 +361,56 @@ export function createMetrics(src: StatsSources & { broker?: { stats(): BrokerSt
   ];
   for (const [kind, name, help, value] of scalars)
     metric(kind, name, help, [], (s, set) => set({}, value(s)));
+
+  // Latency histograms (buckets: LATENCY_BUCKETS, docs/http.md), kept by the stages that time them.
+  const histogram = (
+    name: string,
+    help: string,
+    label: 'camera' | 'model',
+    read: (s: Snapshot) => Iterable<readonly [string, HistogramSnapshot]>,
+  ): void => {
+    const get = () => ({
+      name,
+      help,
+      type: 'histogram',
+      aggregator: 'sum',
+      values: [...read(snapshot())].flatMap(([value, h]) => histogramValues(name, { [label]: value }, h)),
+    });
+    // prom-client's Histogram takes observations only; this one is read, like every metric here.
+    registry.registerMetric({ name, help, get } as unknown as Metric);
+  };
+  histogram(
+    'argus_detector_inference_duration_seconds',
+    'Inference time of each batch that succeeded',
+    'model',
+    (s) => Object.entries(s.sched.models).map(([model, m]) => [model, m.inference] as const),
+  );
+  histogram(
+    'argus_camera_queue_wait_seconds',
+    "How long each of a camera's frames waited in its queue before its batch was sent",
+    'camera',
+    (s) => Object.entries(s.sched.cameras).map(([camera, c]) => [camera, c.queueWait] as const),
+  );
+  histogram(
+    'argus_camera_capture_to_publish_seconds',
+    "From a frame's capture (its arrival from ffmpeg) to its answer handed to MQTT",
+    'camera',
+    (s) => s.latency,
+  );
   return registry;
+}
+
+/** A histogram's Prometheus series: cumulative `_bucket`s up to `le="+Inf"`, `_sum`, `_count`. */
+function histogramValues(name: string, labels: Record<string, string>, h: HistogramSnapshot) {
+  let cumulative = 0;
+  const buckets = h.counts.map((n, i) => {
+    cumulative += n;
+    const le = i < h.bounds.length ? String(h.bounds[i]) : '+Inf';
+    return { metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative };
+  });
+  return [
+    ...buckets,
+    { metricName: `${name}_sum`, labels, value: h.sum },
+    { metricName: `${name}_count`, labels, value: h.count },
+  ];
 }

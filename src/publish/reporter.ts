@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
+import { Histogram, LATENCY_BUCKETS, type HistogramSnapshot } from '../core/histogram.js';
 import type { Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig, Config } from '../config/index.js';
@@ -104,6 +105,8 @@ export class Reporter {
   private awaySince = new Map<string, number>();
   /** Since when each lagging camera has been (while streaming: its status says so). */
   private laggingSince = new Map<string, number>();
+  /** Per camera, from a frame's capture to the moment its answer is published (seconds). */
+  private readonly toPublish = new Map<string, Histogram>();
   private timer: Timer | null = null;
   private readonly lineCounts: LineCounts;
   private readonly snapshots: Snapshots;
@@ -199,8 +202,21 @@ export class Reporter {
     this.emit(events);
     this.publishCounts(r.camera);
     if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishStatusOf(r.camera);
+    const now = this.deps.clock.now();
     // An answer may end a lag: said at once, not at the next tick.
-    if (this.laggingSince.has(r.camera)) this.checkLag(r.camera, this.deps.clock.now());
+    if (this.laggingSince.has(r.camera)) this.checkLag(r.camera, now);
+    let h = this.toPublish.get(r.camera);
+    if (!h) this.toPublish.set(r.camera, (h = new Histogram(LATENCY_BUCKETS.captureToPublish)));
+    h.observe((now - r.ts) / 1000);
+  }
+
+  /**
+   * Per camera, the time from each frame's capture (its arrival from ffmpeg) to its answer
+   * handed to MQTT (its detections when due, its events, its counts): the
+   * `argus_camera_capture_to_publish_seconds` histogram.
+   */
+  latency(): Map<string, HistogramSnapshot> {
+    return new Map([...this.toPublish].map(([camera, h]) => [camera, h.snapshot()]));
   }
 
   private emit(events: TrackerEvent[]): void {
@@ -478,6 +494,7 @@ export class Reporter {
       this.emit(t.endAll());
       this.publishCounts(camera);
       this.trackers.delete(camera);
+      this.toPublish.delete(camera);
       this.gate.forget(camera);
     }
     this.snapshots.prune(cameras);

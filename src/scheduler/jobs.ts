@@ -1,4 +1,5 @@
 import type { Detection, Frame, Picture, Result } from '../core/frame.js';
+import { Histogram, LATENCY_BUCKETS, type HistogramSnapshot } from '../core/histogram.js';
 import type { CameraConfig } from '../config/index.js';
 import { FrameQueue, type DropReason } from '../queue/index.js';
 
@@ -39,6 +40,8 @@ export interface CameraCounters {
   cached: number;
   errors: number;
   ageSum: number;
+  /** How long its frames waited in its queue before their batch was sent (seconds). */
+  queueWait: Histogram;
   resequenced: number;
   /** Capture times of its first and newest frame taken, and of its newest answer handed on. */
   firstIn: number | null;
@@ -90,6 +93,8 @@ export interface CameraStats {
   queueDepth: number;
   /** Mean age of frames when their batch was sent (ms). */
   frameAgeMsMean: number;
+  /** The same ages, as a histogram (seconds): `argus_camera_queue_wait_seconds`. */
+  queueWait: HistogramSnapshot;
   /** Answers held back until an earlier frame's answer went out (capture order kept). */
   resequenced: number;
   /**
@@ -121,6 +126,7 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): La
         cached: 0,
         errors: 0,
         ageSum: 0,
+        queueWait: new Histogram(LATENCY_BUCKETS.queueWait),
         resequenced: 0,
         firstIn: null,
         lastIn: null,
@@ -146,6 +152,7 @@ export function cameraStats(lane: Lane, now: number, laggingAfterMs: number): Ca
     dropped: { ...lane.queue.dropped, error: c.errors },
     queueDepth: lane.queue.length,
     frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
+    queueWait: c.queueWait.snapshot(),
     resequenced: c.resequenced,
     lagMs: answered === null ? null : Math.max(0, now - answered),
     lagging: c.waitingSince !== null && c.lastIn! - c.waitingSince > laggingAfterMs,

@@ -1,4 +1,5 @@
 import type { Detection, Picture } from '../core/frame.js';
+import { Histogram, LATENCY_BUCKETS, type HistogramSnapshot } from '../core/histogram.js';
 import { namedRecord } from '../core/names.js';
 import { FairShare } from './fair-share.js';
 
@@ -53,6 +54,8 @@ export interface ModelBatchStats {
   /** Pictures sent to it (camera frames and submitted pictures). */
   frames: number;
   inferenceMsMean: number;
+  /** Inference time per batch that succeeded (seconds): `argus_detector_inference_duration_seconds`. */
+  inference: HistogramSnapshot;
   inFlight: number;
 }
 
@@ -68,6 +71,7 @@ export class ModelPool<K> {
   private frames = 0;
   private inferSum = 0;
   private ok = 0;
+  private readonly inferTimes = new Histogram(LATENCY_BUCKETS.inference);
 
   constructor(maxBatch: number) {
     this.sizes = new Array<number>(maxBatch + 1).fill(0);
@@ -86,6 +90,7 @@ export class ModelPool<K> {
     if (inferMs === undefined) return;
     this.ok++;
     this.inferSum += inferMs;
+    this.inferTimes.observe(inferMs / 1000);
   }
 
   /** Inference time summed over the batches that succeeded, and their count. */
@@ -99,6 +104,7 @@ export class ModelPool<K> {
       batchSizes: [...this.sizes],
       frames: this.frames,
       inferenceMsMean: this.ok ? this.inferSum / this.ok : 0,
+      inference: this.inferTimes.snapshot(),
       inFlight: this.inFlight,
     };
   }

@@ -355,7 +355,10 @@ export class Scheduler {
         this.dropped(lane, job, 'error', `the model now takes ${size}x${size} pictures`);
         continue;
       }
-      if (lane.camera) lane.camera.counters.ageSum += now - job.ts;
+      if (lane.camera) {
+        lane.camera.counters.ageSum += now - job.ts;
+        lane.camera.counters.queueWait.observe((now - job.ts) / 1000);
+      }
       batch.push({ job, lane, epoch: lane.camera?.epoch ?? 0 });
     }
     if (batch.length === 0) return;

@@ -1,7 +1,11 @@
+import type { HistogramSnapshot } from '../../src/core/histogram.js';
 import type { CameraStatus } from '../../src/ingest/index.js';
 import type { NamedModelStats } from '../../src/models/index.js';
 import type { OutputStats } from '../../src/publish/index.js';
 import type { CameraStats, SchedulerStats } from '../../src/scheduler/index.js';
+
+/** A histogram with nothing observed yet. */
+export const emptyHistogram = (): HistogramSnapshot => ({ bounds: [1], counts: [0, 0], sum: 0, count: 0 });
 
 /** A camera's scheduler counters, zero unless told. */
 export function cameraStats(over: Partial<CameraStats> = {}): CameraStats {
@@ -13,6 +17,7 @@ export function cameraStats(over: Partial<CameraStats> = {}): CameraStats {
     dropped: { full: 0, stale: 0, error: 0 },
     queueDepth: 0,
     frameAgeMsMean: 0,
+    queueWait: emptyHistogram(),
     resequenced: 0,
     lagMs: null,
     lagging: false,

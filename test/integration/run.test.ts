@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -17,6 +17,9 @@ import { boxIou, BUS_REFERENCE } from '../helpers/images.js';
 import { connectOnce, findMosquitto, publishOnce, startBroker, Subscriber } from '../helpers/mqtt.js';
 import { freePort, hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
+
+/** Prometheus' promtool, where installed (.ci/run installs it). */
+const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => existsSync(p));
 
 if (!findMosquitto())
   process.stderr.write(
@@ -793,6 +796,37 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.match(daemon.output(), /argus\.yaml:9: cameras\.a\/b\.fps: must be greater than 0/);
     assert.match(daemon.output(), /not starting/);
   });
+
+  it(
+    'serves latency histograms on /metrics that promtool accepts',
+    { skip: promtool ? false : 'promtool not installed (Debian package prometheus): metrics check skipped' },
+    async (t) => {
+      const dir = await tempDir(t);
+      const config = await writeDaemonConfig(dir, {
+        mqtt: { embedded: { port: await freePort() } },
+        cameras: { blinker: { url: `lavfi:color=c=white:s=320x240:r=10`, fps: 5 } },
+      });
+      const daemon = startDaemon(t, config);
+      const base = await httpBase(daemon.output);
+      let metrics = '';
+      const counted = /^argus_camera_capture_to_publish_seconds_count\{camera="blinker"\} [1-9]/m;
+      for (const until = Date.now() + 30_000; !counted.test(metrics);) {
+        assert.ok(Date.now() < until, `no answer published in 30 s; /metrics:\n${metrics}`);
+        await new Promise((r) => setTimeout(r, 250));
+        metrics = await (await fetch(`${base}/metrics`)).text();
+      }
+      for (const name of [
+        'argus_detector_inference_duration_seconds',
+        'argus_camera_queue_wait_seconds',
+        'argus_camera_capture_to_publish_seconds',
+      ]) {
+        assert.match(metrics, new RegExp(`^# TYPE ${name} histogram$`, 'm'));
+        assert.match(metrics, new RegExp(`^${name}_bucket\\{[^}]*le="\\+Inf"[^}]*\\} [1-9]`, 'm'));
+      }
+      const check = spawnSync(promtool!, ['check', 'metrics'], { input: metrics, encoding: 'utf8' });
+      assert.equal(check.status, 0, `promtool check metrics:\n${check.stdout}${check.stderr}`);
+    },
+  );
 
   it('refuses to start, as validate does, on a label its model does not know', async (t) => {
     const dir = await tempDir(t);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Histogram } from '../../../src/core/histogram.js';
 import { createMetrics } from '../../../src/http/metrics.js';
 import { REFUSALS } from '../../../src/publish/broker-policy.js';
 import type { BrokerStats } from '../../../src/publish/index.js';
-import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import { emptyHistogram, cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
 import { flush } from '../../helpers/fakes.js';
 
 /**
@@ -59,6 +60,46 @@ function setup() {
 }
 
 describe('metrics', () => {
+  it('exports inference, queue wait and capture-to-publish as histograms, with cumulative buckets', async () => {
+    const { stages, registry } = setup();
+    const h = new Histogram([0.1, 1]);
+    for (const v of [0.05, 0.2, 0.3, 4]) h.observe(v);
+    stages.cams.gate = cameraStats({ queueWait: h.snapshot() });
+    stages.sched.models = {
+      default: {
+        batches: 4,
+        batchSizes: [0, 4],
+        frames: 4,
+        inferenceMsMean: 0,
+        inference: h.snapshot(),
+        inFlight: 0,
+      },
+    };
+    Object.assign(stages, { latency: { latency: () => new Map([['gate', h.snapshot()]]) } });
+    const m = samples(await createMetrics(stages).metrics());
+    for (const [name, label] of [
+      ['argus_detector_inference_duration_seconds', 'model="default"'],
+      ['argus_camera_queue_wait_seconds', 'camera="gate"'],
+      ['argus_camera_capture_to_publish_seconds', 'camera="gate"'],
+    ] as const) {
+      assert.deepEqual(
+        series(m, `${name}_bucket`),
+        Object.fromEntries(
+          [
+            ['0.1', 1],
+            ['1', 3],
+            ['+Inf', 4],
+          ].map(([le, n]) => [[label, `le="${le}"`].sort().join(','), n]),
+        ),
+        name,
+      );
+      assert.deepEqual(series(m, `${name}_count`), { [label]: 4 }, name);
+      assert.ok(Math.abs(series(m, `${name}_sum`)[label]! - 4.55) < 1e-9, name);
+    }
+    const text = await registry.metrics();
+    assert.match(text, /# TYPE argus_camera_queue_wait_seconds histogram/);
+  });
+
   it('counts frames, bytes and restarts per camera from the ingest statuses', async () => {
     const m = await setup().scrape();
     assert.deepEqual(series(m, 'argus_camera_frames_received_total'), {
@@ -108,7 +149,14 @@ describe('metrics', () => {
 
   it('counts batches per model by size, leaving out size 0, and each model’s frames', async () => {
     const { stages, scrape } = setup();
-    const batches = { batches: 16, batchSizes: [9, 12, 0, 4], frames: 24, inferenceMsMean: 0, inFlight: 0 };
+    const batches = {
+      batches: 16,
+      batchSizes: [9, 12, 0, 4],
+      frames: 24,
+      inferenceMsMean: 0,
+      inference: emptyHistogram(),
+      inFlight: 0,
+    };
     stages.sched.models = { default: batches, plates: { ...batches, batchSizes: [0, 2], frames: 2 } };
     stages.modelStats.plates = { ...stages.modelStats.default!, kind: 'remote' };
     const m = await scrape();
@@ -128,7 +176,14 @@ describe('metrics', () => {
     const { stages, scrape } = setup();
     Object.assign(stages.sched, { cacheHitRatio: 0.625 });
     stages.sched.models = {
-      default: { batches: 1, batchSizes: [0, 1], frames: 1, inferenceMsMean: 42, inFlight: 1 },
+      default: {
+        batches: 1,
+        batchSizes: [0, 1],
+        frames: 1,
+        inferenceMsMean: 42,
+        inference: emptyHistogram(),
+        inFlight: 1,
+      },
     };
     Object.assign(stages.modelStats.default!, { deadlinesMissed: 3, sessionsRecreated: 1, readyWorkers: 1 });
     // A model without batches yet still has its numbers.
@@ -149,6 +204,9 @@ describe('metrics', () => {
     assert.deepEqual(perModel('default'), {
       argus_detector_frames_total: 1,
       argus_detector_inference_seconds: 0.042,
+      // Its histogram (buckets have an `le` label too): nothing observed in this fake.
+      argus_detector_inference_duration_seconds_sum: 0,
+      argus_detector_inference_duration_seconds_count: 0,
       argus_detector_batches_in_flight: 1,
       argus_detector_deadlines_missed_total: 3,
       argus_detector_sessions_recreated_total: 1,

@@ -6,7 +6,7 @@ import type { CameraStats, ModelBatchStats } from '../../../src/scheduler/index.
 import { topics, type StatsPayload } from '../../../src/publish/topics.js';
 import { FakeClock } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
-import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import { emptyHistogram, cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
 import { named, SPECIAL_NAMES } from '../../helpers/names.js';
 
 function setup() {
@@ -72,8 +72,22 @@ describe('stats publisher', () => {
       inferenceMsMean: 12.34,
       cacheHitRatio: 0.8888,
       models: {
-        default: { batches: 6, batchSizes: [0, 2, 0, 0, 4], frames: 18, inferenceMsMean: 12.06, inFlight: 1 },
-        plates: { batches: 1, batchSizes: [0, 1, 0, 0, 0], frames: 1, inferenceMsMean: 14, inFlight: 0 },
+        default: {
+          batches: 6,
+          batchSizes: [0, 2, 0, 0, 4],
+          frames: 18,
+          inferenceMsMean: 12.06,
+          inference: emptyHistogram(),
+          inFlight: 1,
+        },
+        plates: {
+          batches: 1,
+          batchSizes: [0, 1, 0, 0, 0],
+          frames: 1,
+          inferenceMsMean: 14,
+          inference: emptyHistogram(),
+          inFlight: 0,
+        },
       },
     };
     stages.modelStats.default = { ...stages.modelStats.default!, deadlinesMissed: 1, sessionsRecreated: 1 };
@@ -166,7 +180,14 @@ describe('stats publisher: names a user chose', () => {
     stages.sched.models = named(
       SPECIAL_NAMES.map((n): [string, ModelBatchStats] => [
         n,
-        { batches: 3, batchSizes: [0, 3], frames: 3, inferenceMsMean: 5, inFlight: 0 },
+        {
+          batches: 3,
+          batchSizes: [0, 3],
+          frames: 3,
+          inferenceMsMean: 5,
+          inference: emptyHistogram(),
+          inFlight: 0,
+        },
       ]),
     );
     stages.statuses = SPECIAL_NAMES.map((n) => cameraStatus(n, { restarts: 1 }));
