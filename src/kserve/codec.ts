@@ -10,10 +10,11 @@ import {
   type RequestOutputJson,
   type ResponseOutputJson,
 } from './protocol.js';
+import { JsonData, parseJson, runSteps, runStepsYielding, tensorFromJson, type Steps } from './json.js';
 import {
+  elementCount,
   ProtocolError,
   tensorFromBytes,
-  tensorFromJson,
   tensorToBytes,
   tensorToJson,
   type Tensor,
@@ -135,8 +136,11 @@ export function encodeInferResponse(res: {
   return body(json, binary);
 }
 
-/** Splits a body into its JSON object and the binary data after it. */
-export function splitBody(raw: Buffer, headerLength: string | undefined): { json: unknown; binary: Buffer } {
+/**
+ * Splits a body into its JSON object (each tensor's `data` left as a JsonData, to read as its
+ * tensor is decoded) and the binary data after it.
+ */
+function* splitBody(raw: Buffer, headerLength: string | undefined): Steps<{ json: object; binary: Buffer }> {
   let jsonEnd = raw.length;
   if (headerLength !== undefined) {
     if (!/^\d+$/.test(headerLength.trim()))
@@ -147,13 +151,8 @@ export function splitBody(raw: Buffer, headerLength: string | undefined): { json
         `Inference-Header-Content-Length ${jsonEnd} is beyond the body's ${raw.length} bytes`,
       );
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw.subarray(0, jsonEnd).toString('utf8'));
-  } catch (err) {
-    throw new ProtocolError(`the body's JSON does not parse: ${(err as Error).message}`);
-  }
-  if (!json || typeof json !== 'object' || Array.isArray(json))
+  const json = yield* parseJson(raw.subarray(0, jsonEnd));
+  if (!json || typeof json !== 'object' || Array.isArray(json) || json instanceof JsonData)
     throw new ProtocolError('the body is not a JSON object');
   return { json, binary: raw.subarray(jsonEnd) };
 }
@@ -170,14 +169,33 @@ function parameters(v: unknown, what: string): Parameters {
   return v as Parameters;
 }
 
+/** A tensor as its JSON describes it, before its data is read. */
+export interface TensorHeader {
+  name: string;
+  datatype: Datatype;
+  shape: number[];
+}
+
+/**
+ * Checks a tensor's header before its data is read (and its memory allocated); throws to refuse
+ * it. A server uses it to refuse what its model does not take at the cost of reading a header.
+ */
+export type AcceptTensor = (t: TensorHeader) => void;
+
 /**
  * Decodes each listed tensor, from its JSON `data` or, when it has `binary_data_size`, from the
  * next bytes of `binary`; every byte of `binary` must belong to a tensor.
  */
-function tensors(list: unknown, binary: Buffer, kind: 'input' | 'output'): Tensor[] {
+function* tensors(
+  list: unknown,
+  binary: Buffer,
+  kind: 'input' | 'output',
+  accept: AcceptTensor | undefined,
+): Steps<Tensor[]> {
   if (!Array.isArray(list)) throw new ProtocolError(`"${kind}s" is not an array`);
   let at = 0;
-  const out = list.map((entry: unknown, i): Tensor => {
+  const out: Tensor[] = [];
+  for (const [i, entry] of list.entries()) {
     if (!isObject(entry) || typeof entry.name !== 'string')
       throw new ProtocolError(`${kind} ${i} has no "name"`);
     const what = `${kind} '${entry.name}'`;
@@ -187,9 +205,14 @@ function tensors(list: unknown, binary: Buffer, kind: 'input' | 'output'): Tenso
       );
     if (!Array.isArray(entry.shape)) throw new ProtocolError(`${what}: "shape" is not an array`);
     const shape = entry.shape as number[];
+    elementCount(shape, what);
     const params = parameters(entry.parameters, what);
+    accept?.({ name: entry.name, datatype: entry.datatype, shape });
     const size = params[BINARY_DATA_SIZE];
-    if (size === undefined) return tensorFromJson(entry.name, entry.datatype, shape, entry.data);
+    if (size === undefined) {
+      out.push(yield* tensorFromJson(entry.name, entry.datatype, shape, entry.data));
+      continue;
+    }
     if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
       throw new ProtocolError(`${what}: ${BINARY_DATA_SIZE} ${JSON.stringify(size)} is not a byte count`);
     if (at + size > binary.length)
@@ -198,16 +221,19 @@ function tensors(list: unknown, binary: Buffer, kind: 'input' | 'output'): Tenso
       );
     const bytes = binary.subarray(at, at + size);
     at += size;
-    return tensorFromBytes(entry.name, entry.datatype, shape, bytes);
-  });
+    out.push(tensorFromBytes(entry.name, entry.datatype, shape, bytes));
+  }
   if (at !== binary.length)
     throw new ProtocolError(`${binary.length - at} bytes of binary data belong to no ${kind}`);
   return out;
 }
 
-/** What a server reads from an inference request's body. */
-export function decodeInferRequest(raw: Buffer, headerLength: string | undefined): DecodedRequest {
-  const { json, binary } = splitBody(raw, headerLength);
+function* inferRequest(
+  raw: Buffer,
+  headerLength: string | undefined,
+  accept: AcceptTensor | undefined,
+): Steps<DecodedRequest> {
+  const { json, binary } = yield* splitBody(raw, headerLength);
   const req = json as Record<string, unknown>;
   if (req.id !== undefined && typeof req.id !== 'string') throw new ProtocolError('"id" is not a string');
   const params = parameters(req.parameters, 'the request');
@@ -225,21 +251,46 @@ export function decodeInferRequest(raw: Buffer, headerLength: string | undefined
   return {
     id: req.id,
     parameters: params,
-    inputs: tensors(req.inputs, binary, 'input'),
+    inputs: yield* tensors(req.inputs, binary, 'input', accept),
     outputs,
     binaryOutput,
   };
 }
 
+/** What a server reads from an inference request's body, at once (`accept` sees each input first). */
+export function decodeInferRequest(
+  raw: Buffer,
+  headerLength: string | undefined,
+  accept?: AcceptTensor,
+): DecodedRequest {
+  return runSteps(inferRequest(raw, headerLength, accept));
+}
+
+/**
+ * The same, letting the event loop run every SLICE_BYTES of JSON tensor data, so that a large
+ * JSON body does not hold up other requests, timers and I/O while it is read.
+ */
+export function readInferRequest(
+  raw: Buffer,
+  headerLength: string | undefined,
+  accept?: AcceptTensor,
+): Promise<DecodedRequest> {
+  return runStepsYielding(inferRequest(raw, headerLength, accept));
+}
+
 /** What a client reads from an inference response's body. */
 export function decodeInferResponse(raw: Buffer, headerLength: string | undefined): DecodedResponse {
-  const { json, binary } = splitBody(raw, headerLength);
-  const res = json as Record<string, unknown>;
-  // Required by the protocol, yet Triton's own binary-data example leaves it out: not insisted on.
-  return {
-    modelName: typeof res.model_name === 'string' ? res.model_name : undefined,
-    modelVersion: typeof res.model_version === 'string' ? res.model_version : undefined,
-    id: typeof res.id === 'string' ? res.id : undefined,
-    outputs: tensors(res.outputs, binary, 'output'),
-  };
+  return runSteps(
+    (function* (): Steps<DecodedResponse> {
+      const { json, binary } = yield* splitBody(raw, headerLength);
+      const res = json as Record<string, unknown>;
+      // Required by the protocol, yet Triton's own binary-data example leaves it out: not insisted on.
+      return {
+        modelName: typeof res.model_name === 'string' ? res.model_name : undefined,
+        modelVersion: typeof res.model_version === 'string' ? res.model_version : undefined,
+        id: typeof res.id === 'string' ? res.id : undefined,
+        outputs: yield* tensors(res.outputs, binary, 'output', undefined),
+      };
+    })(),
+  );
 }

@@ -1,9 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Detection, Picture } from '../core/frame.js';
 import { letterbox } from '../core/geometry.js';
-import { FrameDropped } from '../scheduler/index.js';
-import { bodyHeaders, decodeInferRequest, encodeInferResponse, type RequestedOutput } from './codec.js';
+import { FrameDropped, UnknownModel } from '../scheduler/index.js';
+import {
+  bodyHeaders,
+  encodeInferResponse,
+  readInferRequest,
+  type AcceptTensor,
+  type RequestedOutput,
+} from './codec.js';
 import { ARGUS_RGB24, HEADER_LENGTH, type ModelMetadata, type ServerMetadata } from './protocol.js';
+import { Slots } from './slots.js';
 import { ProtocolError, type Tensor } from './tensor.js';
 
 /**
@@ -53,6 +60,20 @@ export const INPUT = 'images';
 const OUTPUTS = ['detections', 'num_detections'] as const;
 /** Room for the JSON part of a request beside its tensor. */
 const JSON_SLACK = 64 * 1024;
+/** The most pictures a request may hold, whatever the body limit. */
+const MAX_BATCH = 64;
+/**
+ * A model's pictures the service has in the scheduler at once (submitted, not yet answered): as
+ * many as the scheduler's queue of submitted pictures holds (16 a model and priority: docs/http.md,
+ * POST /api/detect), so that a batch the model's configuration allows is never dropped for want
+ * of room there; the others wait their turn here, in order.
+ */
+const IN_SCHEDULER = 16;
+/** A model's pictures admitted at once (in the scheduler or waiting): this many of its largest batches. */
+const ADMITTED_BATCHES = 2;
+
+/** A picture of a request whose other picture failed: it is not sent to the scheduler. */
+class Abandoned extends Error {}
 
 class Refusal extends Error {
   constructor(
@@ -84,16 +105,67 @@ export function nchwToRgb(data: Float32Array, item: number, size: number): Buffe
   return out;
 }
 
+/**
+ * One model's pictures on their way through the scheduler: at most IN_SCHEDULER of them in it at
+ * once, the others waiting their turn in order of arrival; at most `limit` admitted together
+ * (waiting or in the scheduler), beyond which a request is refused whole, nothing of it run. A
+ * request whose picture fails sends none of its pictures still waiting.
+ */
+class ModelGate {
+  private readonly slots = new Slots(IN_SCHEDULER);
+  private admitted = 0;
+
+  constructor(private readonly onIdle: () => void) {}
+
+  run(
+    name: string,
+    pictures: readonly Picture[],
+    limit: number,
+    detect: (p: Picture) => Promise<Detection[]>,
+  ): Promise<Detection[][]> {
+    if (this.admitted + pictures.length > limit)
+      throw new Refusal(
+        503,
+        `model '${name}' is busy: ${this.admitted} pictures are waiting or running, and ${pictures.length} more would pass its ${limit}; try again`,
+      );
+    this.admitted += pictures.length;
+    let failed = false;
+    const one = async (p: Picture): Promise<Detection[]> => {
+      try {
+        await this.slots.take();
+        try {
+          if (failed) throw new Abandoned();
+          return await detect(p);
+        } finally {
+          this.slots.give();
+        }
+      } catch (err) {
+        failed = true;
+        throw err;
+      } finally {
+        if (--this.admitted === 0) this.onIdle();
+      }
+    };
+    return Promise.all(pictures.map(one));
+  }
+}
+
 export class InferenceService {
+  /** By model name, while it has pictures admitted. */
+  private gates = new Map<string, ModelGate>();
+
   constructor(
     private readonly models: () => readonly ServedModel[],
     private readonly info: ServiceInfo,
   ) {}
 
-  /** Pictures of one model that fit a request body, FP32 and UINT8. */
+  /**
+   * Pictures of one model a request may hold, FP32 and UINT8: what fits a request body (at most
+   * MAX_BATCH). The model's configuration says so, and an idle server takes that many at once.
+   */
   private maxBatch(m: ServedModel, bytesPerElement: number): number {
     const per = 3 * m.inputSize * m.inputSize * bytesPerElement;
-    return Math.max(1, Math.min(64, Math.floor((this.info.maxBodyBytes - JSON_SLACK) / per)));
+    return Math.max(1, Math.min(MAX_BATCH, Math.floor((this.info.maxBodyBytes - JSON_SLACK) / per)));
   }
 
   async handle(req: ServiceRequest): Promise<ServiceAnswer> {
@@ -102,6 +174,8 @@ export class InferenceService {
     } catch (err) {
       if (err instanceof Refusal) return json(err.status, { error: err.message }, err.headers);
       if (err instanceof ProtocolError) return json(400, { error: err.message });
+      // A reload removed the model while its pictures were on their way.
+      if (err instanceof UnknownModel) return json(503, { error: err.message });
       throw err;
     }
   }
@@ -207,29 +281,49 @@ export class InferenceService {
     };
   }
 
-  /** The request's pictures: FP32 [B, 3, S, S] or UINT8 [B, S, S, 3]. */
+  /**
+   * Checks each input's header before its data is read: the one input `images`, as FP32
+   * [B, 3, S, S] or UINT8 [B, S, S, 3], B from 1 to what the model's configuration says.
+   */
+  private accept(m: ServedModel): AcceptTensor {
+    const s = m.inputSize;
+    let seen = false;
+    return (t) => {
+      if (t.name !== INPUT || seen)
+        throw new Refusal(
+          400,
+          t.name === INPUT
+            ? `input '${INPUT}' is given twice`
+            : `the model takes one input, '${INPUT}'; unknown: '${t.name}'`,
+        );
+      seen = true;
+      const [b, ...rest] = t.shape;
+      const fp32 = t.datatype === 'FP32' && rest.join() === `3,${s},${s}`;
+      const rgb24 = t.datatype === 'UINT8' && rest.join() === `${s},${s},3`;
+      if (!(fp32 || rgb24) || !b)
+        throw new Refusal(
+          400,
+          `input '${INPUT}' is ${t.datatype} [${t.shape.join(', ')}]; the model takes FP32 [B, 3, ${s}, ${s}] or UINT8 [B, ${s}, ${s}, 3], B ≥ 1`,
+        );
+      const max = this.maxBatch(m, fp32 ? 4 : 1);
+      if (b > max)
+        throw new Refusal(
+          400,
+          `input '${INPUT}' holds ${b} pictures; the model takes at most ${max} a request as ${t.datatype} (${fp32 ? 'max_batch_size' : 'parameters.rgb24_max_batch_size'} in its configuration)`,
+        );
+    };
+  }
+
+  /** The request's pictures, its input checked already (accept): FP32 [B, 3, S, S] or UINT8 [B, S, S, 3]. */
   private pictures(m: ServedModel, inputs: Tensor[]): Picture[] {
     const s = m.inputSize;
-    const input = inputs.find((t) => t.name === INPUT);
-    const others = inputs.filter((t) => t.name !== INPUT).map((t) => `'${t.name}'`);
-    if (!input || others.length)
-      throw new Refusal(
-        400,
-        `the model takes one input, '${INPUT}'${others.length ? `; unknown: ${others.join(', ')}` : ''}`,
-      );
-    const [b, ...rest] = input.shape;
-    const shape = `[${input.shape.join(', ')}]`;
-    const fp32 = input.datatype === 'FP32' && rest.join() === `3,${s},${s}`;
-    const rgb24 = input.datatype === 'UINT8' && rest.join() === `${s},${s},3`;
-    if (!(fp32 || rgb24) || !b)
-      throw new Refusal(
-        400,
-        `input '${INPUT}' is ${input.datatype} ${shape}; the model takes FP32 [B, 3, ${s}, ${s}] or UINT8 [B, ${s}, ${s}, 3], B ≥ 1`,
-      );
+    const input = inputs[0];
+    if (!input) throw new Refusal(400, `the model takes one input, '${INPUT}'`);
+    const fp32 = input.datatype === 'FP32';
     const geometry = letterbox(s, s, s);
     const data = input.data as Float32Array | Uint8Array;
     const frame = 3 * s * s;
-    return Array.from({ length: b }, (_, i) => ({
+    return Array.from({ length: input.shape[0]! }, (_, i) => ({
       geometry,
       data: fp32
         ? nchwToRgb(data as Float32Array, i, s)
@@ -237,12 +331,26 @@ export class InferenceService {
     }));
   }
 
+  /** The model's pictures through its gate (created at its first request, gone once idle). */
+  private detectAll(m: ServedModel, pictures: readonly Picture[]): Promise<Detection[][]> {
+    let gate = this.gates.get(m.name);
+    if (!gate) {
+      const created = new ModelGate(() => {
+        if (this.gates.get(m.name) === created) this.gates.delete(m.name);
+      });
+      this.gates.set(m.name, (gate = created));
+    }
+    const limit = ADMITTED_BATCHES * this.maxBatch(m, 1);
+    return gate.run(m.name, pictures, limit, (p) => m.detect(p));
+  }
+
   private async infer(m: ServedModel, req: ServiceRequest): Promise<ServiceAnswer> {
     if (!m.ready()) throw new Refusal(503, `model '${m.name}' is not ready`);
     const header = req.headers[HEADER_LENGTH];
-    const request = decodeInferRequest(
+    const request = await readInferRequest(
       req.body ?? Buffer.alloc(0),
       Array.isArray(header) ? header[0] : header,
+      this.accept(m),
     );
     const wanted: RequestedOutput[] =
       request.outputs ?? OUTPUTS.map((name) => ({ name, binary: request.binaryOutput }));
@@ -257,7 +365,7 @@ export class InferenceService {
     const pictures = this.pictures(m, request.inputs);
     let answers: Detection[][];
     try {
-      answers = await Promise.all(pictures.map((p) => m.detect(p)));
+      answers = await this.detectAll(m, pictures);
     } catch (err) {
       if (err instanceof FrameDropped) throw new Refusal(503, err.message);
       throw err;

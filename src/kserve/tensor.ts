@@ -53,7 +53,7 @@ const ARRAYS: Record<Exclude<Datatype, 'BYTES'>, Ctor> = {
 };
 
 /** The range JSON integers of each type must fall in (64-bit ones: what a JSON number holds exactly). */
-const INT_RANGES: Partial<Record<Datatype, [number, number]>> = {
+export const INT_RANGES: Partial<Record<Datatype, [number, number]>> = {
   UINT8: [0, 0xff],
   UINT16: [0, 0xffff],
   UINT32: [0, 0xffffffff],
@@ -64,7 +64,7 @@ const INT_RANGES: Partial<Record<Datatype, [number, number]>> = {
   INT64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 
-/** Elements in a tensor of `shape`; every dimension a whole number ≥ 0. */
+/** Elements in a tensor of `shape`; every dimension a whole number ≥ 0, their product too. */
 export function elementCount(shape: readonly unknown[], what: string): number {
   let n = 1;
   for (const d of shape) {
@@ -72,7 +72,15 @@ export function elementCount(shape: readonly unknown[], what: string): number {
       throw new ProtocolError(`${what}: shape [${shape.join(', ')}] is not a list of whole numbers ≥ 0`);
     n *= d;
   }
+  if (!Number.isSafeInteger(n))
+    throw new ProtocolError(`${what}: shape [${shape.join(', ')}] has more elements than can be counted`);
   return n;
+}
+
+/** A zeroed array of `count` elements of a numeric datatype (FP16: its 16-bit patterns). */
+export function typedArray(datatype: Exclude<Datatype, 'BYTES'>, count: number): NumericArray {
+  const ctor = ARRAYS[datatype] as unknown as { new (length: number): NumericArray };
+  return new ctor(count);
 }
 
 /** Bytes a tensor of `count` elements takes as binary data (not for BYTES, whose size varies). */
@@ -138,59 +146,6 @@ export function tensorToBytes(t: Tensor): Buffer {
   if (t.datatype === 'FP16') data = toFloat16Bits(data as Float32Array);
   if (t.datatype === 'BOOL') data = (data as Uint8Array).map((b) => (b ? 1 : 0));
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-}
-
-/** Flattens nested JSON arrays ("natural" or "flattened" representation, both allowed). */
-function flatten(data: unknown[]): unknown[] {
-  return data.some(Array.isArray) ? data.flat(Infinity) : data;
-}
-
-/** Decodes a tensor given as a JSON array. */
-export function tensorFromJson(name: string, datatype: Datatype, shape: number[], data: unknown): Tensor {
-  const what = `tensor '${name}'`;
-  if (!Array.isArray(data)) throw new ProtocolError(`${what}: "data" is not an array`);
-  const count = elementCount(shape, what);
-  const flat = flatten(data);
-  if (flat.length !== count)
-    throw new ProtocolError(
-      `${what}: ${flat.length} elements of data; shape [${shape.join(', ')}] has ${count}`,
-    );
-  const bad = (i: number, expected: string): ProtocolError =>
-    new ProtocolError(`${what}: element ${i} (${JSON.stringify(flat[i])}) is not ${expected}`);
-  if (datatype === 'BYTES')
-    return {
-      name,
-      datatype,
-      shape,
-      data: flat.map((v, i) => {
-        if (typeof v !== 'string') throw bad(i, 'a string');
-        return Buffer.from(v, 'utf8');
-      }),
-    };
-  if (datatype === 'BOOL') {
-    const out = new Uint8Array(count);
-    flat.forEach((v, i) => {
-      if (typeof v !== 'boolean') throw bad(i, 'true or false');
-      out[i] = v ? 1 : 0;
-    });
-    return { name, datatype, shape, data: out };
-  }
-  const range = INT_RANGES[datatype];
-  flat.forEach((v, i) => {
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(i, 'a finite number');
-    if (range && !(Number.isInteger(v) && v >= range[0] && v <= range[1]))
-      throw bad(i, `a ${datatype} integer`);
-  });
-  const nums = flat as number[];
-  let out: NumericArray;
-  if (datatype === 'INT64') out = BigInt64Array.from(nums, (v) => BigInt(v));
-  else if (datatype === 'UINT64') out = BigUint64Array.from(nums, (v) => BigInt(v));
-  else if (datatype === 'FP16') out = Float32Array.from(nums);
-  else {
-    const ctor = ARRAYS[datatype] as unknown as { from(xs: number[]): NumericArray };
-    out = ctor.from(nums);
-  }
-  return { name, datatype, shape, data: out };
 }
 
 /** A tensor's elements as a flat JSON array (64-bit integers as JSON numbers; BYTES as UTF-8 text). */

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { lstat, mkdir, readdir, readlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { isTemporary, syncDir, writeAtomic } from './atomic.js';
+import { readOwnFile, syncDir, writeAtomic } from './atomic.js';
 
 /** An event as the history keeps it: what it is filtered and ordered by, and what is answered. */
 export interface StoredEvent {
@@ -67,7 +68,22 @@ interface Entry extends StoredEvent {
   evicted: boolean;
 }
 
+const RECORD = '.json';
 const SNAPSHOT_FILES = { full: '.jpg', crop: '.crop.jpg' } as const;
+
+/**
+ * The names of the files Argus writes in the history's directory: `<key>.json`, `<key>.jpg`,
+ * `<key>.crop.jpg`, and their temporary files (`.<name>.<pid>.tmp`, state/atomic.ts).
+ */
+const OWN_FILE = String.raw`[0-9a-f]{24}(?:\.json|\.jpg|\.crop\.jpg)`;
+const OWN_NAME = new RegExp(String.raw`^(?:${OWN_FILE}|\.${OWN_FILE}\.\d+\.tmp)$`);
+const isOwnName = (name: string): boolean => OWN_NAME.test(name);
+
+/** Removes a file of Argus' if it is a regular file: a link or folder put in its place stays. */
+async function removeOwnFile(path: string): Promise<void> {
+  const st = await lstat(path).catch(() => undefined);
+  if (st?.isFile()) await unlink(path).catch(() => undefined);
+}
 
 /** Records read at once when loading. */
 const LOAD_BATCH = 64;
@@ -89,11 +105,14 @@ const before = (a: Entry, b: Entry): boolean => a.start < b.start || (a.start ==
  * queued behind a write in progress coalescing into one; measured here, a new event with its
  * snapshot cost 4 ms of flushes (median; an update 2 ms), in libuv's threads, not the event loop.
  *
- * Loading reads every record; one that does not parse is logged and removed (with its
- * snapshot), as are files no record names and temporary files left by a crash; one that cannot
- * be read (permissions, an I/O error) is logged and left as it is. A directory
- * that cannot be read or made leaves the history in memory (logged): it never stops Argus. The
- * directory is made at the first write.
+ * Only regular files of those names are Argus': loading reads every record; one that does not
+ * parse is logged and removed (with its snapshot), as are Argus' files no record names and
+ * temporary files left by a crash; one that cannot be read (permissions, an I/O error) is logged
+ * and left as it is. Anything else (other names, symbolic links, folders) is left as it is, and
+ * logged in one line. No symbolic link is followed: a snapshot that is one is not served, and a
+ * directory that is one is not used (logged; the history is kept in memory, without snapshots).
+ * A directory that cannot be read or made leaves the history in memory (logged): it never stops
+ * Argus. The directory is made at the first write.
  * Writes never throw: a failure is logged once per reason, and the next change writes again.
  */
 export class EventStore {
@@ -105,6 +124,8 @@ export class EventStore {
   /** Writes in progress or queued, evicted events' removals included. */
   private pending = new Set<Promise<void>>();
   private lastError = '';
+  /** The directory is a symbolic link: nothing is read or written there. */
+  private refused = false;
 
   constructor(
     readonly dir: string,
@@ -119,9 +140,10 @@ export class EventStore {
   /** Reads what the last run kept (within today's limits) and tidies the directory. */
   async load(): Promise<void> {
     if (!this.enabled) return;
-    let names: string[];
+    if (await this.isLink()) return;
+    let entries: Dirent[];
     try {
-      names = await readdir(this.dir);
+      entries = await readdir(this.dir, { withFileTypes: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // made at the first write
       this.log.warn(
@@ -130,20 +152,24 @@ export class EventStore {
       );
       return;
     }
+    // Only regular files of Argus' names are Argus'; anything else is left as it is.
+    const own: string[] = [];
+    const others: string[] = [];
+    for (const e of entries) (e.isFile() && isOwnName(e.name) ? own : others).push(e.name);
     const loaded: Entry[] = [];
     const keep = new Set<string>();
     const corrupt: string[] = [];
     const read = async (name: string): Promise<void> => {
-      const key = name.slice(0, -'.json'.length);
+      const key = name.slice(0, -RECORD.length);
+      const files = [name, key + SNAPSHOT_FILES.full, key + SNAPSHOT_FILES.crop];
       let text: string;
       try {
-        text = await readFile(join(this.dir, name), 'utf8');
+        const data = await readOwnFile(join(this.dir, name));
+        if (!data) throw Object.assign(new Error('not a regular file'), { code: 'ELOOP' });
+        text = data.toString('utf8');
       } catch (err) {
-        // Permissions, an I/O error: not ours to remove.
-        keep
-          .add(name)
-          .add(key + SNAPSHOT_FILES.full)
-          .add(key + SNAPSHOT_FILES.crop);
+        // Permissions, an I/O error, a link put in its place since: not ours to remove.
+        for (const f of files) keep.add(f);
         this.log.warn(
           { file: join(this.dir, name), code: (err as NodeJS.ErrnoException).code },
           'cannot read an event of the history; left as it is, not listed',
@@ -154,17 +180,14 @@ export class EventStore {
         const { id, camera, label, zones, start, event } = fileSchema.parse(JSON.parse(text));
         if (eventKey(id) !== key) throw new Error(`holds event ${id}, whose file is another`);
         const size = (suffix: string): Promise<number> =>
-          stat(join(this.dir, key + suffix)).then(
-            (s) => s.size,
+          lstat(join(this.dir, key + suffix)).then(
+            (s) => (s.isFile() ? s.size : 0),
             () => 0,
           );
         const [full, crop] = await Promise.all([size(SNAPSHOT_FILES.full), size(SNAPSHOT_FILES.crop)]);
         const stored = { id, camera, label, zones, start, event };
         loaded.push(this.entry(stored, key, Buffer.byteLength(text), full, crop));
-        keep
-          .add(name)
-          .add(key + SNAPSHOT_FILES.full)
-          .add(key + SNAPSHOT_FILES.crop);
+        for (const f of files) keep.add(f);
       } catch (err) {
         corrupt.push(name);
         this.log.warn(
@@ -173,20 +196,53 @@ export class EventStore {
         );
       }
     };
-    const records = names.filter((n) => n.endsWith('.json') && !isTemporary(n));
+    // Something else in a record's place (a folder, a link): its snapshot files stay with it.
+    for (const n of others)
+      if (isOwnName(n) && n.endsWith(RECORD) && !n.startsWith('.'))
+        for (const suffix of Object.values(SNAPSHOT_FILES)) keep.add(n.slice(0, -RECORD.length) + suffix);
+    const records = own.filter((n) => n.endsWith(RECORD) && !n.startsWith('.'));
     for (let i = 0; i < records.length; i += LOAD_BATCH)
       await Promise.all(records.slice(i, i + LOAD_BATCH).map(read));
-    await Promise.all(
-      names.filter((n) => !keep.has(n)).map((n) => unlink(join(this.dir, n)).catch(() => undefined)),
-    );
+    // Argus' files no record names: snapshots of evicted or corrupt events, writes a crash cut short.
+    const leftovers = own.filter((n) => !keep.has(n));
+    await Promise.all(leftovers.map((n) => removeOwnFile(join(this.dir, n))));
     await syncDir(this.dir);
+    if (others.length)
+      this.log.warn(
+        { dir: this.dir, files: others.length, names: others.slice(0, 10) },
+        'files in the event history that Argus did not write (other names, links, folders) are left as they are',
+      );
     loaded.sort((a, b) => a.start - b.start || a.seq - b.seq);
     for (const e of loaded) this.insert(e);
     this.evict();
     this.log.info(
-      { dir: this.dir, events: this.order.length, bytes: this.bytes, removed_corrupt: corrupt.length },
+      {
+        dir: this.dir,
+        events: this.order.length,
+        bytes: this.bytes,
+        removed_corrupt: corrupt.length,
+        removed_leftovers: leftovers.length - corrupt.length,
+        left_alone: others.length,
+      },
       'event history loaded',
     );
+  }
+
+  /**
+   * Whether the history's directory is a symbolic link: then it is not used (logged once), so
+   * that nothing where it points is read, written or removed; the history is kept in memory.
+   */
+  private async isLink(): Promise<boolean> {
+    if (this.refused) return true;
+    const st = await lstat(this.dir).catch(() => undefined);
+    if (!st?.isSymbolicLink()) return false;
+    this.refused = true;
+    const target = await readlink(this.dir).catch(() => '?');
+    this.log.warn(
+      { dir: this.dir, target },
+      'the event history directory is a symbolic link; Argus does not follow it, and keeps the history in memory only (without snapshots)',
+    );
+    return true;
   }
 
   private entry(
@@ -263,7 +319,7 @@ export class EventStore {
       if (entry.evicted) return;
       const { id, camera, label, zones, start, event } = entry;
       const text = `${JSON.stringify({ version: 1, id, camera, label, zones, start, event })}\n`;
-      await this.write(join(this.dir, `${entry.key}.json`), text);
+      await this.write(join(this.dir, entry.key + RECORD), text);
       this.resize(entry, { recordBytes: Buffer.byteLength(text) });
     });
   }
@@ -287,6 +343,7 @@ export class EventStore {
 
   /** Writes a file; a failure is logged (once while its cause lasts), never thrown. */
   private async write(path: string, data: string | Buffer): Promise<void> {
+    if (await this.isLink()) return;
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o750 });
       await writeAtomic(path, data);
@@ -312,8 +369,9 @@ export class EventStore {
       e.evicted = true;
       this.enqueue(e, async () => {
         // The record first: a crash in between leaves snapshot files, which loading removes.
-        for (const suffix of ['.json', SNAPSHOT_FILES.full, SNAPSHOT_FILES.crop])
-          await unlink(join(this.dir, e.key + suffix)).catch(() => undefined);
+        if (this.refused) return;
+        for (const suffix of [RECORD, SNAPSHOT_FILES.full, SNAPSHOT_FILES.crop])
+          await removeOwnFile(join(this.dir, e.key + suffix));
       });
     }
   }
@@ -341,8 +399,9 @@ export class EventStore {
     const entry = this.byId.get(id);
     if (!entry) return undefined;
     await entry.chain;
-    if (entry.evicted) return undefined;
-    return readFile(join(this.dir, entry.key + SNAPSHOT_FILES[which])).catch(() => undefined);
+    if (entry.evicted || this.refused) return undefined;
+    // Never through a link: a snapshot file that is one is not served.
+    return readOwnFile(join(this.dir, entry.key + SNAPSHOT_FILES[which])).catch(() => undefined);
   }
 
   /** How many events, and their bytes on disk. */

@@ -1,8 +1,8 @@
-import { mkdir, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
-import { writeAtomic } from './atomic.js';
+import { readOwnFile, writeAtomic } from './atomic.js';
 
 export interface JsonFileOptions<T> {
   /** Checks what was read; throws (with a message naming what is wrong) when it is not a T. */
@@ -26,8 +26,9 @@ export interface JsonFileOptions<T> {
  * logged once, and the value is written again at the next change or `flush()`. A missing file
  * reads as nothing; a corrupt one (or one over `maxBytes`) is logged, kept aside as
  * `<name>.corrupt` for inspection, and reads as nothing. A file that exists but cannot be read
- * (permissions, an I/O error) is never written over: that run keeps its values in memory only.
- * Temporary files a crash left behind are removed when the file is read.
+ * (permissions, an I/O error), or a symbolic link or anything else in its place, is never read
+ * through or written over: that run keeps its values in memory only. Temporary files a crash
+ * left behind (regular files of their names) are removed when the file is read.
  */
 export class JsonFile<T> {
   private pending: T | undefined;
@@ -50,12 +51,17 @@ export class JsonFile<T> {
     await this.removeLeftovers();
     let text: string;
     try {
-      const st = await stat(this.path);
-      if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+      // Never through a symbolic link: one in the file's place is left as it is.
+      const st = await lstat(this.path);
+      const notFile = (): Error =>
+        Object.assign(new Error('not a file'), { code: st.isSymbolicLink() ? 'ELOOP' : 'EISDIR' });
+      if (!st.isFile()) throw notFile();
       const size = st.size;
       if (size > this.opts.maxBytes)
         return await this.keepAside(`${size} bytes is over the limit of ${this.opts.maxBytes}`);
-      text = await readFile(this.path, 'utf8');
+      const data = await readOwnFile(this.path);
+      if (!data) throw notFile();
+      text = data.toString('utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return undefined;
@@ -88,8 +94,10 @@ export class JsonFile<T> {
     const dir = dirname(this.path);
     const names = await readdir(dir).catch(() => [] as string[]);
     for (const name of names)
-      if (name.startsWith(this.tmpPrefix) && name.endsWith('.tmp'))
-        await unlink(join(dir, name)).catch(() => undefined);
+      if (name.startsWith(this.tmpPrefix) && name.endsWith('.tmp')) {
+        const st = await lstat(join(dir, name)).catch(() => undefined);
+        if (st?.isFile()) await unlink(join(dir, name)).catch(() => undefined);
+      }
   }
 
   /** Schedules `value` to be written. */

@@ -5,12 +5,11 @@ import {
   decodeInferResponse,
   encodeInferRequest,
   encodeInferResponse,
-  splitBody,
 } from '../../../src/kserve/codec.js';
+import type { Datatype } from '../../../src/kserve/protocol.js';
 import {
   ProtocolError,
   tensorFromBytes,
-  tensorFromJson,
   tensorToBytes,
   tensorToJson,
   type Tensor,
@@ -31,6 +30,11 @@ import { SPECIAL_NAMES } from '../../helpers/names.js';
  */
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+
+/** A tensor from its JSON data, as a server reads it from a request. */
+const tensorFromJson = (name: string, datatype: Datatype, shape: number[], data: unknown): Tensor =>
+  decodeInferRequest(Buffer.from(JSON.stringify({ inputs: [{ name, datatype, shape, data }] })), undefined)
+    .inputs[0]!;
 const joined = (chunks: Buffer[]): Buffer => Buffer.concat(chunks);
 
 describe('KServe v2 codec: the binary extension example, byte by byte', () => {
@@ -281,10 +285,10 @@ describe('KServe v2 codec: what breaks the protocol is refused, saying what', ()
   });
 
   it('a header length that is no byte count, or beyond the body', () => {
-    bad(() => splitBody(Buffer.from('{}'), 'ten'), /is not a byte count/);
-    bad(() => splitBody(Buffer.from('{}'), '3'), /beyond the body's 2 bytes/);
-    bad(() => splitBody(Buffer.from('{"a":'), undefined), /does not parse/);
-    bad(() => splitBody(Buffer.from('[]'), undefined), /not a JSON object/);
+    bad(() => decodeInferRequest(Buffer.from('{}'), 'ten'), /is not a byte count/);
+    bad(() => decodeInferRequest(Buffer.from('{}'), '3'), /beyond the body's 2 bytes/);
+    bad(() => decodeInferRequest(Buffer.from('{"a":'), undefined), /does not parse/);
+    bad(() => decodeInferResponse(Buffer.from('[]'), undefined), /not a JSON object/);
   });
 
   it('JSON data of the wrong count or kind, unknown datatypes, shapes that are not whole numbers', () => {

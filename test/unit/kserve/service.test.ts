@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { pino } from 'pino';
 import { systemClock } from '../../../src/core/clock.js';
 import type { Detection, Picture } from '../../../src/core/frame.js';
@@ -282,6 +283,234 @@ describe('InferenceService: inference', () => {
     assert.deepEqual([getInfer.status, getInfer.headers.Allow], [405, 'POST']);
   });
 
+  it('refuses a picture of the wrong shape before reading its data, and an input given twice', async () => {
+    const svc = service(model());
+    // Data that would not even parse: refused by the header alone.
+    const wrong = await svc.handle(
+      post('/v2/models/default/infer', {
+        inputs: [{ name: 'images', datatype: 'FP32', shape: [1, 3, 8, 8], data: [] }],
+      }),
+    );
+    assert.equal(wrong.status, 400);
+    assert.match((body(wrong) as { error: string }).error, /is FP32 \[1, 3, 8, 8\]; the model takes/);
+    const input = {
+      name: 'images',
+      datatype: 'UINT8',
+      shape: [1, S, S, 3],
+      data: new Array(3 * S * S).fill(1),
+    };
+    const twice = await svc.handle(post('/v2/models/default/infer', { inputs: [input, input] }));
+    assert.deepEqual([twice.status, body(twice)], [400, { error: "input 'images' is given twice" }]);
+  });
+});
+
+/**
+ * A served model that answers through a queue like the scheduler's for submitted pictures (16
+ * waiting, beyond which the oldest is dropped), one batch of up to 4 at a time: what the service
+ * must fit its pictures into.
+ */
+function queuedModel(): ServedModel & { most: number; sent: number } {
+  const waiting: { resolve: (d: Detection[]) => void; reject: (e: Error) => void }[] = [];
+  let running = false;
+  const m = {
+    ...model(),
+    most: 0,
+    sent: 0,
+    detect(): Promise<Detection[]> {
+      m.sent++;
+      return new Promise<Detection[]>((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        if (waiting.length > 16)
+          waiting
+            .shift()!
+            .reject(
+              new FrameDropped(
+                'full',
+                'the detector is busy: the picture was dropped (too many pictures waiting)',
+              ),
+            );
+        m.most = Math.max(m.most, waiting.length);
+        run();
+      });
+    },
+  };
+  const run = (): void => {
+    if (running || !waiting.length) return;
+    running = true;
+    const batch = waiting.splice(0, 4);
+    setImmediate(() => {
+      for (const w of batch) w.resolve([]);
+      running = false;
+      run();
+    });
+  };
+  return m;
+}
+
+const rgb24 = (n: number): ServiceRequest =>
+  post(
+    '/v2/models/default/infer',
+    {
+      inputs: [
+        {
+          name: 'images',
+          datatype: 'UINT8',
+          shape: [n, S, S, 3],
+          parameters: { binary_data_size: n * 3 * S * S },
+        },
+      ],
+    },
+    Buffer.alloc(n * 3 * S * S, 1),
+  );
+
+describe('InferenceService: it takes what its configuration says (issue 24)', () => {
+  const limits = async (svc: InferenceService): Promise<[number, number]> => {
+    const c = body(await svc.handle(get('/v2/models/default/config'))) as {
+      max_batch_size: number;
+      parameters: { rgb24_max_batch_size: { string_value: string } };
+    };
+    return [c.max_batch_size, Number(c.parameters.rgb24_max_batch_size.string_value)];
+  };
+
+  it('an idle model takes a batch of exactly the size its configuration gives, within a queue of 16; one more is refused, saying the limit', async () => {
+    const m = queuedModel();
+    const svc = service(m, 65536 + 3 * S * S * 64);
+    const [, max] = await limits(svc);
+    assert.equal(max, 64);
+    const full = await svc.handle(rgb24(max));
+    assert.equal(full.status, 200, full.body.toString());
+    assert.deepEqual(
+      decodeInferResponse(full.body, full.headers['Inference-Header-Content-Length']).outputs[1]!.shape,
+      [64],
+    );
+    assert.ok(m.most <= 16, `${m.most} pictures waited in the queue`);
+    const over = await svc.handle(rgb24(max + 1));
+    assert.deepEqual(
+      [over.status, body(over)],
+      [
+        400,
+        {
+          error:
+            "input 'images' holds 65 pictures; the model takes at most 64 a request as UINT8 (parameters.rgb24_max_batch_size in its configuration)",
+        },
+      ],
+    );
+    assert.equal(m.sent, 64, 'nothing of the refused request was sent');
+  });
+
+  it('takes two of its largest batches at once; a request beyond is refused whole (503), and one dropped picture stops its request', async () => {
+    const m = queuedModel();
+    const svc = service(m, 65536 + 3 * S * S * 10);
+    const [, max] = await limits(svc);
+    assert.equal(max, 10);
+    const answers = await Promise.all([svc.handle(rgb24(10)), svc.handle(rgb24(10)), svc.handle(rgb24(1))]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 503],
+    );
+    assert.match(
+      (body(answers[2]) as { error: string }).error,
+      /^model 'default' is busy: 20 pictures are waiting or running, and 1 more would pass its 20; try again$/,
+    );
+    assert.equal(m.sent, 20);
+    assert.equal((await svc.handle(rgb24(10))).status, 200, 'taken again once answered');
+
+    let calls = 0;
+    const failing = model({
+      detect: () =>
+        ++calls === 2
+          ? Promise.reject(new FrameDropped('stale', 'it waited too long'))
+          : new Promise(() => {}),
+    });
+    const dropped = await service(failing, 65536 + 3 * S * S * 40).handle(rgb24(40));
+    assert.deepEqual([dropped.status, body(dropped)], [503, { error: 'it waited too long' }]);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(calls, 16, 'the pictures still waiting for room are not sent');
+  });
+});
+
+describe('InferenceService: any body is answered 2xx, 4xx or 503, never an error', () => {
+  it('fuzzed inference bodies, JSON and binary', async () => {
+    const svc = service(model(), 1 << 16);
+    const valid = {
+      id: 'x',
+      parameters: { binary_data_output: true },
+      inputs: [
+        { name: 'images', datatype: 'UINT8', shape: [1, S, S, 3], data: new Array(3 * S * S).fill(7) },
+      ],
+      outputs: [{ name: 'detections', parameters: { binary_data: true } }],
+    };
+    const text = JSON.stringify(valid);
+    const mutated = fc
+      .tuple(fc.nat(text.length), fc.nat(20), fc.stringMatching(/^[\s\d.e\-"\\tfrunl[\]{},:]{0,12}$/))
+      .map(([at, cut, insert]) => text.slice(0, at) + insert + text.slice(at + cut));
+    const structured = fc
+      .record(
+        {
+          id: fc.jsonValue(),
+          parameters: fc.jsonValue(),
+          inputs: fc.array(
+            fc.record(
+              {
+                name: fc.constantFrom('images', 'x', 3),
+                datatype: fc.constantFrom('UINT8', 'FP32', 'BYTES', 'BOOL', 'X'),
+                shape: fc.oneof(
+                  fc.constant([1, S, S, 3]),
+                  fc.constant([2, 3, S, S]),
+                  fc.array(fc.oneof(fc.integer({ min: -1, max: 70 }), fc.jsonValue()), { maxLength: 5 }),
+                ),
+                data: fc.oneof(
+                  fc.jsonValue(),
+                  fc.array(fc.integer({ min: -1, max: 300 }), { maxLength: 200 }),
+                ),
+                parameters: fc.oneof(
+                  fc.constant(undefined),
+                  fc.record({ binary_data_size: fc.integer({ min: -1, max: 200 }) }),
+                ),
+              },
+              { requiredKeys: ['name'] },
+            ),
+            { maxLength: 3 },
+          ),
+          outputs: fc.oneof(fc.constant(undefined), fc.jsonValue(), fc.constant([{ name: 'detections' }])),
+        },
+        { requiredKeys: [] },
+      )
+      .map((v) => JSON.stringify(v));
+    // Data nested from a few levels to 100,000 deep, closed or not, around a number or nothing.
+    const deep = fc
+      .tuple(fc.constantFrom(1, 3, 4, 5, 1000, 100_000), fc.boolean(), fc.constantFrom('1', '', '"a"', '{}'))
+      .map(([depth, closed, inner]) => {
+        const data = '['.repeat(depth) + inner + (closed ? ']'.repeat(depth) : '');
+        return `{"inputs":[{"name":"images","datatype":"UINT8","shape":[1,${S},${S},3],"data":${data}}]}`;
+      });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(mutated, structured, deep, fc.string({ maxLength: 50 })),
+        fc.option(fc.uint8Array({ maxLength: 200 })),
+        fc.option(fc.oneof(fc.nat(400).map(String), fc.string({ maxLength: 4 }))),
+        async (json, binary, header) => {
+          const head = Buffer.from(json);
+          const req: ServiceRequest = {
+            method: 'POST',
+            path: '/v2/models/default/infer',
+            headers: header === null ? {} : { 'inference-header-content-length': header },
+            body: binary === null ? head : Buffer.concat([head, binary]),
+          };
+          const a = await svc.handle(req);
+          assert.ok(
+            (a.status >= 200 && a.status < 300) || (a.status >= 400 && a.status < 500) || a.status === 503,
+            `${a.status}`,
+          );
+          if (a.status >= 400) assert.equal(typeof (body(a) as { error: unknown }).error, 'string');
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('InferenceService: pictures', () => {
   it('nchwToRgb turns FP32 back into the RGB24 bytes they came from (clamped)', () => {
     const square = new Float32Array(3 * 4);
     [0, 127, 255, 300].forEach((v, i) => [0, 1, 2].forEach((c) => (square[c * 4 + i] = (v + c) / 255)));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EventStore, type EventStoreLimits, type StoredEvent } from '../../../src/state/index.js';
@@ -141,7 +141,7 @@ describe('event history', () => {
     assert.equal((await readdir(dir)).length, 1);
   });
 
-  it('removes corrupt records, stray snapshots and temporary files at load, leaves unreadable ones, keeps the rest', async (t) => {
+  it('removes corrupt records, stray snapshots and temporary files at load, leaves unreadable ones and files not its own, keeps the rest', async (t) => {
     const dir = await tempDir(t);
     const store = await opened(dir);
     store.add(ev(1));
@@ -152,6 +152,7 @@ describe('event history', () => {
     const bad = eventKey(ev(2).id);
     await writeFile(join(dir, `${bad}.json`), '{"version":1,"id":"12'); // torn (it cannot happen: files are renamed whole)
     await writeFile(join(dir, `${eventKey(ev(3).id)}.json`), JSON.stringify({ version: 1, ...ev(1) }));
+    await writeFile(join(dir, `${eventKey('orphan')}.crop.jpg`), 'x'); // its record was evicted
     await writeFile(join(dir, 'stray.jpg'), 'x');
     await mkdir(join(dir, `${eventKey('locked')}.json`)); // reading it fails with EISDIR
     await writeFile(join(dir, `${eventKey('locked')}.jpg`), 'x');
@@ -161,15 +162,89 @@ describe('event history', () => {
     assert.deepEqual(ns(again.list(all)), [1]);
     assert.deepEqual(
       (await readdir(dir)).sort(),
-      [`${eventKey(ev(1).id)}.json`, `${eventKey('locked')}.json`, `${eventKey('locked')}.jpg`].sort(),
-      'what cannot be read is left as it is',
+      [
+        `${eventKey(ev(1).id)}.json`,
+        `${eventKey('locked')}.json`,
+        `${eventKey('locked')}.jpg`,
+        'stray.jpg',
+      ].sort(),
+      'what cannot be read, and what is not its own, is left as it is',
     );
-    assert.ok(lines.some((l) => l.msg.includes('left as it is')));
+    const left = lines.find((l) => l.msg.includes('did not write')) as { names?: string[] } | undefined;
+    assert.deepEqual(left?.names?.sort(), [`${eventKey('locked')}.json`, 'stray.jpg'].sort());
     const warned = lines.filter((l) => l.msg.includes('corrupt')).map((l) => l.file);
     assert.deepEqual(
       warned.sort(),
       [join(dir, `${bad}.json`), join(dir, `${eventKey(ev(3).id)}.json`)].sort(),
     );
+  });
+
+  it('follows no symbolic link: a linked snapshot or record is neither served nor read, and what it points to survives', async (t) => {
+    const root = await tempDir(t);
+    const outside = join(root, 'outside');
+    await mkdir(outside);
+    await writeFile(join(outside, 'secret.jpg'), 'not yours');
+    await writeFile(join(outside, 'record.json'), JSON.stringify({ version: 1, ...ev(9) }));
+    const dir = join(root, 'state', 'events');
+    const store = await opened(dir, { maxEvents: 2 });
+    store.add(ev(1));
+    store.setSnapshot(ev(1).id, Promise.resolve(snap(1)), {});
+    await store.flush();
+    const key = eventKey(ev(1).id);
+    // Links in the place of an event's snapshot, of a record, of a temporary file Argus writes next.
+    await rm(join(dir, `${key}.jpg`));
+    await symlink(join(outside, 'secret.jpg'), join(dir, `${key}.jpg`));
+    await symlink(join(outside, 'record.json'), join(dir, `${eventKey(ev(9).id)}.json`));
+    await symlink(join(outside, 'secret.jpg'), join(dir, `.${eventKey(ev(2).id)}.json.${process.pid}.tmp`));
+    await symlink(join(outside, 'secret.jpg'), join(dir, `${eventKey(ev(3).id)}.crop.jpg`));
+
+    const { log, lines } = recordingLog();
+    const again = await opened(dir, { maxEvents: 2 }, log);
+    assert.deepEqual(ns(again.list(all)), [1], 'the linked record is not read');
+    assert.equal(await again.snapshot(ev(1).id, 'full'), undefined, 'the linked snapshot is not served');
+    assert.deepEqual(await again.snapshot(ev(1).id, 'crop'), snap(1).crop);
+    assert.ok(lines.some((l) => l.msg.includes('did not write')));
+    again.add(ev(2)); // written where a link was: the link is replaced, not written through
+    again.add(ev(3));
+    again.add(ev(4)); // evicts event 1, whose snapshot is the link
+    await again.flush();
+    assert.deepEqual(ns(again.list(all)), [4, 3]);
+    assert.equal(await readFile(join(outside, 'secret.jpg'), 'utf8'), 'not yours');
+    assert.deepEqual(JSON.parse(await readFile(join(outside, 'record.json'), 'utf8')), {
+      version: 1,
+      ...ev(9),
+    });
+    assert.ok((await lstat(join(dir, `${key}.jpg`))).isSymbolicLink(), 'a link is not removed as a snapshot');
+  });
+
+  it('a history directory that is a symbolic link is not used: logged, kept in memory, the folder it points to untouched', async (t) => {
+    const root = await tempDir(t);
+    const outside = join(root, 'elsewhere');
+    await mkdir(outside);
+    const files = {
+      'photo.jpg': 'a photo',
+      [`${eventKey('x')}.jpg`]: 'a name of Argus, not its file',
+      [`.${eventKey('x')}.json.1.tmp`]: '{',
+      [`${eventKey(ev(5).id)}.json`]: JSON.stringify({ version: 1, ...ev(5) }),
+    };
+    for (const [name, text] of Object.entries(files)) await writeFile(join(outside, name), text);
+    await mkdir(join(root, 'state'));
+    const dir = join(root, 'state', 'events');
+    await symlink(outside, dir);
+    const { log, lines } = recordingLog();
+    const store = await opened(dir, { maxEvents: 1 }, log);
+    assert.equal(lines.filter((l) => l.msg.includes('is a symbolic link')).length, 1);
+    assert.deepEqual(store.list(all), [], 'nothing read from it');
+    store.add(ev(1));
+    store.setSnapshot(ev(1).id, Promise.resolve(snap(1)), {});
+    store.add(ev(2)); // evicts event 1
+    await store.flush();
+    assert.deepEqual(ns(store.list(all)), [2], 'in memory');
+    assert.equal(await store.snapshot(ev(2).id, 'full'), undefined);
+    assert.deepEqual((await readdir(outside)).sort(), Object.keys(files).sort());
+    for (const [name, text] of Object.entries(files))
+      assert.equal(await readFile(join(outside, name), 'utf8'), text);
+    assert.equal(lines.filter((l) => l.msg.includes('is a symbolic link')).length, 1, 'logged once');
   });
 
   it('never stops Argus: a directory it cannot make keeps the history in memory, failed writes are logged', async (t) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { JsonFile } from '../../../src/state/index.js';
@@ -128,6 +128,28 @@ describe('state file', () => {
     assert.equal(await new JsonFile(join(dir, 'big.json'), opts).load(), undefined);
     assert.match(await readFile(join(dir, 'big.json.corrupt'), 'utf8'), /^\{"n":1/);
     assert.deepEqual((await readdir(dir)).sort(), ['big.json.corrupt', 'dir.json']);
+  });
+
+  it('a symbolic link in its place is not read through, written through or replaced', async (t) => {
+    const dir = await tempDir(t);
+    const { log, lines } = recordingLog();
+    const opts = { parse, maxBytes: 100, delayMs: 10, clock: new FakeClock(), log };
+    await writeFile(join(dir, 'target.json'), '{"n": 7}');
+    await symlink(join(dir, 'target.json'), join(dir, 'counts.json'));
+    await symlink(join(dir, 'target.json'), join(dir, '.counts.json.99.tmp'));
+    const file = new JsonFile(join(dir, 'counts.json'), opts);
+    assert.equal(await file.load(), undefined, 'not read through');
+    assert.ok(
+      lines.some((l) => l.msg.includes('in memory only') && (l as { code?: string }).code === 'ELOOP'),
+    );
+    file.save({ n: 1 });
+    await file.flush();
+    assert.equal(await readFile(join(dir, 'target.json'), 'utf8'), '{"n": 7}');
+    assert.ok((await lstat(join(dir, 'counts.json'))).isSymbolicLink());
+    assert.ok(
+      (await lstat(join(dir, '.counts.json.99.tmp'))).isSymbolicLink(),
+      'a link is not removed as a leftover',
+    );
   });
 
   it('a process killed while writing leaves the old document or the new one, never a mix', async (t) => {
