@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Detection, Picture } from '../core/frame.js';
 import { letterbox } from '../core/geometry.js';
-import { FrameDropped, UnknownModel } from '../scheduler/index.js';
+import { FrameDropped, SUBMIT_QUEUE, UnknownModel } from '../scheduler/index.js';
 import {
   bodyHeaders,
   encodeInferResponse,
@@ -68,7 +68,7 @@ const MAX_BATCH = 64;
  * POST /api/detect), so that a batch the model's configuration allows is never dropped for want
  * of room there; the others wait their turn here, in order.
  */
-const IN_SCHEDULER = 16;
+const IN_SCHEDULER = SUBMIT_QUEUE;
 /** A model's pictures admitted at once (in the scheduler or waiting): this many of its largest batches. */
 const ADMITTED_BATCHES = 2;
 

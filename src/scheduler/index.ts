@@ -10,6 +10,7 @@ export {
 } from './models.js';
 export {
   Scheduler,
+  SUBMIT_QUEUE,
   UnknownModel,
   type CacheAnswer,
   type ResultCache,

@@ -68,7 +68,7 @@ export interface SchedulerDeps {
 }
 
 /** Pictures submitted at one priority wait here; beyond it the oldest is dropped. */
-const SUBMIT_QUEUE = 16;
+export const SUBMIT_QUEUE = 16;
 
 /**
  * Merges the cameras' frames, and pictures submitted one by one, into batches, per model: the
