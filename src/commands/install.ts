@@ -48,9 +48,18 @@ export function renderUnit(template: string, { appDir, node, hasGroup }: UnitPat
     });
 }
 
-/** config/example.yaml for /etc/argus: its `../models/` paths made absolute (they are relative to the file). */
-export function renderConfig(example: string, appDir: string): string {
-  return example.replace(/^(\s*path:\s*)\.\.\/models\//gm, `$1${appDir}/models/`);
+/**
+ * config/demo.yaml for /etc/argus: it runs as it is (the fixture model, synthetic cameras, the
+ * embedded broker on localhost), so a fresh install is a running service; its header replaced by
+ * where to go from there, and its `../models/` paths made absolute (they are relative to the file).
+ */
+export function renderConfig(demo: string, appDir: string): string {
+  const header =
+    `# Written by \`argus install\` from ${appDir}/config/demo.yaml: Argus' generated test model and two\n` +
+    '# synthetic cameras, so that the service runs as installed. Replace them with your cameras and\n' +
+    `# model (absolute paths: relative ones are relative to this file); every key, with its default,\n` +
+    `# is in ${appDir}/config/example.yaml. Secrets go in /etc/argus/argus.env, as \${NAME} here.\n`;
+  return demo.replace(/^(?:#.*\n)*/, header).replace(/^(\s*path:\s*)\.\.\/models\//gm, `$1${appDir}/models/`);
 }
 
 /** Why a path cannot be written into a unit file as it is, if it cannot. */
@@ -148,8 +157,8 @@ export interface InstallOptions {
 /**
  * `argus install`: the unit for the Argus it runs from, the config and the secrets file if there
  * are none, `systemctl daemon-reload` when systemd runs, then the check the service would make,
- * as a user of systemd's dynamic range with no groups: the config validates, the models and
- * ffmpeg can be read and run.
+ * as a user of systemd's dynamic range with no groups: the config validates (its models read),
+ * ffmpeg runs.
  */
 export async function runInstall(opts: InstallOptions): Promise<number> {
   const root = resolve(opts.root);
@@ -177,9 +186,9 @@ export async function runInstall(opts: InstallOptions): Promise<number> {
 
   if (existsSync(at(CONFIG_FILE))) say(`kept ${at(CONFIG_FILE)}`);
   else {
-    const example = await readFile(join(appDir, 'config/example.yaml'), 'utf8');
-    await put(at(CONFIG_FILE), renderConfig(example, appDir), 0o644);
-    say(`installed ${at(CONFIG_FILE)} (0644, from config/example.yaml: edit it)`);
+    const demo = await readFile(join(appDir, 'config/demo.yaml'), 'utf8');
+    await put(at(CONFIG_FILE), renderConfig(demo, appDir), 0o644);
+    say(`installed ${at(CONFIG_FILE)} (0644, the demo: replace its cameras and model with yours)`);
   }
   if (existsSync(at(ENV_FILE))) {
     const mode = (await stat(at(ENV_FILE))).mode;
@@ -203,8 +212,10 @@ export async function runInstall(opts: InstallOptions): Promise<number> {
 
   const ok = await check(at(CONFIG_FILE), at(ENV_FILE), appDir, node);
   if (!ok) return 1;
-  say(`next: edit ${at(CONFIG_FILE)} (secrets in ${at(ENV_FILE)}), then`);
-  say('  systemctl enable --now argus && journalctl -u argus -f');
+  say('next: systemctl enable --now argus && journalctl -u argus -f');
+  say(
+    `then put your cameras and model in ${at(CONFIG_FILE)} (secrets in ${at(ENV_FILE)}): systemctl reload argus`,
+  );
   return 0;
 }
 
@@ -240,17 +251,11 @@ async function check(configFile: string, envFile: string, appDir: string, node: 
 
   let loaded;
   try {
-    loaded = await loadConfig(configFile, { ...process.env, ...env });
+    loaded = await loadConfig(configFile, env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
   }
   if (loaded) {
-    const models = Object.values(loaded.config.models).flatMap((m) => (m.path ? [m.path] : []));
-    for (const model of models) {
-      const inspected = await runAs(uid, node, [cli, 'model', 'inspect', model], env);
-      if (inspected.code === 0) process.stdout.write(`checked ${who}: model ${model} reads\n`);
-      else problems.push(`model ${model}: ${inspected.output}`);
-    }
     const ffmpeg = loaded.config.ffmpeg.path ?? (await defaultFfmpegPath());
     const ran = await runAs(uid, ffmpeg, ['-hide_banner', '-version'], env);
     if (ran.code === 0) process.stdout.write(`checked ${who}: ${ffmpeg} runs\n`);

@@ -95,7 +95,6 @@ describe(
       const installed = await install();
       assert.equal(installed.code, 0, installed.output);
       assert.match(installed.output, /checked as uid \d+: .*argus\.yaml: valid;/);
-      assert.match(installed.output, /checked as uid \d+: model .*argus-fixture\.onnx reads/);
       assert.match(installed.output, /checked as uid \d+: .*ffmpeg runs/);
       assert.match(
         installed.output,

@@ -46,11 +46,17 @@ describe('renderUnit', () => {
 });
 
 describe('renderConfig', () => {
-  it('makes the example’s model path absolute: relative paths are relative to the config file', () => {
-    const example = readFileSync(join(repoRoot, 'config/example.yaml'), 'utf8');
-    const config = renderConfig(example, '/srv/argus');
+  const config = renderConfig(readFileSync(join(repoRoot, 'config/demo.yaml'), 'utf8'), '/srv/argus');
+
+  it('makes the demo’s model path absolute: relative paths are relative to the config file', () => {
     assert.match(config, /^ {2}path: \/srv\/argus\/models\/argus-fixture\.onnx$/m);
     assert.doesNotMatch(config, /^\s*path: \.\.\//m);
+  });
+
+  it('says where it came from and where every key is, instead of how to run the demo', () => {
+    assert.match(config, /^# Written by `argus install` from \/srv\/argus\/config\/demo\.yaml/);
+    assert.match(config, /^# is in \/srv\/argus\/config\/example\.yaml\./m);
+    assert.doesNotMatch(config, /npx argus run/);
   });
 });
 
