@@ -88,6 +88,12 @@ describe(
         existsSync(join(app, 'models/argus-fixture.onnx')),
         'npm prune --omit=dev removed the fixture model',
       );
+      // Without TypeScript a build (npx argus runs prepare, hence one) fails, and leaves dist/ alone.
+      const unbuilt = await run('npm', ['run', 'build'], { cwd: app });
+      assert.notEqual(unbuilt.code, 0, unbuilt.output);
+      assert.match(unbuilt.output, /TypeScript is not installed/);
+      await run('npx', ['argus', '--version'], { cwd: app });
+      assert.ok(existsSync(join(app, 'dist/src/cli.js')), 'a build without TypeScript removed dist/');
 
       const root = join(dir, 'root');
       const cli = join(app, 'dist/src/cli.js');
