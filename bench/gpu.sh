@@ -5,7 +5,7 @@
 #
 #   bash bench/gpu.sh                  # providers that work as installed
 #   bash bench/gpu.sh --install-cuda   # first fetch the CUDA/TensorRT provider libraries
-#                                      # (ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node)
+#                                      # (npm run install-cuda: onnxruntime-node's own download)
 #
 # Results: bench/results/gpu-<provider>-<precision>.{json,md}, and a summary on stdout.
 # Options after -- go to bench/run.js (e.g. -- --cameras 1,4,16,32).
@@ -25,7 +25,7 @@ done
 
 [ -d node_modules ] || npm ci
 if [ "$install_cuda" = 1 ]; then
-  ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node
+  npm run install-cuda
 fi
 npm run build --silent
 

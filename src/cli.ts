@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, PROVIDERS, type ProviderName } from './config/index.js';
-import { inspectModel, runDaemon, runDetect, runPrepare, summarize } from './commands/index.js';
+import { inspectModel, runDaemon, runDetect, runInstall, runPrepare, summarize } from './commands/index.js';
 import { loadVouchedConfig } from './models/index.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/index.js';
 import { argusVersion } from './version.js';
@@ -27,6 +27,7 @@ Commands:
   model fixture --out FILE    write Argus' generated test model (ONNX)
       [--size 320] [--stride 32] [--layout channels-first|transposed|flat]
       [--static-batch N] [--no-names] [--work N]
+  install [--root DIR]        install the systemd unit and a config; check them as the service's user
 
 Options:
   -h, --help      show this help
@@ -174,6 +175,8 @@ export async function main(argv: string[]): Promise<number> {
         return await detect(args);
       case 'model':
         return await model(args);
+      case 'install':
+        return await runInstall({ root: parse(args, { root: { type: 'string' } }).values.root ?? '/' });
       case '-v':
       case '--version':
         process.stdout.write(`${argusVersion()}\n`);
