@@ -87,6 +87,10 @@ export class EmbeddedBroker {
   async start(): Promise<void> {
     const aedes = await Aedes.createBroker({
       maxInflightInbound: MAX_INFLIGHT_QOS2,
+      // No shared pool of messages in flight, and no queue behind it: with one, messages waiting
+      // for a slow subscriber took every slot, and a long run of messages no one subscribed to
+      // was released in one synchronous chain that overflowed the stack (a crash).
+      concurrency: 0,
       preConnect: (client, packet, done) => {
         if (packet.will) this.wills.set(client, packet.will.topic);
         done(null, true);
