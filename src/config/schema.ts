@@ -197,6 +197,10 @@ const mqtt = z
         max_queued_kb: int().min(16).max(1048576).default(1024),
         /** Seconds another client may stay over max_queued_kb before it is disconnected. */
         max_behind_s: z.number().min(1).max(3600).default(10),
+        /** Connections that have not sent their CONNECT yet; the next is closed at once. */
+        max_connecting: int().min(1).max(100000).default(100),
+        /** Seconds a connection has to send its CONNECT. */
+        connect_timeout_s: z.number().min(1).max(300).default(10),
         /** The login subscribers must give; not set: anyone who can reach the port may connect. */
         username: z.string().min(1).optional(),
         password: z.string().min(1).optional(),

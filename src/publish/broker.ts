@@ -66,7 +66,8 @@ type DrainWaiter = (done: (err: Error | null, client: Client) => void) => void;
  * at most `concurrency` (100) messages in flight and queues the rest without bound: one stalled
  * subscriber held up every other one, and every message waited in memory, until aedes' drain
  * timeout (60 s). Here a write to another client never waits; its backlog is bounded instead
- * (./broker-backlog.ts: `max_queued_kb`, `max_behind_s`).
+ * (./broker-backlog.ts: `max_queued_kb`, `max_behind_s`). At most `max_connecting` connections
+ * may be waiting to send their CONNECT, for at most `connect_timeout_s`.
  */
 export class EmbeddedBroker {
   private aedes: Aedes | undefined;
@@ -83,6 +84,8 @@ export class EmbeddedBroker {
   private readonly wills = new WeakMap<Client, string>();
   /** The backlog of each connected client other than Argus' own. */
   private readonly backlogs = new Map<Client, Backlog>();
+  /** Connections that have not been accepted as a client yet (`max_connecting` bounds them). */
+  private readonly connecting = new Set<Socket>();
   private backlogTimer: NodeJS.Timeout | undefined;
   private readonly backlogLimits: BacklogLimits;
   private readonly retained: RetainedQuota;
@@ -111,6 +114,7 @@ export class EmbeddedBroker {
   async start(): Promise<void> {
     const aedes = await Aedes.createBroker({
       maxInflightInbound: MAX_INFLIGHT_QOS2,
+      connectTimeout: this.cfg.embedded.connect_timeout_s * 1000,
       // No shared pool of messages in flight, and no queue behind it: with one, messages waiting
       // for a slow subscriber took every slot, and a long run of messages no one subscribed to
       // was released in one synchronous chain that overflowed the stack (a crash).
@@ -125,6 +129,7 @@ export class EmbeddedBroker {
     });
     // aedes closes a client whose id another takes over before it registers the new one.
     aedes.on('client', (client) => {
+      this.connecting.delete(client.conn as Socket);
       if (this.own.has(client)) return;
       this.others.add(client.id);
       this.backlogs.set(client, new Backlog(this.backlogLimits));
@@ -135,11 +140,23 @@ export class EmbeddedBroker {
     aedes.on('clientError', (client, err) => {
       if (err.message.startsWith('maxInflightInbound exceeded')) this.refuse('inflight', client);
     });
+    aedes.on('connectionError', (client, err) => {
+      if (err.message === 'connect did not arrive in time') this.refuse('connect_timeout', client);
+    });
     this.aedes = aedes;
     const maxBytes = this.cfg.embedded.max_message_kb * 1024;
     const server = createServer((socket) => {
+      if (this.connecting.size >= this.cfg.embedded.max_connecting) {
+        this.refusals.refuse('connecting', { address: socket.remoteAddress });
+        socket.destroy();
+        return;
+      }
+      this.connecting.add(socket);
       const client = aedes.handle(socket);
-      socket.once('close', () => this.backlogs.delete(client));
+      socket.once('close', () => {
+        this.connecting.delete(socket);
+        this.backlogs.delete(client);
+      });
       this.neverWaitForDrain(client);
       this.limitPacketSize(socket, client, new PacketSizeGuard(maxBytes));
     });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Socket } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { pino } from 'pino';
@@ -7,7 +7,7 @@ import { sectionConfig } from '../../src/config/schema.js';
 import { EmbeddedBroker } from '../../src/publish/broker.js';
 import { MqttOutput } from '../../src/publish/mqtt-output.js';
 import { waitFor } from '../helpers/env.js';
-import { rawClient, wire } from '../helpers/mqtt.js';
+import { connectOnce, rawClient, wire } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
 import { stalledSubscriber } from '../helpers/stalled-subscriber.js';
 
@@ -172,5 +172,30 @@ describe('embedded MQTT broker: clients that do not keep up (issue 24)', () => {
     );
     flooder.socket.write(publish('a'));
     await waitFor('the 201 messages to a', () => other.got('a') === 201, 20_000);
+  });
+
+  it('closes connections beyond max_connecting that have not sent CONNECT, and those that send none within connect_timeout_s; connected clients take no room', async (t) => {
+    const { broker, port, url } = await embedded(t, { max_connecting: 5, connect_timeout_s: 1 });
+    const clients = await Promise.all([1, 2, 3].map(() => connectOnce(t, url)));
+    assert.ok(clients.every((c) => c.client));
+
+    let closed = 0;
+    const idle = await Promise.all(
+      Array.from({ length: 20 }, () => {
+        const socket = createConnection(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.on('data', () => undefined);
+        socket.once('close', () => closed++);
+        t.after(() => void socket.destroy());
+        return new Promise<Socket>((r) => socket.once('connect', () => r(socket)));
+      }),
+    );
+    await waitFor('15 of 20 idle connections to be closed at once', () => closed >= 15, 10_000);
+    assert.equal(broker.stats().refusals.connecting, 15);
+    await waitFor('the other 5 to be closed after connect_timeout_s', () => closed === 20, 20_000);
+    assert.equal(broker.stats().refusals.connect_timeout, 5);
+    assert.ok(idle.every((s) => s.destroyed));
+    const later = await connectOnce(t, url);
+    assert.ok(later.client, 'then clients connect again');
   });
 });
