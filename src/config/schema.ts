@@ -193,6 +193,14 @@ const mqtt = z
         /** Retained messages of other clients: at most this many, of at most this many KiB together. */
         max_retained_messages: int().min(0).max(1000000).default(1000),
         max_retained_kb: int().min(0).max(1048576).default(4096),
+        /** KiB that may wait in another client's socket; beyond, its QoS 0 messages are dropped. */
+        max_queued_kb: int().min(16).max(1048576).default(1024),
+        /** Seconds another client may stay over max_queued_kb before it is disconnected. */
+        max_behind_s: z.number().min(1).max(3600).default(10),
+        /** Connections that have not sent their CONNECT yet; the next is closed at once. */
+        max_connecting: int().min(1).max(100000).default(100),
+        /** Seconds a connection has to send its CONNECT. */
+        connect_timeout_s: z.number().min(1).max(300).default(10),
         /** The login subscribers must give; not set: anyone who can reach the port may connect. */
         username: z.string().min(1).optional(),
         password: z.string().min(1).optional(),

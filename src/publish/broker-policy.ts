@@ -19,6 +19,10 @@ export const REFUSALS = [
   'base_topic',
   'retained_limit',
   'sys',
+  'connecting',
+  'connect_timeout',
+  'backlog',
+  'slow',
 ] as const;
 export type Refusal = (typeof REFUSALS)[number];
 
@@ -35,6 +39,13 @@ const MESSAGES: Record<Refusal, string> = {
   retained_limit:
     "embedded MQTT broker refused a retained message: other clients' retained messages are at mqtt.embedded.max_retained_messages or max_retained_kb",
   sys: 'embedded MQTT broker refused a message to $SYS/: reserved for the broker',
+  connecting:
+    'embedded MQTT broker closed a new connection: mqtt.embedded.max_connecting connections have not sent their CONNECT yet',
+  connect_timeout:
+    'embedded MQTT broker closed a connection that sent no CONNECT within mqtt.embedded.connect_timeout_s',
+  backlog:
+    'embedded MQTT broker dropped a QoS 0 message for a client that does not keep up: more than mqtt.embedded.max_queued_kb wait for it',
+  slow: 'embedded MQTT broker disconnected a client that does not keep up: over mqtt.embedded.max_queued_kb for max_behind_s, or over twice max_queued_kb',
 };
 
 /** Whether `topic` is `base` or below it. */

@@ -1,10 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
+import {
+  Aedes,
+  type AedesPublishPacket,
+  type AuthenticateError,
+  type Client,
+  type PublishPacket,
+} from 'aedes';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { listen, listeningUrl } from '../listen.js';
+import { Backlog, type BacklogLimits } from './broker-backlog.js';
 import { RefusalLog, RetainedQuota, underTopic, type Refusal } from './broker-policy.js';
 import { PacketSizeGuard } from './packet-size.js';
 
@@ -21,6 +28,8 @@ const MAX_INFLIGHT_QOS2 = 16;
 const OWN_USERNAME = 'argus-daemon';
 /** Longest topic or client id quoted in a log line. */
 const QUOTE_MAX = 200;
+/** How often every other client's backlog is looked at (besides before each message to it). */
+const BACKLOG_CHECK_MS = 1000;
 
 /** CONNACK return codes of MQTT 3.1.1. */
 const IDENTIFIER_REJECTED = 2;
@@ -38,6 +47,9 @@ function sameSecret(given: Buffer | undefined, expected: string): boolean {
 const quote = (s: string | null | undefined): string | undefined =>
   s === null || s === undefined ? undefined : s.length > QUOTE_MAX ? `${s.slice(0, QUOTE_MAX)}…` : s;
 
+/** aedes' (1.x) hook where a write that filled the socket waits for its `drain`. */
+type DrainWaiter = (done: (err: Error | null, client: Client) => void) => void;
+
 /**
  * The embedded MQTT broker (aedes), used when no `mqtt.url` is configured, so subscribers work
  * with nothing else installed. It listens on 127.0.0.1:1883 unless configured otherwise.
@@ -48,6 +60,14 @@ const quote = (s: string | null | undefined): string | undefined =>
  * `max_clients` at once, keep no persistent session, may send packets of at most
  * `max_message_kb`, and together retain at most `max_retained_messages` of `max_retained_kb`.
  * Refusals are logged at a bounded rate.
+ *
+ * No client but Argus' own can hold up delivery or memory by not reading. Left to itself, aedes
+ * finishes a message only when every subscriber's socket took it (it waits for `drain`), keeps
+ * at most `concurrency` (100) messages in flight and queues the rest without bound: one stalled
+ * subscriber held up every other one, and every message waited in memory, until aedes' drain
+ * timeout (60 s). Here a write to another client never waits; its backlog is bounded instead
+ * (./broker-backlog.ts: `max_queued_kb`, `max_behind_s`). At most `max_connecting` connections
+ * may be waiting to send their CONNECT, for at most `connect_timeout_s`.
  */
 export class EmbeddedBroker {
   private aedes: Aedes | undefined;
@@ -62,17 +82,24 @@ export class EmbeddedBroker {
   private readonly others = new Set<string>();
   /** Will topics of clients between CONNECT and authentication. */
   private readonly wills = new WeakMap<Client, string>();
+  /** The backlog of each connected client other than Argus' own. */
+  private readonly backlogs = new Map<Client, Backlog>();
+  /** Connections that have not been accepted as a client yet (`max_connecting` bounds them). */
+  private readonly connecting = new Set<Socket>();
+  private backlogTimer: NodeJS.Timeout | undefined;
+  private readonly backlogLimits: BacklogLimits;
   private readonly retained: RetainedQuota;
   private readonly refusals: RefusalLog;
 
   constructor(
     private readonly cfg: Config['mqtt'],
     private readonly log: Logger,
-    clock: Pick<Clock, 'now'> = systemClock,
+    private readonly clock: Pick<Clock, 'now'> = systemClock,
   ) {
     const e = cfg.embedded;
     this.retained = new RetainedQuota(e.max_retained_messages, e.max_retained_kb * 1024);
     this.refusals = new RefusalLog(log, clock);
+    this.backlogLimits = { maxBytes: e.max_queued_kb * 1024, maxBehindMs: e.max_behind_s * 1000 };
   }
 
   get url(): string {
@@ -87,16 +114,25 @@ export class EmbeddedBroker {
   async start(): Promise<void> {
     const aedes = await Aedes.createBroker({
       maxInflightInbound: MAX_INFLIGHT_QOS2,
+      connectTimeout: this.cfg.embedded.connect_timeout_s * 1000,
+      // No shared pool of messages in flight, and no queue behind it: with one, messages waiting
+      // for a slow subscriber took every slot, and a long run of messages no one subscribed to
+      // was released in one synchronous chain that overflowed the stack (a crash).
+      concurrency: 0,
       preConnect: (client, packet, done) => {
         if (packet.will) this.wills.set(client, packet.will.topic);
         done(null, true);
       },
       authenticate: (client, username, password, done) => this.authenticate(client, username, password, done),
       authorizePublish: (client, packet, done) => done(this.authorizePublish(client, packet)),
+      authorizeForward: (client, packet) => this.authorizeForward(client, packet),
     });
     // aedes closes a client whose id another takes over before it registers the new one.
     aedes.on('client', (client) => {
-      if (!this.own.has(client)) this.others.add(client.id);
+      this.connecting.delete(client.conn as Socket);
+      if (this.own.has(client)) return;
+      this.others.add(client.id);
+      this.backlogs.set(client, new Backlog(this.backlogLimits));
     });
     aedes.on('clientDisconnect', (client) => {
       if (!this.own.has(client)) this.others.delete(client.id);
@@ -104,16 +140,81 @@ export class EmbeddedBroker {
     aedes.on('clientError', (client, err) => {
       if (err.message.startsWith('maxInflightInbound exceeded')) this.refuse('inflight', client);
     });
+    aedes.on('connectionError', (client, err) => {
+      if (err.message === 'connect did not arrive in time') this.refuse('connect_timeout', client);
+    });
     this.aedes = aedes;
     const maxBytes = this.cfg.embedded.max_message_kb * 1024;
     const server = createServer((socket) => {
+      if (this.connecting.size >= this.cfg.embedded.max_connecting) {
+        this.refusals.refuse('connecting', { address: socket.remoteAddress });
+        socket.destroy();
+        return;
+      }
+      this.connecting.add(socket);
       const client = aedes.handle(socket);
+      socket.once('close', () => {
+        this.connecting.delete(socket);
+        this.backlogs.delete(client);
+      });
+      this.neverWaitForDrain(client);
       this.limitPacketSize(socket, client, new PacketSizeGuard(maxBytes));
     });
     this.server = server;
+    this.backlogTimer = setInterval(() => this.checkBacklogs(), BACKLOG_CHECK_MS).unref();
     const { host, port, username } = this.cfg.embedded;
     await listen(server, host, port, 'embedded MQTT broker');
     this.log.info({ url: this.url, login: username !== undefined }, 'embedded MQTT broker listening');
+  }
+
+  /**
+   * aedes waits for a socket to drain after each write that filled it, and a message is not done
+   * until every subscriber's write is: a client that stops reading holds up every message it
+   * subscribed to. For clients other than Argus' own, the write is done at once; their backlog
+   * is bounded instead (`authorizeForward`, `checkBacklogs`). If a later aedes has no such hook,
+   * it keeps its own behaviour (test/integration/broker-backlog.test.ts fails).
+   */
+  private neverWaitForDrain(client: Client): void {
+    const c = client as Client & { waitForDrain?: DrainWaiter };
+    const wait = c.waitForDrain?.bind(c);
+    if (!wait) return;
+    c.waitForDrain = (done) => (this.own.has(client) ? wait(done) : setImmediate(done, null, client));
+  }
+
+  /** Whether a message goes to `client`: Argus' own gets all; another, as its backlog allows. */
+  private authorizeForward(client: Client, packet: AedesPublishPacket): AedesPublishPacket | null {
+    const backlog = this.backlogs.get(client);
+    if (!backlog) return packet;
+    if (client.conn.destroyed) return null;
+    const inSocket = client.conn.writableLength;
+    // Topic, payload and at most 9 bytes of headers.
+    const bytes = Buffer.byteLength(packet.topic) + Buffer.byteLength(packet.payload) + 9;
+    const verdict = backlog.admit(inSocket, bytes, packet.qos, this.clock.now());
+    if (verdict === 'send') {
+      // aedes writes it in an immediate it queues right after this one: the two run back to back.
+      setImmediate(() => backlog.written(bytes));
+      return packet;
+    }
+    if (verdict === 'drop')
+      this.refuse('backlog', client, { topic: quote(packet.topic), queued_bytes: backlog.queued(inSocket) });
+    else this.disconnectSlow(client, backlog.queued(inSocket));
+    return null;
+  }
+
+  /** Disconnects the other clients that have stayed behind too long (no message may come to tell). */
+  private checkBacklogs(): void {
+    const now = this.clock.now();
+    for (const [client, backlog] of this.backlogs) {
+      const inSocket = client.conn.writableLength;
+      if (!client.conn.destroyed && backlog.tooLong(inSocket, now))
+        this.disconnectSlow(client, backlog.queued(inSocket));
+    }
+  }
+
+  /** Closes a client that does not keep up: what waits in its socket is freed with it. */
+  private disconnectSlow(client: Client, queued: number): void {
+    this.refuse('slow', client, { queued_bytes: queued });
+    client.conn.destroy();
   }
 
   /**
@@ -174,6 +275,12 @@ export class EmbeddedBroker {
   private authorizePublish(client: Client | null, packet: PublishPacket): Error | null {
     const topic = packet.topic;
     let reason: Refusal | undefined;
+    // A publisher that does not read its acknowledgements grows its own backlog.
+    const backlog = client && !client.conn.destroyed && this.backlogs.get(client);
+    if (client && backlog && backlog.overflowing(client.conn.writableLength)) {
+      this.disconnectSlow(client, backlog.queued(client.conn.writableLength));
+      return new Error('slow');
+    }
     if (topic.startsWith('$SYS/')) reason = 'sys';
     else if (client && this.own.has(client)) {
       if (packet.retain) this.retained.forget(topic);
@@ -199,6 +306,7 @@ export class EmbeddedBroker {
     const aedes = this.aedes;
     this.server = undefined;
     this.aedes = undefined;
+    clearInterval(this.backlogTimer);
     // No new connections first (a reconnecting client would otherwise hold the server open).
     const closed = server && new Promise<void>((r) => server.close(() => r()));
     if (aedes) await new Promise<void>((r) => aedes.close(() => r()));

@@ -98,6 +98,10 @@ describe('config', () => {
       max_message_kb: 256,
       max_retained_messages: 1000,
       max_retained_kb: 4096,
+      max_queued_kb: 1024,
+      max_behind_s: 10,
+      max_connecting: 100,
+      connect_timeout_s: 10,
     });
     assert.deepEqual(config.detector.providers, ['cpu']);
     assert.equal(config.scheduler.max_batch, 4);
