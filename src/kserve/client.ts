@@ -15,7 +15,7 @@ import { bodyHeaders, type EncodedBody } from './codec.js';
  * - `timeout`: no full answer within the deadline;
  * - `unavailable`: 502, 503 or 504 — retried;
  * - `rejected`: any other error status (the server's `{"error"}` in the message);
- * - `protocol`: an answer that breaks the protocol (or is too large).
+ * - `protocol`: an answer that breaks the protocol, or is larger than the request can need.
  */
 export type FailureKind = 'connect' | 'timeout' | 'unavailable' | 'rejected' | 'protocol';
 
@@ -44,8 +44,8 @@ export interface ClientOptions {
   timeoutMs: number;
 }
 
-/** Largest answer read (a raw YOLO output of a big batch is tens of MB). */
-export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+/** Largest answer read when the caller gives no bound: health, metadata and configuration. */
+export const MAX_METADATA_BYTES = 4 * 1024 * 1024;
 
 /** The server's `{"error": "..."}`, shortened; or the start of whatever it sent. */
 function errorText(body: Buffer): string {
@@ -82,8 +82,17 @@ export class KServeHttp {
     this.where = redactUrl(`${this.base.protocol}//${this.base.host}`);
   }
 
-  /** One request: resolves with any HTTP answer, rejects with RemoteRequestError without one. */
-  request(method: 'GET' | 'POST', path: string, body?: EncodedBody): Promise<Answer> {
+  /**
+   * One request: resolves with any HTTP answer, rejects with RemoteRequestError without one. An
+   * answer over `maxBytes` (as its Content-Length says, or as it arrives) is refused (`protocol`)
+   * and its connection dropped, never read whole.
+   */
+  request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: EncodedBody,
+    maxBytes = MAX_METADATA_BYTES,
+  ): Promise<Answer> {
     const url = new URL(this.base.pathname.replace(/\/+$/, '') + path, this.base);
     const headers: Record<string, string | number> = {
       ...this.opts.headers,
@@ -99,13 +108,16 @@ export class KServeHttp {
         req.destroy();
         reject(err);
       };
+      const tooLarge = (): RemoteRequestError =>
+        new RemoteRequestError('protocol', `${what}: answer over ${maxBytes} bytes, more than it can need`);
       const req = this.send(url, { method, headers, agent: this.agent }, (res) => {
+        if (Number(res.headers['content-length']) > maxBytes) return fail(tooLarge());
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
+          if (settled) return;
           size += c.length;
-          if (size > MAX_ANSWER_BYTES)
-            fail(new RemoteRequestError('protocol', `${what}: answer over ${MAX_ANSWER_BYTES} bytes`));
+          if (size > maxBytes) fail(tooLarge());
           else chunks.push(c);
         });
         res.on('error', (err) => fail(new RemoteRequestError('connect', `${what}: ${err.message}`)));

@@ -32,8 +32,29 @@ export interface RemotePlan {
   /** A model with a fixed batch takes exactly that many; otherwise at most `max` (null: any). */
   batch: { fixed: number } | { max: number | null };
   output: OutputPlan;
+  /**
+   * The most one batch item's answer can hold: its output values (the YOLO tensor's, or
+   * `detections` rows × 6 and a count), at `bytesPerValue` (4: binary FP32; as JSON text from a
+   * server without the binary tensor data extension). What bounds an answer (answerLimit).
+   */
+  answer: { values: number; bytesPerValue: number };
   labels: string[];
   labelsFrom: 'server' | 'labels file';
+}
+
+/**
+ * `detections` rows per item when the model's metadata leaves K variable: the most an Argus
+ * server sends (its `max_detections` is at most 10000).
+ */
+export const MAX_DETECTION_ROWS = 10_000;
+/** Beside the tensors, an answer's JSON header (names, shapes, parameters) or an error's text. */
+export const ANSWER_SLACK_BYTES = 64 * 1024;
+/** A float printed as JSON text, with its separator (`-1.1920928955078125e-7, `). */
+const JSON_VALUE_BYTES = 32;
+
+/** The largest answer a request of `slots` batch items can need: larger ones are refused unread. */
+export function answerLimit(plan: Pick<RemotePlan, 'answer'>, slots: number): number {
+  return ANSWER_SLACK_BYTES + slots * plan.answer.values * plan.answer.bytesPerValue;
 }
 
 /** A remote model Argus cannot use as it is; the message says why. */
@@ -76,7 +97,8 @@ function planInput(
   return { inputName: input.name, input: rgb24 ? 'UINT8' : input.datatype, inputSize: h, batch: b };
 }
 
-function planOutput(facts: ServerFacts, classes: number | undefined): OutputPlan {
+/** The output, and how many values of it one batch item's answer holds at most. */
+function planOutput(facts: ServerFacts, classes: number | undefined): { output: OutputPlan; values: number } {
   const det = facts.outputs.find((o) => o.name === 'detections');
   const count = facts.outputs.find((o) => o.name === 'num_detections');
   if (det && count) {
@@ -84,7 +106,11 @@ function planOutput(facts: ServerFacts, classes: number | undefined): OutputPlan
       throw new PlanError(
         `outputs ${shown(det)} and ${shown(count)} are not FP32 [batch, K, 6] detections with INT32 [batch] counts`,
       );
-    return { kind: 'detections', name: 'detections', countName: 'num_detections' };
+    const k = det.shape[1]!;
+    return {
+      output: { kind: 'detections', name: 'detections', countName: 'num_detections' },
+      values: (k > 0 ? k : MAX_DETECTION_ROWS) * 6 + 1,
+    };
   }
   // Segmentation and pose exports add outputs after the boxes: the first of rank 3 is the one.
   const out = facts.outputs.find((o) => o.shape.length === 3) ?? facts.outputs[0];
@@ -92,7 +118,11 @@ function planOutput(facts: ServerFacts, classes: number | undefined): OutputPlan
   if (out.datatype !== 'FP32' && out.datatype !== 'FP16')
     throw new PlanError(`output ${shown(out)} is not FP32 or FP16`);
   try {
-    return { kind: 'yolo', name: out.name, layout: resolveLayout(out.shape, classes) };
+    const layout = resolveLayout(out.shape, classes);
+    return {
+      output: { kind: 'yolo', name: out.name, layout },
+      values: (4 + layout.classes) * layout.anchors,
+    };
   } catch (err) {
     throw new PlanError(`output ${shown(out)}: ${(err as Error).message}`);
   }
@@ -110,7 +140,7 @@ export function planRemote(facts: ServerFacts, fileLabels: string[] | undefined)
     throw new PlanError(
       "the server gives no class names for the model (Ultralytics' metadata); set labels to a labels file",
     );
-  const output = planOutput(facts, labels.length);
+  const { output, values } = planOutput(facts, labels.length);
   const max = facts.config?.max_batch_size;
   // An Argus server says how many RGB24 pictures fit its body limit beside the FP32 count.
   const rgb24Max = Number(facts.config?.parameters?.rgb24_max_batch_size?.string_value);
@@ -121,6 +151,10 @@ export function planRemote(facts: ServerFacts, fileLabels: string[] | undefined)
     inputSize: input.inputSize,
     batch: input.batch > 0 ? { fixed: input.batch } : { max: dynamicMax },
     output,
+    answer: {
+      values,
+      bytesPerValue: facts.extensions.includes('binary_tensor_data') ? 4 : JSON_VALUE_BYTES,
+    },
     labels,
     labelsFrom: fileLabels ? 'labels file' : 'server',
   };

@@ -8,7 +8,7 @@ import type { BatchDetections, BatchDetector, ModelStats } from '../scheduler/in
 import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
 import { decodeInferResponse, encodeInferRequest, type RequestedOutput } from './codec.js';
 import { packPictures, unpackDetections } from './pack.js';
-import { PlanError, planRemote, type RemotePlan } from './plan.js';
+import { answerLimit, PlanError, planRemote, type RemotePlan } from './plan.js';
 import { modelPath, probeServer } from './probe.js';
 import { ARGUS_RGB24, HEADER_LENGTH } from './protocol.js';
 import type { RemoteDetectorConfig, RemoteDetectorDeps, RemoteState, RemoteStats } from './remote-options.js';
@@ -288,7 +288,8 @@ export class RemoteDetector implements BatchDetector {
           this.counts.requests++;
           if (attempt > 0) this.counts.retries++;
           this.counts.bytesSent += body.length;
-          answer = KServeHttp.check(await this.http!.request('POST', this.inferPath, body), what);
+          const limit = answerLimit(plan, slots);
+          answer = KServeHttp.check(await this.http!.request('POST', this.inferPath, body, limit), what);
         } finally {
           this.slots.give();
         }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { decodeInferRequest, encodeInferResponse, type DecodedRequest } from '../../src/kserve/codec.js';
 import type { MetadataTensor, ModelConfigJson } from '../../src/kserve/protocol.js';
@@ -7,7 +7,8 @@ import type { Tensor } from '../../src/kserve/tensor.js';
 /**
  * An in-process KServe v2 server for unit tests: real HTTP on a local port, the documented
  * endpoints, and a model whose answers a test writes (`infer`). Tests script failures (`statuses`
- * answered before the model's), delays, readiness, and stop and restart it on the same port.
+ * answered before the model's, or `misbehave`: any answer written by hand), delays, readiness,
+ * and stop and restart it on the same port.
  */
 
 export interface FakeModelSpec {
@@ -34,6 +35,11 @@ export class FakeKServe {
   statuses: number[] = [];
   /** The `error` of a scripted status. */
   errorText = (status: number): string => `scripted ${status}`;
+  /**
+   * While set, every inference request (recorded, then after `delayMs`) is answered by it instead
+   * of the model, as it writes `res`: a 500, a 200 with garbage, an endless body.
+   */
+  misbehave: ((res: ServerResponse) => void) | undefined = undefined;
   /** How long an inference waits before it is answered. */
   delayMs = 0;
   ready = true;
@@ -63,6 +69,7 @@ export class FakeKServe {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         void this.answer(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks)).then((a) => {
+          if (a === 'misbehave') return this.misbehave?.(res);
           res.writeHead(a.status, a.headers);
           res.end(a.body);
         });
@@ -95,7 +102,7 @@ export class FakeKServe {
     path: string,
     headers: IncomingHttpHeaders,
     body: Buffer,
-  ): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+  ): Promise<{ status: number; headers: Record<string, string>; body: Buffer } | 'misbehave'> {
     const seen: SeenRequest = { method, path, headers };
     this.seen.push(seen);
     const json = (status: number, v: unknown) => ({
@@ -119,6 +126,7 @@ export class FakeKServe {
     this.maxActive = Math.max(this.maxActive, this.active);
     try {
       if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+      if (this.misbehave) return 'misbehave';
       const status = this.statuses.shift();
       if (status !== undefined) return json(status, { error: this.errorText(status) });
       const req = seen.infer;

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { labelsFromConfig, PlanError, planRemote, type ServerFacts } from '../../../src/kserve/plan.js';
+import {
+  answerLimit,
+  labelsFromConfig,
+  PlanError,
+  planRemote,
+  type ServerFacts,
+} from '../../../src/kserve/plan.js';
 
 const coco = ['person', 'bicycle', 'car'];
 /** Ultralytics' Triton guide: the exporter's metadata dict, as Python prints it, in the config. */
@@ -31,6 +37,8 @@ describe('planRemote', () => {
         name: 'output0',
         layout: { kind: 'channels-first', classes: 3, anchors: 8400 },
       },
+      // An item's answer: 7 × 8400 binary floats.
+      answer: { values: 7 * 8400, bytesPerValue: 4 },
       labels: coco,
       labelsFrom: 'server',
     });
@@ -67,6 +75,8 @@ describe('planRemote', () => {
       coco,
     );
     assert.deepEqual([plan.input, plan.batch, plan.labelsFrom], ['FP16', { max: null }, 'labels file']);
+    // No binary tensor data extension: the answer may come as JSON text, 32 bytes a value at most.
+    assert.deepEqual(plan.answer, { values: 7 * 8400, bytesPerValue: 32 });
   });
 
   it('an Argus server: RGB24 pictures, post-NMS detections, its RGB24 batch limit', () => {
@@ -86,6 +96,9 @@ describe('planRemote', () => {
       undefined,
     );
     assert.deepEqual([plan.input, plan.batch, plan.output.kind], ['UINT8', { max: 32 }, 'detections']);
+    // K is variable: as many rows as an Argus server sends at most (10000), and the count.
+    assert.deepEqual(plan.answer, { values: 10_000 * 6 + 1, bytesPerValue: 4 });
+    assert.equal(answerLimit(plan, 2), 64 * 1024 + 2 * 60_001 * 4);
   });
 
   it('a labels file wins over the names the server gives', () => {

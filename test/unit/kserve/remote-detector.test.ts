@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
@@ -322,3 +323,45 @@ const toHalf = (v: number): number => {
   const e = (bits >> 10) & 0x1f;
   return (1 + (bits & 0x3ff) / 1024) * 2 ** (e - 15);
 };
+
+/**
+ * Issue 24, item 4: a remote model that fails is visibly down. Each fault as a real HTTP server
+ * shows it, after it answered the readiness and metadata probes correctly.
+ */
+describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => {
+  it('an answer larger than the batch can need is refused as it arrives, never read whole', async (t) => {
+    const { server, detector } = await setup(t, yoloModel());
+    const GiB = 1024 ** 3;
+    let written = 0;
+    /** Streams spaces (1 MiB at a time, up to 1 GiB) until the client hangs up. */
+    const endless =
+      (headers: Record<string, string | number>) =>
+      (res: ServerResponse): void => {
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream', ...headers });
+        const chunk = Buffer.alloc(1024 * 1024, 0x20);
+        const pump = (): void => {
+          while (written < GiB && !res.destroyed) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        pump();
+      };
+    // One picture of a [1, 6, 4] output: 24 binary floats, and 64 KiB for the JSON header.
+    const limit = 64 * 1024 + 6 * 4 * 4;
+    const declared: Record<string, number>[] = [{}, { 'Content-Length': GiB }];
+    for (const headers of declared) {
+      written = 0;
+      server.misbehave = endless(headers);
+      await assert.rejects(
+        detector.detect([picture(1)]),
+        new RegExp(`/v2/models/pets/infer: answer over ${limit} bytes, more than it can need`),
+      );
+      assert.ok(written < 32 * 1024 * 1024, `the server wrote ${written} bytes before the client hung up`);
+    }
+    assert.equal(detector.stats().remote.failures.protocol, 2);
+    server.misbehave = undefined;
+    assert.equal((await detector.detect([picture(200)])).detections[0]![0]!.label, 'dog');
+  });
+});
