@@ -2,7 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { Timer } from '../core/clock.js';
 import { fitsModel, type Picture } from '../core/frame.js';
-import { checkLabels, DetectorError, readLabels, toDetections } from '../detector/index.js';
+import {
+  checkLabels,
+  DetectorError,
+  readLabels,
+  toDetections,
+  type RawDetection,
+} from '../detector/index.js';
 import { scrub } from '../redact.js';
 import type { BatchDetections, BatchDetector, ModelStats } from '../scheduler/index.js';
 import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
@@ -301,6 +307,7 @@ export class RemoteDetector implements BatchDetector {
           iou: this.cfg.iou,
           maxDet: this.cfg.max_detections,
         });
+        checkClasses(raw, plan.labels.length);
         this.counts.frames += part.length;
         this.timeoutsInRow = 0;
         return raw;
@@ -375,4 +382,18 @@ export class RemoteDetector implements BatchDetector {
     this.http?.close();
     return Promise.resolve();
   }
+}
+
+/**
+ * Refuses an answer that names a class the model's labels do not have: the server's model is not
+ * the one its labels describe, so none of its answers can be trusted (a failed batch).
+ */
+function checkClasses(raw: readonly RawDetection[][], labels: number): void {
+  raw.forEach((dets, i) => {
+    const bad = dets.find((d) => !(Number.isInteger(d.classId) && d.classId >= 0 && d.classId < labels));
+    if (bad)
+      throw new ProtocolError(
+        `picture ${i}: class index ${bad.classId} is outside the model's ${labels} labels`,
+      );
+  });
 }

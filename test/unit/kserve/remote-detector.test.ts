@@ -324,6 +324,31 @@ const toHalf = (v: number): number => {
   return (1 + (bits & 0x3ff) / 1024) * 2 ** (e - 15);
 };
 
+/** A post-NMS model (as an Argus server answers): one row per picture, of the class `classOf` says. */
+function detectionsModel(classOf: () => number): FakeModelSpec {
+  return {
+    name: 'pets',
+    inputs: [{ name: 'images', datatype: 'FP32', shape: [-1, 3, S, S] }],
+    outputs: [
+      { name: 'detections', datatype: 'FP32', shape: [-1, -1, 6] },
+      { name: 'num_detections', datatype: 'INT32', shape: [-1] },
+    ],
+    config: {
+      max_batch_size: 8,
+      parameters: { metadata: { string_value: "{'names': {0: 'cat', 1: 'dog'}}" } },
+    },
+    infer: (req: DecodedRequest): Tensor[] => {
+      const n = req.inputs[0]!.shape[0]!;
+      const rows = new Float32Array(n * 6);
+      for (let i = 0; i < n; i++) rows.set([4, 4, 12, 12, 0.9, classOf()], i * 6);
+      return [
+        { name: 'detections', datatype: 'FP32', shape: [n, 1, 6], data: rows },
+        { name: 'num_detections', datatype: 'INT32', shape: [n], data: new Int32Array(n).fill(1) },
+      ];
+    },
+  };
+}
+
 /**
  * Issue 24, item 4: a remote model that fails is visibly down. Each fault as a real HTTP server
  * shows it, after it answered the readiness and metadata probes correctly.
@@ -363,5 +388,26 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
     assert.equal(detector.stats().remote.failures.protocol, 2);
     server.misbehave = undefined;
     assert.equal((await detector.detect([picture(200)])).detections[0]![0]!.label, 'dog');
+  });
+
+  it('a class index outside the model’s labels fails the batch instead of inventing a label', async (t) => {
+    let cls = 1;
+    const { detector } = await setup(
+      t,
+      detectionsModel(() => cls),
+    );
+    assert.equal((await detector.detect([picture(1)])).detections[0]![0]!.label, 'dog');
+    for (const [bad, shown] of [
+      [2, '2'],
+      [-1, '-1'],
+      [Number.NaN, 'NaN'],
+    ] as const) {
+      cls = bad;
+      await assert.rejects(
+        detector.detect([picture(1), picture(2)]),
+        new RegExp(`/v2/models/pets/infer: picture 0: class index ${shown} is outside the model's 2 labels`),
+      );
+    }
+    assert.equal(detector.stats().remote.failures.protocol, 3);
   });
 });
