@@ -14,7 +14,7 @@ export {
 } from './codec.js';
 export { PlanError, planRemote, type RemotePlan } from './plan.js';
 export { ARGUS_RGB24, HEADER_LENGTH, type Datatype } from './protocol.js';
-export { RemoteDetector, RemoteUnavailableError } from './remote-detector.js';
+export { RemoteBatchError, RemoteDetector, RemoteUnavailableError } from './remote-detector.js';
 export type {
   Availability,
   RemoteDetectorConfig,

@@ -41,6 +41,22 @@ function tensors(list: unknown, what: string): MetadataTensor[] {
   });
 }
 
+/**
+ * Whether the server and `model` say they are ready (`v2/health/ready`, the model's `ready`):
+ * resolves when both answer 200, rejects with RemoteRequestError naming which did not.
+ */
+export async function checkReady(
+  http: KServeHttp,
+  model: string,
+  version: string | undefined,
+): Promise<void> {
+  const at = (path: string): string => `GET ${http.where}${path}`;
+  const server = '/v2/health/ready';
+  KServeHttp.check(await http.request('GET', server), `${at(server)} (server ready)`);
+  const ready = `${modelPath(model, version)}/ready`;
+  KServeHttp.check(await http.request('GET', ready), `${at(ready)} (model ready)`);
+}
+
 /** Asks the server about `model`; rejects with RemoteRequestError naming what failed. */
 export async function probeServer(
   http: KServeHttp,
@@ -49,9 +65,8 @@ export async function probeServer(
 ): Promise<ServerFacts> {
   const get = async (path: string): Promise<Answer> => http.request('GET', path);
   const at = (path: string): string => `GET ${http.where}${path}`;
-  KServeHttp.check(await get('/v2/health/ready'), `${at('/v2/health/ready')} (server ready)`);
+  await checkReady(http, model, version);
   const base = modelPath(model, version);
-  KServeHttp.check(await get(`${base}/ready`), `${at(`${base}/ready`)} (model ready)`);
   const meta = json(KServeHttp.check(await get(base), at(base)), at(base)) as Record<string, unknown>;
   // Optional parts: servers that lack them answer 404 (or 400), which changes nothing.
   const server = await get('/v2');

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { Timer } from '../core/clock.js';
 import { fitsModel, type Picture } from '../core/frame.js';
+import { letterbox } from '../core/geometry.js';
 import {
   checkLabels,
   DetectorError,
@@ -12,32 +13,46 @@ import {
 import { scrub } from '../redact.js';
 import type { BatchDetections, BatchDetector, ModelStats } from '../scheduler/index.js';
 import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
-import { decodeInferResponse, encodeInferRequest, type RequestedOutput } from './codec.js';
+import { decodeInferResponse, encodeInferRequest, type EncodedBody, type RequestedOutput } from './codec.js';
 import { packPictures, unpackDetections } from './pack.js';
 import { answerLimit, PlanError, planRemote, type RemotePlan } from './plan.js';
-import { modelPath, probeServer } from './probe.js';
+import { checkReady, modelPath, probeServer } from './probe.js';
 import { ARGUS_RGB24, HEADER_LENGTH } from './protocol.js';
 import type { RemoteDetectorConfig, RemoteDetectorDeps, RemoteState, RemoteStats } from './remote-options.js';
 import { Slots } from './slots.js';
 import { ProtocolError } from './tensor.js';
 
+/**
+ * A batch the remote model failed. Its model accounts for it (its metrics count it; the rule
+ * that makes it unavailable logs one line when it goes and one when it is back), so it is
+ * `reported`: the scheduler logs each such batch at debug only.
+ */
+export class RemoteBatchError extends DetectorError {
+  readonly reported = true;
+}
+
 /** The remote model is unavailable (down, or not reached yet): its batches fail at once. */
-export class RemoteUnavailableError extends DetectorError {}
+export class RemoteUnavailableError extends RemoteBatchError {}
 
 /** Retries of one request: quick, since a frame's worth waits on them. */
 const RETRY_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 2000, factor: 2 };
 /** Probes of an unavailable server. */
 const PROBE_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, factor: 2 };
-/** Requests past their deadline in a row that make the server count as unavailable. */
-const TIMEOUTS_DOWN = 3;
+/** Batches failed in a row (for any reason the server gave) that make the model unavailable. */
+export const FAILED_BATCHES_DOWN = 3;
+/** While up, the server's and model's readiness are asked this often when no batch was answered. */
+export const HEALTH_INTERVAL_MS = 2000;
 
 /**
  * A model served by a KServe v2 / Open Inference Protocol server (Triton, KServe, OpenVINO Model
  * Server, another Argus) in place of a local ONNX session: the scheduler's BatchDetector. Batches
  * go out as binary tensors over keep-alive connections, at most `in_flight` at once, split to
  * what the model's batch dimension takes; answers are decoded as the local detector decodes its
- * own. A server that cannot be reached becomes a state (one log line, `onAvailability`, batches
- * failing at once with RemoteUnavailableError) and is probed, with backoff, until it is back.
+ * own. A server that cannot be reached or fails every batch becomes a state (one log line,
+ * `onAvailability`, batches failing at once with RemoteUnavailableError) and is probed, with
+ * backoff, until it is ready and answers a trial inference. While up and idle (its cameras
+ * answered from the cache), its readiness is asked every HEALTH_INTERVAL_MS. The rule is
+ * docs/operations.md's (Fleets, When a remote model is unavailable).
  */
 export class RemoteDetector implements BatchDetector {
   private http: KServeHttp | undefined;
@@ -48,7 +63,13 @@ export class RemoteDetector implements BatchDetector {
   private lastError: string | null = null;
   private probeTimer: Timer | null = null;
   private probeAttempt = 0;
-  private timeoutsInRow = 0;
+  private healthTimer: Timer | null = null;
+  /** Changes at every transition: a check begun before one does not act after it. */
+  private transitions = 0;
+  /** Batches failed in a row while up. */
+  private failedInRow = 0;
+  /** When an inference was last answered (clock ms). */
+  private lastAnswerAt = 0;
   private slots: Slots;
   private readonly counts = {
     requests: 0,
@@ -179,16 +200,17 @@ export class RemoteDetector implements BatchDetector {
     const first = this.plan === undefined;
     this.plan = plan;
     this.state = 'up';
+    this.transitions++;
     this.lastError = null;
-    this.since = this.deps.clock.now();
-    this.timeoutsInRow = 0;
+    this.since = this.lastAnswerAt = this.deps.clock.now();
+    this.failedInRow = 0;
     this.probeAttempt = 0;
+    this.scheduleHealth();
     const batch =
       'fixed' in plan.batch ? `fixed ${plan.batch.fixed}` : `dynamic, at most ${plan.batch.max ?? 'any'}`;
     if (first)
       this.deps.log.info(
         {
-          model: this.cfg.name,
           server: this.http!.where,
           remoteModel: this.cfg.remote.model,
           input: plan.input,
@@ -204,12 +226,15 @@ export class RemoteDetector implements BatchDetector {
 
   /** Up → down: logged once, reported once, probed until it is back. */
   private markDown(message: string): void {
-    this.lastError = message;
     if (this.state === 'down' || this.state === 'stopped') return;
+    this.lastError = message;
     this.state = 'down';
+    this.transitions++;
     this.since = this.deps.clock.now();
+    if (this.healthTimer) this.deps.clock.clearTimeout(this.healthTimer);
+    this.healthTimer = null;
     this.deps.log.warn(
-      { model: this.cfg.name, server: this.http?.where, err: message },
+      { server: this.http?.where, err: message },
       `remote model ${this.cfg.name} unavailable: ${message}; retrying`,
     );
     this.deps.onAvailability?.({ model: this.cfg.name, up: false, message });
@@ -221,11 +246,49 @@ export class RemoteDetector implements BatchDetector {
     this.probeTimer = this.deps.clock.setTimeout(() => {
       this.probeTimer = null;
       this.probe().catch((err: unknown) =>
-        this.deps.log.error({ model: this.cfg.name, err: String(err) }, 'remote model probe failed'),
+        this.deps.log.error({ err: String(err) }, 'remote model probe failed'),
       );
     }, delay);
   }
 
+  private scheduleHealth(): void {
+    if (this.healthTimer) this.deps.clock.clearTimeout(this.healthTimer);
+    this.healthTimer = this.deps.clock.setTimeout(() => {
+      this.healthTimer = null;
+      this.checkHealth().catch((err: unknown) =>
+        this.deps.log.error({ err: String(err) }, 'remote model health check failed'),
+      );
+    }, HEALTH_INTERVAL_MS);
+  }
+
+  /**
+   * While up: unless a request is out (its answer tells) or one was answered within the interval,
+   * asks whether the server and the model are ready; a connection error or 502/503/504 is retried
+   * as a request's is, and any other failure (not ready, no answer in time) makes it unavailable.
+   */
+  private async checkHealth(): Promise<void> {
+    const at = this.transitions;
+    const idle = this.slots.busy === 0 && this.deps.clock.now() - this.lastAnswerAt >= HEALTH_INTERVAL_MS;
+    for (let attempt = 0; idle; attempt++) {
+      try {
+        await checkReady(this.http!, this.cfg.remote.model, this.cfg.remote.version);
+        break;
+      } catch (err) {
+        if (this.state !== 'up' || this.transitions !== at) return;
+        const retryable =
+          err instanceof RemoteRequestError && (err.kind === 'connect' || err.kind === 'unavailable');
+        if (!retryable || attempt >= this.cfg.remote.retries) return this.markDown(this.describe(err));
+        await this.sleep(backoffDelay(attempt, RETRY_BACKOFF, this.deps.random));
+      }
+    }
+    if (this.state === 'up' && this.transitions === at) this.scheduleHealth();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((r) => this.deps.clock.setTimeout(r, ms));
+  }
+
+  /** Down: back once the server says it is ready, describes the model, and answers a trial inference. */
   private async probe(): Promise<void> {
     let plan: RemotePlan;
     try {
@@ -234,26 +297,25 @@ export class RemoteDetector implements BatchDetector {
         throw new PlanError(
           `the model now takes ${plan.inputSize}×${plan.inputSize} pictures, not ${this.plan.inputSize}×${this.plan.inputSize}: restart Argus`,
         );
+      await this.trial(plan);
     } catch (err) {
       if (this.state !== 'down') return;
       this.lastError = this.describe(err);
-      this.deps.log.debug({ model: this.cfg.name, err: this.lastError }, 'remote model still unavailable');
+      this.deps.log.debug({ err: this.lastError }, 'remote model still unavailable');
       return this.scheduleProbe();
     }
     if (this.state !== 'down') return;
     const downMs = this.deps.clock.now() - this.since;
     this.usePlan(plan);
-    this.deps.log.info(
-      { model: this.cfg.name, server: this.http!.where, downMs },
-      `remote model ${this.cfg.name} available again`,
-    );
+    this.deps.log.info({ server: this.http!.where, downMs }, `remote model ${this.cfg.name} available again`);
     this.deps.onAvailability?.({ model: this.cfg.name, up: true, message: null });
   }
 
   /**
    * Runs one batch on the server: split to what the model's batch dimension takes, each part one
    * request (in flight at once up to `in_flight`). Rejects with RemoteUnavailableError at once
-   * while the server is unavailable, DetectorError when a request fails.
+   * while the server is unavailable, RemoteBatchError when a request fails; FAILED_BATCHES_DOWN
+   * such batches in a row make it unavailable.
    */
   async detect(pictures: readonly Picture[]): Promise<BatchDetections> {
     if (pictures.length === 0) return { detections: [], inferMs: 0 };
@@ -271,77 +333,105 @@ export class RemoteDetector implements BatchDetector {
     const parts: Picture[][] = [];
     for (let i = 0; i < pictures.length; i += step) parts.push(pictures.slice(i, i + step));
     const t0 = performance.now();
-    const answers = await Promise.all(parts.map((part) => this.infer(plan, part)));
+    const at = this.transitions;
+    let answers;
+    try {
+      answers = await Promise.all(parts.map((part) => this.infer(plan, part)));
+    } catch (err) {
+      if (err instanceof RemoteBatchError && this.state === 'up' && this.transitions === at)
+        if (++this.failedInRow >= FAILED_BATCHES_DOWN)
+          this.markDown(`${this.failedInRow} batches in a row failed, the last: ${err.message}`);
+      throw err;
+    }
+    if (this.transitions === at) this.failedInRow = 0;
     const detections = answers.flat().map((raw, i) => toDetections(raw, pictures[i]!.geometry, plan.labels));
     return { detections, inferMs: performance.now() - t0 };
   }
 
-  /** One request for `part`, retried on connection errors and 502/503/504 with backoff and jitter. */
-  private async infer(plan: RemotePlan, part: Picture[]): Promise<ReturnType<typeof unpackDetections>> {
-    const slots = 'fixed' in plan.batch ? plan.batch.fixed : part.length;
+  /** The request body for `part`, in `slots` batch items (a fixed batch: zeros after the pictures). */
+  private encode(plan: RemotePlan, part: readonly Picture[], slots: number): EncodedBody {
     const input = packPictures(plan.inputName, part, plan.input, plan.inputSize, slots);
     const names =
       plan.output.kind === 'yolo' ? [plan.output.name] : [plan.output.name, plan.output.countName];
     const outputs: RequestedOutput[] = names.map((name) => ({ name, binary: true }));
-    const body = encodeInferRequest({ inputs: [input], outputs });
-    const what = `POST ${this.http!.where}${this.inferPath}`;
+    return encodeInferRequest({ inputs: [input], outputs });
+  }
+
+  /** One request for `part`, retried on connection errors and 502/503/504 with backoff and jitter. */
+  private async infer(plan: RemotePlan, part: Picture[]): Promise<RawDetection[][]> {
+    const slots = 'fixed' in plan.batch ? plan.batch.fixed : part.length;
+    const body = this.encode(plan, part, slots);
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.slots.take();
-        let answer;
-        try {
-          if (this.state === 'stopped') throw new DetectorError('remote model stopped');
-          this.counts.requests++;
-          if (attempt > 0) this.counts.retries++;
-          this.counts.bytesSent += body.length;
-          const limit = answerLimit(plan, slots);
-          answer = KServeHttp.check(await this.http!.request('POST', this.inferPath, body, limit), what);
-        } finally {
-          this.slots.give();
-        }
-        this.counts.bytesReceived += answer.body.length;
-        const header = answer.headers[HEADER_LENGTH];
-        const res = decodeInferResponse(answer.body, Array.isArray(header) ? header[0] : header);
-        const raw = unpackDetections(res.outputs, plan.output, part.length, {
-          conf: this.cfg.conf,
-          iou: this.cfg.iou,
-          maxDet: this.cfg.max_detections,
-        });
-        checkClasses(raw, plan.labels.length);
+        const raw = await this.post(plan, body, slots, part.length, attempt > 0);
         this.counts.frames += part.length;
-        this.timeoutsInRow = 0;
         return raw;
       } catch (err) {
-        const kind: FailureKind | undefined =
-          err instanceof RemoteRequestError
-            ? err.kind
-            : err instanceof ProtocolError
-              ? 'protocol'
-              : undefined;
-        if (!kind) throw err;
-        this.counts.failures[kind]++;
-        const message = this.hide(
-          err instanceof ProtocolError ? `${what}: ${err.message}` : (err as Error).message,
-        );
-        const retryable = kind === 'connect' || kind === 'unavailable';
+        if (!(err instanceof RemoteRequestError)) throw err;
+        const message = this.hide(err.message);
+        const retryable = err.kind === 'connect' || err.kind === 'unavailable';
         if (retryable && attempt < this.cfg.remote.retries && this.state === 'up') {
-          await new Promise<void>((r) =>
-            this.deps.clock.setTimeout(r, backoffDelay(attempt, RETRY_BACKOFF, this.deps.random)),
-          );
+          await this.sleep(backoffDelay(attempt, RETRY_BACKOFF, this.deps.random));
           continue;
         }
-        this.afterFailure(kind, message, err);
-        throw new DetectorError(message);
+        // The server says it is away (or the model gone): unavailable at once.
+        if (retryable || err.status === 404) this.markDown(message);
+        throw new RemoteBatchError(message);
       }
     }
   }
 
-  /** A request that failed for good: the server counts as unavailable when that is what it says. */
-  private afterFailure(kind: FailureKind, message: string, err: unknown): void {
-    this.timeoutsInRow = kind === 'timeout' ? this.timeoutsInRow + 1 : 0;
-    const gone = err instanceof RemoteRequestError && err.status === 404;
-    if (kind === 'connect' || kind === 'unavailable' || gone || this.timeoutsInRow >= TIMEOUTS_DOWN)
-      this.markDown(message);
+  /**
+   * Sends one inference request (on a slot) and reads its answer, bounded by what `slots` items
+   * can need: the first `count` items' detections, every class among the model's labels. Rejects
+   * with RemoteRequestError (counted by its kind), an answer that breaks the protocol as `protocol`.
+   */
+  private async post(
+    plan: RemotePlan,
+    body: EncodedBody,
+    slots: number,
+    count: number,
+    retry: boolean,
+  ): Promise<RawDetection[][]> {
+    const what = `POST ${this.http!.where}${this.inferPath}`;
+    await this.slots.take();
+    try {
+      let answer;
+      try {
+        if (this.state === 'stopped') throw new DetectorError('remote model stopped');
+        this.counts.requests++;
+        if (retry) this.counts.retries++;
+        this.counts.bytesSent += body.length;
+        const limit = answerLimit(plan, slots);
+        answer = KServeHttp.check(await this.http!.request('POST', this.inferPath, body, limit), what);
+      } finally {
+        this.slots.give();
+      }
+      this.counts.bytesReceived += answer.body.length;
+      const header = answer.headers[HEADER_LENGTH];
+      const res = decodeInferResponse(answer.body, Array.isArray(header) ? header[0] : header);
+      const raw = unpackDetections(res.outputs, plan.output, count, {
+        conf: this.cfg.conf,
+        iou: this.cfg.iou,
+        maxDet: this.cfg.max_detections,
+      });
+      checkClasses(raw, plan.labels.length);
+      this.lastAnswerAt = this.deps.clock.now();
+      return raw;
+    } catch (err) {
+      const failure =
+        err instanceof ProtocolError ? new RemoteRequestError('protocol', `${what}: ${err.message}`) : err;
+      if (failure instanceof RemoteRequestError) this.counts.failures[failure.kind]++;
+      throw failure;
+    }
+  }
+
+  /** One blank picture through the model: a server that answers it is back. */
+  private async trial(plan: RemotePlan): Promise<void> {
+    const s = plan.inputSize;
+    const blank: Picture = { data: Buffer.alloc(s * s * 3), geometry: letterbox(s, s, s) };
+    const slots = 'fixed' in plan.batch ? plan.batch.fixed : 1;
+    await this.post(plan, this.encode(plan, [blank], slots), slots, 1, false);
   }
 
   /** As a local model's: `kserve` for its provider, its requests as sessions; and its client's numbers. */
@@ -376,8 +466,8 @@ export class RemoteDetector implements BatchDetector {
   /** Stops probing and closes the connections; requests still waiting for a slot fail. */
   stop(): Promise<void> {
     this.state = 'stopped';
-    if (this.probeTimer) this.deps.clock.clearTimeout(this.probeTimer);
-    this.probeTimer = null;
+    for (const timer of [this.probeTimer, this.healthTimer]) if (timer) this.deps.clock.clearTimeout(timer);
+    this.probeTimer = this.healthTimer = null;
     this.slots.close(new DetectorError('remote model stopped'));
     this.http?.close();
     return Promise.resolve();

@@ -83,6 +83,7 @@ async function setup(
   await server.start();
   t.after(() => server.stop());
   let logs = '';
+  // As the registry gives it: the model's own logger, `model` bound on every line.
   const log = pino(
     { level: 'debug' },
     new Writable({
@@ -91,7 +92,7 @@ async function setup(
         done();
       },
     }),
-  );
+  ).child({ model: 'pets' });
   const changes: Availability[] = [];
   const detector = new RemoteDetector(
     {
@@ -324,6 +325,21 @@ const toHalf = (v: number): number => {
   return (1 + (bits & 0x3ff) / 1024) * 2 ** (e - 15);
 };
 
+/** The log lines (JSON) at `level` and above: pino's 30 info, 40 warn. */
+function linesAtLeast(logs: string, level: number): { level: number; msg: string; raw: string }[] {
+  return logs
+    .split('\n')
+    .filter(Boolean)
+    .map((raw) => ({ ...(JSON.parse(raw) as { level: number; msg: string }), raw }))
+    .filter((l) => l.level >= level);
+}
+
+/** No line carries a key twice (pino child bindings and a field of the same name both print). */
+function assertNoDuplicateModelKey(logs: string): void {
+  for (const line of logs.split('\n').filter(Boolean))
+    assert.ok((line.match(/"model":/g) ?? []).length <= 1, `"model" twice in ${line}`);
+}
+
 /** A post-NMS model (as an Argus server answers): one row per picture, of the class `classOf` says. */
 function detectionsModel(classOf: () => number): FakeModelSpec {
   return {
@@ -354,6 +370,115 @@ function detectionsModel(classOf: () => number): FakeModelSpec {
  * shows it, after it answered the readiness and metadata probes correctly.
  */
 describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => {
+  const faults: [string, (res: ServerResponse) => void, RegExp][] = [
+    [
+      '500 to every inference',
+      (res) =>
+        res.writeHead(500, { 'Content-Type': 'application/json' }).end('{"error":"CUDA out of memory"}'),
+      /POST http:\/\/127\.0\.0\.1:\d+\/v2\/models\/pets\/infer: HTTP 500: CUDA out of memory/,
+    ],
+    [
+      '200 with garbage to every inference',
+      (res) =>
+        res
+          .writeHead(200, { 'Content-Type': 'application/octet-stream' })
+          .end(Buffer.from('\x89PNG garbage')),
+      /POST http:\/\/127\.0\.0\.1:\d+\/v2\/models\/pets\/infer: the body's JSON does not parse/,
+    ],
+  ];
+  for (const [fault, misbehave, error] of faults)
+    it(`${fault}: three failed batches in a row make it unavailable (one line); back once a trial inference is answered (one line)`, async (t) => {
+      const { server, detector, changes, logs } = await setup(t, yoloModel(), { remote: { retries: 1 } });
+      assert.equal((await detector.detect([picture(1)])).detections[0]!.length, 1);
+      server.misbehave = misbehave;
+      const failed: Error[] = [];
+      for (let i = 1; i <= 3; i++) {
+        await assert.rejects(detector.detect([picture(1)]), (e: Error) => {
+          assert.match(e.message, error);
+          return failed.push(e) > 0;
+        });
+        assert.equal(detector.available, i < 3, `after ${i} failed batches`);
+      }
+      assert.ok(
+        failed.every((e) => (e as { reported?: unknown }).reported === true),
+        'each failed batch is the model’s to report: the scheduler logs it at debug',
+      );
+      assert.equal(changes.length, 1);
+      assert.equal(changes[0]!.up, false);
+      assert.match(changes[0]!.message!, /^3 batches in a row failed, the last: /);
+      assert.match(changes[0]!.message!, error);
+      assert.deepEqual([detector.stats().readyWorkers, detector.stats().remote.state], [0, 'down']);
+      assert.match(detector.unavailable()!, error);
+      const sent = server.inferences.length;
+      await assert.rejects(detector.detect([picture(1)]), (e: Error) => e instanceof RemoteUnavailableError);
+      assert.equal(server.inferences.length, sent, 'no request while it is unavailable');
+
+      // Its probes find the server ready and the model described, but the trial inference fails.
+      await waitFor('two probes', () => server.inferences.length >= sent + 2, 10_000);
+      assert.equal(detector.available, false, 'ready is not enough: the trial inference failed');
+      const trial = server.inferences.at(-1)!.infer!.inputs[0]!;
+      assert.deepEqual(trial.shape, [1, 3, S, S], 'one blank picture');
+
+      server.misbehave = undefined;
+      await waitFor('recovery', () => detector.available, 20_000);
+      assert.deepEqual(
+        changes.map((c) => c.up),
+        [false, true],
+      );
+      assert.equal((await detector.detect([picture(200)])).detections[0]![0]!.label, 'dog');
+      const said = linesAtLeast(logs(), 30);
+      assert.deepEqual(
+        said.map((l) => [l.level, l.msg.replace(/: .*/, '')]),
+        [
+          [30, 'remote model pets ready'],
+          [40, 'remote model pets unavailable'],
+          [30, 'remote model pets available again'],
+        ],
+        'one line when it goes, one when it is back: nothing per batch above debug',
+      );
+      assertNoDuplicateModelKey(logs());
+    });
+
+  it('killed while no batch is sent (its cameras answered from the cache): the readiness check notices it', async (t) => {
+    const { server, detector, changes, logs } = await setup(t, yoloModel());
+    await detector.detect([picture(1)]);
+    const probes = server.seen.length;
+    // From here no batch goes out. The server is asked whether it is ready meanwhile.
+    await waitFor(
+      'a readiness check while up',
+      () => server.seen.slice(probes).some((r) => r.path === '/v2/health/ready'),
+      10_000,
+    );
+    assert.equal(server.inferences.length, 1);
+    await server.stop();
+    const t0 = Date.now();
+    await waitFor('the check to find it gone', () => !detector.available, 15_000);
+    const noticedMs = Date.now() - t0;
+    assert.equal(server.inferences.length, 1, 'noticed without a batch');
+    assert.match(changes[0]!.message!, /GET http:\/\/127\.0\.0\.1:\d+\/v2\/health\/ready: ECONNREFUSED/);
+    t.diagnostic(`noticed ${noticedMs} ms after the server went`);
+    await server.start();
+    await waitFor('recovery', () => detector.available, 15_000);
+    assert.deepEqual(
+      changes.map((c) => c.up),
+      [false, true],
+    );
+    assert.deepEqual(
+      linesAtLeast(logs(), 40).map((l) => l.msg.replace(/: .*/, '')),
+      ['remote model pets unavailable'],
+    );
+    assertNoDuplicateModelKey(logs());
+  });
+
+  it('a model not ready while up: the readiness check makes it unavailable', async (t) => {
+    const { server, detector, changes } = await setup(t, yoloModel());
+    server.ready = false;
+    await waitFor('the check to find it not ready', () => !detector.available, 15_000);
+    assert.match(changes[0]!.message!, /\/v2\/health\/ready \(server ready\): HTTP 400/);
+    server.ready = true;
+    await waitFor('recovery', () => detector.available, 15_000);
+  });
+
   it('an answer larger than the batch can need is refused as it arrives, never read whole', async (t) => {
     const { server, detector } = await setup(t, yoloModel());
     const GiB = 1024 ** 3;
@@ -408,6 +533,7 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
         new RegExp(`/v2/models/pets/infer: picture 0: class index ${shown} is outside the model's 2 labels`),
       );
     }
+    assert.equal(detector.available, false, 'three such batches in a row');
     assert.equal(detector.stats().remote.failures.protocol, 3);
   });
 });
