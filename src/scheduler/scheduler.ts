@@ -399,7 +399,10 @@ export class Scheduler {
         pool.settled(undefined);
         const message = err instanceof Error ? err.message : String(err);
         const cameras = new Set(batch.flatMap(({ lane }) => (lane.camera ? [lane.camera] : [])));
-        this.deps.log.warn(
+        // A failure its detector reports itself (a remote model: one line when its server goes,
+        // one when it is back) marks its error `reported`: each batch of it only at debug.
+        const reported = err instanceof Error && (err as { reported?: unknown }).reported === true;
+        this.deps.log[reported ? 'debug' : 'warn'](
           { cameras: [...cameras].map((c) => c.name), frames: batch.length, err: message },
           'batch failed; its frames are dropped',
         );
