@@ -29,6 +29,8 @@ export interface ViewSources extends StatsSources {
     detector(name: string): { readonly inputSize: number } | undefined;
     names(): string[];
     labels(name: string): readonly string[] | undefined;
+    /** Why the model of this name takes no batch now (a remote model's server away), or undefined. */
+    unavailable?(name: string): string | undefined;
   };
   stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
@@ -132,13 +134,20 @@ export class LiveView implements HttpSource {
       const latest = this.latest.get(name);
       const rate = own(rates, name);
       const queue = own(sched.cameras, name);
+      // As its MQTT status says: its model's being unavailable first, then its own failure.
+      const away = this.src.models.unavailable?.(cfg.model);
       return {
         camera: name,
         model: cfg.model,
         state: st?.state ?? (cfg.enabled ? 'connecting' : 'disabled'),
         since: st ? new Date(st.since).toISOString() : null,
         restarts: st?.restarts ?? 0,
-        last_error: st?.lastError ? { cause: st.lastError.cause, message: st.lastError.message } : null,
+        last_error:
+          away !== undefined
+            ? { cause: 'detector_unavailable', message: away }
+            : st?.lastError
+              ? { cause: st.lastError.cause, message: st.lastError.message }
+              : null,
         source: st?.source ?? null,
         fps_in: rate?.fpsIn ?? 0,
         fps_analysed: rate?.fpsAnalysed ?? 0,

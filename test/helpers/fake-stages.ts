@@ -82,6 +82,8 @@ export class FakeStages {
     statuses: (): CameraStatus[] => this.statuses,
     status: (name: string): CameraStatus | undefined => this.statuses.find((s) => s.camera === name),
   };
+  /** Why a model is unavailable (a remote model's server away), by its name; none: all are up. */
+  away = new Map<string, string>();
   /** The model registry, as stats, metrics and the HTTP view read it. */
   models = {
     stats: (): Record<string, NamedModelStats> => structuredClone(this.modelStats),
@@ -89,6 +91,7 @@ export class FakeStages {
     detector: (name: string): { inputSize: number } | undefined => this.modelStats[name],
     labels: (name: string): readonly string[] | undefined =>
       name in this.modelStats ? ['person', 'car'] : undefined,
+    unavailable: (name: string): string | undefined => this.away.get(name),
   };
   output = { stats: (): OutputStats => this.out };
 }

@@ -137,6 +137,20 @@ describe('live view (HTTP API models)', () => {
     assert.deepEqual(view.cameraNames(), ['gate', 'yard']);
   });
 
+  it('says detector_unavailable while a camera’s model is unavailable, as its MQTT status does', () => {
+    const { stages, view } = setup();
+    stages.statuses = [cameraStatus('gate', { state: 'streaming' })];
+    const message = 'POST http://gpu-box.lan/v2/models/default/infer: HTTP 500: CUDA out of memory';
+    stages.away.set('default', message);
+    const [gate] = view.cameras();
+    assert.deepEqual(
+      [gate!.state, gate!.last_error],
+      ['streaming', { cause: 'detector_unavailable', message }],
+    );
+    stages.away.clear();
+    assert.equal(view.cameras()[0]!.last_error, null);
+  });
+
   it('serves the latest frame as an annotated JPEG, and forgets cameras removed by a reload', async () => {
     const { view, result, setCameras } = setup();
     assert.equal(await view.latestJpeg('gate'), undefined);
