@@ -45,7 +45,7 @@ export class Daemon {
     private readonly clock: Clock = systemClock,
   ) {
     this.notifier = new SystemdNotifier(process.env, log.child({ stage: 'systemd' }));
-    this.shutdown = new Shutdown(log, () => this.ingest?.pids() ?? []);
+    this.shutdown = new Shutdown(log, () => this.ingest?.killable() ?? []);
   }
 
   /**

@@ -1,10 +1,14 @@
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 
 /** A started stage, as the root stops it. */
 export interface Started {
   name: string;
   stage: { stop(): unknown };
+}
+
+/** A camera as a hurried stop sees it (`Camera.killNow`). */
+interface Killable {
+  killNow(): number | undefined;
 }
 
 /** The stages whose stop waits for work in flight: batches, and the detector workers busy with them. */
@@ -22,13 +26,13 @@ export class Shutdown {
   private quick = false;
   private onHurry: () => void = () => undefined;
   private readonly hurriedNow = new Promise<void>((resolve) => (this.onHurry = resolve));
-  /** The ids of the cameras' ffmpeg processes, while the cameras stop. */
-  private ffmpeg: number[] = [];
+  /** The cameras being stopped, while they stop. */
+  private cameras: Killable[] = [];
 
   constructor(
     private readonly log: Logger,
-    /** The running ffmpeg processes' ids, from the cameras' stage. */
-    private readonly ffmpegPids: () => number[],
+    /** The running cameras, from the cameras' stage. */
+    private readonly running: () => Killable[],
   ) {}
 
   /** Whether hurry() was called: answers that still come back are dropped. */
@@ -58,10 +62,10 @@ export class Shutdown {
   private async stopStage(name: string, stage: Started['stage']): Promise<void> {
     if (name === 'cameras') {
       // Read first: the stage forgets its cameras as it stops them (which marks each stopping).
-      this.ffmpeg = this.ffmpegPids();
+      this.cameras = this.running();
       const done = Promise.resolve(stage.stop());
       if (this.quick) this.killFfmpeg();
-      await done.finally(() => (this.ffmpeg = []));
+      await done.finally(() => (this.cameras = []));
       return;
     }
     const done = Promise.resolve(stage.stop());
@@ -76,23 +80,12 @@ export class Shutdown {
   }
 
   /**
-   * SIGKILLs the ffmpeg processes of the cameras being stopped: each camera's stop sees its exit
-   * and settles in `stopped` at once. An id whose ffmpeg has exited meanwhile is skipped, lest it
-   * name another process by now: only Argus' own children are killed.
+   * SIGKILLs the ffmpeg of the cameras being stopped, each through its own process handle (never
+   * by a process id, which may name another process once its ffmpeg has exited): each camera's
+   * stop sees the exit and settles in `stopped` at once.
    */
   private killFfmpeg(): void {
-    const pids = this.ffmpeg.splice(0).filter(isChild);
-    for (const pid of pids) process.kill(pid, 'SIGKILL');
+    const pids = this.cameras.splice(0).flatMap((c) => c.killNow() ?? []);
     if (pids.length > 0) this.log.info({ pids }, 'ffmpeg killed');
-  }
-}
-
-/** Whether `pid` is a child of this process (read from /proc); false once it is gone. */
-function isChild(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
-  } catch {
-    return false;
   }
 }

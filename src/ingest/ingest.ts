@@ -119,6 +119,11 @@ export class Ingest {
     return [...this.cameras.values()].map((c) => c.snapshot());
   }
 
+  /** The running cameras, as a hurried stop kills their ffmpeg (read before they are stopped). */
+  killable(): { killNow(): number | undefined }[] {
+    return [...this.cameras.values()];
+  }
+
   /** ffmpeg process ids currently running (for operations and tests). */
   pids(): number[] {
     return [...this.cameras.values()].map((c) => c.pid).filter((p): p is number => p !== undefined);
