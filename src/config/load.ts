@@ -16,6 +16,7 @@ import {
   type YAMLMap,
 } from 'yaml';
 import type { z } from 'zod';
+import { namedRecord } from '../core/names.js';
 import { redactUrl, scrub } from '../redact.js';
 import { resolveStateDir } from '../state/index.js';
 import { configSchema, type Config } from './schema.js';
@@ -238,7 +239,7 @@ function substituteEnv(
     return value.map((v, i) => substituteEnv(v, env, [...path, i], issues, substituted));
   if (value && typeof value === 'object') {
     // No prototype: a key such as `__proto__` is kept as the user's name, not taken as a setter.
-    const out = Object.create(null) as Record<string, unknown>;
+    const out = namedRecord<unknown>();
     for (const [k, v] of Object.entries(value)) {
       // `key:` with nothing after it means "not set", as in a section whose keys are all commented out.
       if (v !== null) out[k] = substituteEnv(v, env, [...path, k], issues, substituted);

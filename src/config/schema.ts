@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { namedRecord } from '../core/names.js';
 
 /**
  * The configuration schema: the one definition of what a config file may contain, used both to
@@ -81,7 +82,7 @@ export function namedMap<V extends z.ZodType>(
   // Typed by what it holds, checked by hand below.
   const holder = z.custom<Record<string, z.input<V>>>(() => true).optional();
   const map = holder.transform((input: unknown, ctx): Record<string, z.output<V>> => {
-    const out = Object.create(null) as Record<string, z.output<V>>;
+    const out = namedRecord<z.output<V>>();
     if (input === undefined) return out;
     if (!isMapping(input)) {
       ctx.issues.push({ code: 'invalid_type', expected: 'record', input, message: 'must be a mapping' });
@@ -605,9 +606,7 @@ export const configSchema = sections
   })
   .transform(({ model: legacy, models, ...rest }) => {
     // Kept without a prototype, as namedMap made it.
-    const all = legacy
-      ? Object.assign(Object.create(null) as typeof models, { default: legacy }, models)
-      : models;
+    const all = legacy ? Object.assign(namedRecord<ModelConfig>(), { default: legacy }, models) : models;
     return { ...rest, models: all };
   });
 
