@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import mqtt from 'mqtt';
 import { pino } from 'pino';
 import { sectionConfig } from '../src/config/schema.js';
-import { EmbeddedBroker } from '../src/publish/broker.js';
+import { EmbeddedBroker } from '../src/broker/broker.js';
 import { MqttOutput } from '../src/publish/mqtt-output.js';
 import { stalledSubscriber } from '../test/helpers/stalled-subscriber.js';
 

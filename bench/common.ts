@@ -13,7 +13,7 @@ import {
   thumbnailFilter,
 } from '../src/ingest/index.js';
 import { sectionConfig } from '../src/config/schema.js';
-import { EmbeddedBroker } from '../src/publish/index.js';
+import { EmbeddedBroker } from '../src/broker/index.js';
 
 /** A config section as YAML lines (`name:` and its keys), or none when `values` is absent. */
 export const yamlSection = (

@@ -21,7 +21,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import type { EmbeddedBroker } from '../src/publish/broker.js';
+import type { EmbeddedBroker } from '../src/broker/broker.js';
 import type { CameraStatusPayload, DetectionsPayload, EventPayload } from '../src/publish/topics.js';
 import { benchDaemonConfig, EVERY_FRAME, startBenchBroker, yamlSection } from './common.js';
 import { summariseEvents, type EventsRow, type PeopleCount, type Recorded } from './events-summary.js';

@@ -3,7 +3,7 @@ import { diffConfig, type LoadedConfig } from './config/index.js';
 import type { LiveView } from './http/index.js';
 import type { Ingest } from './ingest/index.js';
 import { planCameras, type ModelRegistry } from './models/index.js';
-import type { Reporter } from './publish/index.js';
+import type { Reporter } from './events/index.js';
 import type { Scheduler } from './scheduler/index.js';
 
 /** The stages a reload reaches. */

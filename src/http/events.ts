@@ -1,5 +1,5 @@
 import { topicLevelProblem } from '../config/index.js';
-import type { EventQuery } from '../state/index.js';
+import type { EventQuery } from '../events/index.js';
 import { HttpError } from './server.js';
 
 /** The most events one GET /api/events answers, and how many without `limit`. */

@@ -4,7 +4,8 @@ import { own } from '../core/names.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
 import type { RemoteStats } from '../kserve/index.js';
 import type { NamedModelStats } from '../models/index.js';
-import type { BrokerStats, OutputStats, StatsSources } from '../publish/index.js';
+import type { BrokerStats } from '../broker/index.js';
+import type { OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 
 interface Snapshot {

@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { InferenceService, type ServedModel } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
-import type { EventQuery } from '../state/index.js';
+import type { EventQuery } from '../events/index.js';
 import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
-import { MAX_WIDTH, MIN_WIDTH } from '../publish/index.js';
+import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
 import { argusVersion } from '../version.js';
 import { readBody, readImageUpload, UploadError } from './upload.js';
 

@@ -4,17 +4,12 @@ import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { ServedModel } from '../kserve/index.js';
-import {
-  annotatedJpeg,
-  applyCameraFilters,
-  lagSeconds,
-  type CameraRates,
-  type StatsSources,
-  type CountsInView,
-  type ZonedDetection,
-} from '../publish/index.js';
+import { annotatedJpeg } from '../draw/index.js';
+import type { CountsInView } from '../events/index.js';
+import { lagSeconds, type CameraRates, type StatsSources } from '../publish/index.js';
+import { applyCameraFilters, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
-import type { EventQuery, EventStore } from '../state/index.js';
+import type { EventQuery, EventStore } from '../events/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */

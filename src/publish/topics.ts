@@ -1,7 +1,7 @@
 import type { Box } from '../core/geometry.js';
 import type { CameraState, FailureCause } from '../ingest/index.js';
-import type { ZonedDetection } from './filters.js';
-import type { ObjectEvent } from './tracker.js';
+import type { ZonedDetection } from '../track/index.js';
+import type { ObjectEvent } from '../track/index.js';
 
 /** Every MQTT topic Argus publishes, and its payload. docs/mqtt.md has one heading per topic. */
 

@@ -4,7 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import mqtt, { type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { sectionConfig } from '../../src/config/schema.js';
-import { EmbeddedBroker } from '../../src/publish/broker.js';
+import { EmbeddedBroker } from '../../src/broker/broker.js';
 import { MqttOutput } from '../../src/publish/mqtt-output.js';
 import { waitFor } from '../helpers/env.js';
 import { connectOnce, rawClient, wire } from '../helpers/mqtt.js';

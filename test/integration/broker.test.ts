@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { sectionConfig } from '../../src/config/schema.js';
-import { EmbeddedBroker } from '../../src/publish/broker.js';
+import { EmbeddedBroker } from '../../src/broker/broker.js';
 import { MqttOutput } from '../../src/publish/mqtt-output.js';
 import { waitFor } from '../helpers/env.js';
 import { connectOnce, publishOnce, rawClient, Subscriber, wire } from '../helpers/mqtt.js';

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/load.js';
 import { sectionConfig } from '../../src/config/schema.js';
-import { EmbeddedBroker } from '../../src/publish/broker.js';
+import { EmbeddedBroker } from '../../src/broker/broker.js';
 import { MqttOutput } from '../../src/publish/mqtt-output.js';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { startBroker, Subscriber } from '../helpers/mqtt.js';

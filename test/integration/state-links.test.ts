@@ -3,8 +3,8 @@ import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { EventStore } from '../../src/state/index.js';
-import { eventKey } from '../../src/state/event-store.js';
+import { EventStore } from '../../src/events/index.js';
+import { eventKey } from '../../src/events/event-store.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { freePort } from '../helpers/rtsp.js';

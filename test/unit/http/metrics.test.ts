@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Histogram } from '../../../src/core/histogram.js';
 import { createMetrics } from '../../../src/http/metrics.js';
-import { REFUSALS } from '../../../src/publish/broker-policy.js';
-import type { BrokerStats } from '../../../src/publish/index.js';
+import { REFUSALS } from '../../../src/broker/broker-policy.js';
+import type { BrokerStats } from '../../../src/broker/index.js';
 import { emptyHistogram, cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
 import { flush } from '../../helpers/fakes.js';
 

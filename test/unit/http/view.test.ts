@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import type { Detection, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { CameraConfig } from '../../../src/config/index.js';
-import type { CountsInView } from '../../../src/publish/index.js';
+import type { CountsInView } from '../../../src/events/index.js';
 import { HttpError } from '../../../src/http/server.js';
 import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';

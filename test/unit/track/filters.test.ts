@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Detection } from '../../../src/core/frame.js';
 import { parseConfig } from '../../../src/config/index.js';
-import { applyCameraFilters, insidePolygon, type ZonedDetection } from '../../../src/publish/filters.js';
+import { applyCameraFilters, insidePolygon, type ZonedDetection } from '../../../src/track/filters.js';
 
 const cameraConfig = (yaml: string) =>
   parseConfig(`model:\n  path: m.onnx\ncameras:\n  gate:\n    url: rtsp://h/s\n${yaml}`, 'c.yaml', {}).config;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { assign } from '../../../src/publish/assign.js';
+import { assign } from '../../../src/track/assign.js';
 
 /** The least total cost over every partial matching that leaves unmatched rows and columns at limit / 2 each. */
 function bruteForce(cost: number[][], cols: number, limit: number): number {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Backlog } from '../../../src/publish/broker-backlog.js';
+import { Backlog } from '../../../src/broker/broker-backlog.js';
 
 const limits = { maxBytes: 1000, maxBehindMs: 10_000 };
 

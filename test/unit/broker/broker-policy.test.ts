@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { RefusalLog, RetainedQuota, underTopic } from '../../../src/publish/broker-policy.js';
+import { RefusalLog, RetainedQuota, underTopic } from '../../../src/broker/broker-policy.js';
 
 describe('underTopic', () => {
   it('is the base topic itself or a topic below it, not a topic that merely starts alike', () => {

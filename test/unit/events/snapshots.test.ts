@@ -4,9 +4,9 @@ import sharp from 'sharp';
 import type { Result } from '../../../src/core/frame.js';
 import { letterbox, type Box } from '../../../src/core/geometry.js';
 import { sectionConfig, type Config } from '../../../src/config/index.js';
-import { isBetter, onEdge, Snapshots, type Candidate } from '../../../src/publish/snapshots.js';
+import { isBetter, onEdge, Snapshots, type Candidate } from '../../../src/events/snapshots.js';
 import { topics } from '../../../src/publish/topics.js';
-import type { ObjectEvent, Sighting } from '../../../src/publish/tracker.js';
+import type { ObjectEvent, Sighting } from '../../../src/track/tracker.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
 

@@ -4,7 +4,7 @@ import { lstat, mkdir, readdir, readlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { readOwnFile, syncDir, writeAtomic } from './atomic.js';
+import { readOwnFile, syncDir, writeAtomic } from '../state/index.js';
 
 /** An event as the history keeps it: what it is filtered and ordered by, and what is answered. */
 export interface StoredEvent {

@@ -6,23 +6,30 @@ import type { Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
-import { EventStore } from '../state/index.js';
-import { DetectionsGate } from './detections-gate.js';
-import { applyCameraFilters } from './filters.js';
-import type { Discovery } from './ha-discovery.js';
+import { EventStore } from './event-store.js';
 import { LineCounts, type LineCount } from './line-counts.js';
-import type { Output } from './mqtt-output.js';
 import { Snapshots } from './snapshots.js';
-import { lagSeconds } from './stats.js';
-import type {
-  CameraStatusPayload,
-  CrossingPayload,
-  DetectionsPayload,
-  EventPayload,
-  Topics,
-} from './topics.js';
-import { areaLabels, cameraLabels } from './ha-configs.js';
-import { Tracker, type Count, type TrackCounts, type TrackerAreas, type TrackerEvent } from './tracker.js';
+import {
+  applyCameraFilters,
+  Tracker,
+  type Count,
+  type TrackCounts,
+  type TrackerAreas,
+  type TrackerEvent,
+} from '../track/index.js';
+import {
+  areaLabels,
+  cameraLabels,
+  DetectionsGate,
+  lagSeconds,
+  type CameraStatusPayload,
+  type CrossingPayload,
+  type DetectionsPayload,
+  type Discovery,
+  type EventPayload,
+  type Output,
+  type Topics,
+} from '../publish/index.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { Detection } from '../../../src/core/frame.js';
 import { LETTERBOX_PAD, letterbox } from '../../../src/core/geometry.js';
-import { annotatedJpeg, croppedJpeg, cropRegion, LABEL_PX, labelSize } from '../../../src/publish/jpeg.js';
+import { annotatedJpeg, croppedJpeg, cropRegion, LABEL_PX, labelSize } from '../../../src/draw/jpeg.js';
 
 /** A 640×480 camera seen by a 320 model: 320×240 inside, 40 rows of padding above and below. */
 const g = letterbox(640, 480, 320);

@@ -3,11 +3,10 @@ import type { Clock } from '../core/clock.js';
 import type { Picture, Result } from '../core/frame.js';
 import type { Box } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
-import type { EventStore, Snapshot } from '../state/index.js';
-import { annotatedJpeg, croppedJpeg } from './jpeg.js';
-import type { Output } from './mqtt-output.js';
-import type { SnapshotPayload, Topics } from './topics.js';
-import type { ObjectEvent, Sighting } from './tracker.js';
+import type { EventStore, Snapshot } from './event-store.js';
+import { annotatedJpeg, croppedJpeg } from '../draw/index.js';
+import type { Output, SnapshotPayload, Topics } from '../publish/index.js';
+import type { ObjectEvent, Sighting } from '../track/index.js';
 
 /**
  * A box within this fraction of the frame's width (height) from its left or right (top or

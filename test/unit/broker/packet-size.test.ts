@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { PacketSizeGuard } from '../../../src/publish/packet-size.js';
+import { PacketSizeGuard } from '../../../src/broker/packet-size.js';
 
 /** An MQTT packet of `type` (high four bits of its first byte) with a body of `length` bytes. */
 function packet(type: number, length: number): Buffer {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Box } from '../../../src/core/geometry.js';
 import { sectionConfig } from '../../../src/config/index.js';
-import type { ZonedDetection } from '../../../src/publish/filters.js';
-import { initiate, predict, update } from '../../../src/publish/kalman.js';
-import type { LineConfig } from '../../../src/publish/lines.js';
+import type { ZonedDetection } from '../../../src/track/filters.js';
+import { initiate, predict, update } from '../../../src/track/kalman.js';
+import type { LineConfig } from '../../../src/track/lines.js';
 import {
   END_AFTER_MISSES,
   GATE_FLOOR,
@@ -15,7 +15,7 @@ import {
   type LineCrossing,
   type ObjectEvent,
   type TrackerEvent,
-} from '../../../src/publish/tracker.js';
+} from '../../../src/track/tracker.js';
 import { plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({

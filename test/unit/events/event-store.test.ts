@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { EventStore, type EventStoreLimits, type StoredEvent } from '../../../src/state/index.js';
-import { eventKey } from '../../../src/state/event-store.js';
+import { EventStore, type EventStoreLimits, type StoredEvent } from '../../../src/events/index.js';
+import { eventKey } from '../../../src/events/event-store.js';
 import { repoRoot, tempDir } from '../../helpers/env.js';
 import { recordingLog } from '../../helpers/fakes.js';
 
@@ -279,7 +279,7 @@ describe('event history', () => {
     // and ending them, as fast as it can, with the real module; it prints each event it has
     // finished writing. Past 40 events the oldest are evicted: files are removed too.
     const child = `
-      import { EventStore } from ${JSON.stringify(join(repoRoot, 'dist/src/state/index.js'))};
+      import { EventStore } from ${JSON.stringify(join(repoRoot, 'dist/src/events/index.js'))};
       import { pino } from 'pino';
       const store = new EventStore(${JSON.stringify(dir)}, { maxEvents: 40, maxBytes: 1e9 }, pino({ level: 'silent' }));
       await store.load();

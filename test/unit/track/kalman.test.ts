@@ -9,7 +9,7 @@ import {
   toBox,
   update,
   type KalmanState,
-} from '../../../src/publish/kalman.js';
+} from '../../../src/track/kalman.js';
 
 const near = (a: number, b: number, tol: number, what: string): void =>
   assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} is not within ${tol} of ${b}`);

@@ -1,0 +1,15 @@
+/**
+ * Object events and what they leave: event payloads and history records (kept in the state
+ * directory, bounded), each event's snapshots, line crossings' cumulative counts, and the
+ * counts of what is in view.
+ */
+export {
+  EventStore,
+  type EventQuery,
+  type EventStoreLimits,
+  type Snapshot,
+  type StoredEvent,
+} from './event-store.js';
+export { LineCounts, type LineCount } from './line-counts.js';
+export { Snapshots } from './snapshots.js';
+export { Reporter, type CountsInView, type ReporterDeps } from './reporter.js';

@@ -1,0 +1,17 @@
+/**
+ * The tracker stage: per camera, objects followed from frame to frame (a Kalman filter per
+ * track, one assignment per frame), their zones, loitering and line crossings; the camera's
+ * filters and zones applied to a frame's detections first. Pure code: no I/O, no clock of its own.
+ */
+export { applyCameraFilters, insidePolygon, type ZonedDetection } from './filters.js';
+export { anchorOf, crossings, type LineConfig, type Side } from './lines.js';
+export {
+  Tracker,
+  type Count,
+  type LineCrossing,
+  type ObjectEvent,
+  type Sighting,
+  type TrackCounts,
+  type TrackerAreas,
+  type TrackerEvent,
+} from './tracker.js';
