@@ -7,8 +7,9 @@ import { Ingest } from './ingest/index.js';
 import { loadVouchedConfig, ModelRegistry } from './models/index.js';
 import { SystemdNotifier } from './ops/index.js';
 import { EmbeddedBroker } from './broker/index.js';
-import { Reporter } from './events/index.js';
-import { Discovery, MqttOutput, StatsPublisher, topics } from './publish/index.js';
+import { EventStore } from './events/index.js';
+import { Parts, reportingParts } from './parts.js';
+import { MqttOutput, StatsPublisher, topics } from './publish/index.js';
 import { redactUrl, scrub } from './redact.js';
 import { applyConfig, type Running } from './reload.js';
 import { Scheduler } from './scheduler/index.js';
@@ -78,7 +79,7 @@ export class Daemon {
       clock,
       secrets,
       onSwitch: (names) => scheduler.modelsChanged(names),
-      onAvailability: (name) => this.running?.reporter.onModelAvailability(name),
+      onAvailability: (_name, a) => this.running?.parts.tell('onModelAvailability', a),
     });
     await this.begin('models', models);
 
@@ -90,19 +91,18 @@ export class Daemon {
 
     const ingest: Ingest = new Ingest(
       { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets },
-      { log, clock, onFrame: (f) => scheduler.push(f), onStatus: (s) => reporter.onCameraStatus(s) },
+      { log, clock, onFrame: (f) => scheduler.push(f), onStatus: (s) => parts.tell('onCameraStatus', s) },
     );
     this.ingest = ingest;
-    const reporter = new Reporter(config.cameras, config.events, {
+    const history = EventStore.inStateDir(config.state_dir, config.events.history, stage('events'));
+    const { discovery, detections, events, statuses, latency } = reportingParts(config, {
       out: output,
       topics: t,
       clock,
+      log,
+      history,
       cameraStatus: (name) => ingest.status(name),
-      log: stage('events'),
-      stateDir: config.state_dir,
-      detections: config.mqtt.detections,
-      homeAssistant: new Discovery(config, { out: output, topics: t, clock, log: stage('discovery') }),
-      modelUnavailable: (model) => models.unavailable(model),
+      availability: (model) => models.availability(model),
       lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
@@ -110,32 +110,30 @@ export class Daemon {
       cache: new FrameCache(config.cache),
       clock,
       log: stage('scheduler'),
-      onResult: (r) => {
-        if (this.shutdown.hurried) return;
-        view.onResult(r);
-        reporter.onResult(r);
-      },
-      onDetectorError: (camera, message) => {
-        if (!this.shutdown.hurried) reporter.onDetectorError(camera, scrub(message, secrets));
-      },
+      // Once the stop is hurried, results in flight are dropped.
+      onResult: (r) => this.shutdown.hurried || parts.tell('onResult', r),
+      onDetectorError: (camera, message) =>
+        this.shutdown.hurried || parts.tell('onDetectorError', camera, scrub(message, secrets)),
     });
     const sources = { scheduler, ingest, models, output };
     const stats = new StatsPublisher(config, sources, { out: output, topics: t, clock });
     const view: LiveView = new LiveView(config.http, {
       ...sources,
       stats,
-      history: reporter.history,
-      counts: (camera) => reporter.countsOf(camera),
+      history,
+      counts: (camera) => events.countsOf(camera),
       cameras: () => this.loaded.config.cameras,
-      metrics: createMetrics({ ...sources, broker, latency: reporter }),
+      metrics: createMetrics({ ...sources, broker, latency }),
     });
+    // Those that hear of results, statuses and reloads, in order; the latency last.
+    const parts = new Parts([discovery, view, detections, events, statuses, latency], stage('parts'), clock);
 
-    await this.begin('events', reporter);
+    await this.begin('events', parts);
     await this.begin('scheduler', scheduler);
     await this.begin('stats', stats);
     if (config.http.enabled) await this.begin('http', new HttpServer(config.http, view, stage('http')));
     await this.begin('cameras', ingest);
-    this.running = { ingest, scheduler, reporter, view, models };
+    this.running = { ingest, scheduler, parts, models };
 
     this.notifier.startWatchdog(() => models.localReady()); // what a restart can mend
     const enabled = Object.values(config.cameras).filter((c) => c.enabled).length;

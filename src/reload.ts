@@ -1,17 +1,16 @@
 import type { Logger } from 'pino';
 import { diffConfig, type LoadedConfig } from './config/index.js';
-import type { LiveView } from './http/index.js';
 import type { Ingest } from './ingest/index.js';
 import { planCameras, type ModelRegistry } from './models/index.js';
-import type { Reporter } from './events/index.js';
+import type { Parts } from './parts.js';
 import type { Scheduler } from './scheduler/index.js';
 
 /** The stages a reload reaches. */
 export interface Running {
   ingest: Ingest;
   scheduler: Scheduler;
-  reporter: Reporter;
-  view: LiveView;
+  /** Those that hear of results, statuses and reloads (events, statuses, discovery, the live view…). */
+  parts: Parts;
   models: ModelRegistry;
 }
 
@@ -34,7 +33,7 @@ export async function applyConfig(
   if (later.length) log.warn(`reload: changes to ${later.join(', ')} need a restart; not applied`);
   // The logger scrubs the same array: new secrets are hidden from now on.
   for (const secret of next.secrets) if (!loaded.secrets.includes(secret)) loaded.secrets.push(secret);
-  const { models, ingest, scheduler, reporter, view } = running;
+  const { models, ingest, scheduler, parts } = running;
   const before = new Map(models.names().map((n) => [n, models.detector(n)!.inputSize]));
   const swap = await models.swap(next.config.models, next.config.detector);
   const plan = planCameras(
@@ -50,10 +49,12 @@ export async function applyConfig(
   scheduler.moveCameras(cameras, changes.moved);
   await ingest.setCameras(cameras, changes, loaded.secrets);
   scheduler.setCameras(cameras, changes);
-  reporter.setCameras(cameras);
+  parts.tell('setCameras', cameras);
   // A model swapped for one whose server is away (or back) says so on its cameras, once.
-  for (const name of swap.switched) reporter.onModelAvailability(name);
-  view.prune();
+  for (const name of swap.switched) {
+    const a = models.availability(name);
+    if (a) parts.tell('onModelAvailability', a);
+  }
   const config = { ...loaded.config, cameras, models: models.config(), detector: next.config.detector };
   const { added, removed, changed: restarted, moved, unchanged } = changes;
   const { switched, failed } = swap;

@@ -4,9 +4,13 @@ import { lstat, mkdir, readdir, readlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { Config } from '../config/index.js';
 import { readOwnFile, syncDir, writeAtomic } from '../state/index.js';
 
 /** An event as the history keeps it: what it is filtered and ordered by, and what is answered. */
+/** The event history's directory in the state directory. */
+export const HISTORY_DIR = 'events';
+
 export interface StoredEvent {
   id: string;
   camera: string;
@@ -132,6 +136,23 @@ export class EventStore {
     private readonly limits: EventStoreLimits,
     private readonly log: Logger,
   ) {}
+
+  /**
+   * The history in its directory of the state directory, bounded as `events.history` says; none
+   * without a state directory.
+   */
+  static inStateDir(
+    stateDir: string | undefined,
+    cfg: Config['events']['history'],
+    log: Logger,
+  ): EventStore | undefined {
+    if (stateDir === undefined) return undefined;
+    return new EventStore(
+      join(stateDir, HISTORY_DIR),
+      { maxEvents: cfg.max_events, maxBytes: cfg.max_mb * 1024 * 1024 },
+      log,
+    );
+  }
 
   private get enabled(): boolean {
     return this.limits.maxEvents > 0;

@@ -10,6 +10,5 @@ export {
   type Snapshot,
   type StoredEvent,
 } from './event-store.js';
-export { LineCounts, type LineCount } from './line-counts.js';
-export { Snapshots } from './snapshots.js';
-export { Reporter, type CountsInView, type ReporterDeps } from './reporter.js';
+export { type CountsInView } from './counts.js';
+export { ObjectEvents, type ObjectEventsDeps } from './object-events.js';

@@ -5,7 +5,7 @@ import type { Box } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
 import type { EventStore, Snapshot } from './event-store.js';
 import { annotatedJpeg, croppedJpeg } from '../draw/index.js';
-import type { Output, SnapshotPayload, Topics } from '../publish/index.js';
+import { Publisher, type Output, type SnapshotPayload, type Topics } from '../publish/index.js';
 import type { ObjectEvent, Sighting } from '../track/index.js';
 
 /**
@@ -104,11 +104,14 @@ export class Snapshots {
   private toShow: { o: Tracked; c: Candidate; ref: SnapshotPayload }[] = [];
   /** Per camera, the JPEGs being made and published, in order. */
   private chains = new Map<string, Promise<void>>();
+  private readonly mqtt: Publisher;
 
   constructor(
     private readonly cfg: Config['events']['snapshots'],
     private readonly deps: SnapshotsDeps,
-  ) {}
+  ) {
+    this.mqtt = new Publisher(deps.out);
+  }
 
   /** The frames of a result's sightings become their objects' candidates, when better. */
   offer(r: Result, sightings: readonly Sighting[], tracked: (id: string) => boolean): void {
@@ -195,7 +198,7 @@ export class Snapshots {
       const next = before
         .then(() => jpegs)
         .then(
-          (s) => this.deps.out.state(topic, s.full),
+          (s) => this.mqtt.state(topic, s.full),
           (err: unknown) => this.deps.log.warn({ id: o.id, err: String(err) }, 'cannot make a snapshot JPEG'),
         );
       this.chains.set(o.camera, next);

@@ -66,6 +66,7 @@ export interface CameraView {
  * `http.detect_priority`.
  */
 export class LiveView implements HttpSource {
+  readonly name = 'live view';
   /** Each camera's latest answered frame, as the model answered it. */
   private latest = new Map<string, Result>();
 
@@ -79,9 +80,8 @@ export class LiveView implements HttpSource {
     if (Object.hasOwn(this.src.cameras(), r.camera)) this.latest.set(r.camera, r);
   }
 
-  /** Drops what is kept for cameras no longer configured. */
-  prune(): void {
-    const cameras = this.src.cameras();
+  /** A reloaded camera section: what is kept for cameras no longer configured is dropped. */
+  setCameras(cameras: Record<string, CameraConfig>): void {
     for (const name of this.latest.keys()) if (!Object.hasOwn(cameras, name)) this.latest.delete(name);
   }
 

@@ -11,7 +11,7 @@ import {
   type RawDetection,
 } from '../detector/index.js';
 import { scrub } from '../redact.js';
-import type { BatchDetections, BatchDetector, ModelStats } from '../scheduler/index.js';
+import type { BatchDetections, BatchDetector, ModelAvailability, ModelStats } from '../scheduler/index.js';
 import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
 import { decodeInferResponse, encodeInferRequest, type EncodedBody, type RequestedOutput } from './codec.js';
 import { packPictures, unpackDetections } from './pack.js';
@@ -121,6 +121,16 @@ export class RemoteDetector implements BatchDetector {
   /** Why batches fail at once now (the server away, or not reached yet), or undefined when up. */
   unavailable(): string | undefined {
     return this.state === 'up' ? undefined : (this.lastError ?? `model ${this.cfg.name} is ${this.state}`);
+  }
+
+  /** Whether batches are sent, why not, and since when: what `onAvailability` tells of. */
+  availability(): ModelAvailability {
+    return {
+      model: this.cfg.name,
+      up: this.state === 'up',
+      message: this.unavailable() ?? null,
+      since: this.since,
+    };
   }
 
   /**

@@ -3,7 +3,14 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { namedRecord } from '../core/names.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
-import type { BatchDetections, BatchDetector, ModelSet, ModelStage, ModelStats } from '../scheduler/index.js';
+import type {
+  BatchDetections,
+  BatchDetector,
+  ModelAvailability,
+  ModelSet,
+  ModelStage,
+  ModelStats,
+} from '../scheduler/index.js';
 import type { RemoteStats } from '../kserve/index.js';
 import { buildModel, modelSpec, type BuildModel } from './build.js';
 
@@ -31,10 +38,10 @@ export interface RegistryDeps {
    */
   onSwitch?: (names: readonly string[]) => void;
   /**
-   * A running model became unavailable or available again (`unavailable(name)` says which).
+   * A running model became unavailable or available again (`availability(name)` says which).
    * Only the stage that runs under that name is heard: one still loading is not, until it does.
    */
-  onAvailability?: (name: string) => void;
+  onAvailability?: (name: string, availability: ModelAvailability) => void;
 }
 
 /** What a reload did to the models. */
@@ -60,6 +67,8 @@ class Handle implements BatchDetector {
     readonly config: ModelConfig,
     readonly spec: string,
     readonly stage: ModelStage,
+    /** When it started taking batches (clock ms). */
+    readonly startedAt: number,
   ) {}
 
   get concurrency(): number {
@@ -142,13 +151,14 @@ export class ModelRegistry implements ModelSet {
       clock: this.deps.clock ?? systemClock,
       secrets: this.deps.secrets ?? [],
       onAvailability: () => {
-        if (stage && this.live.get(name)?.stage === stage) this.deps.onAvailability?.(name);
+        const a = stage && this.live.get(name)?.stage === stage ? this.availability(name) : undefined;
+        if (a) this.deps.onAvailability?.(name, a);
       },
     };
     try {
       stage = await this.build(name, model, detector, ctx);
       await stage.start();
-      return new Handle(name, model, spec, stage);
+      return new Handle(name, model, spec, stage, ctx.clock.now());
     } catch (err) {
       throw new Error(prefixed(name, message(err)), { cause: err });
     }
@@ -173,9 +183,20 @@ export class ModelRegistry implements ModelSet {
     return this.live.get(name)?.stage.labels;
   }
 
+  /**
+   * Whether the model of this name takes batches now, as the model decides it (a remote
+   * model's server away or back); undefined for a name that runs no model.
+   */
+  availability(name: string): ModelAvailability | undefined {
+    const h = this.live.get(name);
+    if (!h) return undefined;
+    return h.stage.availability?.() ?? { model: name, up: true, message: null, since: h.startedAt };
+  }
+
   /** Why the model of this name takes no batch now (its server away), or undefined. */
   unavailable(name: string): string | undefined {
-    return this.live.get(name)?.stage.unavailable?.();
+    const a = this.availability(name);
+    return a && !a.up ? (a.message ?? `model ${name} is unavailable`) : undefined;
   }
 
   stats(): Record<string, NamedModelStats> {

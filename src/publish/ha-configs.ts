@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CameraConfig, Config } from '../config/index.js';
-import type { Topics } from './topics.js';
+import type { Topic, Topics } from './topics.js';
 
 /**
  * Home Assistant MQTT discovery as plain data: which entities Argus announces and their config
@@ -17,7 +17,7 @@ export interface DiscoveryConfig {
   /** Also the discovery topic's object id, as Home Assistant's documentation advises. */
   uniqueId: string;
   /** `<discovery_prefix>/<component>/<node_id>/<unique_id>/config`, the node id Argus' own. */
-  topic: string;
+  topic: Topic<'discovery'>;
   payload: Record<string, unknown>;
 }
 
@@ -98,7 +98,7 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
   const out: DiscoveryConfig[] = [];
   const add = (component: Component, names: string[], payload: Record<string, unknown>): void => {
     const uniqueId = haId(baseTopic, ...names);
-    const topic = `${settings.discovery_prefix}/${component}/${box}/${uniqueId}/config`;
+    const topic = t.discovery(settings.discovery_prefix, component, box, uniqueId);
     out.push({ component, uniqueId, topic, payload: { ...payload, unique_id: uniqueId, origin } });
   };
 

@@ -4,7 +4,8 @@ import type { CameraConfig, Config } from '../config/index.js';
 import { argusVersion } from '../version.js';
 import { discoveryConfigs, discoveryFilter } from './ha-configs.js';
 import type { Inbox, Output } from './mqtt-output.js';
-import type { Topics } from './topics.js';
+import { Publisher } from './publisher.js';
+import type { Topic, Topics } from './topics.js';
 
 export interface DiscoveryDeps {
   out: Output & Inbox;
@@ -32,23 +33,30 @@ export const REPUBLISH_WINDOW_MS = 2000;
  * deleted too, so a restart with a changed file leaves no ghost entities.
  */
 export class Discovery {
-  /** What was last published: topic → payload. */
-  private configs = new Map<string, string>();
+  readonly name = 'discovery';
+  /** What was last published: topic → payload (and as JSON, to compare). */
+  private configs = new Map<Topic<'discovery'>, { payload: Record<string, unknown>; json: string }>();
+  private readonly mqtt: Publisher;
   private version = '';
   private running = false;
   private timer: Timer | null = null;
 
   constructor(
-    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt'>,
+    /** `cameras`: those announced at start (a reload's come with `setCameras`). */
+    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt'> & {
+      cameras?: Record<string, CameraConfig>;
+    },
     private readonly deps: DiscoveryDeps,
-  ) {}
+  ) {
+    this.mqtt = new Publisher(deps.out);
+  }
 
   private get settings(): Config['home_assistant'] {
     return this.cfg.home_assistant;
   }
 
   /** Publishes every config and listens for Home Assistant's status; nothing when disabled. */
-  start(cameras: Record<string, CameraConfig>): void {
+  start(cameras: Record<string, CameraConfig> = this.cfg.cameras ?? {}): void {
     if (!this.settings.enabled) return;
     this.version = argusVersion();
     this.running = true;
@@ -74,18 +82,19 @@ export class Discovery {
   /** A reloaded camera section: new and changed configs are published, those gone deleted. */
   setCameras(cameras: Record<string, CameraConfig>): void {
     if (!this.running) return;
+    const configs = discoveryConfigs({
+      settings: this.settings,
+      baseTopic: this.cfg.mqtt.base_topic,
+      topics: this.deps.topics,
+      cameras,
+      version: this.version,
+    });
     const next = new Map(
-      discoveryConfigs({
-        settings: this.settings,
-        baseTopic: this.cfg.mqtt.base_topic,
-        topics: this.deps.topics,
-        cameras,
-        version: this.version,
-      }).map((d) => [d.topic, JSON.stringify(d.payload)]),
+      configs.map((d) => [d.topic, { payload: d.payload, json: JSON.stringify(d.payload) }]),
     );
-    for (const topic of this.configs.keys()) if (!next.has(topic)) this.deps.out.state(topic, '');
-    for (const [topic, payload] of next)
-      if (this.configs.get(topic) !== payload) this.deps.out.state(topic, payload);
+    for (const topic of this.configs.keys()) if (!next.has(topic)) this.mqtt.clear(topic);
+    for (const [topic, { payload, json }] of next)
+      if (this.configs.get(topic)?.json !== json) this.mqtt.state(topic, payload);
     this.configs = next;
   }
 
@@ -96,7 +105,7 @@ export class Discovery {
     this.timer = this.deps.clock.setTimeout(() => {
       this.timer = null;
       if (!this.running) return;
-      for (const [topic, payload] of this.configs) this.deps.out.state(topic, payload);
+      for (const [topic, { payload }] of this.configs) this.mqtt.state(topic, payload);
       this.deps.log.info(
         { entities: this.configs.size },
         'Home Assistant is online: discovery published again',
@@ -105,10 +114,12 @@ export class Discovery {
   }
 
   /** A config on one of Argus' discovery topics: deleted unless Argus announces it. */
-  private onOwnConfig(topic: string, payload: string): void {
+  private onOwnConfig(name: string, payload: string): void {
+    // A topic the discovery filter matched: one of Argus' discovery topics.
+    const topic = name as Topic<'discovery'>;
     if (!this.running || payload === '' || this.configs.has(topic)) return;
     this.deps.log.info({ topic }, 'Home Assistant discovery: deleting a config no longer announced');
-    this.deps.out.state(topic, '');
+    this.mqtt.clear(topic);
   }
 
   /** Stops answering Home Assistant's status; the configs stay (and the entities, unavailable). */

@@ -4,8 +4,11 @@
  */
 export { Discovery } from './ha-discovery.js';
 export { areaLabels, cameraLabels } from './ha-configs.js';
+export { Publisher } from './publisher.js';
 export { MqttOutput, type Inbox, type Output, type OutputStats } from './mqtt-output.js';
-export { DetectionsGate } from './detections-gate.js';
+export { CameraStatuses, type CameraStatusesDeps } from './camera-status.js';
+export { DetectionsPublisher } from './detections.js';
+export { PublishLatency } from './latency.js';
 export { lagSeconds, StatsPublisher, type CameraRates, type StatsSources } from './stats.js';
 export {
   topics,
@@ -15,5 +18,7 @@ export {
   type EventPayload,
   type SnapshotPayload,
   type StatsPayload,
+  type Topic,
+  type TopicMap,
   type Topics,
 } from './topics.js';

@@ -5,6 +5,7 @@ import type { CameraStatus } from '../ingest/index.js';
 import type { NamedModelStats } from '../models/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 import type { Output, OutputStats } from './mqtt-output.js';
+import { Publisher } from './publisher.js';
 import type { StatsPayload, Topics } from './topics.js';
 
 /** Where the numbers come from: each stage's own counters. */
@@ -42,6 +43,7 @@ export class StatsPublisher {
   private last: Sample | undefined;
   private prev: Sample | undefined;
   private timer: Timer | null = null;
+  private readonly mqtt: Publisher;
 
   constructor(
     private readonly cfg: {
@@ -50,12 +52,14 @@ export class StatsPublisher {
     },
     private readonly sources: StatsSources,
     private readonly deps: { out: Output; topics: Topics; clock: Clock },
-  ) {}
+  ) {
+    this.mqtt = new Publisher(deps.out);
+  }
 
   start(): void {
     this.startedAt = this.deps.clock.now();
     const publish = (): void => {
-      this.deps.out.detection(this.deps.topics.stats, JSON.stringify(this.payload()));
+      this.mqtt.detection(this.deps.topics.stats, this.payload());
       this.timer = this.deps.clock.setTimeout(publish, this.cfg.mqtt.stats_interval_s * 1000);
     };
     this.timer = this.deps.clock.setTimeout(publish, this.cfg.mqtt.stats_interval_s * 1000);

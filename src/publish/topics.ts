@@ -3,36 +3,76 @@ import type { CameraState, FailureCause } from '../ingest/index.js';
 import type { ZonedDetection } from '../track/index.js';
 import type { ObjectEvent } from '../track/index.js';
 
-/** Every MQTT topic Argus publishes, and its payload. docs/mqtt.md has one heading per topic. */
+/**
+ * Every MQTT topic Argus publishes: its payload, its QoS and whether it is retained. One entry
+ * per topic, as zigbee2mqtt's `lib/types/api.ts` keys its API by topic; docs/mqtt.md is the human
+ * side of the same table (one heading per topic, in this order). A payload that is not its
+ * topic's, or a topic sent with another QoS or retain flag, does not compile (see `Publisher`).
+ */
+export interface TopicMap {
+  /** `online`; the broker's last will, and Argus when it stops, set `offline`. */
+  status: { payload: 'online' | 'offline'; qos: 1; retain: true };
+  /** A camera's status, on every change. */
+  cameraStatus: { payload: CameraStatusPayload; qos: 1; retain: true };
+  /** A camera's detections, per answered frame (as `mqtt.detections` says). */
+  detections: { payload: DetectionsPayload; qos: 0; retain: false };
+  /** Objects of a label in view. */
+  count: { payload: number; qos: 1; retain: true };
+  /** Objects of a label in view and not stationary. */
+  countActive: { payload: number; qos: 1; retain: true };
+  /** The camera's latest picture of an object of a label (a JPEG). */
+  snapshot: { payload: Buffer; qos: 1; retain: true };
+  /** Objects of a label in view in a zone. */
+  zoneCount: { payload: number; qos: 1; retain: true };
+  /** Objects of a label in view in a zone and not stationary. */
+  zoneCountActive: { payload: number; qos: 1; retain: true };
+  /** Objects of a label that crossed a line in a direction (kept across restarts). */
+  lineCount: { payload: number; qos: 1; retain: true };
+  /** Object events: `new`, `update`, `end`. */
+  events: { payload: EventPayload; qos: 1; retain: false };
+  /** Line crossings. */
+  crossings: { payload: CrossingPayload; qos: 1; retain: false };
+  /** The pipeline's stats, every `mqtt.stats_interval_s`. */
+  stats: { payload: StatsPayload; qos: 0; retain: false };
+  /** A Home Assistant entity's discovery config, under `home_assistant.discovery_prefix`. */
+  discovery: { payload: Record<string, unknown>; qos: 1; retain: true };
+}
 
+export type TopicKey = keyof TopicMap;
+
+/** The topics sent at a QoS, retained or not. */
+export type TopicsSent<Q extends 0 | 1, R extends boolean> = {
+  [K in TopicKey]: TopicMap[K]['qos'] extends Q ? (TopicMap[K]['retain'] extends R ? K : never) : never;
+}[TopicKey];
+
+declare const topicKey: unique symbol;
+/** A topic's name, marked with its entry in TopicMap: a string everywhere else. */
+export type Topic<K extends TopicKey> = string & { readonly [topicKey]: K };
+
+const topic = <K extends TopicKey>(name: string): Topic<K> => name as Topic<K>;
+
+/** The topics of TopicMap under `base` (`mqtt.base_topic`), by name. */
 export const topics = (base: string) => ({
-  /** Retained `online`; the broker's last-will sets `offline`. */
-  status: `${base}/status`,
-  /** Retained CameraStatusPayload. */
-  cameraStatus: (camera: string) => `${base}/cameras/${camera}/status`,
-  /** DetectionsPayload for every answered frame. */
-  detections: (camera: string) => `${base}/cameras/${camera}/detections`,
-  /** Retained count of `label` in view. */
-  count: (camera: string, label: string) => `${base}/cameras/${camera}/${label}`,
-  /** Retained count of `label` in view and not stationary. */
-  countActive: (camera: string, label: string) => `${base}/cameras/${camera}/${label}/active`,
-  /** Retained JPEG of the camera's latest picture of a `label` object (binary). */
-  snapshot: (camera: string, label: string) => `${base}/cameras/${camera}/${label}/snapshot`,
-  /** Retained count of `label` in view in `zone`. */
+  status: topic<'status'>(`${base}/status`),
+  cameraStatus: (camera: string) => topic<'cameraStatus'>(`${base}/cameras/${camera}/status`),
+  detections: (camera: string) => topic<'detections'>(`${base}/cameras/${camera}/detections`),
+  count: (camera: string, label: string) => topic<'count'>(`${base}/cameras/${camera}/${label}`),
+  countActive: (camera: string, label: string) =>
+    topic<'countActive'>(`${base}/cameras/${camera}/${label}/active`),
+  snapshot: (camera: string, label: string) =>
+    topic<'snapshot'>(`${base}/cameras/${camera}/${label}/snapshot`),
   zoneCount: (camera: string, zone: string, label: string) =>
-    `${base}/cameras/${camera}/zones/${zone}/${label}`,
-  /** Retained count of `label` in view in `zone` and not stationary. */
+    topic<'zoneCount'>(`${base}/cameras/${camera}/zones/${zone}/${label}`),
   zoneCountActive: (camera: string, zone: string, label: string) =>
-    `${base}/cameras/${camera}/zones/${zone}/${label}/active`,
-  /** Retained cumulative count of `label` crossing `line` in `direction` (kept across restarts). */
+    topic<'zoneCountActive'>(`${base}/cameras/${camera}/zones/${zone}/${label}/active`),
   lineCount: (camera: string, line: string, label: string, direction: string) =>
-    `${base}/cameras/${camera}/lines/${line}/${label}/${direction}`,
-  /** ObjectEvent, QoS 1. */
-  events: `${base}/events`,
-  /** CrossingPayload, QoS 1. */
-  crossings: `${base}/crossings`,
-  /** StatsPayload, periodically. */
-  stats: `${base}/stats`,
+    topic<'lineCount'>(`${base}/cameras/${camera}/lines/${line}/${label}/${direction}`),
+  events: topic<'events'>(`${base}/events`),
+  crossings: topic<'crossings'>(`${base}/crossings`),
+  stats: topic<'stats'>(`${base}/stats`),
+  /** `<prefix>/<component>/<node id>/<object id>/config` (Home Assistant's discovery topics). */
+  discovery: (prefix: string, component: string, node: string, objectId: string) =>
+    topic<'discovery'>(`${prefix}/${component}/${node}/${objectId}/config`),
 });
 
 export type Topics = ReturnType<typeof topics>;

@@ -3,6 +3,7 @@ export { FrameDropped, type CameraStats, type Drop } from './jobs.js';
 export {
   type BatchDetections,
   type BatchDetector,
+  type ModelAvailability,
   type ModelBatchStats,
   type ModelSet,
   type ModelStage,

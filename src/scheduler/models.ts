@@ -36,8 +36,21 @@ export interface ModelStage extends BatchDetector {
   start(): Promise<void>;
   stop(): Promise<void> | void;
   stats(): ModelStats;
-  /** Why it takes no batch now (a remote model's server away), or undefined while it does. */
-  unavailable?(): string | undefined;
+  /**
+   * Whether it takes batches now, as the model decides it (a remote model's server away or
+   * back); a model without the method always does.
+   */
+  availability?(): ModelAvailability;
+}
+
+/** A model's availability, decided once, by the model (kserve's RemoteDetector). */
+export interface ModelAvailability {
+  model: string;
+  up: boolean;
+  /** Why it takes no batch; null while up. */
+  message: string | null;
+  /** Since when it has been up, or away (clock ms). */
+  since: number;
 }
 
 /** The models the scheduler batches for, by name. */

@@ -35,6 +35,7 @@ const LAYERS = [
   'events',
   'ops',
   'http',
+  'parts.ts',
   'reload.ts',
   'stop.ts',
   'daemon.ts',

@@ -8,7 +8,7 @@ import type { Detection } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import { parseConfig } from '../../../src/config/index.js';
 import { Discovery } from '../../../src/publish/ha-discovery.js';
-import { Reporter, type ReporterDeps } from '../../../src/events/reporter.js';
+import { Reporter, type ReporterDeps } from '../../helpers/reporting.js';
 import {
   topics,
   type CameraStatusPayload,

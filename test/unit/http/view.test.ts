@@ -158,8 +158,9 @@ describe('live view (HTTP API models)', () => {
     const jpeg = await view.latestJpeg('gate');
     const meta = await sharp(jpeg).metadata();
     assert.deepEqual([meta.format, meta.width, meta.height], ['jpeg', 32, 24], 'the padding is cut away');
-    setCameras({ yard: cameraConfig() });
-    view.prune();
+    const cameras = { yard: cameraConfig() };
+    setCameras(cameras);
+    view.setCameras(cameras);
     assert.equal(await view.latestJpeg('gate'), undefined);
   });
 

@@ -5,7 +5,7 @@ import type { Frame, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import { modelConfig, sectionConfig, type ModelConfig } from '../../../src/config/index.js';
 import { ModelRegistry } from '../../../src/models/registry.js';
-import { Scheduler } from '../../../src/scheduler/index.js';
+import { Scheduler, type ModelAvailability } from '../../../src/scheduler/index.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeModel } from '../../helpers/fake-model.js';
 import { FakeClock, flush, FrameSequence, recordingLog, silentLog } from '../../helpers/fakes.js';
@@ -238,8 +238,8 @@ describe('model registry', () => {
     class Away extends FakeModel {
       why: string | undefined;
       tell: (() => void) | undefined;
-      unavailable(): string | undefined {
-        return this.why;
+      availability(): ModelAvailability {
+        return { model: 'far', up: this.why === undefined, message: this.why ?? null, since: 0 };
       }
       set(why: string | undefined): void {
         this.why = why;

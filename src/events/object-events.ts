@@ -1,0 +1,220 @@
+import type { Logger } from 'pino';
+import type { Clock, Timer } from '../core/clock.js';
+import type { Result } from '../core/frame.js';
+import { namedRecord, own } from '../core/names.js';
+import { isoTime } from '../core/time.js';
+import type { CameraConfig, Config } from '../config/index.js';
+import { Publisher, type EventPayload, type Output, type Topics } from '../publish/index.js';
+import { applyCameraFilters, Tracker, type TrackerAreas, type TrackerEvent } from '../track/index.js';
+import { InViewCounts, type CountsInView } from './counts.js';
+import type { EventStore } from './event-store.js';
+import { LineCounts, type LineCount } from './line-counts.js';
+import { Snapshots } from './snapshots.js';
+
+/** How often the snapshots due are made. */
+const TICK_MS = 1000;
+
+export interface ObjectEventsDeps {
+  out: Output;
+  topics: Topics;
+  clock: Clock;
+  log: Logger;
+  /** Where line counts are kept across restarts; absent, they live in memory only. */
+  stateDir?: string | undefined;
+  /** The event history (records and snapshots, kept across restarts); absent, none is kept. */
+  history?: EventStore | undefined;
+  /** The labels Home Assistant has entities for (`default_labels`), whose counts start at 0. */
+  defaultLabels?: () => readonly string[];
+}
+
+/** A camera's zones with `loiter_s`, and its lines, for its tracker. */
+function areasOf(cam: CameraConfig | undefined): TrackerAreas {
+  const zones = Object.entries(cam?.zones ?? {});
+  return {
+    loiterS: Object.fromEntries(
+      zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
+    ),
+    lines: cam?.lines ?? namedRecord(),
+  };
+}
+
+/**
+ * Object events and what they leave, per camera: a tracker follows the objects of each answered
+ * frame (after the camera's filters); their events (`<base>/events`) and line crossings
+ * (`<base>/crossings`) are published, each event recorded in the history with its snapshots
+ * (snapshots.ts), each crossing counted in its line's retained cumulative count (kept across
+ * restarts), and the retained counts of what is in view follow (counts.ts).
+ */
+export class ObjectEvents {
+  readonly name = 'events';
+  private trackers = new Map<string, Tracker>();
+  private timer: Timer | null = null;
+  private readonly mqtt: Publisher;
+  private readonly lineCounts: LineCounts;
+  private readonly snapshots: Snapshots;
+  private readonly counts: InViewCounts;
+
+  constructor(
+    private cameras: Record<string, CameraConfig>,
+    private readonly events: Config['events'],
+    private readonly deps: ObjectEventsDeps,
+  ) {
+    const { clock, log, stateDir, history } = deps;
+    this.mqtt = new Publisher(deps.out);
+    this.lineCounts = new LineCounts(stateDir, { clock, log });
+    this.snapshots = new Snapshots(events.snapshots, { ...deps, history });
+    this.counts = new InViewCounts(this.mqtt, deps.topics, deps.defaultLabels ?? (() => []));
+  }
+
+  /** The event history, as handed in (GET /api/events). */
+  get history(): EventStore | undefined {
+    return this.deps.history;
+  }
+
+  /** A camera's objects in view, as its count topics say. */
+  countsOf(camera: string): CountsInView {
+    return this.counts.of(camera, own(this.cameras, camera));
+  }
+
+  /**
+   * Publishes the counts that start at 0, restores (and publishes) the line counts, loads the
+   * event history, then makes the snapshots due every second.
+   */
+  async start(): Promise<void> {
+    this.counts.publishZeros(this.cameras);
+    await this.lineCounts.load();
+    await this.deps.history?.load();
+    for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
+    const tick = (): void => {
+      this.tick(this.deps.clock.now());
+      this.timer = this.deps.clock.setTimeout(tick, TICK_MS);
+    };
+    this.timer = this.deps.clock.setTimeout(tick, TICK_MS);
+  }
+
+  private tracker(camera: string): Tracker {
+    let t = this.trackers.get(camera);
+    if (!t) {
+      t = new Tracker(camera, this.events, areasOf(own(this.cameras, camera)));
+      this.trackers.set(camera, t);
+    }
+    return t;
+  }
+
+  onResult(r: Result): void {
+    const cam = own(this.cameras, r.camera);
+    if (!cam) return;
+    const tracker = this.tracker(r.camera);
+    const events = tracker.update(applyCameraFilters(r.detections, cam), r.ts, r.detections);
+    this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
+    this.emit(events);
+    this.counts.publish(r.camera, tracker.counts());
+  }
+
+  private emit(events: TrackerEvent[]): void {
+    for (const e of events) {
+      if (e.type === 'crossing') {
+        const { camera, line, label, direction } = e;
+        const count = this.lineCounts.add(camera, line, label, direction);
+        this.mqtt.event(this.deps.topics.crossings, {
+          camera,
+          line,
+          direction,
+          id: e.id,
+          label,
+          ts: isoTime(e.ts),
+          count,
+        });
+        this.publishLineCount({ camera, line, label, direction, count });
+        continue;
+      }
+      const { startTs, endTs, currentZones, enteredZones, loiteringZones, ...rest } = e;
+      const payload: EventPayload = {
+        ...rest,
+        start_ts: isoTime(startTs),
+        end_ts: endTs === null ? null : isoTime(endTs),
+        current_zones: currentZones,
+        entered_zones: enteredZones,
+        loitering_zones: loiteringZones,
+        snapshot: this.snapshots.onEvent(e),
+      };
+      this.mqtt.event(this.deps.topics.events, payload);
+      const stored = {
+        id: e.id,
+        camera: e.camera,
+        label: e.label,
+        zones: enteredZones,
+        start: startTs,
+        event: payload,
+      };
+      if (e.type === 'new') this.deps.history?.add(stored);
+      else this.deps.history?.update(stored);
+    }
+    this.snapshots.render();
+  }
+
+  private lineCountTopic(c: LineCount): ReturnType<Topics['lineCount']> {
+    return this.deps.topics.lineCount(c.camera, c.line, c.label, c.direction);
+  }
+
+  private publishLineCount(c: LineCount): void {
+    this.mqtt.state(this.lineCountTopic(c), c.count);
+  }
+
+  /**
+   * Makes the snapshots due at time `now`. Objects end, and counts change, only with their
+   * camera's answered frames (Tracker): a camera that gets no answer keeps them.
+   */
+  tick(now: number): void {
+    this.snapshots.due(now);
+    for (const [camera, t] of this.trackers) this.snapshots.untracked(camera, (id) => t.has(id));
+    this.snapshots.render();
+  }
+
+  /**
+   * A reloaded camera section: removed and disabled cameras' objects end; changed filters, zones
+   * and lines apply from now. Counts of lines removed are forgotten and their retained topics
+   * cleared; new lines' counts are published.
+   */
+  setCameras(cameras: Record<string, CameraConfig>): void {
+    for (const [camera, t] of this.trackers) {
+      // A camera disabled sends no more frames: its objects end now, as a removed camera's do.
+      const cam = own(cameras, camera);
+      if (cam?.enabled) {
+        t.setAreas(areasOf(cam));
+        continue;
+      }
+      this.emit(t.endAll());
+      this.counts.publish(camera, t.counts());
+      this.trackers.delete(camera);
+    }
+    this.snapshots.prune(cameras);
+    const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [this.lineCountTopic(c), c.count]));
+    this.lineCounts.prune(cameras);
+    const before = this.cameras;
+    this.cameras = cameras;
+    this.counts.publishZeros(cameras, before);
+    for (const c of this.lineCounts.all(cameras)) {
+      const topic = this.lineCountTopic(c);
+      if (gone.get(topic) !== c.count) this.publishLineCount(c);
+      gone.delete(topic);
+    }
+    for (const topic of gone.keys()) this.mqtt.clear(topic);
+  }
+
+  /**
+   * On shutdown: every object in view ends, counts of what is in view go to zero, the last
+   * snapshots are made and published, the history and line counts are saved.
+   */
+  async stop(): Promise<void> {
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = null;
+    for (const [camera, t] of this.trackers) {
+      this.emit(t.endAll());
+      this.counts.publish(camera, t.counts());
+    }
+    await this.snapshots.idle();
+    await this.deps.history?.flush();
+    await this.lineCounts.flush();
+  }
+}

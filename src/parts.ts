@@ -1,0 +1,151 @@
+import type { Logger } from 'pino';
+import type { Clock } from './core/clock.js';
+import { errorMessage } from './core/errors.js';
+import type { Result } from './core/frame.js';
+import type { CameraConfig, Config } from './config/index.js';
+import { ObjectEvents, type EventStore } from './events/index.js';
+import type { CameraStatus } from './ingest/index.js';
+import {
+  CameraStatuses,
+  DetectionsPublisher,
+  Discovery,
+  PublishLatency,
+  type CameraStatusesDeps,
+  type Inbox,
+  type Output,
+  type Topics,
+} from './publish/index.js';
+import type { ModelAvailability } from './scheduler/index.js';
+
+/**
+ * A part of Argus that reacts to what the pipeline does: answered frames, camera statuses,
+ * failed batches, models going and coming back, reloaded cameras. As zigbee2mqtt's extensions:
+ * its constructor only stores what it is given; `start` and `stop` are the root's lifecycle;
+ * each method is optional, and each call is made on its own (a part that throws is logged and
+ * the others still hear).
+ */
+export interface Part {
+  readonly name: string;
+  start?(): unknown;
+  stop?(): unknown;
+  onResult?(r: Result): void;
+  onCameraStatus?(s: CameraStatus): void;
+  onDetectorError?(camera: string, message: string): void;
+  onModelAvailability?(a: ModelAvailability): void;
+  setCameras?(cameras: Record<string, CameraConfig>): void;
+}
+
+type Hook = Exclude<keyof Part, 'name' | 'start' | 'stop'>;
+type HookArgs<H extends Hook> = Parameters<NonNullable<Part[H]>>;
+
+/** A part that keeps throwing is logged once a minute, not at every frame. */
+const RELOG_MS = 60_000;
+
+/**
+ * The parts, in the order they hear of things: started in that order (Home Assistant discovery
+ * before the events, whose counts start at 0 for the labels it announces), stopped in reverse.
+ */
+export class Parts {
+  private readonly loggedAt = new Map<string, number>();
+
+  constructor(
+    readonly list: readonly Part[],
+    private readonly log: Logger,
+    private readonly clock: Clock,
+  ) {}
+
+  async start(): Promise<void> {
+    for (const p of this.list) {
+      try {
+        await p.start?.();
+      } catch (err) {
+        this.log.error(
+          { part: p.name, err: errorMessage(err) },
+          `${p.name} failed to start; the other parts go on`,
+        );
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const p of [...this.list].reverse()) {
+      try {
+        await p.stop?.();
+      } catch (err) {
+        this.log.error({ part: p.name, err: errorMessage(err) }, `${p.name} failed to stop`);
+      }
+    }
+  }
+
+  /** Calls `hook` of every part that has it, each on its own. */
+  tell<H extends Hook>(hook: H, ...args: HookArgs<H>): void {
+    for (const p of this.list) {
+      const fn = p[hook] as ((...a: HookArgs<H>) => void) | undefined;
+      if (!fn) continue;
+      try {
+        fn.apply(p, args);
+      } catch (err) {
+        this.failed(p, hook, err);
+      }
+    }
+  }
+
+  private failed(p: Part, hook: Hook, err: unknown): void {
+    const key = `${p.name} ${hook}`;
+    const now = this.clock.now();
+    const at = this.loggedAt.get(key);
+    if (at !== undefined && now - at < RELOG_MS) return;
+    this.loggedAt.set(key, now);
+    this.log.error(
+      { part: p.name, hook, err: errorMessage(err) },
+      `${p.name} failed on ${hook}; the other parts go on`,
+    );
+  }
+}
+
+export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' | 'availability' | 'lag'> {
+  out: Output & Inbox;
+  topics: Topics;
+  clock: Clock;
+  log: Logger;
+  /** The event history, handed in (the root opens it in the state directory); none without one. */
+  history: EventStore | undefined;
+}
+
+/** The parts that publish what the pipeline found, each reachable by name. */
+export interface Reporting {
+  discovery: Discovery;
+  detections: DetectionsPublisher;
+  events: ObjectEvents;
+  statuses: CameraStatuses;
+  /** Last: it measures the time to publish of all the others. */
+  latency: PublishLatency;
+}
+
+/**
+ * Builds the parts that publish: Home Assistant discovery, detections, object events (with
+ * counts, line counts, snapshots and history), camera statuses and the publish latency, in the
+ * order the root lists them.
+ */
+export function reportingParts(
+  config: Pick<Config, 'cameras' | 'events' | 'home_assistant' | 'mqtt'> & { state_dir?: string | undefined },
+  deps: ReportingDeps,
+): Reporting {
+  const { out, topics, clock, log } = deps;
+  const discovery = new Discovery(config, { out, topics, clock, log: log.child({ stage: 'discovery' }) });
+  return {
+    discovery,
+    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, { out, topics }),
+    events: new ObjectEvents(config.cameras, config.events, {
+      out,
+      topics,
+      clock,
+      log: log.child({ stage: 'events' }),
+      stateDir: config.state_dir,
+      history: deps.history,
+      defaultLabels: () => discovery.defaultLabels(),
+    }),
+    statuses: new CameraStatuses(config.cameras, { ...deps, log: log.child({ stage: 'status' }) }),
+    latency: new PublishLatency(config.cameras, clock),
+  };
+}

@@ -1,0 +1,52 @@
+import type { Result } from '../core/frame.js';
+import { own } from '../core/names.js';
+import { isoTime } from '../core/time.js';
+import type { CameraConfig, Config } from '../config/index.js';
+import { applyCameraFilters } from '../track/index.js';
+import { DetectionsGate } from './detections-gate.js';
+import type { Output } from './mqtt-output.js';
+import { Publisher } from './publisher.js';
+import type { Topics } from './topics.js';
+
+/**
+ * Each camera's detections (`<base>/cameras/<camera>/detections`) after its filters and with its
+ * zones, for the frames `mqtt.detections` says (when they change, with a heartbeat, or every
+ * frame: DetectionsGate).
+ */
+export class DetectionsPublisher {
+  readonly name = 'detections';
+  private readonly gate: DetectionsGate;
+  private readonly mqtt: Publisher;
+
+  constructor(
+    private cameras: Record<string, CameraConfig>,
+    cfg: Config['mqtt']['detections'],
+    private readonly deps: { out: Output; topics: Topics },
+  ) {
+    this.gate = new DetectionsGate(cfg);
+    this.mqtt = new Publisher(deps.out);
+  }
+
+  onResult(r: Result): void {
+    const cam = own(this.cameras, r.camera);
+    if (!cam) return;
+    const dets = applyCameraFilters(r.detections, cam);
+    if (!this.gate.due(r.camera, dets, r.ts)) return;
+    this.mqtt.detection(this.deps.topics.detections(r.camera), {
+      camera: r.camera,
+      ts: isoTime(r.ts),
+      frame: r.seq,
+      cached: r.cached,
+      width: r.geometry.srcW,
+      height: r.geometry.srcH,
+      detections: dets.map((d) => (d.zones.length ? d : { label: d.label, score: d.score, box: d.box })),
+    });
+  }
+
+  /** Removed and disabled cameras are forgotten: their next frame, if they come back, is published. */
+  setCameras(cameras: Record<string, CameraConfig>): void {
+    for (const camera of Object.keys(this.cameras))
+      if (!own(cameras, camera)?.enabled) this.gate.forget(camera);
+    this.cameras = cameras;
+  }
+}

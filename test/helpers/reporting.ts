@@ -1,0 +1,128 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../src/core/clock.js';
+import type { Result } from '../../src/core/frame.js';
+import type { CameraConfig, Config } from '../../src/config/index.js';
+import { EventStore, ObjectEvents } from '../../src/events/index.js';
+import type { CameraStatus } from '../../src/ingest/index.js';
+import { Parts, type Part } from '../../src/parts.js';
+import {
+  CameraStatuses,
+  DetectionsPublisher,
+  PublishLatency,
+  type Discovery,
+  type Output,
+  type Topics,
+} from '../../src/publish/index.js';
+import type { ModelAvailability } from '../../src/scheduler/index.js';
+
+export interface ReporterDeps {
+  out: Output;
+  topics: Topics;
+  clock: Clock;
+  cameraStatus: (camera: string) => CameraStatus | undefined;
+  log: Logger;
+  /** Line counts and the event history are kept here. */
+  stateDir?: string;
+  homeAssistant?: Discovery;
+  /** Why a model is away now, or undefined while it is up. */
+  modelUnavailable?: (model: string) => string | undefined;
+  lag?: { of(camera: string): { lagMs: number | null; lagging: boolean } | undefined; afterS: number };
+  detections: Config['mqtt']['detections'];
+}
+
+/**
+ * The parts that publish what the pipeline found, put together as the daemon lists them
+ * (src/daemon.ts: discovery, detections, events, camera statuses, latency) and driven as one:
+ * what the tests of the MQTT side of results, statuses and reloads talk to.
+ */
+export class Reporter {
+  readonly events: ObjectEvents;
+  readonly statuses: CameraStatuses;
+  readonly latencies: PublishLatency;
+  readonly history: EventStore | undefined;
+  private readonly parts: Parts;
+
+  constructor(
+    cameras: Record<string, CameraConfig>,
+    events: Config['events'],
+    private readonly deps: ReporterDeps,
+  ) {
+    const { out, topics, clock, log, stateDir, homeAssistant } = deps;
+    this.history = EventStore.inStateDir(stateDir, events.history, log);
+    this.events = new ObjectEvents(cameras, events, {
+      out,
+      topics,
+      clock,
+      log,
+      stateDir,
+      history: this.history,
+      defaultLabels: () => homeAssistant?.defaultLabels() ?? [],
+    });
+    this.statuses = new CameraStatuses(cameras, {
+      out,
+      topics,
+      clock,
+      log,
+      cameraStatus: deps.cameraStatus,
+      availability: (model) => this.availability(model),
+      ...(deps.lag ? { lag: deps.lag } : {}),
+    });
+    this.latencies = new PublishLatency(cameras, clock);
+    const list: Part[] = [
+      ...(homeAssistant ? [homeAssistant] : []),
+      new DetectionsPublisher(cameras, deps.detections, { out, topics }),
+      this.events,
+      this.statuses,
+      this.latencies,
+    ];
+    this.parts = new Parts(list, log, clock);
+  }
+
+  /** A model's availability as a remote model reports it: away while `modelUnavailable` says why. */
+  private availability(model: string): ModelAvailability {
+    const message = this.deps.modelUnavailable?.(model);
+    return { model, up: message === undefined, message: message ?? null, since: this.deps.clock.now() };
+  }
+
+  start(): Promise<void> {
+    return this.parts.start();
+  }
+
+  stop(): Promise<void> {
+    return this.parts.stop();
+  }
+
+  onResult(r: Result): void {
+    this.parts.tell('onResult', r);
+  }
+
+  onCameraStatus(s: CameraStatus): void {
+    this.parts.tell('onCameraStatus', s);
+  }
+
+  onDetectorError(camera: string, message: string): void {
+    this.parts.tell('onDetectorError', camera, message);
+  }
+
+  onModelAvailability(model: string): void {
+    this.parts.tell('onModelAvailability', this.availability(model));
+  }
+
+  setCameras(cameras: Record<string, CameraConfig>): void {
+    this.parts.tell('setCameras', cameras);
+  }
+
+  /** What the parts' one-second timers do, at time `now`: snapshots due, then the cameras' lag. */
+  tick(now: number): void {
+    this.events.tick(now);
+    this.statuses.tick(now);
+  }
+
+  countsOf(camera: string): ReturnType<ObjectEvents['countsOf']> {
+    return this.events.countsOf(camera);
+  }
+
+  latency(): ReturnType<PublishLatency['latency']> {
+    return this.latencies.latency();
+  }
+}
