@@ -35,9 +35,9 @@ export class RemoteBatchError extends DetectorError {
 export class RemoteUnavailableError extends RemoteBatchError {}
 
 /** Retries of one request: quick, since a frame's worth waits on them. */
-const RETRY_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 2000, factor: 2 };
+export const RETRY_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 2000, factor: 2 };
 /** Probes of an unavailable server. */
-const PROBE_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, factor: 2 };
+export const PROBE_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, factor: 2 };
 /** Batches failed in a row (for any reason the server gave) that make the model unavailable. */
 export const FAILED_BATCHES_DOWN = 3;
 /** While up, the server's and model's readiness are asked this often when no batch was answered. */

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
+import { systemClock, type Clock, type Timer } from '../core/clock.js';
 
 /**
  * The systemd notify protocol (sd_notify): READY once started, WATCHDOG pings, STOPPING on
@@ -9,11 +10,12 @@ import type { Logger } from 'pino';
  */
 export class SystemdNotifier {
   private pingRunning = false;
-  private watchdogTimer: NodeJS.Timeout | undefined;
+  private watchdogTimer: Timer | undefined;
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
     private readonly command = 'systemd-notify',
   ) {}
 
@@ -64,14 +66,16 @@ export class SystemdNotifier {
   startWatchdog(healthy: () => boolean): void {
     const ms = this.watchdogIntervalMs;
     if (!ms) return;
-    this.watchdogTimer = setInterval(() => {
+    const tick = (): void => {
+      this.watchdogTimer = this.clock.setTimeout(tick, ms);
       if (healthy()) this.watchdog();
       else this.log.warn('unhealthy: withholding the systemd watchdog ping');
-    }, ms);
+    };
+    this.watchdogTimer = this.clock.setTimeout(tick, ms);
   }
 
   stopWatchdog(): void {
-    clearInterval(this.watchdogTimer);
+    if (this.watchdogTimer !== undefined) this.clock.clearTimeout(this.watchdogTimer);
     this.watchdogTimer = undefined;
   }
 }

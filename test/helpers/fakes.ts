@@ -10,6 +10,7 @@ export class FakeClock implements Clock {
   private t = 1_000_000;
   private nextId = 1;
   private timers = new Map<number, { at: number; fn: () => void }>();
+  private setWaiters = new Set<() => void>();
 
   now(): number {
     return this.t;
@@ -18,6 +19,7 @@ export class FakeClock implements Clock {
   setTimeout(fn: () => void, ms: number): Timer {
     const id = this.nextId++;
     this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
+    for (const wake of this.setWaiters) wake();
     return id;
   }
 
@@ -43,6 +45,38 @@ export class FakeClock implements Clock {
 
   get pending(): number {
     return this.timers.size;
+  }
+
+  /**
+   * Resolves once a timer is pending that is due in exactly `ms` (the clock unmoved), as code
+   * running on real I/O (a socket, a child process) sets it; rejects after `timeoutMs` of real
+   * time. A signal that the code waits on the clock now, not on I/O.
+   */
+  dueIn(ms: number, timeoutMs = 10_000): Promise<void> {
+    const due = (): boolean => [...this.timers.values()].some((e) => e.at - this.t === ms);
+    if (due()) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const wake = (): void => {
+        if (!due()) return;
+        done();
+        resolve();
+      };
+      const giveUp = setTimeout(() => {
+        done();
+        reject(new Error(`timed out waiting for a timer due in ${ms} ms`));
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(giveUp);
+        this.setWaiters.delete(wake);
+      };
+      this.setWaiters.add(wake);
+    });
+  }
+
+  /** Waits until a timer is due in exactly `ms` (dueIn), then moves the clock that far. */
+  async advanceWhenDue(ms: number, timeoutMs?: number): Promise<void> {
+    await this.dueIn(ms, timeoutMs);
+    await this.advance(ms);
   }
 }
 

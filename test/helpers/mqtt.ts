@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { repoRoot, tempDir } from './env.js';
@@ -135,16 +136,22 @@ export interface Received {
   at: number;
 }
 
-/** A subscriber that records every message it receives. */
+/** A subscriber that records every message it receives (but its own markers, see retainedDone). */
 export class Subscriber {
   readonly messages: Received[] = [];
   private client: MqttClient;
+  private subscribed = false;
+  private readonly marker = `argus-test/marker/${randomUUID()}`;
+  private markerCame = false;
 
   constructor(url: string, topic = 'argus/#', login?: Login) {
     this.client = mqtt.connect(url, { reconnectPeriod: 100, connectTimeout: 2000, clean: true, ...login });
-    this.client.on('connect', () => this.client.subscribe(topic, { qos: 1 }));
+    this.client.on('connect', () =>
+      this.client.subscribe(topic, { qos: 1 }, (err) => (this.subscribed = !err)),
+    );
     this.client.on('error', () => undefined);
     this.client.on('message', (topic, payload, packet) => {
+      if (topic === this.marker) return void (this.markerCame = true);
       this.messages.push({
         topic,
         payload: payload.toString(),
@@ -172,6 +179,17 @@ export class Subscriber {
         );
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  /**
+   * Resolves once the broker has sent every retained message of the subscription: a marker this
+   * subscriber subscribes to after it, then publishes on its own connection, comes after them.
+   */
+  async retainedDone(timeoutMs = 30_000): Promise<void> {
+    await this.waitFor('the subscription', () => this.subscribed, timeoutMs);
+    await this.client.subscribeAsync(this.marker, { qos: 1 });
+    await this.client.publishAsync(this.marker, 'marker', { qos: 1 });
+    await this.waitFor('its marker', () => this.markerCame, timeoutMs);
   }
 
   end(): Promise<void> {

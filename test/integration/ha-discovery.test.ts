@@ -64,7 +64,7 @@ async function retainedConfigs(
   const sub = new Subscriber(url, 'homeassistant/#');
   t.after(() => sub.end());
   await sub.waitFor(`${count} retained configs`, () => sub.messages.length >= count, 30_000);
-  await new Promise((r) => setTimeout(r, 500)); // and no more
+  await sub.retainedDone(); // and no more
   for (const m of sub.messages) assert.ok(m.retain, `${m.topic} retained`);
   await sub.end();
   return new Map(sub.messages.map((m) => [m.topic, m.payload]));

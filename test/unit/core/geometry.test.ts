@@ -2,8 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { iou, letterbox, toModel, toSource, type Box } from '../../../src/core/geometry.js';
 
-const close = (a: readonly number[], b: readonly number[], eps = 1e-6): void =>
-  a.forEach((v, i) => assert.ok(Math.abs(v - b[i]!) <= eps, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`));
+/** `a` and `b` have the same length, and each element of one is within `eps` of the other's. */
+const close = (a: readonly number[], b: readonly number[], eps = 1e-6): void => {
+  const what = `${JSON.stringify(a)} vs ${JSON.stringify(b)}`;
+  assert.equal(a.length, b.length, what);
+  a.forEach((v, i) => assert.ok(Math.abs(v - b[i]!) <= eps, what));
+};
 
 describe('letterbox geometry', () => {
   it('portrait: bus.jpg 810x1080 into 640 (pillarboxed, centred)', () => {

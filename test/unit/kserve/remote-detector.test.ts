@@ -5,19 +5,30 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { systemClock } from '../../../src/core/clock.js';
+import { backoffDelay } from '../../../src/backoff.js';
 import type { Picture } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { DecodedRequest } from '../../../src/kserve/codec.js';
 import { toFloat16Bits } from '../../../src/onnx/index.js';
-import { RemoteDetector, RemoteUnavailableError } from '../../../src/kserve/remote-detector.js';
+import {
+  HEALTH_INTERVAL_MS,
+  PROBE_BACKOFF,
+  RemoteDetector,
+  RemoteUnavailableError,
+  RETRY_BACKOFF,
+} from '../../../src/kserve/remote-detector.js';
 import type { Availability, RemoteDetectorConfig } from '../../../src/kserve/remote-options.js';
 import type { Tensor } from '../../../src/kserve/tensor.js';
 import { tempDir, waitFor } from '../../helpers/env.js';
 import { FakeKServe, type FakeModelSpec } from '../../helpers/fake-kserve.js';
+import { FakeClock } from '../../helpers/fakes.js';
 
 const S = 32;
 const TOKEN = 'Bearer s3cr3t-t0ken';
+
+/** The detector's waits on its clock, as setup's `random` (0) makes them: retry `n`, probe `n`. */
+const retryDelay = (n: number): number => backoffDelay(n, RETRY_BACKOFF, () => 0);
+const probeDelay = (n: number): number => backoffDelay(n, PROBE_BACKOFF, () => 0);
 
 /**
  * The fake model: per picture one box [12, 12, 20, 20] (input pixels), class 'dog' when the
@@ -67,6 +78,8 @@ const picture = (value: number): Picture => ({
 interface Setup {
   server: FakeKServe;
   detector: RemoteDetector;
+  /** The detector's clock: its backoffs, probes and readiness checks wait until a test moves it. */
+  clock: FakeClock;
   changes: Availability[];
   logs: () => string;
 }
@@ -94,6 +107,7 @@ async function setup(
     }),
   ).child({ model: 'pets' });
   const changes: Availability[] = [];
+  const clock = new FakeClock();
   const detector = new RemoteDetector(
     {
       name: 'pets',
@@ -105,17 +119,19 @@ async function setup(
         url: server.url,
         model: 'pets',
         headers: { Authorization: TOKEN },
-        timeout_ms: 2000,
+        // A deadline fires only when a test moves the clock past it; 10 s is none of the waits
+        // the tests let pass (retry and probe backoff, HEALTH_INTERVAL_MS), so dueIn tells them apart.
+        timeout_ms: 10_000,
         retries: 2,
         in_flight: 2,
         ...over.remote,
       },
     },
-    { log, clock: systemClock, onAvailability: (c) => changes.push(c), random: () => 0 },
+    { log, clock, onAvailability: (c) => changes.push(c), random: () => 0 },
   );
   t.after(() => detector.stop());
   if (start) await detector.start();
-  return { server, detector, changes, logs: () => logs };
+  return { server, detector, clock, changes, logs: () => logs };
 }
 
 describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, () => {
@@ -209,15 +225,20 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
   });
 
   it('retries a 503 with backoff, and fails when the retries run out; the server counts as unavailable', async (t) => {
-    const { server, detector, changes } = await setup(t, yoloModel(), { remote: { retries: 2 } });
+    const { server, detector, clock, changes } = await setup(t, yoloModel(), { remote: { retries: 2 } });
     server.statuses = [503, 503];
-    assert.equal((await detector.detect([picture(1)])).detections[0]!.length, 1);
+    const answered = detector.detect([picture(1)]);
+    for (const n of [0, 1]) await clock.advanceWhenDue(retryDelay(n));
+    assert.equal((await answered).detections[0]!.length, 1);
     assert.deepEqual([detector.stats().remote.requests, detector.stats().remote.retries], [3, 2]);
     server.statuses = [503, 503, 503];
-    await assert.rejects(detector.detect([picture(1)]), /HTTP 503: scripted 503/);
+    const refused = assert.rejects(detector.detect([picture(1)]), /HTTP 503: scripted 503/);
+    for (const n of [0, 1]) await clock.advanceWhenDue(retryDelay(n));
+    await refused;
     assert.deepEqual(changes, [{ model: 'pets', up: false, message: changes[0]!.message }]);
     assert.match(changes[0]!.message!, /POST http:\/\/127\.0\.0\.1:\d+\/v2\/models\/pets\/infer: HTTP 503/);
     // The probe (health, ready, metadata) finds it well again.
+    await clock.advanceWhenDue(probeDelay(0));
     await waitFor('recovery', () => detector.available, 5000);
     assert.deepEqual(changes.at(-1), { model: 'pets', up: true, message: null });
   });
@@ -242,23 +263,35 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
   });
 
   it('a request past its deadline fails; three in a row make the server unavailable', async (t) => {
-    const { server, detector, changes } = await setup(t, yoloModel(), {
+    const { server, detector, clock, changes } = await setup(t, yoloModel(), {
       remote: { timeout_ms: 100, retries: 0 },
     });
     server.delayMs = 400;
-    await assert.rejects(detector.detect([picture(1)]), /no answer within 100 ms/);
+    /** A batch whose request reaches the server, and the 100 ms on the clock that it waits there. */
+    const late = async (): Promise<void> => {
+      const sent = server.inferences.length;
+      const failed = assert.rejects(detector.detect([picture(1)]), /no answer within 100 ms/);
+      await waitFor('the request at the server', () => server.inferences.length > sent, 5000);
+      await clock.advance(100);
+      await failed;
+    };
+    await late();
     assert.equal(detector.available, true);
-    await assert.rejects(detector.detect([picture(1)]), /no answer within 100 ms/);
-    await assert.rejects(detector.detect([picture(1)]), /no answer within 100 ms/);
+    await late();
+    await late();
     assert.equal(detector.available, false);
     assert.equal(changes.length, 1);
     assert.equal(detector.stats().deadlinesMissed, 3);
   });
 
   it('connection refused: unavailable at once (one log line, one change), batches fail without a request, then recovers', async (t) => {
-    const { server, detector, changes, logs } = await setup(t, yoloModel(), { remote: { retries: 1 } });
+    const { server, detector, clock, changes, logs } = await setup(t, yoloModel(), {
+      remote: { retries: 1 },
+    });
     await server.stop();
-    await assert.rejects(detector.detect([picture(1)]), /ECONNREFUSED/);
+    const refused = assert.rejects(detector.detect([picture(1)]), /ECONNREFUSED/);
+    await clock.advanceWhenDue(retryDelay(0));
+    await refused;
     assert.deepEqual(
       changes.map((c) => c.up),
       [false],
@@ -270,6 +303,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
     assert.equal(detector.stats().readyWorkers, 0);
     assert.equal(logs().match(/remote model pets unavailable/g)?.length, 1, 'one line for the transition');
     await server.start();
+    await clock.advanceWhenDue(probeDelay(0));
     await waitFor('recovery', () => detector.available, 5000);
     assert.deepEqual(
       changes.map((c) => c.up),
@@ -280,7 +314,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
   });
 
   it('starts while the server is away when input_size is known; refuses to without it', async (t) => {
-    const { server, detector } = await setup(t, yoloModel(), { input_size: S }, false);
+    const { server, detector, clock } = await setup(t, yoloModel(), { input_size: S }, false);
     await server.stop();
     await detector.start();
     assert.deepEqual(
@@ -288,6 +322,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
       [false, S, 'down'],
     );
     await server.start();
+    await clock.advanceWhenDue(probeDelay(0));
     await waitFor('the server', () => detector.available, 5000);
     assert.deepEqual(detector.labels, ['cat', 'dog']);
 
@@ -388,7 +423,9 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
   ];
   for (const [fault, misbehave, error] of faults)
     it(`${fault}: three failed batches in a row make it unavailable (one line); back once a trial inference is answered (one line)`, async (t) => {
-      const { server, detector, changes, logs } = await setup(t, yoloModel(), { remote: { retries: 1 } });
+      const { server, detector, clock, changes, logs } = await setup(t, yoloModel(), {
+        remote: { retries: 1 },
+      });
       assert.equal((await detector.detect([picture(1)])).detections[0]!.length, 1);
       server.misbehave = misbehave;
       const failed: Error[] = [];
@@ -414,12 +451,14 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
       assert.equal(server.inferences.length, sent, 'no request while it is unavailable');
 
       // Its probes find the server ready and the model described, but the trial inference fails.
+      for (const n of [0, 1]) await clock.advanceWhenDue(probeDelay(n));
       await waitFor('two probes', () => server.inferences.length >= sent + 2, 10_000);
       assert.equal(detector.available, false, 'ready is not enough: the trial inference failed');
       const trial = server.inferences.at(-1)!.infer!.inputs[0]!;
       assert.deepEqual(trial.shape, [1, 3, S, S], 'one blank picture');
 
       server.misbehave = undefined;
+      await clock.advanceWhenDue(probeDelay(2));
       await waitFor('recovery', () => detector.available, 20_000);
       assert.deepEqual(
         changes.map((c) => c.up),
@@ -440,24 +479,31 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
     });
 
   it('killed while no batch is sent (its cameras answered from the cache): the readiness check notices it', async (t) => {
-    const { server, detector, changes, logs } = await setup(t, yoloModel());
+    const { server, detector, clock, changes, logs } = await setup(t, yoloModel());
     await detector.detect([picture(1)]);
     const probes = server.seen.length;
     // From here no batch goes out. The server is asked whether it is ready meanwhile.
+    await clock.advanceWhenDue(HEALTH_INTERVAL_MS);
     await waitFor(
       'a readiness check while up',
       () => server.seen.slice(probes).some((r) => r.path === '/v2/health/ready'),
       10_000,
     );
     assert.equal(server.inferences.length, 1);
+    // The check answered, the next one is set.
+    await clock.dueIn(HEALTH_INTERVAL_MS);
     await server.stop();
-    const t0 = Date.now();
+    const t0 = clock.now();
+    await clock.advanceWhenDue(HEALTH_INTERVAL_MS);
+    // ECONNREFUSED is retried as a request's is (retries: 2), then makes it unavailable.
+    for (const n of [0, 1]) await clock.advanceWhenDue(retryDelay(n));
     await waitFor('the check to find it gone', () => !detector.available, 15_000);
-    const noticedMs = Date.now() - t0;
+    const noticedMs = clock.now() - t0;
     assert.equal(server.inferences.length, 1, 'noticed without a batch');
     assert.match(changes[0]!.message!, /GET http:\/\/127\.0\.0\.1:\d+\/v2\/health\/ready: ECONNREFUSED/);
-    t.diagnostic(`noticed ${noticedMs} ms after the server went`);
+    t.diagnostic(`noticed ${noticedMs} ms (on the clock) after the server went`);
     await server.start();
+    await clock.advanceWhenDue(probeDelay(0));
     await waitFor('recovery', () => detector.available, 15_000);
     assert.deepEqual(
       changes.map((c) => c.up),
@@ -471,11 +517,13 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
   });
 
   it('a model not ready while up: the readiness check makes it unavailable', async (t) => {
-    const { server, detector, changes } = await setup(t, yoloModel());
+    const { server, detector, clock, changes } = await setup(t, yoloModel());
     server.ready = false;
+    await clock.advanceWhenDue(HEALTH_INTERVAL_MS);
     await waitFor('the check to find it not ready', () => !detector.available, 15_000);
     assert.match(changes[0]!.message!, /\/v2\/health\/ready \(server ready\): HTTP 400/);
     server.ready = true;
+    await clock.advanceWhenDue(probeDelay(0));
     await waitFor('recovery', () => detector.available, 15_000);
   });
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { createLogger } from '../../../src/log.js';
 import { SystemdNotifier } from '../../../src/ops/notify.js';
 import { tempDir, waitFor } from '../../helpers/env.js';
-import { silentLog } from '../../helpers/fakes.js';
+import { FakeClock, silentLog } from '../../helpers/fakes.js';
 
 /**
  * A stand-in for systemd-notify: appends one line per call, the NOTIFY_SOCKET it was given then
@@ -42,6 +42,16 @@ async function recorder(t: Parameters<typeof tempDir>[0]) {
   };
 }
 
+/** A notifier that counts its notify commands still running. */
+class Counted extends SystemdNotifier {
+  running = 0;
+
+  override send(...assignments: string[]): Promise<void> {
+    this.running++;
+    return super.send(...assignments).finally(() => this.running--);
+  }
+}
+
 function captureLog() {
   const lines: Record<string, unknown>[] = [];
   const log = createLogger({
@@ -55,9 +65,11 @@ function captureLog() {
 describe('SystemdNotifier', () => {
   it('does nothing outside systemd (no NOTIFY_SOCKET)', async (t) => {
     const rec = await recorder(t);
+    const clock = new FakeClock();
     const notifier = new SystemdNotifier(
       { ARGUS_NOTIFY_LOG: rec.file, WATCHDOG_USEC: '200000' },
       silentLog,
+      clock,
       rec.command,
     );
     assert.equal(notifier.enabled, false);
@@ -72,7 +84,7 @@ describe('SystemdNotifier', () => {
       return true;
     });
     t.after(() => notifier.stopWatchdog());
-    await new Promise((r) => setTimeout(r, 150));
+    await clock.advance(1000); // ten intervals of the WATCHDOG_USEC it was given
     assert.equal(checked, 0, 'no watchdog timer');
     assert.deepEqual(rec.calls(), []);
   });
@@ -91,7 +103,7 @@ describe('SystemdNotifier', () => {
 
   it('runs the notify command with the assignments and its environment', async (t) => {
     const rec = await recorder(t);
-    const notifier = new SystemdNotifier(rec.env, silentLog, rec.command);
+    const notifier = new SystemdNotifier(rec.env, silentLog, undefined, rec.command);
     assert.equal(notifier.enabled, true);
     await notifier.ready('2 cameras streaming');
     await notifier.send('STATUS=reloading');
@@ -105,7 +117,7 @@ describe('SystemdNotifier', () => {
 
   it('sends one watchdog ping at a time', async (t) => {
     const rec = await recorder(t);
-    const notifier = new SystemdNotifier(rec.env, silentLog, rec.command);
+    const notifier = new SystemdNotifier(rec.env, silentLog, undefined, rec.command);
     notifier.watchdog();
     notifier.watchdog();
     notifier.watchdog();
@@ -121,7 +133,12 @@ describe('SystemdNotifier', () => {
   it('logs a warning and goes on when the command is missing', async (t) => {
     const dir = await tempDir(t);
     const { log, lines } = captureLog();
-    const notifier = new SystemdNotifier({ NOTIFY_SOCKET: '/run/notify' }, log, join(dir, 'no-such-notify'));
+    const notifier = new SystemdNotifier(
+      { NOTIFY_SOCKET: '/run/notify' },
+      log,
+      undefined,
+      join(dir, 'no-such-notify'),
+    );
     await notifier.ready('up');
     assert.equal(lines.length, 1);
     assert.equal(lines[0]!.msg, 'cannot notify systemd');
@@ -132,8 +149,14 @@ describe('SystemdNotifier', () => {
   it('pings while healthy, withholds pings with a warning while not, and stops when told', async (t) => {
     const rec = await recorder(t);
     const { log, warnings } = captureLog();
-    const notifier = new SystemdNotifier({ ...rec.env, WATCHDOG_USEC: '200000' }, log, rec.command);
+    const clock = new FakeClock();
+    const notifier = new Counted({ ...rec.env, WATCHDOG_USEC: '200000' }, log, clock, rec.command);
     assert.equal(notifier.watchdogIntervalMs, 100);
+    /** One watchdog interval on the clock, and whatever notify command its tick ran, to its end. */
+    const tick = async (): Promise<void> => {
+      await clock.advance(100);
+      await waitFor('the notify commands to end', () => notifier.running === 0, 3000);
+    };
     let healthy = true;
     let checks = 0;
     notifier.startWatchdog(() => {
@@ -141,22 +164,29 @@ describe('SystemdNotifier', () => {
       return healthy;
     });
     t.after(() => notifier.stopWatchdog());
+    await tick();
+    await tick();
     await waitFor('two pings', () => rec.pings() >= 2, 3000);
     assert.deepEqual(warnings(), []);
 
     healthy = false;
+    await tick();
+    await tick();
     await waitFor('two withheld pings', () => warnings().length >= 2, 3000);
     const before = rec.pings();
+    await tick();
+    await tick();
     await waitFor('two more withheld pings', () => warnings().length >= 4, 3000);
     assert.equal(rec.pings(), before, 'no ping while unhealthy');
     assert.ok(warnings().every((w) => w === 'unhealthy: withholding the systemd watchdog ping'));
 
     healthy = true;
+    await tick();
     await waitFor('pings again', () => rec.pings() > before, 3000);
 
     notifier.stopWatchdog();
     const checksAtStop = checks;
-    await new Promise((r) => setTimeout(r, 350));
+    await clock.advance(350);
     assert.equal(checks, checksAtStop, 'no more watchdog ticks');
   });
 });
