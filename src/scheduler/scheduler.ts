@@ -390,14 +390,7 @@ export class Scheduler {
             lane.camera.refreshing = false;
             return;
           }
-          this.answer(lane.camera, f.seq, {
-            ...f,
-            cached: false,
-            detections,
-            queuedMs: now - job.ts,
-            batchSize: batch.length,
-            inferMs: result.inferMs,
-          });
+          this.answer(lane.camera, f.seq, { ...f, cached: false, detections });
         });
         this.settle();
       },
