@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import { Detector, planModel } from '../detector/index.js';
-import type { ModelStage } from '../scheduler/index.js';
 import { createRemoteModel } from './remote.js';
+import type { ModelStage } from './stage.js';
 
 /** What a model's stage is made with, beside its settings. */
 export interface ModelContext {

@@ -1,13 +1,6 @@
 /** The scheduler stage's public interface: frames and submitted pictures in, batches per model out. */
 export { FrameDropped, type CameraStats, type Drop } from './jobs.js';
-export {
-  type BatchDetections,
-  type BatchDetector,
-  type ModelBatchStats,
-  type ModelSet,
-  type ModelStage,
-  type ModelStats,
-} from './models.js';
+export { type BatchDetections, type BatchDetector, type ModelBatchStats, type ModelSet } from './models.js';
 export {
   Scheduler,
   SUBMIT_QUEUE,

@@ -18,28 +18,6 @@ export interface BatchDetector {
   detect(pictures: readonly Picture[]): Promise<BatchDetections>;
 }
 
-/** What a model reports of itself: its sessions (local) or its server's (remote). */
-export interface ModelStats {
-  /** The execution provider of a local model (`cpu`, `cuda`, …); what a remote one reports. */
-  provider: string | null;
-  workers: number;
-  /** Sessions (or connections) able to take a batch now. */
-  readyWorkers: number;
-  sessionsRecreated: number;
-  deadlinesMissed: number;
-}
-
-/** A model as the daemon runs it: a detector with a lifecycle, its labels and its numbers. */
-export interface ModelStage extends BatchDetector {
-  readonly labels: readonly string[];
-  /** Loads and warms it; resolves once every session can take a batch. */
-  start(): Promise<void>;
-  stop(): Promise<void> | void;
-  stats(): ModelStats;
-  /** Why it takes no batch now (a remote model's server away), or undefined while it does. */
-  unavailable?(): string | undefined;
-}
-
 /** The models the scheduler batches for, by name. */
 export interface ModelSet {
   /** The detector that runs the model of this name now (a reload may swap it); undefined when none. */
