@@ -10,7 +10,7 @@ import type { CountsInView } from '../events/index.js';
 import { lagSeconds, type CameraRates, type StatsSources } from '../publish/index.js';
 import { applyCameraFilters, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
-import type { EventQuery, EventStore } from '../events/index.js';
+import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
@@ -179,8 +179,8 @@ export class LiveView implements HttpSource {
     return this.src.history?.has(id) ?? false;
   }
 
-  eventSnapshot(id: string, crop: boolean): Promise<Buffer | undefined> {
-    return this.src.history?.snapshot(id, crop ? 'crop' : 'full') ?? Promise.resolve(undefined);
+  eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+    return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
   async metrics(): Promise<{ contentType: string; body: string }> {
