@@ -187,7 +187,7 @@ export async function benchRemote(opts: {
       }
     const rows = sides.map(([mode, d, r]): RemoteBenchRow => {
       const run = runs.get(mode)!;
-      const s = r?.stats().remote;
+      const s = r?.stats();
       return {
         mode,
         batch: opts.batch,

@@ -50,8 +50,4 @@ export interface Detection {
 export interface Result extends Frame {
   cached: boolean;
   detections: Detection[];
-  /** For analysed frames: how long the frame waited before its batch was sent, and the batch. */
-  queuedMs?: number;
-  batchSize?: number;
-  inferMs?: number;
 }

@@ -32,7 +32,9 @@ interface RawBatch {
   inferMs: number;
 }
 
+/** A local model's numbers: its sessions. */
 export interface DetectorStats {
+  kind: 'local';
   provider: Config['detector']['providers'][number] | null;
   workers: number;
   readyWorkers: number;
@@ -272,6 +274,7 @@ export class Detector implements BatchDetector {
 
   stats(): DetectorStats {
     return {
+      kind: 'local',
       provider: this.provider ?? null,
       workers: this.slots.length,
       readyWorkers: this.readyWorkers,

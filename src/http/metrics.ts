@@ -3,7 +3,7 @@ import type { HistogramSnapshot } from '../core/histogram.js';
 import { own } from '../core/names.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
 import type { RemoteStats } from '../kserve/index.js';
-import type { NamedModelStats } from '../models/index.js';
+import { readySessions, type NamedModelStats } from '../models/index.js';
 import type { BrokerStats } from '../broker/index.js';
 import type { OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
@@ -187,6 +187,9 @@ export function createMetrics(
 
   // Per model: the scheduler's batches for it, and its stage's sessions (local) or server (remote).
   const batchesOf = (s: Snapshot, model: string) => own(s.sched.models, model);
+  // A remote model's deadlines missed are its requests that got no answer in time; it recreates no session.
+  const deadlinesOf = (m: NamedModelStats) => (m.kind === 'local' ? m.deadlinesMissed : m.failures.timeout);
+  const recreatedOf = (m: NamedModelStats) => (m.kind === 'local' ? m.sessionsRecreated : 0);
   metric(
     'counter',
     'argus_detector_batches_total',
@@ -222,19 +225,19 @@ export function createMetrics(
       'counter',
       'argus_detector_deadlines_missed_total',
       'Batches abandoned past their deadline',
-      (s, m) => s.models[m]!.deadlinesMissed,
+      (s, m) => deadlinesOf(s.models[m]!),
     ],
     [
       'counter',
       'argus_detector_sessions_recreated_total',
       'Sessions recreated after a deadline or a crash',
-      (s, m) => s.models[m]!.sessionsRecreated,
+      (s, m) => recreatedOf(s.models[m]!),
     ],
     [
       'gauge',
       'argus_detector_ready_workers',
       'Detector sessions loaded and ready',
-      (s, m) => s.models[m]!.readyWorkers,
+      (s, m) => readySessions(s.models[m]!),
     ],
   ];
   for (const [kind, name, help, value] of perModel)
@@ -244,7 +247,7 @@ export function createMetrics(
 
   // Remote models: their client's view of the server (label values: model names and fixed words).
   const remotes = (s: Snapshot) =>
-    Object.entries(s.models).flatMap(([model, m]) => (m.remote ? [[model, m.remote] as const] : []));
+    Object.entries(s.models).flatMap(([model, m]) => (m.kind === 'remote' ? [[model, m] as const] : []));
   const perRemote: ['counter' | 'gauge', string, string, (r: RemoteStats) => number][] = [
     [
       'gauge',

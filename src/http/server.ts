@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { InferenceService, type ServedModel } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
-import type { EventQuery } from '../events/index.js';
+import type { EventQuery, Snapshot } from '../events/index.js';
 import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
@@ -47,7 +47,7 @@ export interface HttpSource {
   /** Whether the history holds an event of that id. */
   hasEvent(id: string): boolean;
   /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
-  eventSnapshot(id: string, crop: boolean): Promise<Buffer | undefined>;
+  eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;
   /** The models served over KServe v2 (`http.inference`). */
   servedModels(): readonly ServedModel[];
 }
@@ -215,7 +215,7 @@ export class HttpServer {
     if (crop.length > 1 || (crop[0] !== undefined && crop[0] !== '0' && crop[0] !== '1'))
       throw new HttpError(400, 'crop: must be 0 or 1');
     if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
-    const jpeg = await this.source.eventSnapshot(id, crop[0] === '1');
+    const jpeg = await this.source.eventSnapshot(id, crop[0] === '1' ? 'crop' : 'full');
     if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no snapshot for this event\n');
     res.setHeader('Cache-Control', 'no-cache');
     return send(res, 200, 'image/jpeg', jpeg);

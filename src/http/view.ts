@@ -4,12 +4,13 @@ import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { ServedModel } from '../kserve/index.js';
+import { providerOf, readySessions } from '../models/index.js';
 import { annotatedJpeg } from '../draw/index.js';
 import type { CountsInView } from '../events/index.js';
 import { lagSeconds, type CameraRates, type StatsSources } from '../publish/index.js';
 import { applyCameraFilters, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
-import type { EventQuery, EventStore } from '../events/index.js';
+import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError, type Health, type HttpSource } from './server.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
@@ -97,14 +98,15 @@ export class LiveView implements HttpSource {
     const cameras = namedRecord<string>();
     for (const s of this.src.ingest.statuses()) cameras[s.camera] = s.state;
     const byModel = namedRecord<Health['models'][string]>();
-    for (const [name, m] of models) byModel[name] = { ready_workers: m.readyWorkers, provider: m.provider };
+    for (const [name, m] of models)
+      byModel[name] = { ready_workers: readySessions(m), provider: providerOf(m) };
     const err = mqtt.lastError;
     const refused = !mqtt.connected && err !== null && ['auth', 'refused', 'tls'].includes(err.cause);
-    const providers = [...new Set(models.flatMap(([, m]) => (m.provider ? [m.provider] : [])))];
+    const providers = [...new Set(models.flatMap(([, m]) => providerOf(m) ?? []))];
     return {
-      ok: models.length > 0 && models.every(([, m]) => m.readyWorkers > 0) && !refused,
+      ok: models.length > 0 && models.every(([, m]) => readySessions(m) > 0) && !refused,
       detector: {
-        ready_workers: models.reduce((n, [, m]) => n + m.readyWorkers, 0),
+        ready_workers: models.reduce((n, [, m]) => n + readySessions(m), 0),
         provider: providers.length ? providers.join(',') : null,
       },
       models: byModel,
@@ -177,8 +179,8 @@ export class LiveView implements HttpSource {
     return this.src.history?.has(id) ?? false;
   }
 
-  eventSnapshot(id: string, crop: boolean): Promise<Buffer | undefined> {
-    return this.src.history?.snapshot(id, crop ? 'crop' : 'full') ?? Promise.resolve(undefined);
+  eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+    return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
   async metrics(): Promise<{ contentType: string; body: string }> {
@@ -199,7 +201,10 @@ export class LiveView implements HttpSource {
           name,
           inputSize: detector.inputSize,
           labels: models.labels(name) ?? [],
-          ready: () => (own(models.stats(), name)?.readyWorkers ?? 0) > 0,
+          ready: () => {
+            const m = own(models.stats(), name);
+            return m !== undefined && readySessions(m) > 0;
+          },
           detect: (picture) => scheduler.submit(picture, this.cfg.detect_priority, name),
         },
       ];

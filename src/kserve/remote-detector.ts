@@ -11,7 +11,7 @@ import {
   type RawDetection,
 } from '../detector/index.js';
 import { scrub } from '../redact.js';
-import type { BatchDetections, BatchDetector, ModelAvailability, ModelStats } from '../scheduler/index.js';
+import type { BatchDetections, BatchDetector, ModelAvailability } from '../scheduler/index.js';
 import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
 import { decodeInferResponse, encodeInferRequest, type EncodedBody, type RequestedOutput } from './codec.js';
 import { packPictures, unpackDetections } from './pack.js';
@@ -444,32 +444,26 @@ export class RemoteDetector implements BatchDetector {
     await this.post(plan, this.encode(plan, [blank], slots), slots, 1, false);
   }
 
-  /** As a local model's: `kserve` for its provider, its requests as sessions; and its client's numbers. */
-  stats(): ModelStats & { remote: RemoteStats } {
-    const ready = this.state === 'up' ? this.cfg.remote.in_flight : 0;
+  /** Its client's numbers. */
+  stats(): RemoteStats {
     return {
-      provider: 'kserve',
-      workers: this.cfg.remote.in_flight,
-      readyWorkers: ready,
-      sessionsRecreated: 0,
-      deadlinesMissed: this.counts.failures.timeout,
-      remote: {
-        model: this.cfg.name,
-        server: this.http?.where ?? '',
-        remoteModel: this.cfg.remote.model,
-        state: this.state,
-        since: this.since,
-        lastError: this.lastError,
-        input: this.plan?.input ?? null,
-        output: this.plan?.output.kind ?? null,
-        requests: this.counts.requests,
-        retries: this.counts.retries,
-        failures: { ...this.counts.failures },
-        frames: this.counts.frames,
-        bytesSent: this.counts.bytesSent,
-        bytesReceived: this.counts.bytesReceived,
-        inFlight: this.slots.busy,
-      },
+      kind: 'remote',
+      model: this.cfg.name,
+      server: this.http?.where ?? '',
+      remoteModel: this.cfg.remote.model,
+      state: this.state,
+      since: this.since,
+      lastError: this.lastError,
+      input: this.plan?.input ?? null,
+      output: this.plan?.output.kind ?? null,
+      requests: this.counts.requests,
+      retries: this.counts.retries,
+      failures: { ...this.counts.failures },
+      frames: this.counts.frames,
+      bytesSent: this.counts.bytesSent,
+      bytesReceived: this.counts.bytesReceived,
+      inFlight: this.slots.busy,
+      connections: this.cfg.remote.in_flight,
     };
   }
 

@@ -60,7 +60,9 @@ export interface RemoteDetectorDeps {
 
 export type RemoteState = 'starting' | 'up' | 'down' | 'stopped';
 
+/** A remote model's numbers: its client's view of the server. */
 export interface RemoteStats {
+  kind: 'remote';
   model: string;
   server: string;
   remoteModel: string;
@@ -79,5 +81,7 @@ export interface RemoteStats {
   frames: number;
   bytesSent: number;
   bytesReceived: number;
+  /** Requests outstanding now, and at most (`remote.in_flight`: its kept connections). */
   inFlight: number;
+  connections: number;
 }

@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import { Detector, planModel } from '../detector/index.js';
-import type { ModelStage } from '../scheduler/index.js';
 import { createRemoteModel } from './remote.js';
+import type { ModelStage } from './stage.js';
 
 /** What a model's stage is made with, beside its settings. */
 export interface ModelContext {
@@ -13,7 +13,7 @@ export interface ModelContext {
   clock: Clock;
   /** Values to hide from every message (the config's secrets; they grow on reload). */
   secrets: readonly string[];
-  /** The model became unavailable or available again (`unavailable()` says which, and why). */
+  /** The model became unavailable or available again (`availability()` says which, why and since when). */
   onAvailability?: () => void;
 }
 

@@ -7,4 +7,5 @@ export { buildModel, modelSpec, type BuildModel, type ModelContext } from './bui
 export { planCameras, type CameraPlan, type Sizes } from './plan.js';
 export { ModelRegistry, type NamedModelStats, type RegistryDeps, type SwapResult } from './registry.js';
 export { createRemoteModel, type RemoteModel } from './remote.js';
+export { providerOf, readySessions, type ModelStage, type ModelStats } from './stage.js';
 export { loadVouchedConfig, nearest, vouchFor } from './vouch.js';

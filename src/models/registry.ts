@@ -3,24 +3,12 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { namedRecord } from '../core/names.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
-import type {
-  BatchDetections,
-  BatchDetector,
-  ModelAvailability,
-  ModelSet,
-  ModelStage,
-  ModelStats,
-} from '../scheduler/index.js';
-import type { RemoteStats } from '../kserve/index.js';
+import type { BatchDetections, BatchDetector, ModelAvailability, ModelSet } from '../scheduler/index.js';
 import { buildModel, modelSpec, type BuildModel } from './build.js';
+import { readySessions, type ModelStage, type ModelStats } from './stage.js';
 
-/** A model's numbers, with what kind it is and the pictures it takes (a remote one: its client's). */
-export interface NamedModelStats extends ModelStats {
-  kind: 'local' | 'remote';
-  inputSize: number;
-  /** A remote model's client numbers: part of its stage's own stats (RemoteDetector.stats). */
-  remote?: RemoteStats;
-}
+/** A model's numbers (by its kind), with the pictures it takes. */
+export type NamedModelStats = ModelStats & { inputSize: number };
 
 export interface RegistryDeps {
   log: Logger;
@@ -201,18 +189,13 @@ export class ModelRegistry implements ModelSet {
 
   stats(): Record<string, NamedModelStats> {
     const out = namedRecord<NamedModelStats>();
-    for (const [name, h] of this.live)
-      out[name] = {
-        ...h.stage.stats(),
-        kind: h.config.remote ? 'remote' : 'local',
-        inputSize: h.stage.inputSize,
-      };
+    for (const [name, h] of this.live) out[name] = { ...h.stage.stats(), inputSize: h.stage.inputSize };
     return out;
   }
 
   /** Whether every local model has a session ready: what a restart of Argus could mend. */
   localReady(): boolean {
-    return [...this.live.values()].every((h) => h.config.remote || h.stage.stats().readyWorkers > 0);
+    return [...this.live.values()].every((h) => h.config.remote || readySessions(h.stage.stats()) > 0);
   }
 
   /**

@@ -2,7 +2,7 @@ import type { Clock, Timer } from '../core/clock.js';
 import { namedRecord, own } from '../core/names.js';
 import type { Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
-import type { NamedModelStats } from '../models/index.js';
+import { providerOf, readySessions, type ModelStats, type NamedModelStats } from '../models/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 import type { Output, OutputStats } from './mqtt-output.js';
 import { Publisher } from './publisher.js';
@@ -137,17 +137,17 @@ export class StatsPublisher {
       const b = own(sched.models, name);
       models[name] = {
         kind: m.kind,
-        provider: m.provider ?? 'none',
-        workers: m.workers,
-        ready_workers: m.readyWorkers,
+        provider: providerOf(m) ?? 'none',
+        workers: workersOf(m),
+        ready_workers: readySessions(m),
         input_size: m.inputSize,
         batches: b?.batches ?? 0,
         batch_sizes: sizes(b?.batchSizes ?? []),
         frames: b?.frames ?? 0,
         inference_ms: ms(b?.inferenceMsMean ?? 0),
         in_flight: b?.inFlight ?? 0,
-        deadlines_missed: m.deadlinesMissed,
-        sessions_recreated: m.sessionsRecreated,
+        deadlines_missed: deadlinesOf(m),
+        sessions_recreated: recreatedOf(m),
       };
     }
     const all = Object.values(det);
@@ -158,13 +158,13 @@ export class StatsPublisher {
       uptime_s: Math.round((now - this.startedAt) / 1000),
       cameras,
       detector: {
-        provider: [...new Set(all.map((m) => m.provider ?? 'none'))].join(',') || 'none',
-        workers: sum((m) => m.workers),
+        provider: [...new Set(all.map((m) => providerOf(m) ?? 'none'))].join(',') || 'none',
+        workers: sum(workersOf),
         batches: sched.batches,
         batch_sizes: sizes(sched.batchSizes),
         inference_ms: ms(sched.inferenceMsMean),
-        deadlines_missed: sum((m) => m.deadlinesMissed),
-        sessions_recreated: sum((m) => m.sessionsRecreated),
+        deadlines_missed: sum(deadlinesOf),
+        sessions_recreated: sum(recreatedOf),
       },
       models,
       cache: { enabled: this.cfg.cache.enabled, hit_ratio: Math.round(sched.cacheHitRatio * 1000) / 1000 },
@@ -177,3 +177,11 @@ export class StatsPublisher {
     };
   }
 }
+
+/*
+ * A model's sessions as the stats topic counts them: a remote model's connections are its
+ * workers, its requests past their deadline its deadlines missed, and it recreates no session.
+ */
+const workersOf = (m: ModelStats): number => (m.kind === 'local' ? m.workers : m.connections);
+const deadlinesOf = (m: ModelStats): number => (m.kind === 'local' ? m.deadlinesMissed : m.failures.timeout);
+const recreatedOf = (m: ModelStats): number => (m.kind === 'local' ? m.sessionsRecreated : 0);

@@ -6,8 +6,6 @@ export {
   type ModelAvailability,
   type ModelBatchStats,
   type ModelSet,
-  type ModelStage,
-  type ModelStats,
 } from './models.js';
 export {
   Scheduler,

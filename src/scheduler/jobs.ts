@@ -20,19 +20,32 @@ export class FrameDropped extends Error {
   }
 }
 
-export type Job =
-  /**
-   * A camera frame waiting for its answer; or (`refresh`) one answered already from the cache
-   * whose result is old, waiting to be analysed only to refresh the cache: its answer is not
-   * handed on.
-   */
-  | { ts: number; frame: Frame; refresh?: true }
-  | {
-      ts: number;
-      picture: Picture;
-      resolve: (d: Detection[]) => void;
-      reject: (e: FrameDropped) => void;
-    };
+/**
+ * A camera frame waiting for its answer; or (`refresh`) one answered already from the cache whose
+ * result is old, waiting to be analysed only to refresh the cache: its answer is not handed on.
+ * `lane`: its camera's lane when it was taken (a camera restarted meanwhile has another).
+ */
+export interface FrameJob {
+  kind: 'frame';
+  ts: number;
+  frame: Frame;
+  lane: CameraLane;
+  refresh?: true;
+}
+
+/** A picture submitted one by one, waiting for its answer. */
+export interface PictureJob {
+  kind: 'picture';
+  ts: number;
+  picture: Picture;
+  resolve: (d: Detection[]) => void;
+  reject: (e: FrameDropped) => void;
+}
+
+export type Job = FrameJob | PictureJob;
+
+/** What a job sends to the model: its frame or its picture. */
+export const pictureOf = (job: Job): Picture => (job.kind === 'frame' ? job.frame : job.picture);
 
 export interface CameraCounters {
   framesIn: number;
@@ -55,7 +68,7 @@ export interface CameraCounters {
 }
 
 /** What a camera lane knows beyond its queue. */
-export interface CameraLane {
+export interface CameraState {
   name: string;
   /**
    * Moves on when the camera's model changes (it moves to another, or its model is swapped):
@@ -72,15 +85,22 @@ export interface CameraLane {
 }
 
 /**
- * A queue that competes for its model's batch slots: one per camera, one per model and priority
- * of submitted pictures.
+ * A queue that competes for its model's batch slots: one per camera (its frames, with what the
+ * scheduler knows of the camera), one per model and priority of submitted pictures.
  */
-export interface Lane {
+export type Lane = CameraLane | PictureLane;
+
+export interface CameraLane {
   model: string;
   priority: number;
-  queue: FrameQueue<Job>;
-  /** Cameras only. */
-  camera?: CameraLane;
+  queue: FrameQueue<FrameJob>;
+  camera: CameraState;
+}
+
+export interface PictureLane {
+  model: string;
+  priority: number;
+  queue: FrameQueue<PictureJob>;
 }
 
 export interface CameraStats {
@@ -111,12 +131,12 @@ export interface CameraStats {
 }
 
 /** A camera's lane, as it starts: empty, on the camera's model. */
-export function cameraLane(name: string, c: CameraConfig, queueSize: number): Lane {
+export function cameraLane(name: string, c: CameraConfig, queueSize: number): CameraLane {
   return {
     model: c.model,
     priority: c.priority,
     // A refresh dropped is no frame lost: its frame was answered from the cache.
-    queue: new FrameQueue<Job>(queueSize, (j) => 'frame' in j && j.refresh === true),
+    queue: new FrameQueue<FrameJob>(queueSize, (j) => j.refresh === true),
     camera: {
       name,
       epoch: 0,
@@ -141,8 +161,8 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): La
 }
 
 /** A camera lane's numbers at time `now`; `laggingAfterMs`: scheduler.lagging_after_s. */
-export function cameraStats(lane: Lane, now: number, laggingAfterMs: number): CameraStats {
-  const c = lane.camera!.counters;
+export function cameraStats(lane: CameraLane, now: number, laggingAfterMs: number): CameraStats {
+  const c = lane.camera.counters;
   const answered = c.lastAnswered ?? c.firstIn;
   return {
     model: lane.model,
@@ -165,7 +185,7 @@ export function cameraStats(lane: Lane, now: number, laggingAfterMs: number): Ca
  * finish out of order, and the cache answers at once), and goes out as soon as none is.
  */
 export function inCaptureOrder(
-  cam: CameraLane,
+  cam: CameraState,
   seq: number,
   result: Result | undefined,
   emit: (r: Result) => void,

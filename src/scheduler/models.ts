@@ -18,31 +18,6 @@ export interface BatchDetector {
   detect(pictures: readonly Picture[]): Promise<BatchDetections>;
 }
 
-/** What a model reports of itself: its sessions (local) or its server's (remote). */
-export interface ModelStats {
-  /** The execution provider of a local model (`cpu`, `cuda`, …); what a remote one reports. */
-  provider: string | null;
-  workers: number;
-  /** Sessions (or connections) able to take a batch now. */
-  readyWorkers: number;
-  sessionsRecreated: number;
-  deadlinesMissed: number;
-}
-
-/** A model as the daemon runs it: a detector with a lifecycle, its labels and its numbers. */
-export interface ModelStage extends BatchDetector {
-  readonly labels: readonly string[];
-  /** Loads and warms it; resolves once every session can take a batch. */
-  start(): Promise<void>;
-  stop(): Promise<void> | void;
-  stats(): ModelStats;
-  /**
-   * Whether it takes batches now, as the model decides it (a remote model's server away or
-   * back); a model without the method always does.
-   */
-  availability?(): ModelAvailability;
-}
-
 /** A model's availability, decided once, by the model (kserve's RemoteDetector). */
 export interface ModelAvailability {
   model: string;

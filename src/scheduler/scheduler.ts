@@ -9,11 +9,15 @@ import {
   cameraStats,
   FrameDropped,
   inCaptureOrder,
+  pictureOf,
   type CameraLane,
+  type CameraState,
   type CameraStats,
   type Drop,
   type Job,
   type Lane,
+  type PictureJob,
+  type PictureLane,
 } from './jobs.js';
 import { ModelPool, poolStats, type BatchDetector, type ModelBatchStats, type ModelSet } from './models.js';
 
@@ -81,9 +85,9 @@ export const SUBMIT_QUEUE = 16;
  * camera frames are answered from the cache and never wait.
  */
 export class Scheduler {
-  private cams = new Map<string, Lane>();
+  private cams = new Map<string, CameraLane>();
   /** By model, then priority. */
-  private submitLanes = new Map<string, Lane>();
+  private submitLanes = new Map<string, PictureLane>();
   /** A pool goes only once none of its batches is in flight (modelsChanged). */
   private pools = new Map<string, ModelPool<Lane>>();
   private idle: (() => void)[] = [];
@@ -134,7 +138,7 @@ export class Scheduler {
       if (!lane) continue;
       this.pools.get(lane.model)?.fair.forget(lane);
       lane.model = cameras[name]!.model;
-      this.newEpoch(lane.camera!);
+      this.newEpoch(lane.camera);
     }
     this.dispatch();
   }
@@ -145,18 +149,18 @@ export class Scheduler {
    * waiting for a model that is gone are refused.
    */
   modelsChanged(names: readonly string[]): void {
-    for (const lane of this.cams.values()) if (names.includes(lane.model)) this.newEpoch(lane.camera!);
+    for (const lane of this.cams.values()) if (names.includes(lane.model)) this.newEpoch(lane.camera);
     for (const [key, lane] of this.submitLanes) {
       if (this.deps.models.detector(lane.model)) continue;
       this.submitLanes.delete(key);
-      while (lane.queue.length) this.dropped(lane, lane.queue.shift()!, 'stopped', 'its model was removed');
+      while (lane.queue.length) this.dropped(lane.queue.shift()!, 'stopped', 'its model was removed');
     }
     for (const [name, pool] of this.pools)
       if (!this.deps.models.detector(name) && pool.inFlight === 0) this.pools.delete(name);
     this.dispatch();
   }
 
-  private newEpoch(cam: CameraLane): void {
+  private newEpoch(cam: CameraState): void {
     cam.epoch++;
     this.deps.cache.forget(cam.name);
   }
@@ -179,7 +183,8 @@ export class Scheduler {
   push(frame: Frame): void {
     const lane = this.cams.get(frame.camera);
     if (!lane || !this.running) return;
-    const counters = lane.camera!.counters;
+    const cam = lane.camera;
+    const counters = cam.counters;
     counters.framesIn++;
     counters.firstIn ??= frame.ts;
     counters.lastIn = Math.max(counters.lastIn ?? frame.ts, frame.ts);
@@ -188,9 +193,9 @@ export class Scheduler {
     // A refresh queued for the cache is sent like any frame, also when nothing else is waiting.
     if (cached === 'refresh') this.dispatch();
     if (cached) return;
-    lane.camera!.pending.add(frame.seq);
-    const evicted = lane.queue.push({ frame, ts: frame.ts });
-    if (evicted) this.dropped(lane, evicted, 'full');
+    cam.pending.add(frame.seq);
+    const evicted = lane.queue.push({ kind: 'frame', frame, ts: frame.ts, lane });
+    if (evicted) this.dropped(evicted, 'full');
     this.dispatch();
   }
 
@@ -216,13 +221,13 @@ export class Scheduler {
     const key = `${model}\n${priority}`;
     let lane = this.submitLanes.get(key);
     if (!lane) {
-      lane = { model, priority, queue: new FrameQueue<Job>(SUBMIT_QUEUE) };
+      lane = { model, priority, queue: new FrameQueue<PictureJob>(SUBMIT_QUEUE) };
       this.submitLanes.set(key, lane);
     }
     const queue = lane.queue;
     return new Promise((resolve, reject) => {
-      const evicted = queue.push({ ts: this.deps.clock.now(), picture, resolve, reject });
-      if (evicted) this.dropped(lane, evicted, 'full');
+      const evicted = queue.push({ kind: 'picture', ts: this.deps.clock.now(), picture, resolve, reject });
+      if (evicted) this.dropped(evicted, 'full');
       this.dispatch();
     });
   }
@@ -231,13 +236,13 @@ export class Scheduler {
    * A job leaves without an answer: a camera's later answers need not wait for it; a submitted
    * picture's promise is rejected, saying why.
    */
-  private dropped(lane: Lane, job: Job, reason: Drop | 'stopped', why?: string): void {
-    if ('frame' in job && job.refresh) {
-      // Answered already: the next frame that reuses the old result asks again.
-      lane.camera!.refreshing = false;
+  private dropped(job: Job, reason: Drop | 'stopped', why?: string): void {
+    if (job.kind === 'frame') {
+      // A refresh was answered already: the next frame that reuses the old result asks again.
+      if (job.refresh) job.lane.camera.refreshing = false;
+      else this.answer(job.lane.camera, job.frame.seq);
       return;
     }
-    if ('frame' in job) return this.answer(lane, job.frame.seq);
     this.submitted.dropped++;
     const text: Record<Drop | 'stopped', string> = {
       full: 'the detector is busy: the picture was dropped (too many pictures waiting)',
@@ -249,9 +254,7 @@ export class Scheduler {
   }
 
   /** Hands on a camera frame's answer (or, without one, its end), in capture order. */
-  private answer(lane: Lane, seq: number, result?: Result): void {
-    const cam = lane.camera;
-    if (!cam) return;
+  private answer(cam: CameraState, seq: number, result?: Result): void {
     inCaptureOrder(cam, seq, result, (r) => {
       cam.counters.lastAnswered = r.ts;
       cam.counters.waitingSince = null;
@@ -264,17 +267,17 @@ export class Scheduler {
    * result is due for a fresh look, the frame is also queued to refresh it (unless a refresh is
    * queued or running already): the camera's frames are answered from the old result meanwhile.
    */
-  private answerFromCache(lane: Lane, frame: Frame): boolean | 'refresh' {
+  private answerFromCache(lane: CameraLane, frame: Frame): boolean | 'refresh' {
     if (!this.deps.cache.enabled) return false;
     const hit = this.deps.cache.lookup(frame);
     if (!hit) return false;
-    const cam = lane.camera!;
+    const cam = lane.camera;
     cam.counters.cached++;
-    this.answer(lane, frame.seq, { ...frame, cached: true, detections: hit.detections });
+    this.answer(cam, frame.seq, { ...frame, cached: true, detections: hit.detections });
     if (!hit.refresh || cam.refreshing) return true;
     cam.refreshing = true;
-    const evicted = lane.queue.push({ frame, ts: frame.ts, refresh: true });
-    if (evicted) this.dropped(lane, evicted, 'full');
+    const evicted = lane.queue.push({ kind: 'frame', frame, ts: frame.ts, lane, refresh: true });
+    if (evicted) this.dropped(evicted, 'full');
     return 'refresh';
   }
 
@@ -318,7 +321,7 @@ export class Scheduler {
       let total = 0;
       let oldest = Infinity;
       for (const lane of lanes) {
-        lane.queue.dropOlderThan(cutoff, (job) => this.dropped(lane, job, 'stale'));
+        lane.queue.dropOlderThan(cutoff, (job: Job) => this.dropped(job, 'stale'));
         total += lane.queue.length;
         const head = lane.queue.peek();
         if (head && head.ts < oldest) oldest = head.ts;
@@ -334,7 +337,7 @@ export class Scheduler {
   }
 
   private sendBatch(now: number, detector: BatchDetector, pool: ModelPool<Lane>, lanes: Lane[]): void {
-    const batch: { job: Job; lane: Lane; epoch: number }[] = [];
+    const batch: { job: Job; epoch: number }[] = [];
     const contenders = lanes.map((lane) => ({
       key: lane,
       priority: lane.priority,
@@ -348,57 +351,53 @@ export class Scheduler {
       contenders.find((c) => c.key === lane)!.waiting--;
       const job = lane.queue.shift()!;
       // A frame queued before its camera's previous analysis finished may now match it.
-      if ('frame' in job && !job.refresh && this.answerFromCache(lane, job.frame)) continue;
+      if (job.kind === 'frame' && !job.refresh && this.answerFromCache(job.lane, job.frame)) continue;
       // Queued before a swap to a model of another input size: its camera is being restarted.
-      if (!fitsModel('frame' in job ? job.frame : job.picture, size)) {
-        if (lane.camera) lane.camera.counters.errors++;
-        this.dropped(lane, job, 'error', `the model now takes ${size}x${size} pictures`);
+      if (!fitsModel(pictureOf(job), size)) {
+        if (job.kind === 'frame') job.lane.camera.counters.errors++;
+        this.dropped(job, 'error', `the model now takes ${size}x${size} pictures`);
         continue;
       }
-      if (lane.camera) {
-        lane.camera.counters.ageSum += now - job.ts;
-        lane.camera.counters.queueWait.observe((now - job.ts) / 1000);
+      if (job.kind === 'picture') {
+        batch.push({ job, epoch: 0 });
+        continue;
       }
-      batch.push({ job, lane, epoch: lane.camera?.epoch ?? 0 });
+      const cam = job.lane.camera;
+      cam.counters.ageSum += now - job.ts;
+      cam.counters.queueWait.observe((now - job.ts) / 1000);
+      batch.push({ job, epoch: cam.epoch });
     }
     if (batch.length === 0) return;
     pool.sent(batch.length);
-    const pictures = batch.map(({ job }) => ('frame' in job ? job.frame : job.picture));
+    const pictures = batch.map(({ job }) => pictureOf(job));
     detector.detect(pictures).then(
       (result) => {
         pool.settled(result.inferMs);
-        batch.forEach(({ job, lane, epoch }, i) => {
+        batch.forEach(({ job, epoch }, i) => {
           const detections = result.detections[i] ?? [];
-          if (!('frame' in job)) {
+          if (job.kind === 'picture') {
             this.submitted.answered++;
             return job.resolve(detections);
           }
-          const f = job.frame;
+          const { frame: f, lane } = job;
           // A camera removed (or restarted) while its frame was in the batch: nothing to report,
           // and nothing to remember (a restarted camera may show another scene).
           if (this.cams.get(f.camera) !== lane) return;
           // Its model changed meanwhile: the answer stands, but the next frames need the new model's.
-          if (lane.camera!.epoch === epoch) this.deps.cache.store(f, detections);
-          lane.camera!.counters.analysed++;
+          if (lane.camera.epoch === epoch) this.deps.cache.store(f, detections);
+          lane.camera.counters.analysed++;
           if (job.refresh) {
-            lane.camera!.refreshing = false;
+            lane.camera.refreshing = false;
             return;
           }
-          this.answer(lane, f.seq, {
-            ...f,
-            cached: false,
-            detections,
-            queuedMs: now - job.ts,
-            batchSize: batch.length,
-            inferMs: result.inferMs,
-          });
+          this.answer(lane.camera, f.seq, { ...f, cached: false, detections });
         });
         this.settle();
       },
       (err: unknown) => {
         pool.settled(undefined);
         const message = err instanceof Error ? err.message : String(err);
-        const cameras = new Set(batch.flatMap(({ lane }) => (lane.camera ? [lane.camera] : [])));
+        const cameras = new Set(batch.flatMap(({ job }) => (job.kind === 'frame' ? [job.lane.camera] : [])));
         // A failure its detector reports itself (a remote model: one line when its server goes,
         // one when it is back) marks its error `reported`: each batch of it only at debug.
         const reported = err instanceof Error && (err as { reported?: unknown }).reported === true;
@@ -411,9 +410,9 @@ export class Scheduler {
           camera.counters.waitingSince = null;
           this.deps.onDetectorError?.(camera.name, message);
         }
-        for (const { job, lane } of batch) {
-          if (lane.camera) lane.camera.counters.errors++;
-          this.dropped(lane, job, 'error', message);
+        for (const { job } of batch) {
+          if (job.kind === 'frame') job.lane.camera.counters.errors++;
+          this.dropped(job, 'error', message);
         }
         this.settle();
       },
@@ -430,8 +429,7 @@ export class Scheduler {
     this.running = false;
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
-    for (const lane of this.lanes())
-      while (lane.queue.length) this.dropped(lane, lane.queue.shift()!, 'stopped');
+    for (const lane of this.lanes()) while (lane.queue.length) this.dropped(lane.queue.shift()!, 'stopped');
     if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
   }
 

@@ -1,5 +1,7 @@
 import type { Detection, Picture } from '../../src/core/frame.js';
-import type { BatchDetections, ModelStage, ModelStats } from '../../src/scheduler/index.js';
+import type { DetectorStats } from '../../src/detector/index.js';
+import type { ModelStage } from '../../src/models/index.js';
+import type { BatchDetections } from '../../src/scheduler/index.js';
 
 /**
  * A model stage whose start the test may hold (`gate`) or fail, and whose batches the test
@@ -47,13 +49,15 @@ export class FakeModel implements ModelStage {
     return Promise.resolve();
   }
 
-  stats(): ModelStats {
+  stats(): DetectorStats {
     return {
-      provider: 'fake',
+      kind: 'local',
+      provider: null,
       workers: this.concurrency,
       readyWorkers: this.started && !this.stopped ? this.concurrency : 0,
       sessionsRecreated: 0,
       deadlinesMissed: 0,
+      buffersAllocated: 0,
     };
   }
 

@@ -1,5 +1,7 @@
 import type { HistogramSnapshot } from '../../src/core/histogram.js';
+import type { DetectorStats } from '../../src/detector/index.js';
 import type { CameraStatus } from '../../src/ingest/index.js';
+import type { RemoteStats } from '../../src/kserve/index.js';
 import type { NamedModelStats } from '../../src/models/index.js';
 import type { OutputStats } from '../../src/publish/index.js';
 import type { CameraStats, SchedulerStats } from '../../src/scheduler/index.js';
@@ -42,6 +44,50 @@ export function cameraStatus(camera: string, over: Partial<CameraStatus> = {}): 
   };
 }
 
+/** A local model's numbers: two sessions on the CPU, both ready, unless told. */
+export function localModelStats(
+  over: Partial<DetectorStats & { inputSize: number }> = {},
+): DetectorStats & { inputSize: number } {
+  return {
+    kind: 'local',
+    provider: 'cpu',
+    workers: 2,
+    readyWorkers: 2,
+    sessionsRecreated: 0,
+    deadlinesMissed: 0,
+    buffersAllocated: 0,
+    inputSize: 32,
+    ...over,
+  };
+}
+
+/** A remote model's numbers: its server up, two connections, nothing sent yet, unless told. */
+export function remoteModelStats(over: Partial<RemoteStats & { inputSize: number }> = {}): RemoteStats & {
+  inputSize: number;
+} {
+  return {
+    kind: 'remote',
+    model: 'remote',
+    server: 'http://gpu-box:8000',
+    remoteModel: 'yolov8n',
+    state: 'up',
+    since: 0,
+    lastError: null,
+    input: 'UINT8',
+    output: 'detections',
+    requests: 0,
+    retries: 0,
+    failures: { connect: 0, timeout: 0, unavailable: 0, rejected: 0, protocol: 0 },
+    frames: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    inFlight: 0,
+    connections: 2,
+    inputSize: 640,
+    ...over,
+  };
+}
+
 /** Stages whose numbers a test sets: what stats, metrics and the HTTP view read. */
 export class FakeStages {
   cams: Record<string, CameraStats> = {};
@@ -56,17 +102,7 @@ export class FakeStages {
     cacheHitRatio: 0,
   };
   /** The models' own numbers, by name: one local model, `default`, unless a test adds others. */
-  modelStats: Record<string, NamedModelStats> = {
-    default: {
-      kind: 'local',
-      provider: 'cpu',
-      workers: 2,
-      readyWorkers: 2,
-      sessionsRecreated: 0,
-      deadlinesMissed: 0,
-      inputSize: 32,
-    },
-  };
+  modelStats: Record<string, NamedModelStats> = { default: localModelStats() };
   out: OutputStats = {
     connected: true,
     reconnects: 0,

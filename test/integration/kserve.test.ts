@@ -81,7 +81,7 @@ describe('KServe v2: a real Argus process serving YOLOv8n', { skip: needsShared,
     );
     await remote.start();
     t.after(() => remote.stop());
-    const stats = remote.stats().remote;
+    const stats = remote.stats();
     assert.deepEqual(
       [stats.input, stats.output, remote.inputSize, remote.labels.length],
       ['UINT8', 'detections', 640, 80],
@@ -89,7 +89,7 @@ describe('KServe v2: a real Argus process serving YOLOv8n', { skip: needsShared,
     const [viaRgb24, again] = (await remote.detect([bus, bus])).detections;
     assertSameDetections(viaRgb24!, expected);
     assertSameDetections(again!, expected);
-    const perFrame = remote.stats().remote.bytesSent / 2;
+    const perFrame = remote.stats().bytesSent / 2;
     assert.ok(perFrame < 640 * 640 * 3 + 1000, `${perFrame} bytes a frame sent`);
 
     // What a Triton client sends a YOLO: FP32 NCHW / 255, outputs asked for as binary.

@@ -4,7 +4,14 @@ import { Histogram } from '../../../src/core/histogram.js';
 import { createMetrics } from '../../../src/http/metrics.js';
 import { REFUSALS } from '../../../src/broker/broker-policy.js';
 import type { BrokerStats } from '../../../src/broker/index.js';
-import { emptyHistogram, cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import {
+  emptyHistogram,
+  cameraStats,
+  cameraStatus,
+  FakeStages,
+  localModelStats,
+  remoteModelStats,
+} from '../../helpers/fake-stages.js';
 import { flush } from '../../helpers/fakes.js';
 
 /**
@@ -158,7 +165,7 @@ describe('metrics', () => {
       inFlight: 0,
     };
     stages.sched.models = { default: batches, plates: { ...batches, batchSizes: [0, 2], frames: 2 } };
-    stages.modelStats.plates = { ...stages.modelStats.default!, kind: 'remote' };
+    stages.modelStats.plates = remoteModelStats();
     const m = await scrape();
     assert.deepEqual(series(m, 'argus_detector_batches_total'), {
       'model="default",size="1"': 12,
@@ -187,7 +194,7 @@ describe('metrics', () => {
     };
     Object.assign(stages.modelStats.default!, { deadlinesMissed: 3, sessionsRecreated: 1, readyWorkers: 1 });
     // A model without batches yet still has its numbers.
-    stages.modelStats.plates = { ...stages.modelStats.default!, readyWorkers: 2, deadlinesMissed: 0 };
+    stages.modelStats.plates = localModelStats({ sessionsRecreated: 1, readyWorkers: 2, deadlinesMissed: 0 });
     stages.out = {
       ...stages.out,
       connected: false,
@@ -251,7 +258,7 @@ describe('metrics', () => {
       bytesReceived: 7200,
       inFlight: 0,
     };
-    stages.modelStats.big = { ...stages.modelStats.default!, kind: 'remote', provider: 'kserve', remote };
+    stages.modelStats.big = remoteModelStats(remote);
     const m = await scrape();
     assert.deepEqual(series(m, 'argus_remote_model_up'), { 'model="big"': 0 });
     assert.deepEqual(series(m, 'argus_remote_requests_total'), { 'model="big"': 12 });
@@ -267,7 +274,7 @@ describe('metrics', () => {
       'direction="sent",model="big"': 11_059_200,
       'direction="received",model="big"': 7200,
     });
-    stages.modelStats.big.remote = { ...remote, state: 'up' };
+    stages.modelStats.big = remoteModelStats({ ...remote, state: 'up' });
     await flush();
     assert.deepEqual(series(await scrape(), 'argus_remote_model_up'), { 'model="big"': 1 });
   });
@@ -300,7 +307,7 @@ describe('metrics', () => {
     await flush();
     stages.statuses = [cameraStatus('gate', { framesReceived: 150, restarts: 2 })];
     stages.cams.gate = cameraStats({ analysed: 55, dropped: { full: 4, stale: 1, error: 0 } });
-    stages.modelStats.default!.deadlinesMissed = 1;
+    stages.modelStats.default = localModelStats({ deadlinesMissed: 1 });
     stages.out = { ...stages.out, connected: false, reconnects: 1 };
     const m = await scrape();
     assert.deepEqual(series(m, 'argus_camera_frames_received_total'), { 'camera="gate"': 150 });

@@ -188,14 +188,14 @@ describe('HTTP server', () => {
   });
 
   it('serves an event’s snapshot and its crop by id, 404 for unknown ids and events without one', async (t) => {
-    const asked: [string, boolean][] = [];
+    const asked: [string, 'full' | 'crop'][] = [];
     const base = await serve(
       t,
       source({
         hasEvent: (id) => id === '1-front door-1' || id === 'bare',
-        eventSnapshot: (id, crop) => {
-          asked.push([id, crop]);
-          return Promise.resolve(id === 'bare' ? undefined : Buffer.from(crop ? 'CROP' : 'FULL'));
+        eventSnapshot: (id, which) => {
+          asked.push([id, which]);
+          return Promise.resolve(id === 'bare' ? undefined : Buffer.from(which === 'crop' ? 'CROP' : 'FULL'));
         },
       }),
     );
@@ -208,9 +208,9 @@ describe('HTTP server', () => {
     assert.equal(await (await fetch(`${url}?crop=0`)).text(), 'FULL');
     assert.equal((await fetch(url, { method: 'HEAD' })).status, 200);
     assert.deepEqual(asked.slice(0, 3), [
-      ['1-front door-1', false],
-      ['1-front door-1', true],
-      ['1-front door-1', false],
+      ['1-front door-1', 'full'],
+      ['1-front door-1', 'crop'],
+      ['1-front door-1', 'full'],
     ]);
     const answer = async (path: string): Promise<[number, string]> => {
       const r = await fetch(`${base}${path}`);

@@ -10,7 +10,13 @@ import { HttpError } from '../../../src/http/server.js';
 import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
 import { cameraConfig } from '../../helpers/config.js';
-import { cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import {
+  cameraStats,
+  cameraStatus,
+  FakeStages,
+  localModelStats,
+  remoteModelStats,
+} from '../../helpers/fake-stages.js';
 import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] };
@@ -58,12 +64,8 @@ describe('live view (HTTP API models)', () => {
   it('is healthy while every model has a session ready, with each camera state from ingest', () => {
     const { stages, view } = setup();
     stages.statuses = [cameraStatus('gate', { state: 'backoff' })];
-    stages.modelStats.plates = {
-      ...stages.modelStats.default!,
-      kind: 'remote',
-      provider: 'kserve',
-      readyWorkers: 1,
-    };
+    const plates = remoteModelStats({ connections: 1, inputSize: 32 });
+    stages.modelStats.plates = plates;
     assert.deepEqual(view.health(), {
       ok: true,
       detector: { ready_workers: 3, provider: 'cpu,kserve' },
@@ -74,7 +76,7 @@ describe('live view (HTTP API models)', () => {
       mqtt: { connected: true, last_error: null },
       cameras: named({ gate: 'backoff' }),
     });
-    stages.modelStats.plates.readyWorkers = 0;
+    plates.state = 'down';
     assert.equal(view.health().ok, false, 'a model no frame of its cameras can reach');
   });
 
@@ -249,7 +251,8 @@ describe('live view (HTTP API models)', () => {
 
   it('serves each model to KServe clients by name: its size, labels, readiness; pictures at detect_priority on it', async () => {
     const { view, stages, submitted } = setup(() => Promise.resolve([person]));
-    stages.modelStats.plates = { ...stages.modelStats.default!, inputSize: 64 };
+    const plates = localModelStats({ inputSize: 64 });
+    stages.modelStats.plates = plates;
     const served = view.servedModels();
     assert.deepEqual(
       served.map((m) => [m.name, m.inputSize, m.labels, m.ready()]),
@@ -261,7 +264,7 @@ describe('live view (HTTP API models)', () => {
     const picture: Picture = { data: Buffer.alloc(64 * 64 * 3), geometry: letterbox(64, 64, 64) };
     assert.deepEqual(await served[1]!.detect(picture), [person]);
     assert.deepEqual(submitted, [{ picture, priority: 7, model: 'plates' }]);
-    stages.modelStats.plates.readyWorkers = 0;
+    plates.readyWorkers = 0;
     assert.deepEqual(
       served.map((m) => m.ready()),
       [true, false],

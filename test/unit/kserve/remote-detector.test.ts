@@ -17,6 +17,7 @@ import {
   RemoteUnavailableError,
   RETRY_BACKOFF,
 } from '../../../src/kserve/remote-detector.js';
+import { readySessions } from '../../../src/models/index.js';
 import type { Availability, RemoteDetectorConfig } from '../../../src/kserve/remote-options.js';
 import type { Tensor } from '../../../src/kserve/tensor.js';
 import { tempDir, waitFor } from '../../helpers/env.js';
@@ -165,9 +166,9 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
     assert.equal(req!.headers.authorization, TOKEN, 'the configured header goes with every request');
     assert.ok(Number(req!.headers['inference-header-content-length']) > 0);
     const s = detector.stats();
-    assert.deepEqual([s.readyWorkers, s.remote.state, s.remote.requests, s.remote.frames], [2, 'up', 1, 3]);
-    assert.equal(s.remote.bytesSent, Number(req!.headers['content-length']));
-    assert.ok(s.remote.bytesSent > 3 * 3 * S * S * 4, 'FP32: 4 bytes a value');
+    assert.deepEqual([readySessions(s), s.state, s.requests, s.frames], [2, 'up', 1, 3]);
+    assert.equal(s.bytesSent, Number(req!.headers['content-length']));
+    assert.ok(s.bytesSent > 3 * 3 * S * S * 4, 'FP32: 4 bytes a value');
   });
 
   it('a model with a fixed batch of 1 gets one request per picture, at most in_flight at once, on kept connections', async (t) => {
@@ -208,7 +209,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
     );
     const input = server.inferences[0]!.infer!.inputs[0]!;
     assert.deepEqual([input.datatype, input.shape], ['UINT8', [2, S, S, 3]]);
-    assert.equal(detector.stats().remote.input, 'UINT8');
+    assert.equal(detector.stats().input, 'UINT8');
   });
 
   it('class names from a labels file when the server gives none', async (t) => {
@@ -230,7 +231,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
     const answered = detector.detect([picture(1)]);
     for (const n of [0, 1]) await clock.advanceWhenDue(retryDelay(n));
     assert.equal((await answered).detections[0]!.length, 1);
-    assert.deepEqual([detector.stats().remote.requests, detector.stats().remote.retries], [3, 2]);
+    assert.deepEqual([detector.stats().requests, detector.stats().retries], [3, 2]);
     server.statuses = [503, 503, 503];
     const refused = assert.rejects(detector.detect([picture(1)]), /HTTP 503: scripted 503/);
     for (const n of [0, 1]) await clock.advanceWhenDue(retryDelay(n));
@@ -251,7 +252,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
       (e: Error) => e,
     );
     assert.match(err.message, /HTTP 400: scripted 400/);
-    assert.equal(detector.stats().remote.retries, 0, 'a rejection is not retried');
+    assert.equal(detector.stats().retries, 0, 'a rejection is not retried');
     assert.deepEqual([detector.available, changes], [true, []]);
     // A server that echoes the token back has it hidden.
     server.statuses = [401];
@@ -281,7 +282,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
     await late();
     assert.equal(detector.available, false);
     assert.equal(changes.length, 1);
-    assert.equal(detector.stats().deadlinesMissed, 3);
+    assert.equal(detector.stats().failures.timeout, 3);
   });
 
   it('connection refused: unavailable at once (one log line, one change), batches fail without a request, then recovers', async (t) => {
@@ -300,7 +301,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
     for (let i = 0; i < 5; i++)
       await assert.rejects(detector.detect([picture(1)]), (e: Error) => e instanceof RemoteUnavailableError);
     assert.equal(server.seen.length, before, 'no request while it is unavailable');
-    assert.equal(detector.stats().readyWorkers, 0);
+    assert.equal(readySessions(detector.stats()), 0);
     assert.equal(logs().match(/remote model pets unavailable/g)?.length, 1, 'one line for the transition');
     await server.start();
     await clock.advanceWhenDue(probeDelay(0));
@@ -317,10 +318,7 @@ describe('RemoteDetector against a fake KServe v2 server', { timeout: 30_000 }, 
     const { server, detector, clock } = await setup(t, yoloModel(), { input_size: S }, false);
     await server.stop();
     await detector.start();
-    assert.deepEqual(
-      [detector.available, detector.inputSize, detector.stats().remote.state],
-      [false, S, 'down'],
-    );
+    assert.deepEqual([detector.available, detector.inputSize, detector.stats().state], [false, S, 'down']);
     await server.start();
     await clock.advanceWhenDue(probeDelay(0));
     await waitFor('the server', () => detector.available, 5000);
@@ -444,7 +442,7 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
       assert.equal(changes[0]!.up, false);
       assert.match(changes[0]!.message!, /^3 batches in a row failed, the last: /);
       assert.match(changes[0]!.message!, error);
-      assert.deepEqual([detector.stats().readyWorkers, detector.stats().remote.state], [0, 'down']);
+      assert.deepEqual([readySessions(detector.stats()), detector.stats().state], [0, 'down']);
       assert.match(detector.unavailable()!, error);
       const sent = server.inferences.length;
       await assert.rejects(detector.detect([picture(1)]), (e: Error) => e instanceof RemoteUnavailableError);
@@ -558,7 +556,7 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
       );
       assert.ok(written < 32 * 1024 * 1024, `the server wrote ${written} bytes before the client hung up`);
     }
-    assert.equal(detector.stats().remote.failures.protocol, 2);
+    assert.equal(detector.stats().failures.protocol, 2);
     server.misbehave = undefined;
     assert.equal((await detector.detect([picture(200)])).detections[0]![0]!.label, 'dog');
   });
@@ -582,6 +580,6 @@ describe('RemoteDetector: a server that misbehaves', { timeout: 60_000 }, () => 
       );
     }
     assert.equal(detector.available, false, 'three such batches in a row');
-    assert.equal(detector.stats().remote.failures.protocol, 3);
+    assert.equal(detector.stats().failures.protocol, 3);
   });
 });

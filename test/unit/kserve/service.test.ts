@@ -563,7 +563,7 @@ describe(
         served.got.map((p) => p.data[0]),
         [200, 0],
       );
-      const s = remote.stats().remote;
+      const s = remote.stats();
       assert.deepEqual([s.input, s.output], ['UINT8', 'detections']);
       assert.ok(s.bytesSent < 2 * 32 * 32 * 3 + 1000, `${s.bytesSent} bytes for two RGB24 pictures`);
     });

@@ -6,7 +6,14 @@ import type { CameraStats, ModelBatchStats } from '../../../src/scheduler/index.
 import { topics, type StatsPayload } from '../../../src/publish/topics.js';
 import { FakeClock } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
-import { emptyHistogram, cameraStats, cameraStatus, FakeStages } from '../../helpers/fake-stages.js';
+import {
+  emptyHistogram,
+  cameraStats,
+  cameraStatus,
+  FakeStages,
+  localModelStats,
+  remoteModelStats,
+} from '../../helpers/fake-stages.js';
 import { named, SPECIAL_NAMES } from '../../helpers/names.js';
 
 function setup() {
@@ -90,16 +97,8 @@ describe('stats publisher', () => {
         },
       },
     };
-    stages.modelStats.default = { ...stages.modelStats.default!, deadlinesMissed: 1, sessionsRecreated: 1 };
-    stages.modelStats.plates = {
-      kind: 'remote',
-      provider: 'kserve',
-      workers: 2,
-      readyWorkers: 2,
-      sessionsRecreated: 0,
-      deadlinesMissed: 0,
-      inputSize: 640,
-    };
+    stages.modelStats.default = localModelStats({ deadlinesMissed: 1, sessionsRecreated: 1 });
+    stages.modelStats.plates = remoteModelStats({ connections: 2, inputSize: 640 });
     stages.out = { ...stages.out, reconnects: 3, detectionsDropped: 4, eventsDropped: 5, buffered: 6 };
     stats.start();
     await clock.advance(10_000);

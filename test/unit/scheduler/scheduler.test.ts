@@ -152,15 +152,16 @@ describe('scheduler: forming batches', () => {
     sched.push(frame('b'));
     detector.calls[0]!.resolve([[person()], []], 42);
     await flush();
+    const st = sched.stats();
     assert.deepEqual(
       results.map((r) => [
         r.camera,
         r.seq,
         r.cached,
         r.detections.length,
-        r.batchSize,
-        r.queuedMs,
-        r.inferMs,
+        detector.calls[0]!.pictures.length,
+        st.cameras[r.camera]!.frameAgeMsMean,
+        st.inferenceMsMean,
       ]),
       [
         ['a', 1, false, 1, 2, 10, 42],
