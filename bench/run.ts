@@ -22,6 +22,8 @@ import { cpus, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { errorStack } from '../src/core/errors.js';
+import { isoTime } from '../src/core/time.js';
 import { PROVIDERS, type ProviderName } from '../src/config/schema.js';
 import { decodeModel, encodeModel } from '../src/onnx/graph.js';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
@@ -140,7 +142,7 @@ async function prepared(src: string, dir: string, p: Precision): Promise<string>
 async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'argus-bench-'));
   const out: BenchResults = {
-    date: new Date().toISOString(),
+    date: isoTime(Date.now()),
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, provider },
     full,
     repeats,
@@ -492,6 +494,6 @@ function medianRows(rows: DetectorBenchRow[]): DetectorBenchRow[] {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`bench: ${errorStack(err)}\n`);
   process.exitCode = 1;
 });

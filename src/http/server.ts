@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
 import type { Config } from '../config/index.js';
 import { InferenceService, type ServedModel } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
@@ -91,10 +92,7 @@ export class HttpServer {
           req.resume();
           return send(res, err.status, 'application/json', JSON.stringify({ error: err.message }));
         }
-        this.log.warn(
-          { url: req.url, err: err instanceof Error ? err.message : String(err) },
-          'HTTP request failed',
-        );
+        this.log.warn({ url: req.url, err: errorMessage(err) }, 'HTTP request failed');
         if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
         else res.end();
       });

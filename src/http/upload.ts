@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
+import { errorMessage } from '../core/errors.js';
 
 /** Why an upload was refused, with the HTTP status to answer it with. */
 export class UploadError extends Error {
@@ -77,7 +78,7 @@ function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
         limits: { files: 1, fileSize: maxBytes + 1 },
       });
     } catch (err) {
-      return reject(new UploadError(400, `malformed multipart form: ${(err as Error).message}`));
+      return reject(new UploadError(400, `malformed multipart form: ${errorMessage(err)}`));
     }
     const settle = settler<Upload>(req, resolve, reject, () => {
       // Unpiped first, so that a 'drain' from the parser cannot resume the request.

@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
+import { isoTimeOrNull } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { ServedModel } from '../kserve/index.js';
@@ -135,7 +136,7 @@ export class LiveView implements HttpSource {
         camera: name,
         model: cfg.model,
         state: st?.state ?? (cfg.enabled ? 'connecting' : 'disabled'),
-        since: st ? new Date(st.since).toISOString() : null,
+        since: isoTimeOrNull(st?.since),
         restarts: st?.restarts ?? 0,
         last_error:
           away !== undefined
@@ -150,7 +151,7 @@ export class LiveView implements HttpSource {
         lag_s: lagSeconds(queue?.lagMs ?? null),
         lagging: queue?.lagging ?? false,
         has_frame: latest !== undefined,
-        last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
+        last_frame_ts: isoTimeOrNull(latest?.ts),
         cached: latest?.cached ?? false,
         detections: latest ? applyCameraFilters(latest.detections, cfg) : [],
         counts: this.src.counts?.(name) ?? { labels: namedRecord(), zones: namedRecord() },

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
 import type { Clock, Timer } from '../core/clock.js';
 import { THUMB_SIZE, type Frame } from '../core/frame.js';
 import { letterbox, type Letterbox } from '../core/geometry.js';
@@ -176,7 +177,7 @@ export class Camera {
       },
       (err: unknown) => {
         if (this.stopping) return;
-        this.fail('unreachable', err instanceof Error ? err.message : String(err), null);
+        this.fail('unreachable', errorMessage(err), null);
       },
     );
   }
