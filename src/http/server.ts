@@ -9,17 +9,8 @@ import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
 import { argusVersion } from '../version.js';
-import { readBody, readImageUpload, UploadError } from './upload.js';
-
-/** An error with the HTTP status it should be answered with. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { HttpError } from './errors.js';
+import { readBody, readImageUpload } from './upload.js';
 
 export interface Health {
   ok: boolean;
@@ -176,11 +167,7 @@ export class HttpServer {
     req: IncomingMessage,
     read: (req: IncomingMessage, max: number) => Promise<T>,
   ): Promise<T> {
-    try {
-      return await read(req, this.maxBodyBytes);
-    } catch (err) {
-      throw err instanceof UploadError ? new HttpError(err.status, err.message) : err;
-    }
+    return read(req, this.maxBodyBytes);
   }
 
   /** The KServe v2 endpoints: a POST's body is read (bounded) before the service sees it. */

@@ -11,7 +11,8 @@ import { lagSeconds, type CameraRates, type StatsSources } from '../publish/inde
 import { applyCameraFilters, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
 import type { EventQuery, EventStore } from '../events/index.js';
-import { HttpError, type Health, type HttpSource } from './server.js';
+import { HttpError } from './errors.js';
+import type { Health, HttpSource } from './server.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {
