@@ -6,8 +6,8 @@ import { letterbox, type Letterbox } from '../core/geometry.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { redactUrl, scrub } from '../redact.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
-import { buildFfmpegArgs } from './ffmpeg-args.js';
-import type { FfmpegHandle, FfmpegOptionNames, SpawnFfmpeg } from './ffmpeg-process.js';
+import { buildFfmpegArgs, type FfmpegOptionNames } from './ffmpeg-args.js';
+import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
 import { FrameImages } from './frame-images.js';
 import { PnmError, PnmSplitter } from './pnm.js';
 import {

@@ -1,7 +1,7 @@
 import type { ModelConfig, RemoteModelConfig } from '../config/index.js';
 import { RemoteDetector } from '../kserve/index.js';
 import type { ModelStage } from '../scheduler/index.js';
-import type { ModelContext } from './build.js';
+import type { ModelContext } from './context.js';
 
 /** A model of `models:` served by a KServe v2 server. */
 export type RemoteModel = ModelConfig & { remote: RemoteModelConfig };
