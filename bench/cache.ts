@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FrameCache } from '../src/cache/index.js';
 import type { Detection, Frame } from '../src/core/frame.js';
-import { letterbox } from '../src/core/geometry.js';
+import { centre, diagonal, distance, letterbox } from '../src/core/geometry.js';
 import { defaultFfmpegPath } from '../src/ingest/index.js';
 import { startDetector, decodeFrames, stillClip } from './common.js';
 
@@ -63,15 +63,11 @@ function steadyCounts(truth: readonly Detection[][], i: number): string {
   return key(out);
 }
 
-const centre = (d: Detection): [number, number] => [(d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2];
-const diag = (d: Detection): number => Math.hypot(d.box[2] - d.box[0], d.box[3] - d.box[1]);
 /** The distance from `d` to the nearest box of its label in `ds`, in `d`'s diagonals. */
 const nearest = (d: Detection, ds: readonly Detection[]): number => {
-  const [x, y] = centre(d);
-  const same = ds
-    .filter((e) => e.label === d.label)
-    .map((e) => Math.hypot(centre(e)[0] - x, centre(e)[1] - y));
-  return Math.min(Infinity, ...same) / diag(d);
+  const c = centre(d.box);
+  const same = ds.filter((e) => e.label === d.label).map((e) => distance(centre(e.box), c));
+  return Math.min(Infinity, ...same) / diagonal(d.box);
 };
 
 /**

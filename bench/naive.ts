@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import mqtt from 'mqtt';
 import ort from 'onnxruntime-node';
 import { letterbox } from '../src/core/geometry.js';
+import { isoTime } from '../src/core/time.js';
 import { loadConfig } from '../src/config/index.js';
 import { decodeYolo, resolveLayout } from '../src/detector/decode.js';
 import { planModel } from '../src/detector/index.js';
@@ -60,7 +61,7 @@ for (const [name, cam] of Object.entries(config.cameras)) {
           `argus/cameras/${name}/detections`,
           JSON.stringify({
             camera: name,
-            ts: new Date(ts).toISOString(),
+            ts: isoTime(ts),
             frame,
             cached: false,
             width: 640,

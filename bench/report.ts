@@ -1,5 +1,5 @@
 /** Renders bench/results/latest.json as the markdown tables README's performance section quotes. */
-import type { BenchResults } from './run.js';
+import type { BenchResults } from './results.js';
 import type { EventsRow } from './events-summary.js';
 import type { IdleResult } from './idle.js';
 import {

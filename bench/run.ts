@@ -22,22 +22,24 @@ import { cpus, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { errorStack } from '../src/core/errors.js';
+import { isoTime } from '../src/core/time.js';
 import { PROVIDERS, type ProviderName } from '../src/config/schema.js';
 import { decodeModel, encodeModel } from '../src/onnx/graph.js';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
 import { prepareModel, type Precision } from '../src/onnx/prepare.js';
 import { planModel } from '../src/detector/index.js';
-import { benchCache, type CacheBenchRow } from './cache.js';
+import { benchCache } from './cache.js';
 import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchEvents } from './events.js';
-import type { EventsRow } from './events-summary.js';
 import { benchHash } from './hash.js';
-import { benchIdle, type IdleResult } from './idle.js';
-import { benchOverload, type OverloadModel, type OverloadResult } from './overload.js';
+import { benchIdle } from './idle.js';
+import { benchOverload, type OverloadModel } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
-import { benchRemote, type RemoteBench } from './remote.js';
+import { benchRemote } from './remote.js';
 import { renderMarkdown } from './report.js';
-import { benchLiveSaturation, efficiencyOf, type Efficiency, type LiveSaturation } from './saturation.js';
+import type { BenchResults } from './results.js';
+import { benchLiveSaturation, efficiencyOf } from './saturation.js';
 import { EVERY_FRAME, stillClip } from './common.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
@@ -98,37 +100,6 @@ const baselineMqtt =
 const idleCameras = Number(values['idle-cameras'] ?? 8);
 const log = (msg: string): boolean => process.stderr.write(`bench: ${msg}\n`);
 
-export interface BenchResults {
-  date: string;
-  machine: { cpus: number; cpu: string; node: string; provider: ProviderName };
-  full: boolean;
-  repeats: number;
-  models: { original: string; prepared: string; rows: DetectorBenchRow[] }[];
-  limit: {
-    model: string;
-    rows: DetectorBenchRow[];
-    preprocessMsPerFrame: number;
-    loopMsPerFrame: number;
-  } | null;
-  remote: RemoteBench | null;
-  pipeline: {
-    model: string;
-    rows: PipelineRow[];
-    /** The first figure: lavfi cameras against a bare session that decodes nothing. */
-    efficiency: Efficiency | null;
-    /** Live RTSP cameras against a bare session beside as many decoders (bench/saturation.ts). */
-    live: LiveSaturation | null;
-  } | null;
-  levers: { model: string; rows: PipelineRow[] } | null;
-  cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
-  cacheReplay: CacheBenchRow[];
-  hashes: Awaited<ReturnType<typeof benchHash>>[];
-  idle: IdleResult | null;
-  events: { model: string; row: EventsRow } | null;
-  overload: OverloadResult | null;
-  soak: PipelineRow | null;
-}
-
 async function prepared(src: string, dir: string, p: Precision): Promise<string> {
   const model = decodeModel(readFileSync(src));
   prepareModel(model, { batch: 'dynamic', precision: p });
@@ -140,7 +111,7 @@ async function prepared(src: string, dir: string, p: Precision): Promise<string>
 async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'argus-bench-'));
   const out: BenchResults = {
-    date: new Date().toISOString(),
+    date: isoTime(Date.now()),
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, provider },
     full,
     repeats,
@@ -492,6 +463,6 @@ function medianRows(rows: DetectorBenchRow[]): DetectorBenchRow[] {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`bench: ${errorStack(err)}\n`);
   process.exitCode = 1;
 });

@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { errorMessage, errorStack } from './core/errors.js';
 import { ConfigError, PROVIDERS, type ProviderName } from './config/index.js';
 import { inspectModel, runDaemon, runDetect, runInstall, runPrepare, summarize } from './commands/index.js';
 import { loadVouchedConfig } from './models/index.js';
@@ -39,7 +40,7 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(errorMessage(err));
   }
 }
 
@@ -206,7 +207,7 @@ main(process.argv.slice(2)).then(
     if (process.argv[2] === 'run') setTimeout(() => process.exit(code), 200).unref();
   },
   (err: unknown) => {
-    process.stderr.write(`argus: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(`argus: ${errorStack(err)}\n`);
     process.exitCode = 1;
   },
 );

@@ -1,6 +1,7 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import ort from 'onnxruntime-node';
+import { errorMessage } from '../core/errors.js';
 import type { Detection } from '../core/frame.js';
 import { iou } from '../core/geometry.js';
 import {
@@ -92,7 +93,7 @@ async function session(path: string): Promise<ort.InferenceSession> {
   try {
     return await ort.InferenceSession.create(path, BASE_SESSION_OPTIONS);
   } catch (err) {
-    throw new PrepareError(`ONNX Runtime cannot load the prepared model: ${(err as Error).message}`);
+    throw new PrepareError(`ONNX Runtime cannot load the prepared model: ${errorMessage(err)}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { errorMessage, errorStack } from '../core/errors.js';
 import { ConfigError } from '../config/index.js';
 import { loadVouchedConfig } from '../models/index.js';
 import { Daemon, StoppedDuringStart } from '../daemon.js';
@@ -61,18 +62,14 @@ export async function runDaemon(file: string): Promise<number> {
   };
 
   process.on('unhandledRejection', (err) => {
-    log.fatal({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled rejection');
+    log.fatal({ err: errorStack(err) }, 'unhandled rejection');
     process.exit(1);
   });
 
   process.on('SIGHUP', () => {
     if (stopping) return;
     log.info('SIGHUP: reloading the configuration');
-    daemon
-      .reload()
-      .catch((err: unknown) =>
-        log.error({ err: err instanceof Error ? err.message : String(err) }, 'reload failed'),
-      );
+    daemon.reload().catch((err: unknown) => log.error({ err: errorMessage(err) }, 'reload failed'));
   });
 
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -100,7 +97,7 @@ export async function runDaemon(file: string): Promise<number> {
     // A signal during start-up is a stop like any other: nothing more starts, all is unwound.
     if (err instanceof StoppedDuringStart && stopping) return stopping;
     // Startup errors name what is wrong (model file, broker port, ...); the stack is for debugging.
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     log.fatal({ err: message }, 'cannot start');
     log.debug({ stack: err instanceof Error ? err.stack : undefined }, 'startup failure');
     process.stderr.write(`argus: ${scrub(message, loaded.secrets)}\n`);

@@ -16,6 +16,7 @@ import {
   type YAMLMap,
 } from 'yaml';
 import type { z } from 'zod';
+import { errorMessage } from '../core/errors.js';
 import { namedRecord } from '../core/names.js';
 import { redactUrl, scrub } from '../redact.js';
 import { resolveStateDir } from '../state/index.js';
@@ -349,7 +350,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     raw = doc.toJS({ maxAliasCount: MAX_ALIASES });
   } catch (err) {
     // The yaml library throws (a ReferenceError) for an alias bomb and an alias before its anchor.
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     const bomb = /excessive alias count/i.test(message);
     throw new ConfigError(file, [
       {

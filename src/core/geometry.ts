@@ -63,6 +63,24 @@ export const centre = (b: Readonly<Box>): [number, number] => [(b[0] + b[2]) / 2
 export const diagonal = (b: Readonly<Box>): number => Math.hypot(b[2] - b[0], b[3] - b[1]);
 export const area = (b: Readonly<Box>): number => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
 
+/** The box of centre (`cx`, `cy`) and size `w`×`h`: a model's or a filter's centre/size as corners. */
+export const fromCentre = (cx: number, cy: number, w: number, h: number): Box => [
+  cx - w / 2,
+  cy - h / 2,
+  cx + w / 2,
+  cy + h / 2,
+];
+
+/** The straight-line distance between two points. */
+export const distance = (p: Point, q: Point): number => Math.hypot(q[0] - p[0], q[1] - p[1]);
+
+/** Which point of a box stands for the object: its centre, or its bottom centre (where it stands). */
+export type Anchor = 'center' | 'bottom_center';
+
+/** The point of `box` that `anchor` names. */
+export const anchorPoint = (b: Readonly<Box>, anchor: Anchor): [number, number] =>
+  anchor === 'center' ? centre(b) : [(b[0] + b[2]) / 2, b[3]];
+
 /** Intersection over union of two boxes (0 when they do not overlap). */
 export function iou(p: Readonly<Box>, q: Readonly<Box>): number {
   const ix = Math.min(p[2], q[2]) - Math.max(p[0], q[0]);

@@ -1,4 +1,4 @@
-import { iou, type Box } from '../core/geometry.js';
+import { fromCentre, iou, type Box } from '../core/geometry.js';
 
 /** A detection in model-input pixels, before mapping to the source image. */
 export interface RawDetection {
@@ -101,14 +101,10 @@ export function decodeYolo(
       }
     }
     if (bestScore < opts.conf) continue;
-    const cx = data[at]!;
-    const cy = data[at + rowStep]!;
-    const w = data[at + 2 * rowStep]!;
-    const h = data[at + 3 * rowStep]!;
     candidates.push({
       classId: best,
       score: bestScore,
-      box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2],
+      box: fromCentre(data[at]!, data[at + rowStep]!, data[at + 2 * rowStep]!, data[at + 3 * rowStep]!),
     });
   }
   return nms(candidates, opts.iou, opts.maxDet ?? 300);

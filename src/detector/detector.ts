@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
 import type { Detection, Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetector, BatchDetections } from '../scheduler/index.js';
@@ -121,7 +122,7 @@ export class Detector implements BatchDetector {
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       await this.stop();
-      const reason = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+      const reason = errorMessage(failed.reason);
       throw new DetectorError(`${this.plan.path}: ${reason}`);
     }
     const readies = results.map(
@@ -240,7 +241,7 @@ export class Detector implements BatchDetector {
       () => this.log.info({ workers: this.slots.length }, 'detector session recreated'),
       (err: unknown) => {
         this.log.error(
-          { err: err instanceof Error ? err.message : String(err) },
+          { err: errorMessage(err) },
           'could not recreate the detector session; retrying in 5 s',
         );
         this.respawnTimer = setTimeout(() => this.replaceWorker(init), 5000);

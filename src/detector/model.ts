@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { errorMessage } from '../core/errors.js';
 import { topicLevelProblem, type ModelConfig } from '../config/index.js';
 import { extname } from 'node:path';
 import {
@@ -61,7 +62,7 @@ export async function readLabels(path: string): Promise<string[]> {
     try {
       labels = JSON.parse(text);
     } catch (err) {
-      throw new ModelError(`${path}: labels file is not valid JSON (${(err as Error).message})`);
+      throw new ModelError(`${path}: labels file is not valid JSON (${errorMessage(err)})`);
     }
     if (labels && typeof labels === 'object' && !Array.isArray(labels)) {
       const entries = Object.entries(labels as Record<string, unknown>);

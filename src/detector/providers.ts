@@ -1,3 +1,4 @@
+import { errorMessage } from '../core/errors.js';
 import type { ProviderName } from '../config/index.js';
 
 /**
@@ -37,7 +38,7 @@ export interface FallbackResult<S> {
 
 /** First line of an ONNX Runtime error, without its source-file prefix. */
 export function shortReason(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errorMessage(err);
   const line = msg.split('\n').find((l) => l.trim()) ?? msg;
   const noSource = line.replace(/^\/\S+:\d+\s+/, '');
   // ORT_ENFORCE messages read "<function> <condition> was false. <the actual reason>".

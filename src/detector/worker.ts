@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
+import { errorMessage } from '../core/errors.js';
 import type { ProviderName } from '../config/index.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
@@ -111,13 +112,11 @@ port.on('message', (msg: ToWorker) => {
           type: 'run-error',
           id: msg.id,
           input: msg.input,
-          message: err instanceof Error ? err.message : String(err),
+          message: errorMessage(err),
         },
         [msg.input.buffer as ArrayBuffer],
       ),
   );
 });
 
-start().catch((err: unknown) =>
-  post({ type: 'init-error', message: err instanceof Error ? err.message : String(err) }),
-);
+start().catch((err: unknown) => post({ type: 'init-error', message: errorMessage(err) }));

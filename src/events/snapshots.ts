@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Picture, Result } from '../core/frame.js';
-import type { Box } from '../core/geometry.js';
+import { area, type Box } from '../core/geometry.js';
+import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
 import type { EventStore, Snapshot } from './event-store.js';
 import { annotatedJpeg, croppedJpeg } from '../draw/index.js';
@@ -31,8 +32,6 @@ export interface Candidate {
   /** The frame's pixels, until the snapshot is made from them. */
   picture: Picture | null;
 }
-
-const area = (b: Readonly<Box>): number => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
 
 /** Whether a box touches the edge of a `w`×`h` frame (within EDGE_MARGIN). */
 export function onEdge(box: Readonly<Box>, w: number, h: number): boolean {
@@ -175,7 +174,7 @@ export class Snapshots {
   private ref(id: string, c: Candidate): SnapshotPayload {
     return {
       path: `/api/events/${encodeURIComponent(id)}/snapshot.jpg`,
-      ts: new Date(c.ts).toISOString(),
+      ts: isoTime(c.ts),
       score: c.score,
       box: c.box,
     };

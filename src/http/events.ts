@@ -1,6 +1,6 @@
 import { topicLevelProblem } from '../config/index.js';
 import type { EventQuery } from '../events/index.js';
-import { HttpError } from './server.js';
+import { HttpError } from './errors.js';
 
 /** The most events one GET /api/events answers, and how many without `limit`. */
 export const MAX_LIMIT = 1000;

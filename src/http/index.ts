@@ -1,4 +1,5 @@
 /** The HTTP surface: health, metrics, the cameras, the live page, image detection. */
 export { createMetrics } from './metrics.js';
-export { HttpError, HttpServer, type Health, type HttpSource } from './server.js';
+export { HttpError } from './errors.js';
+export { HttpServer, type Health, type HttpSource } from './server.js';
 export { LiveView, type CameraView, type ViewSources } from './view.js';

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
 import type { Config } from '../config/index.js';
 import { InferenceService, type ServedModel } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
@@ -8,17 +9,8 @@ import { parseEventQuery } from './events.js';
 import { LIVE_PAGE } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
 import { argusVersion } from '../version.js';
-import { readBody, readImageUpload, UploadError } from './upload.js';
-
-/** An error with the HTTP status it should be answered with. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { HttpError } from './errors.js';
+import { readBody, readImageUpload } from './upload.js';
 
 export interface Health {
   ok: boolean;
@@ -91,10 +83,7 @@ export class HttpServer {
           req.resume();
           return send(res, err.status, 'application/json', JSON.stringify({ error: err.message }));
         }
-        this.log.warn(
-          { url: req.url, err: err instanceof Error ? err.message : String(err) },
-          'HTTP request failed',
-        );
+        this.log.warn({ url: req.url, err: errorMessage(err) }, 'HTTP request failed');
         if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
         else res.end();
       });
@@ -178,11 +167,7 @@ export class HttpServer {
     req: IncomingMessage,
     read: (req: IncomingMessage, max: number) => Promise<T>,
   ): Promise<T> {
-    try {
-      return await read(req, this.maxBodyBytes);
-    } catch (err) {
-      throw err instanceof UploadError ? new HttpError(err.status, err.message) : err;
-    }
+    return read(req, this.maxBodyBytes);
   }
 
   /** The KServe v2 endpoints: a POST's body is read (bounded) before the service sees it. */

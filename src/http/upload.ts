@@ -1,15 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-
-/** Why an upload was refused, with the HTTP status to answer it with. */
-export class UploadError extends Error {
-  constructor(
-    readonly status: 400 | 413,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { errorMessage } from '../core/errors.js';
+import { HttpError } from './errors.js';
 
 export interface Upload {
   data: Buffer;
@@ -27,7 +19,7 @@ const EMPTY = 'empty body: send the image bytes, or a multipart form with a file
  * declared Content-Length is refused before reading, a larger body or file part as soon as it
  * gets there.
  *
- * On an UploadError the rest of the body is left unread and the request paused, not destroyed
+ * Refused with an HttpError (400, 413); on one, the rest of the body is left unread and the request paused, not destroyed
  * (which would cut the connection before the error could be answered): the caller drains it
  * (`req.resume()`) so that the client can finish sending and read the answer.
  */
@@ -35,14 +27,14 @@ export async function readImageUpload(req: IncomingMessage, maxBytes: number): P
   refuseDeclared(req, maxBytes);
   if (/^\s*multipart\//i.test(req.headers['content-type'] ?? '')) return readForm(req, maxBytes);
   const data = await readBody(req, maxBytes);
-  if (data.length === 0) throw new UploadError(400, EMPTY);
+  if (data.length === 0) throw new HttpError(400, EMPTY);
   return { data, name: 'upload' };
 }
 
 function refuseDeclared(req: IncomingMessage, maxBytes: number): void {
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes)
-    throw new UploadError(413, `body of ${declared} bytes is over the ${maxBytes}-byte limit`);
+    throw new HttpError(413, `body of ${declared} bytes is over the ${maxBytes}-byte limit`);
 }
 
 /**
@@ -58,7 +50,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) settle(new UploadError(413, `body is over the ${maxBytes}-byte limit`));
+      if (size > maxBytes) settle(new HttpError(413, `body is over the ${maxBytes}-byte limit`));
       else chunks.push(chunk);
     });
     req.on('end', () => settle(Buffer.concat(chunks, size)));
@@ -77,7 +69,7 @@ function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
         limits: { files: 1, fileSize: maxBytes + 1 },
       });
     } catch (err) {
-      return reject(new UploadError(400, `malformed multipart form: ${(err as Error).message}`));
+      return reject(new HttpError(400, `malformed multipart form: ${errorMessage(err)}`));
     }
     const settle = settler<Upload>(req, resolve, reject, () => {
       // Unpiped first, so that a 'drain' from the parser cannot resume the request.
@@ -88,21 +80,21 @@ function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
     let received = 0;
     let upload: Upload | undefined;
     const malformed = (err: Error): void =>
-      settle(new UploadError(400, received === 0 ? EMPTY : `malformed multipart form: ${err.message}`));
+      settle(new HttpError(400, received === 0 ? EMPTY : `malformed multipart form: ${err.message}`));
     form.on('file', (_field, file, info) => {
       const chunks: Buffer[] = [];
       file.on('data', (chunk: Buffer) => chunks.push(chunk));
-      file.on('limit', () => settle(new UploadError(413, `file part is over the ${maxBytes}-byte limit`)));
+      file.on('limit', () => settle(new HttpError(413, `file part is over the ${maxBytes}-byte limit`)));
       file.on('error', malformed);
       file.on('end', () => (upload = { data: Buffer.concat(chunks), name: info.filename || 'upload' }));
     });
     form.on('error', malformed);
-    form.on('close', () => settle(upload ?? new UploadError(400, 'multipart form has no file part')));
+    form.on('close', () => settle(upload ?? new HttpError(400, 'multipart form has no file part')));
     req.on('data', (chunk: Buffer) => {
       received += chunk.length;
       // The whole form counts, not just its file: other fields and parts are no way around it.
       if (received > maxBytes + FORM_SLACK)
-        settle(new UploadError(413, `form is over the ${maxBytes}-byte limit (+${FORM_SLACK} for fields)`));
+        settle(new HttpError(413, `form is over the ${maxBytes}-byte limit (+${FORM_SLACK} for fields)`));
     });
     req.pipe(form);
   });
@@ -115,18 +107,18 @@ function readForm(req: IncomingMessage, maxBytes: number): Promise<Upload> {
 function settler<T>(
   req: IncomingMessage,
   resolve: (result: T) => void,
-  reject: (err: UploadError) => void,
+  reject: (err: HttpError) => void,
   stop?: () => void,
-): (result: T | UploadError) => void {
+): (result: T | HttpError) => void {
   let done = false;
-  const settle = (result: T | UploadError): void => {
+  const settle = (result: T | HttpError): void => {
     if (done) return;
     done = true;
-    if (!(result instanceof UploadError)) return resolve(result);
+    if (!(result instanceof HttpError)) return resolve(result);
     stop?.();
     req.pause();
     reject(result);
   };
-  req.on('error', () => settle(new UploadError(400, 'the client went away before the end of the body')));
+  req.on('error', () => settle(new HttpError(400, 'the client went away before the end of the body')));
   return settle;
 }

@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
+import { isoTimeOrNull } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { ServedModel } from '../kserve/index.js';
@@ -11,7 +12,8 @@ import { lagSeconds, type CameraRates, type StatsSources } from '../publish/inde
 import { applyCameraFilters, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
 import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
-import { HttpError, type Health, type HttpSource } from './server.js';
+import { HttpError } from './errors.js';
+import type { Health, HttpSource } from './server.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {
@@ -137,7 +139,7 @@ export class LiveView implements HttpSource {
         camera: name,
         model: cfg.model,
         state: st?.state ?? (cfg.enabled ? 'connecting' : 'disabled'),
-        since: st ? new Date(st.since).toISOString() : null,
+        since: isoTimeOrNull(st?.since),
         restarts: st?.restarts ?? 0,
         last_error:
           away !== undefined
@@ -152,7 +154,7 @@ export class LiveView implements HttpSource {
         lag_s: lagSeconds(queue?.lagMs ?? null),
         lagging: queue?.lagging ?? false,
         has_frame: latest !== undefined,
-        last_frame_ts: latest ? new Date(latest.ts).toISOString() : null,
+        last_frame_ts: isoTimeOrNull(latest?.ts),
         cached: latest?.cached ?? false,
         detections: latest ? applyCameraFilters(latest.detections, cfg) : [],
         counts: this.src.counts?.(name) ?? { labels: namedRecord(), zones: namedRecord() },

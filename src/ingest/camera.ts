@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
 import type { Clock, Timer } from '../core/clock.js';
 import { THUMB_SIZE, type Frame } from '../core/frame.js';
 import { letterbox, type Letterbox } from '../core/geometry.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { redactUrl, scrub } from '../redact.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
-import { buildFfmpegArgs } from './ffmpeg-args.js';
-import type { FfmpegHandle, FfmpegOptionNames, SpawnFfmpeg } from './ffmpeg-process.js';
+import { buildFfmpegArgs, type FfmpegOptionNames } from './ffmpeg-args.js';
+import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
 import { FrameImages } from './frame-images.js';
 import { PnmError, PnmSplitter } from './pnm.js';
 import {
@@ -176,7 +177,7 @@ export class Camera {
       },
       (err: unknown) => {
         if (this.stopping) return;
-        this.fail('unreachable', err instanceof Error ? err.message : String(err), null);
+        this.fail('unreachable', errorMessage(err), null);
       },
     );
   }

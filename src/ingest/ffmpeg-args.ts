@@ -8,13 +8,20 @@
  */
 import { THUMB_SIZE } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
-import type { FfmpegOptionNames } from './ffmpeg-process.js';
 
 /** The camera settings that shape its ffmpeg command line. */
 export type CameraArgsConfig = Pick<
   CameraConfig,
   'url' | 'fps' | 'rtsp_transport' | 'input_args' | 'hwaccel_args'
 >;
+
+/** Option names that differ between ffmpeg versions, as the binary in use spells them. */
+export interface FfmpegOptionNames {
+  /** The RTSP socket timeout: ffmpeg 4.x has `-stimeout`; 5.0+ renamed it `-timeout` (which 4.x uses for something else). */
+  rtspTimeout: 'stimeout' | 'timeout';
+  /** Frames written as they come: `-vsync` until ffmpeg 5.1 added `-fps_mode` (9 removed `-vsync`). */
+  fpsMode: 'vsync' | 'fps_mode';
+}
 
 /** What is known only when ffmpeg starts. */
 export interface StreamOptions {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
-import type { FfmpegArgs } from './ffmpeg-args.js';
+import type { FfmpegArgs, FfmpegOptionNames } from './ffmpeg-args.js';
 
 /** What a camera supervisor needs from a running ffmpeg. Tests substitute a fake. */
 export interface FfmpegHandle {
@@ -26,14 +26,6 @@ export async function defaultFfmpegPath(): Promise<string> {
   const p = mod.default?.path ?? mod.path;
   if (!p) throw new Error('@ffmpeg-installer/ffmpeg did not provide a binary for this platform');
   return p;
-}
-
-/** Option names that differ between ffmpeg versions, as the binary in use spells them. */
-export interface FfmpegOptionNames {
-  /** The RTSP socket timeout: ffmpeg 4.x has `-stimeout`; 5.0+ renamed it `-timeout` (which 4.x uses for something else). */
-  rtspTimeout: 'stimeout' | 'timeout';
-  /** Frames written as they come: `-vsync` until ffmpeg 5.1 added `-fps_mode` (9 removed `-vsync`). */
-  fpsMode: 'vsync' | 'fps_mode';
 }
 
 /** What `ffmpeg -hide_banner -h <topic>` prints ('' when it cannot run). */

@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { errorMessage } from '../core/errors.js';
 import type { Picture } from '../core/frame.js';
 import { letterbox, LETTERBOX_PAD } from '../core/geometry.js';
 
@@ -45,7 +46,7 @@ export async function loadLetterboxed(
     }
     return { data, geometry: g };
   } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
+    const msg = errorMessage(err);
     throw new ImageError(`${name}: cannot read the image (${msg.split('\n')[0]})`);
   }
 }

@@ -4,8 +4,8 @@
  * camera statuses.
  */
 export type { CameraError, CameraState, CameraStatus } from './camera.js';
-export { buildFfmpegArgs, letterboxFilter, thumbnailFilter } from './ffmpeg-args.js';
-export { defaultFfmpegPath, probeOptionNames, type FfmpegOptionNames } from './ffmpeg-process.js';
+export { buildFfmpegArgs, letterboxFilter, thumbnailFilter, type FfmpegOptionNames } from './ffmpeg-args.js';
+export { defaultFfmpegPath, probeOptionNames } from './ffmpeg-process.js';
 export { ImageError, loadLetterboxed } from './image.js';
 export { Ingest, type IngestConfig, type IngestDeps } from './ingest.js';
 export { PnmError, PnmSplitter, type PnmImage } from './pnm.js';

@@ -3,13 +3,8 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { Camera, type CameraStatus } from './camera.js';
-import {
-  defaultFfmpegPath,
-  fluentSpawner,
-  probeOptionNames,
-  type FfmpegOptionNames,
-  type SpawnFfmpeg,
-} from './ffmpeg-process.js';
+import type { FfmpegOptionNames } from './ffmpeg-args.js';
+import { defaultFfmpegPath, fluentSpawner, probeOptionNames, type SpawnFfmpeg } from './ffmpeg-process.js';
 import { resolveUrlHost } from './resolve.js';
 
 export interface IngestConfig {

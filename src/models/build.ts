@@ -1,21 +1,9 @@
 import { stat } from 'node:fs/promises';
-import type { Logger } from 'pino';
-import type { Clock } from '../core/clock.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import { Detector, planModel } from '../detector/index.js';
+import type { ModelContext } from './context.js';
 import { createRemoteModel } from './remote.js';
 import type { ModelStage } from './stage.js';
-
-/** What a model's stage is made with, beside its settings. */
-export interface ModelContext {
-  /** The model's own logger (`model: <name>` on every line). */
-  log: Logger;
-  clock: Clock;
-  /** Values to hide from every message (the config's secrets; they grow on reload). */
-  secrets: readonly string[];
-  /** The model became unavailable or available again (`availability()` says which, why and since when). */
-  onAvailability?: () => void;
-}
 
 /** Makes a model's stage (not started): what the registry builds each model with. */
 export type BuildModel = (

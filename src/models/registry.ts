@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
 import { namedRecord } from '../core/names.js';
+import { errorMessage as message } from '../core/errors.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetections, BatchDetector, ModelAvailability, ModelSet } from '../scheduler/index.js';
@@ -81,8 +82,6 @@ class Handle implements BatchDetector {
     return this.inFlight === 0 ? Promise.resolve() : new Promise((r) => this.waiting.push(r));
   }
 }
-
-const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * The named models (`models:`, `model:` as `default`): a stage that starts every model (one that

@@ -1,6 +1,6 @@
 import type { ModelConfig, RemoteModelConfig } from '../config/index.js';
 import { RemoteDetector } from '../kserve/index.js';
-import type { ModelContext } from './build.js';
+import type { ModelContext } from './context.js';
 import type { ModelStage } from './stage.js';
 
 /** A model of `models:` served by a KServe v2 server. */

@@ -1,5 +1,6 @@
 import type { Clock, Timer } from '../core/clock.js';
 import { namedRecord, own } from '../core/names.js';
+import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import { providerOf, readySessions, type ModelStats, type NamedModelStats } from '../models/index.js';
@@ -154,7 +155,7 @@ export class StatsPublisher {
     const sum = (pick: (m: NamedModelStats) => number): number => all.reduce((n, m) => n + pick(m), 0);
     const out = this.sources.output.stats();
     return {
-      ts: new Date(now).toISOString(),
+      ts: isoTime(now),
       uptime_s: Math.round((now - this.startedAt) / 1000),
       cameras,
       detector: {

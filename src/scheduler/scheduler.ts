@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import { fitsModel, type Detection, type Frame, type Picture, type Result } from '../core/frame.js';
 import { namedRecord } from '../core/names.js';
+import { errorMessage } from '../core/errors.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { FrameQueue } from '../queue/index.js';
 import {
@@ -396,7 +397,7 @@ export class Scheduler {
       },
       (err: unknown) => {
         pool.settled(undefined);
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorMessage(err);
         const cameras = new Set(batch.flatMap(({ job }) => (job.kind === 'frame' ? [job.lane.camera] : [])));
         // A failure its detector reports itself (a remote model: one line when its server goes,
         // one when it is back) marks its error `reported`: each batch of it only at debug.

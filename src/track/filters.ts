@@ -1,5 +1,5 @@
 import type { Detection } from '../core/frame.js';
-import type { Point } from '../core/geometry.js';
+import { anchorPoint, area, type Point } from '../core/geometry.js';
 import { own } from '../core/names.js';
 import type { CameraConfig } from '../config/index.js';
 
@@ -34,10 +34,9 @@ export function applyCameraFilters(
     if (track && !track.includes(d.label)) continue;
     const f = own(cam.objects.filters, d.label);
     if (f) {
-      const area = (d.box[2] - d.box[0]) * (d.box[3] - d.box[1]);
-      if (d.score < f.min_score || area < f.min_area) continue;
+      if (d.score < f.min_score || area(d.box) < f.min_area) continue;
     }
-    const foot: Point = [(d.box[0] + d.box[2]) / 2, d.box[3]];
+    const foot = anchorPoint(d.box, 'bottom_center');
     const zones = Object.entries(cam.zones)
       .filter(([, z]) => (!z.objects || z.objects.includes(d.label)) && insidePolygon(foot, z.points))
       .map(([name]) => name);

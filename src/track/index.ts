@@ -4,7 +4,7 @@
  * filters and zones applied to a frame's detections first. Pure code: no I/O, no clock of its own.
  */
 export { applyCameraFilters, insidePolygon, type ZonedDetection } from './filters.js';
-export { anchorOf, crossings, type LineConfig, type Side } from './lines.js';
+export { crossings, type LineConfig, type Side } from './lines.js';
 export {
   Tracker,
   type Count,

@@ -1,4 +1,4 @@
-import type { Box } from '../core/geometry.js';
+import { centre, fromCentre, type Box } from '../core/geometry.js';
 
 /**
  * A constant-velocity Kalman filter in box space, as SORT and ByteTrack track boxes, predicting
@@ -59,9 +59,10 @@ const axis = (x: number, size: number): Axis => ({
 export function initiate(box: Readonly<Box>): KalmanState {
   const w = Math.max(MIN_SIZE, box[2] - box[0]);
   const h = Math.max(MIN_SIZE, box[3] - box[1]);
+  const [cx, cy] = centre(box);
   return {
-    cx: axis((box[0] + box[2]) / 2, w),
-    cy: axis((box[1] + box[3]) / 2, h),
+    cx: axis(cx, w),
+    cy: axis(cy, h),
     w: axis(w, w),
     h: axis(h, h),
   };
@@ -112,9 +113,10 @@ const updateAxis = (a: Axis, z: number, size: number): Axis => {
 /** The state corrected by a measured box (usually on a predicted state). */
 export function update(s: KalmanState, box: Readonly<Box>): KalmanState {
   const [w, h] = sizes(s);
+  const [cx, cy] = centre(box);
   return {
-    cx: updateAxis(s.cx, (box[0] + box[2]) / 2, w),
-    cy: updateAxis(s.cy, (box[1] + box[3]) / 2, h),
+    cx: updateAxis(s.cx, cx, w),
+    cy: updateAxis(s.cy, cy, h),
     w: updateAxis(s.w, Math.max(MIN_SIZE, box[2] - box[0]), w),
     h: updateAxis(s.h, Math.max(MIN_SIZE, box[3] - box[1]), h),
   };
@@ -123,7 +125,7 @@ export function update(s: KalmanState, box: Readonly<Box>): KalmanState {
 /** The state's box. */
 export function toBox(s: KalmanState): Box {
   const [w, h] = sizes(s);
-  return [s.cx.x - w / 2, s.cy.x - h / 2, s.cx.x + w / 2, s.cy.x + h / 2];
+  return fromCentre(s.cx.x, s.cy.x, w, h);
 }
 
 /**
@@ -135,8 +137,9 @@ export function toBox(s: KalmanState): Box {
  */
 export function centreDistance2(s: KalmanState, box: Readonly<Box>): number {
   const [w, h] = sizes(s);
-  const dx = (box[0] + box[2]) / 2 - s.cx.x;
-  const dy = (box[1] + box[3]) / 2 - s.cy.x;
+  const [cx, cy] = centre(box);
+  const dx = cx - s.cx.x;
+  const dy = cy - s.cy.x;
   return (dx * dx) / (s.cx.pp + (MEASURE * w) ** 2) + (dy * dy) / (s.cy.pp + (MEASURE * h) ** 2);
 }
 

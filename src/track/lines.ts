@@ -1,4 +1,4 @@
-import { diagonal, type Box, type Point } from '../core/geometry.js';
+import { anchorPoint, diagonal, type Box, type Point } from '../core/geometry.js';
 import type { CameraConfig } from '../config/index.js';
 
 export type LineConfig = CameraConfig['lines'][string];
@@ -24,11 +24,6 @@ export interface Crossed {
 }
 
 const cross = (ax: number, ay: number, bx: number, by: number): number => ax * by - ay * bx;
-
-/** The point of `box` that crosses lines: its centre or its bottom centre. */
-export function anchorOf(box: Readonly<Box>, anchor: LineConfig['anchor']): Point {
-  return [(box[0] + box[2]) / 2, anchor === 'center' ? (box[1] + box[3]) / 2 : box[3]];
-}
 
 /**
  * Signed distance (px) of `p` from the line through A and B: negative on the left of A→B as
@@ -65,7 +60,7 @@ export function crossings(
   const margin = LINE_MARGIN * diagonal(box);
   for (const [name, line] of Object.entries(lines)) {
     if (line.objects && !line.objects.includes(label)) continue;
-    const at = anchorOf(box, line.anchor);
+    const at = anchorPoint(box, line.anchor);
     const d = signedDistance(line.points, at);
     if (Math.abs(d) <= margin) continue;
     const side = d > 0 ? 1 : -1;

@@ -1,4 +1,4 @@
-import { area, centre, diagonal, iou, type Box } from '../core/geometry.js';
+import { area, centre, diagonal, distance, iou, type Box } from '../core/geometry.js';
 import type { Detection } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import type { Config } from '../config/index.js';
@@ -228,11 +228,10 @@ export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
 export function matchCost(p: KalmanState, box: Readonly<Box>, reach?: Reach): number {
   const d2 = centreDistance2(p, box);
   const pb = toBox(p);
-  const [pcx, pcy] = centre(pb);
-  const [cx, cy] = centre(box);
+  const c = centre(box);
   const near =
-    Math.hypot(cx - pcx, cy - pcy) <= GATE_FLOOR * Math.max(diagonal(pb), diagonal(box)) ||
-    (reach !== undefined && Math.hypot(cx - reach.centre[0], cy - reach.centre[1]) <= reach.radius);
+    distance(c, centre(pb)) <= GATE_FLOOR * Math.max(diagonal(pb), diagonal(box)) ||
+    (reach !== undefined && distance(c, reach.centre) <= reach.radius);
   if (d2 > GATE_99 && !near) return Infinity;
   return d2 / (d2 + GATE_99) + (1 - iou(pb, box));
 }
@@ -489,15 +488,14 @@ export class Tracker {
     }
     const filtered = toBox(t.kf);
     const c = centre(filtered);
-    if (Math.hypot(c[0] - t.anchor[0], c[1] - t.anchor[1]) > STATIONARY_MOVE * diagonal(filtered)) {
+    if (distance(c, t.anchor) > STATIONARY_MOVE * diagonal(filtered)) {
       t.anchor = c;
       t.anchorAt = ts;
       t.stationary = false;
     } else if (ts - t.anchorAt >= this.cfg.stationary_after_s * 1000) t.stationary = true;
     const r = t.reported!;
-    const [rx, ry] = centre(r.box);
-    const [bx, by] = centre(t.box);
-    const moved = !t.stationary && Math.hypot(bx - rx, by - ry) > this.cfg.update_move * diagonal(r.box);
+    const moved =
+      !t.stationary && distance(centre(t.box), centre(r.box)) > this.cfg.update_move * diagonal(r.box);
     if (
       moved ||
       t.stationary !== r.stationary ||

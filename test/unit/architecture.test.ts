@@ -102,4 +102,39 @@ describe('architecture', () => {
     const lines = readFileSync(join(src, 'daemon.ts'), 'utf8').split('\n').length;
     assert.ok(lines <= 200, `src/daemon.ts has ${lines} lines`);
   });
+
+  it('no files import each other, directly or round a longer circle (type-only imports too)', () => {
+    const nodes = [...all, ...files(join(repoRoot, 'bench'))];
+    const edges = new Map(
+      nodes.map((f) => [f, [...new Set(imports(f).flatMap(({ target }) => (target ? [target] : [])))]]),
+    );
+    // Tarjan's strongly connected components: each of more than one file (or a file that
+    // imports itself) is a circle.
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const circles: string[][] = [];
+    const visit = (f: string): void => {
+      index.set(f, index.size);
+      low.set(f, index.get(f)!);
+      stack.push(f);
+      for (const g of edges.get(f) ?? []) {
+        if (!edges.has(g)) continue;
+        if (!index.has(g)) {
+          visit(g);
+          low.set(f, Math.min(low.get(f)!, low.get(g)!));
+        } else if (stack.includes(g)) low.set(f, Math.min(low.get(f)!, index.get(g)!));
+      }
+      if (low.get(f) !== index.get(f)) return;
+      const part: string[] = [];
+      let g: string;
+      do {
+        g = stack.pop()!;
+        part.push(relative(repoRoot, g));
+      } while (g !== f);
+      if (part.length > 1 || edges.get(f)!.includes(f)) circles.push(part.sort());
+    };
+    for (const f of nodes) if (!index.has(f)) visit(f);
+    assert.deepEqual(circles, []);
+  });
 });

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { iou, letterbox, toModel, toSource, type Box } from '../../../src/core/geometry.js';
+import {
+  anchorPoint,
+  area,
+  distance,
+  fromCentre,
+  iou,
+  letterbox,
+  toModel,
+  toSource,
+  type Box,
+} from '../../../src/core/geometry.js';
 
 /** `a` and `b` have the same length, and each element of one is within `eps` of the other's. */
 const close = (a: readonly number[], b: readonly number[], eps = 1e-6): void => {
@@ -89,5 +99,31 @@ describe('iou', () => {
     assert.equal(iou([0, 0, 10, 10], [5, 0, 15, 10]), 50 / 150);
     assert.equal(iou([0, 0, 10, 10], [2, 2, 4, 4]), 4 / 100);
     assert.equal(iou([0, 0, 0, 0], [0, 0, 0, 0]), 0, 'degenerate boxes');
+  });
+});
+
+describe('box points and sizes', () => {
+  const box: Box = [10, 20, 30, 60];
+
+  it('anchors a box at its centre or its bottom centre', () => {
+    assert.deepEqual(anchorPoint(box, 'center'), [20, 40]);
+    assert.deepEqual(anchorPoint(box, 'bottom_center'), [20, 60]);
+  });
+
+  it('turns a centre and a size into corners, and back', () => {
+    assert.deepEqual(fromCentre(20, 40, 20, 40), box);
+    assert.deepEqual(fromCentre(...anchorPoint(box, 'center'), box[2] - box[0], box[3] - box[1]), box);
+  });
+
+  it('measures the distance between two points either way', () => {
+    assert.equal(distance([0, 0], [3, 4]), 5);
+    assert.equal(distance([3, 4], [0, 0]), 5);
+    assert.equal(distance([1, 1], [1, 1]), 0);
+  });
+
+  it('gives an empty or inverted box no area', () => {
+    assert.equal(area(box), 800);
+    assert.equal(area([5, 5, 5, 9]), 0);
+    assert.equal(area([30, 60, 10, 20]), 0);
   });
 });

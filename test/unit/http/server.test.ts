@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { HttpError, HttpServer, type HttpSource } from '../../../src/http/server.js';
+import { HttpError } from '../../../src/http/errors.js';
+import { HttpServer, type HttpSource } from '../../../src/http/server.js';
 import type { EventQuery } from '../../../src/events/index.js';
 
 function source(over: Partial<HttpSource> = {}): HttpSource {

@@ -10,7 +10,8 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { FORM_SLACK, readImageUpload, UploadError, type Upload } from '../../../src/http/upload.js';
+import { HttpError } from '../../../src/http/errors.js';
+import { FORM_SLACK, readImageUpload, type Upload } from '../../../src/http/upload.js';
 
 const LIMIT = 64 * 1024;
 
@@ -42,7 +43,7 @@ type Outcome = { upload: Upload } | { error: unknown };
 
 /**
  * A node:http server that answers with what readImageUpload returned: the image bytes (its
- * name in a header), or the UploadError's status and message, with `Connection: close` as
+ * name in a header), or the HttpError's status and message, with `Connection: close` as
  * upload.ts asks unless `close` is false. Each outcome is also emitted as 'outcome'.
  */
 async function serve(t: { after: (fn: () => Promise<void>) => void }, close = true): Promise<Server> {
@@ -54,7 +55,7 @@ async function serve(t: { after: (fn: () => Promise<void>) => void }, close = tr
       },
       (error: unknown) => {
         server.emit('outcome', { error } satisfies Outcome);
-        if (error instanceof UploadError)
+        if (error instanceof HttpError)
           res
             .writeHead(error.status, {
               'Content-Type': 'application/json',
@@ -296,7 +297,7 @@ describe('readImageUpload', { timeout: 20_000 }, () => {
       await once(server, 'request');
       req.destroy();
       const [settled] = await outcome;
-      assert.ok('error' in settled && settled.error instanceof UploadError, type);
+      assert.ok('error' in settled && settled.error instanceof HttpError, type);
       assert.equal(settled.error.status, 400);
       assert.equal(settled.error.message, 'the client went away before the end of the body');
     }

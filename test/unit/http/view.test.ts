@@ -6,7 +6,7 @@ import type { Detection, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { CameraConfig } from '../../../src/config/index.js';
 import type { CountsInView } from '../../../src/events/index.js';
-import { HttpError } from '../../../src/http/server.js';
+import { HttpError } from '../../../src/http/errors.js';
 import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
 import { cameraConfig } from '../../helpers/config.js';

@@ -5,8 +5,8 @@ import {
   letterboxFilter,
   thumbnailFilter,
   pictureBlockSad,
+  type FfmpegOptionNames,
 } from '../../../src/ingest/ffmpeg-args.js';
-import type { FfmpegOptionNames } from '../../../src/ingest/ffmpeg-process.js';
 
 const URL = 'rtsp://10.0.0.5:554/stream1';
 

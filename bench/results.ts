@@ -1,0 +1,45 @@
+/**
+ * What a bench run measured: bench/results/<out>.json, written by bench/run.ts and rendered as
+ * markdown by bench/report.ts.
+ */
+import type { ProviderName } from '../src/config/schema.js';
+import type { CacheBenchRow } from './cache.js';
+import type { DetectorBenchRow } from './detector.js';
+import type { EventsRow } from './events-summary.js';
+import type { benchHash } from './hash.js';
+import type { IdleResult } from './idle.js';
+import type { OverloadResult } from './overload.js';
+import type { PipelineRow } from './pipeline.js';
+import type { RemoteBench } from './remote.js';
+import type { Efficiency, LiveSaturation } from './saturation.js';
+
+export interface BenchResults {
+  date: string;
+  machine: { cpus: number; cpu: string; node: string; provider: ProviderName };
+  full: boolean;
+  repeats: number;
+  models: { original: string; prepared: string; rows: DetectorBenchRow[] }[];
+  limit: {
+    model: string;
+    rows: DetectorBenchRow[];
+    preprocessMsPerFrame: number;
+    loopMsPerFrame: number;
+  } | null;
+  remote: RemoteBench | null;
+  pipeline: {
+    model: string;
+    rows: PipelineRow[];
+    /** The first figure: lavfi cameras against a bare session that decodes nothing. */
+    efficiency: Efficiency | null;
+    /** Live RTSP cameras against a bare session beside as many decoders (bench/saturation.ts). */
+    live: LiveSaturation | null;
+  } | null;
+  levers: { model: string; rows: PipelineRow[] } | null;
+  cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
+  cacheReplay: CacheBenchRow[];
+  hashes: Awaited<ReturnType<typeof benchHash>>[];
+  idle: IdleResult | null;
+  events: { model: string; row: EventsRow } | null;
+  overload: OverloadResult | null;
+  soak: PipelineRow | null;
+}
