@@ -144,7 +144,7 @@ export class Subscriber {
   private readonly marker = `argus-test/marker/${randomUUID()}`;
   private markerCame = false;
 
-  constructor(url: string, topic = 'argus/#', login?: Login) {
+  constructor(url: string, topic: string | string[] = 'argus/#', login?: Login) {
     this.client = mqtt.connect(url, { reconnectPeriod: 100, connectTimeout: 2000, clean: true, ...login });
     this.client.on('connect', () =>
       this.client.subscribe(topic, { qos: 1 }, (err) => (this.subscribed = !err)),
@@ -179,6 +179,20 @@ export class Subscriber {
         );
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  /**
+   * Waits for a message on `topic` after every message received so far: a later sign of life of
+   * its publisher, so whatever it sent before (on this connection's ordered stream) has come. The
+   * signal a "nothing more came" assertion waits for instead of a sleep.
+   */
+  async next(topic: string, timeoutMs = 30_000): Promise<void> {
+    const from = this.messages.length;
+    await this.waitFor(
+      `a later message on ${topic}`,
+      () => this.messages.slice(from).some((m) => m.topic === topic),
+      timeoutMs,
+    );
   }
 
   /**

@@ -40,9 +40,6 @@ async function embedded(t: T, settings: Record<string, unknown> = {}) {
   return { broker, argus, port, url: broker.url, log: () => lines.join('') };
 }
 
-/** Waits a moment for what should not arrive. */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 500));
-
 describe('embedded MQTT broker (in process, with real clients)', () => {
   it("closes a connection at the header of a packet over max_message_kb, before its body is buffered; Argus' own packets are not limited", async (t) => {
     const { broker, argus, port, url, log } = await embedded(t, { max_message_kb: 64 });
@@ -98,7 +95,7 @@ describe('embedded MQTT broker (in process, with real clients)', () => {
     const late = new Subscriber(url, '#');
     t.after(() => late.end());
     await late.waitFor("Argus' retained state", () => late.on('argus/cameras/a/status').length > 0);
-    await settle();
+    await late.retainedDone();
     assert.deepEqual(
       late.messages
         .filter((m) => m.topic.startsWith('other/'))
@@ -148,13 +145,16 @@ describe('embedded MQTT broker (in process, with real clients)', () => {
     argus.state('argus/cameras/x/status', 'backoff');
     await sub.waitFor('the later state', () => sub.on('argus/cameras/x/status').length === 2);
     await sub.waitFor('homeassistant/status', () => sub.on('homeassistant/status').length === 1);
-    await settle();
+    // A message Argus sends after them all: whatever came through before it has come.
+    argus.state('argus/cameras/x/last', 'x');
+    await sub.waitFor('the last state', () => sub.on('argus/cameras/x/last').length === 1);
     assert.deepEqual(
       sub.messages.filter((m) => m.topic.startsWith('argus')).map((m) => [m.topic, m.payload]),
       [
         ['argus/status', 'online'],
         ['argus/cameras/x/status', 'streaming'],
         ['argus/cameras/x/status', 'backoff'],
+        ['argus/cameras/x/last', 'x'],
       ],
     );
     assert.equal(argus.stats().reconnects, 0, "Argus' connection was never dropped");

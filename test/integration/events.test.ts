@@ -40,7 +40,7 @@ describe('events end to end (synthetic clip with known truth)', () => {
       const config = await writeDaemonConfig(dir, {
         model: { path: shared('models/yolov8n_int8.onnx') },
         state_dir: stateDir,
-        mqtt: { embedded: { port } },
+        mqtt: { embedded: { port }, stats_interval_s: 1 },
         events: { end_after_s: 3 },
         cameras: {
           scene: {
@@ -73,7 +73,9 @@ describe('events end to end (synthetic clip with known truth)', () => {
         () => events().filter((e) => e.type === 'end').length >= 4,
         90_000,
       );
-      await new Promise((r) => setTimeout(r, 1000)); // anything late would show now
+      // Two stats later (a second of the daemon's time), anything late would have come before them.
+      await sub.next('argus/stats');
+      await sub.next('argus/stats');
       const firstFrame = sub.on('argus/cameras/scene/detections')[0]!.at;
       t.diagnostic(`first frame published ${firstFrame - served} ms after the RTSP server started`);
 

@@ -218,9 +218,10 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       .map((l) => (JSON.parse(l) as { msg: string }).msg);
     assert.equal(logs.at(-1), 'argus stopped', logs.join(' | '));
     assert.ok(!logs.includes('argus started'), `start-up went on after the stop: ${logs.join(' | ')}`);
-    await new Promise((r) => setTimeout(r, 500));
-    const left = spawnSync('pgrep', ['-f', 's=322x242'], { encoding: 'utf8' }).stdout.trim();
-    assert.equal(left, '', `ffmpeg left running: ${left}`);
+    // The daemon waited for its ffmpeg before it exited; a few seconds' grace for the kernel.
+    const left = (): string => spawnSync('pgrep', ['-f', 's=322x242'], { encoding: 'utf8' }).stdout.trim();
+    await waitFor('no ffmpeg left', () => left() === '', 5000).catch(() => undefined);
+    assert.equal(left(), '', `ffmpeg left running: ${left()}`);
   });
 
   it('SIGKILL of the daemon makes the broker publish offline (last will)', async (t) => {
@@ -306,7 +307,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       'the retained states',
       () => late.on('argus/status').length > 0 && status(late, 'blinker').length > 0,
     );
-    await new Promise((r) => setTimeout(r, 500));
+    await late.retainedDone();
     assert.deepEqual(
       late.messages.filter((m) => m.topic.startsWith('junk/')),
       [],
@@ -644,7 +645,9 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
         status(sub, 'change').length > changeStatuses,
       30_000,
     );
-    await new Promise((r) => setTimeout(r, 1500));
+    // A stats message and a frame of `keep` after the reload: a restart would have shown by then.
+    await sub.next('argus/stats');
+    await sub.next('argus/cameras/keep/detections');
     assert.equal(status(sub, 'keep').length, keepStatuses, 'the unchanged camera had no state change');
     const frames = sub.json<DetectionsPayload>('argus/cameras/keep/detections').map((d) => d.frame);
     for (let i = 1; i < frames.length; i++)
