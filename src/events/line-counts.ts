@@ -150,6 +150,13 @@ export class LineCounts {
     return dropped;
   }
 
+  /** Sets every count of a line back to 0 (a reset asked for at run time); returns them. */
+  reset(camera: string, line: string, cam: CameraConfig): LineCount[] {
+    this.counts.get(camera)?.delete(line);
+    this.file?.save(this.counts);
+    return this.all({ [camera]: { ...cam, lines: { [line]: cam.lines[line]! } } });
+  }
+
   /** Writes what is pending (at stop). */
   flush(): Promise<void> {
     return this.file?.flush() ?? Promise.resolve();
