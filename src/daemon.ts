@@ -126,7 +126,7 @@ export class Daemon {
     const view: LiveView = new LiveView(config.http, {
       ...sources,
       stats,
-      history,
+      ...{ history, control },
       counts: (camera) => events.countsOf(camera),
       cameras: () => this.loaded.config.cameras,
       metrics: createMetrics({ ...sources, broker, latency }),
