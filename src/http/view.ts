@@ -216,6 +216,10 @@ export class LiveView implements HttpSource {
     });
   }
 
+  control(): ViewSources['control'] {
+    return this.src.control;
+  }
+
   /** One posted image through the scheduler, on `model`: the same JSON as `argus detect`. */
   async detect(image: Buffer, name: string, model: string): Promise<unknown> {
     const detector = this.src.models.detector(model);
