@@ -175,7 +175,11 @@ export class HttpServer {
     if (route.kind !== 'view') {
       if (!control.enabled) throw new HttpError(403, 'control is off (control.enabled: false)');
       const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token);
-      if (!who.ok) throw new HttpError(403, who.error);
+      if (!who.ok) {
+        // Says that a token would be heard (the page asks for it then).
+        if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
+        throw new HttpError(403, who.error);
+      }
       const outcome = await control.change(
         changeRequest(route, await readBody(req, MAX_CONTROL_BODY)),
         who.by,
