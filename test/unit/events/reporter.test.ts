@@ -660,14 +660,13 @@ describe('reporter', () => {
         ['argus/cameras/gate/lines/door/person/leaving', '0'],
       ]);
       await r.stop();
-      const again = new Reporter(lined.cameras, events, {
-        ...deps(new FakeOutput(), 'argus'),
-        stateDir: dir,
-      });
+      const restarted = new FakeOutput();
+      const again = new Reporter(lined.cameras, events, { ...deps(restarted, 'argus'), stateDir: dir });
       await again.start();
-      walk(again, 40);
-      const c = again.events.countsOf('gate');
-      assert.ok(c, 'the camera is counted');
+      assert.deepEqual(counts(restarted), [
+        ['argus/cameras/gate/lines/door/person/entering', '0'],
+        ['argus/cameras/gate/lines/door/person/leaving', '0'],
+      ]);
       await again.stop();
     });
 
