@@ -52,7 +52,7 @@ async function setUp(t: { after: (fn: () => Promise<void>) => void }, cfg = file
       clock: new FakeClock(),
       out,
       topics: topics('argus'),
-      apply: async () => void applied++,
+      apply: () => Promise.resolve(void applied++),
       resetLine: (camera, line) => (line === 'gate' ? (resets.push(`${camera}/${line}`), true) : false),
     },
   );
