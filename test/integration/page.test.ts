@@ -288,6 +288,14 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     await detect.uncheck();
     await sub.waitFor('detect OFF', () => state('cameras/blinker/detect/state') === 'OFF', 10_000);
     assert.equal((await control()).cameras.blinker!.detect, false);
+    // Its objects end: nothing in view, on MQTT and on the card (the frame stays the last one).
+    await sub.waitFor('the count at 0', () => state('cameras/blinker/bright') === '0', 10_000);
+    await until(
+      'the card to count 0',
+      async () =>
+        /bright 0/.test((await page.locator('figure[data-camera="blinker"] .counts').textContent()) ?? ''),
+      10_000,
+    );
     await page.waitForFunction(
       "!document.querySelector('figure[data-camera=blinker] input[data-key=detect]').checked && !document.querySelector('figure[data-camera=blinker] input[data-key=detect]').disabled",
       undefined,
