@@ -107,6 +107,7 @@ export class Daemon {
       clock,
       log,
       history,
+      modes: () => Object.keys(this.loaded.config.modes),
       cameraStatus: (name) => ingest.status(name),
       availability: (model) => models.availability(model),
       lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },

@@ -152,9 +152,11 @@ export class LineCounts {
 
   /** Sets every count of a line back to 0 (a reset asked for at run time); returns them. */
   reset(camera: string, line: string, cam: CameraConfig): LineCount[] {
+    // Every count the line had goes to 0, also those of labels the line does not list.
+    const zeros = this.all({ [camera]: { ...cam, lines: { [line]: cam.lines[line]! } } });
     this.counts.get(camera)?.delete(line);
     this.file?.save(this.counts);
-    return this.all({ [camera]: { ...cam, lines: { [line]: cam.lines[line]! } } });
+    return zeros.map((c) => ({ ...c, count: 0 }));
   }
 
   /** Writes what is pending (at stop). */

@@ -634,6 +634,32 @@ describe('reporter', () => {
       assert.deepEqual(saved.counts, { ...other.counts, gate: { door: { person: { leaving: 1 } } } });
     });
 
+    it('a reset sets to 0 the counts of a line that lists no objects (every label it counted)', async () => {
+      const open = cameraConfig(
+        [
+          '    lines:',
+          '      door:',
+          '        points: [[320, 0], [320, 480]]',
+          '        directions: [entering, leaving]',
+        ].join('\n') + '\n',
+      );
+      const out = new FakeOutput();
+      const r = new Reporter(open.cameras, { ...open.events, min_frames: 1 }, deps(out, 'argus'));
+      await r.start();
+      walk(r);
+      assert.ok(
+        counts(out).some(([, n]) => n === '1'),
+        'a crossing was counted',
+      );
+      out.sent = [];
+      assert.equal(r.events.resetLine('gate', 'door'), true);
+      assert.deepEqual(counts(out), [
+        ['argus/cameras/gate/lines/door/person/entering', '0'],
+        ['argus/cameras/gate/lines/door/person/leaving', '0'],
+      ]);
+      await r.stop();
+    });
+
     it('a disabled line counts nothing and keeps its counts; a reset sets them to 0, kept across a restart', async (t) => {
       const dir = await tempDir(t);
       const events = { ...lined.events, min_frames: 1 };
