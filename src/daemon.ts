@@ -1,28 +1,23 @@
 import type { Logger } from 'pino';
 import { FrameCache } from './cache/index.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { ConfigError, type LoadedConfig } from './config/index.js';
+import type { LoadedConfig } from './config/index.js';
 import { createMetrics, HttpServer, LiveView } from './http/index.js';
 import { Ingest } from './ingest/index.js';
-import { loadVouchedConfig, ModelRegistry } from './models/index.js';
+import { ModelRegistry } from './models/index.js';
 import { SystemdNotifier } from './ops/index.js';
 import { EmbeddedBroker } from './broker/index.js';
+import { Control } from './control/index.js';
 import { EventStore } from './events/index.js';
 import { Parts, reportingParts } from './parts.js';
 import { MqttOutput, StatsPublisher, topics } from './publish/index.js';
 import { redactUrl, scrub } from './redact.js';
-import { applyConfig, type Running } from './reload.js';
+import { applyCameras, reloadFile, type Running } from './reload.js';
 import { Scheduler } from './scheduler/index.js';
-import { Shutdown } from './stop.js';
+import { Shutdown, type Stage } from './stop.js';
 
 /** A stop came while the daemon was starting: what had started is stopped again. */
 export class StoppedDuringStart extends Error {}
-
-/** What the root needs of a stage: start and stop; everything else goes through wiring. */
-interface Stage {
-  start(): unknown;
-  stop(): unknown;
-}
 
 /**
  * The composition root: builds the stages, starts them in pipeline order (detector to cameras)
@@ -68,13 +63,13 @@ export class Daemon {
   }
 
   private async startStages(): Promise<void> {
-    const { config, secrets } = this.loaded;
+    const { config: file, secrets } = this.loaded;
     const { log, clock } = this;
     const stage = (name: string): Logger => log.child({ stage: name });
-    const t = topics(config.mqtt.base_topic);
-    log.info({ models: Object.keys(config.models), state_dir: config.state_dir }, 'starting');
+    const t = topics(file.mqtt.base_topic);
+    log.info({ models: Object.keys(file.models), state_dir: file.state_dir }, 'starting');
 
-    const models: ModelRegistry = new ModelRegistry(config.models, config.detector, {
+    const models: ModelRegistry = new ModelRegistry(file.models, file.detector, {
       log: stage('models'),
       clock,
       secrets,
@@ -83,11 +78,22 @@ export class Daemon {
     });
     await this.begin('models', models);
 
-    const broker = config.mqtt.url ? undefined : new EmbeddedBroker(config.mqtt, stage('broker'));
+    const broker = file.mqtt.url
+      ? undefined
+      : new EmbeddedBroker(file.mqtt, stage('broker'), clock, file.control.enabled);
     if (broker) await this.begin('broker', broker);
-    const { url, mqtt } = broker?.ownClient() ?? { url: config.mqtt.url!, mqtt: config.mqtt };
+    const { url, mqtt } = broker?.ownClient() ?? { url: file.mqtt.url!, mqtt: file.mqtt };
     const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'), secrets);
     await this.begin('mqtt', output);
+    // The cameras that run: the file's, with the mode and runtime changes kept in the state dir.
+    const control: Control = new Control(file, {
+      ...{ log: stage('control'), clock, out: output, topics: t },
+      apply: () => this.queue(async (r) => r && applyCameras(r, this.loaded, control.cameras(), log)),
+      resetLine: (camera, line) => events.resetLine(camera, line),
+    });
+    await control.load();
+    const config = (this.loaded = { ...this.loaded, config: control.effective(file) }).config;
+    control.listen(broker ? { broker } : { inbox: output }, config.mqtt.base_topic);
 
     const ingest: Ingest = new Ingest(
       { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets },
@@ -101,6 +107,7 @@ export class Daemon {
       clock,
       log,
       history,
+      modes: () => Object.keys(this.loaded.config.modes),
       cameraStatus: (name) => ingest.status(name),
       availability: (model) => models.availability(model),
       lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
@@ -120,20 +127,21 @@ export class Daemon {
     const view: LiveView = new LiveView(config.http, {
       ...sources,
       stats,
-      history,
+      ...{ history, control },
       counts: (camera) => events.countsOf(camera),
       cameras: () => this.loaded.config.cameras,
       metrics: createMetrics({ ...sources, broker, latency }),
     });
     // Those that hear of results, statuses and reloads, in order; the latency last.
-    const parts = new Parts([discovery, view, detections, events, statuses, latency], stage('parts'), clock);
+    const list = [discovery, control, view, detections, events, statuses, latency];
+    const parts = new Parts(list, stage('parts'), clock);
 
     await this.begin('events', parts);
     await this.begin('scheduler', scheduler);
     await this.begin('stats', stats);
     if (config.http.enabled) await this.begin('http', new HttpServer(config.http, view, stage('http')));
     await this.begin('cameras', ingest);
-    this.running = { ingest, scheduler, parts, models };
+    this.running = { ingest, scheduler, parts, models, control };
 
     this.notifier.startWatchdog(() => models.localReady()); // what a restart can mend
     const enabled = Object.values(config.cameras).filter((c) => c.enabled).length;
@@ -150,31 +158,22 @@ export class Daemon {
    * whether it applied.
    */
   reload(): Promise<boolean> {
-    const done = this.reloads.then(() => this.applyReload());
-    this.reloads = done.catch(() => undefined);
-    return done;
+    return this.queue(async (r) => (r ? reloadFile(r, this.loaded, this.log) : undefined));
   }
 
-  private async applyReload(): Promise<boolean> {
-    const running = this.running;
-    if (!running) {
-      this.log.warn('reload: Argus is starting or stopping; ignored');
-      return false;
-    }
-    let next: LoadedConfig;
-    try {
-      // As `argus run` started: the file, its models and the labels it names.
-      next = await loadVouchedConfig(this.loaded.file);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      this.log.error(
-        { errors: err.format() },
-        `reload: ${err.message}; the running configuration is unchanged`,
-      );
-      return false;
-    }
-    this.loaded = await applyConfig(running, this.loaded, next, this.log);
-    return true;
+  /**
+   * Runs `job` with the running stages after the reloads and runtime changes (control topics,
+   * modes, HTTP) queued before it; the configuration it returns runs from then on.
+   */
+  private queue(job: (running: Running | undefined) => Promise<LoadedConfig | undefined>): Promise<boolean> {
+    const done = this.reloads.then(async () => {
+      if (!this.running) this.log.warn('reload: Argus is starting or stopping; ignored');
+      const next = await job(this.running);
+      if (next) this.loaded = next;
+      return !!next;
+    });
+    this.reloads = done.catch(() => undefined);
+    return done;
   }
 
   /**

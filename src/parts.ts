@@ -110,6 +110,8 @@ export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' |
   log: Logger;
   /** The event history, handed in (the root opens it in the state directory); none without one. */
   history: EventStore | undefined;
+  /** The arming modes' names now, for discovery's select (a reload may change them). */
+  modes?: () => readonly string[];
 }
 
 /** The parts that publish what the pipeline found, each reachable by name. */
@@ -128,11 +130,16 @@ export interface Reporting {
  * order the root lists them.
  */
 export function reportingParts(
-  config: Pick<Config, 'cameras' | 'events' | 'home_assistant' | 'mqtt'> & { state_dir?: string | undefined },
+  config: Pick<Config, 'cameras' | 'events' | 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
+    state_dir?: string | undefined;
+  },
   deps: ReportingDeps,
 ): Reporting {
-  const { out, topics, clock, log } = deps;
-  const discovery = new Discovery(config, { out, topics, clock, log: log.child({ stage: 'discovery' }) });
+  const { out, topics, clock, log, modes } = deps;
+  const discovery = new Discovery(config, {
+    ...{ out, topics, clock, modes },
+    log: log.child({ stage: 'discovery' }),
+  });
   return {
     discovery,
     detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, { out, topics }),

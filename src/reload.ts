@@ -1,7 +1,14 @@
 import type { Logger } from 'pino';
-import { diffConfig, type LoadedConfig } from './config/index.js';
+import {
+  ConfigError,
+  diffConfig,
+  type CameraChanges,
+  type CameraConfig,
+  type LoadedConfig,
+} from './config/index.js';
+import type { Control } from './control/index.js';
 import type { Ingest } from './ingest/index.js';
-import { planCameras, type ModelRegistry } from './models/index.js';
+import { loadVouchedConfig, planCameras, type ModelRegistry } from './models/index.js';
 import type { Parts } from './parts.js';
 import type { Scheduler } from './scheduler/index.js';
 
@@ -12,6 +19,30 @@ export interface Running {
   /** Those that hear of results, statuses and reloads (events, statuses, discovery, the live view…). */
   parts: Parts;
   models: ModelRegistry;
+  /** The mode and runtime changes: a reloaded file's cameras pass through it. */
+  control: Control;
+}
+
+/**
+ * Reads the config file again (SIGHUP) and applies it (applyConfig), its cameras passed through
+ * the mode and runtime changes: the configuration that runs now, or undefined when the file is
+ * invalid (logged; nothing changed).
+ */
+export async function reloadFile(
+  running: Running,
+  loaded: LoadedConfig,
+  log: Logger,
+): Promise<LoadedConfig | undefined> {
+  let next: LoadedConfig;
+  try {
+    // As `argus run` started: the file, its models and the labels it names.
+    next = await loadVouchedConfig(loaded.file);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    log.error({ errors: err.format() }, `reload: ${err.message}; the running configuration is unchanged`);
+    return undefined;
+  }
+  return applyConfig(running, loaded, { ...next, config: running.control.effective(next.config) }, log);
 }
 
 /**
@@ -33,7 +64,7 @@ export async function applyConfig(
   if (later.length) log.warn(`reload: changes to ${later.join(', ')} need a restart; not applied`);
   // The logger scrubs the same array: new secrets are hidden from now on.
   for (const secret of next.secrets) if (!loaded.secrets.includes(secret)) loaded.secrets.push(secret);
-  const { models, ingest, scheduler, parts } = running;
+  const { models, parts } = running;
   const before = new Map(models.names().map((n) => [n, models.detector(n)!.inputSize]));
   const swap = await models.swap(next.config.models, next.config.detector);
   const plan = planCameras(
@@ -45,23 +76,53 @@ export async function applyConfig(
   if (plan.held.length)
     log.error({ cameras: plan.held }, 'reload: cameras whose model did not load keep their running settings');
   const { cameras, changes } = plan;
-  // Moved cameras go to their new model at once; the others once their old ffmpeg has stopped.
-  scheduler.moveCameras(cameras, changes.moved);
-  await ingest.setCameras(cameras, changes, loaded.secrets);
-  scheduler.setCameras(cameras, changes);
-  parts.tell('setCameras', cameras);
+  await switchCameras(running, cameras, changes, loaded.secrets);
   // A model swapped for one whose server is away (or back) says so on its cameras, once.
   for (const name of swap.switched) {
     const a = models.availability(name);
     if (a) parts.tell('onModelAvailability', a);
   }
   const config = { ...loaded.config, cameras, models: models.config(), detector: next.config.detector };
-  const { added, removed, changed: restarted, moved, unchanged } = changes;
+  const { added, removed, changed: restarted, moved, retuned, unchanged } = changes;
   const { switched, failed } = swap;
   log.info(
-    { added, removed, restarted, moved, unchanged, models: { switched, failed } },
+    { added, removed, restarted, moved, retuned, unchanged, models: { switched, failed } },
     'configuration reloaded',
   );
   await swap.retired;
   return { ...loaded, config };
+}
+
+/** Brings the stages in line with a camera section (`changes`: how it differs from the running one). */
+async function switchCameras(
+  { ingest, scheduler, parts }: Running,
+  cameras: Record<string, CameraConfig>,
+  changes: CameraChanges,
+  secrets: readonly string[],
+): Promise<void> {
+  // Moved cameras go to their new model at once; the others once their old ffmpeg has stopped.
+  scheduler.moveCameras(cameras, changes.moved);
+  await ingest.setCameras(cameras, changes, secrets);
+  scheduler.setCameras(cameras, changes);
+  parts.tell('setCameras', cameras);
+}
+
+/**
+ * Applies a camera section changed at run time (control topics, modes, PUT /api/control) with the
+ * running models, as a reload would: only cameras whose stream changed (enabled, fps) restart;
+ * the others take their new settings while streaming. Returns the configuration that runs now.
+ */
+export async function applyCameras(
+  running: Running,
+  loaded: LoadedConfig,
+  wanted: Record<string, CameraConfig>,
+  log: Logger,
+): Promise<LoadedConfig> {
+  const size = (m: string): number | undefined => running.models.detector(m)?.inputSize;
+  const { cameras, changes } = planCameras(loaded.config.cameras, wanted, size, size);
+  await switchCameras(running, cameras, changes, loaded.secrets);
+  const { added, removed, changed: restarted, retuned } = changes;
+  if (restarted.length + retuned.length + added.length + removed.length)
+    log.debug({ restarted, retuned }, 'control: cameras changed');
+  return { ...loaded, config: { ...loaded.config, cameras } };
 }

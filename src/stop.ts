@@ -1,5 +1,11 @@
 import type { Logger } from 'pino';
 
+/** What the root needs of a stage: start and stop; everything else goes through wiring. */
+export interface Stage {
+  start(): unknown;
+  stop(): unknown;
+}
+
 /** A started stage, as the root stops it. */
 export interface Started {
   name: string;

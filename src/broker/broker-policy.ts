@@ -17,6 +17,7 @@ export const REFUSALS = [
   'oversize',
   'inflight',
   'base_topic',
+  'control',
   'retained_limit',
   'sys',
   'connecting',
@@ -36,6 +37,8 @@ const MESSAGES: Record<Refusal, string> = {
   oversize: 'embedded MQTT broker closed a connection that sent a packet over mqtt.embedded.max_message_kb',
   inflight: 'embedded MQTT broker closed a connection that left too many QoS 2 messages unreleased',
   base_topic: "embedded MQTT broker refused a message under Argus' base topic: only Argus publishes there",
+  control:
+    'embedded MQTT broker refused a control command: only clients logged in with mqtt.embedded.username and password may steer Argus',
   retained_limit:
     "embedded MQTT broker refused a retained message: other clients' retained messages are at mqtt.embedded.max_retained_messages or max_retained_kb",
   sys: 'embedded MQTT broker refused a message to $SYS/: reserved for the broker',
@@ -47,6 +50,11 @@ const MESSAGES: Record<Refusal, string> = {
     'embedded MQTT broker dropped a QoS 0 message for a client that does not keep up: more than mqtt.embedded.max_queued_kb wait for it',
   slow: 'embedded MQTT broker disconnected a client that does not keep up: over mqtt.embedded.max_queued_kb for max_behind_s, or over twice max_queued_kb',
 };
+
+/** Whether `topic` is a control command's: under `base`, ending in `/set` (src/control/commands.ts). */
+export function commandTopic(topic: string, base: string): boolean {
+  return topic.startsWith(`${base}/`) && topic.endsWith('/set');
+}
 
 /** Whether `topic` is `base` or below it. */
 export function underTopic(topic: string, base: string): boolean {

@@ -12,7 +12,7 @@ import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { listen, listeningUrl } from '../listen.js';
 import { Backlog, type BacklogLimits } from './broker-backlog.js';
-import { RefusalLog, RetainedQuota, underTopic, type Refusal } from './broker-policy.js';
+import { commandTopic, RefusalLog, RetainedQuota, underTopic, type Refusal } from './broker-policy.js';
 import { PacketSizeGuard } from './packet-size.js';
 
 export interface BrokerStats {
@@ -26,6 +26,9 @@ export interface BrokerStats {
 const MAX_INFLIGHT_QOS2 = 16;
 /** The user name of Argus' own login; its password is new at each start. */
 const OWN_USERNAME = 'argus-daemon';
+/** A control command an allowed client published: topic, payload, retained, the client's id. */
+export type CommandListener = (topic: string, payload: string, retained: boolean, clientId: string) => void;
+
 /** Longest topic or client id quoted in a log line. */
 const QUOTE_MAX = 200;
 /** How often every other client's backlog is looked at (besides before each message to it). */
@@ -90,11 +93,16 @@ export class EmbeddedBroker {
   private readonly backlogLimits: BacklogLimits;
   private readonly retained: RetainedQuota;
   private readonly refusals: RefusalLog;
+  /** Connections logged in with mqtt.embedded's username and password: they may send commands. */
+  private readonly steerers = new WeakSet<Client>();
+  private commandListener: CommandListener | undefined;
 
   constructor(
     private readonly cfg: Config['mqtt'],
     private readonly log: Logger,
     private readonly clock: Pick<Clock, 'now'> = systemClock,
+    /** Whether control commands are taken at all (`control.enabled`); otherwise refused as any other. */
+    private readonly commands = false,
   ) {
     const e = cfg.embedded;
     this.retained = new RetainedQuota(e.max_retained_messages, e.max_retained_kb * 1024);
@@ -104,6 +112,14 @@ export class EmbeddedBroker {
 
   get url(): string {
     return listeningUrl('mqtt', this.server, this.cfg.embedded.host, this.cfg.embedded.port);
+  }
+
+  /**
+   * Hears every control command an allowed client published, with that client's id (which MQTT
+   * does not pass to subscribers): Argus takes its commands from here, not from a subscription.
+   */
+  onCommand(listener: CommandListener): void {
+    this.commandListener = listener;
   }
 
   /** Where and how Argus' own client connects: this broker, with the login made for this run. */
@@ -133,6 +149,10 @@ export class EmbeddedBroker {
       if (this.own.has(client)) return;
       this.others.add(client.id);
       this.backlogs.set(client, new Backlog(this.backlogLimits));
+    });
+    aedes.on('publish', (packet, client) => {
+      if (client && this.steerers.has(client) && commandTopic(packet.topic, this.cfg.base_topic))
+        this.commandListener?.(packet.topic, packet.payload.toString(), packet.retain, client.id);
     });
     aedes.on('clientDisconnect', (client) => {
       if (!this.own.has(client)) this.others.delete(client.id);
@@ -259,8 +279,10 @@ export class EmbeddedBroker {
       done(Object.assign(new Error(reason), { returnCode: code }), false);
     };
     const { username: user, password: pass } = this.cfg.embedded;
-    if (user !== undefined && pass !== undefined && !(username === user && sameSecret(password, pass)))
+    const login = user !== undefined && pass !== undefined;
+    if (login && !(username === user && sameSecret(password, pass)))
       return refuse('login', username === undefined && password === undefined ? NOT_AUTHORIZED : BAD_LOGIN);
+    if (login) this.steerers.add(client);
     if (client.id === this.ownId) return refuse('client_id', IDENTIFIER_REJECTED);
     // Argus' own client takes no room; a client taking over its own id (reconnecting before
     // its old connection was found dead) takes the room it had.
@@ -284,6 +306,12 @@ export class EmbeddedBroker {
     if (topic.startsWith('$SYS/')) reason = 'sys';
     else if (client && this.own.has(client)) {
       if (packet.retain) this.retained.forget(topic);
+    } else if (this.commands && commandTopic(topic, this.cfg.base_topic)) {
+      if (!client || !this.steerers.has(client)) reason = 'control';
+      // A retained command is ignored by Control, but the broker keeps it: it counts as any
+      // other retained message does.
+      else if (packet.retain && !this.retained.admit(topic, Buffer.byteLength(packet.payload)))
+        reason = 'retained_limit';
     } else if (underTopic(topic, this.cfg.base_topic)) reason = 'base_topic';
     else if (packet.retain && !this.retained.admit(topic, Buffer.byteLength(packet.payload)))
       reason = 'retained_limit';

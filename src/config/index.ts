@@ -11,13 +11,17 @@ export {
   type PathKey,
 } from './load.js';
 export {
+  cameraFps,
+  cameraPriority,
   configSchema,
   LIMITS,
+  NO_MODE,
   modelConfig,
   PROVIDERS,
   sectionConfig,
   topicLevelProblem,
   type CameraConfig,
+  type CameraSwitches,
   type Config,
   type ModelConfig,
   type ProviderName,

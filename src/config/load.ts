@@ -402,6 +402,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const secrets = new Set(substituted);
   if (config.mqtt.password) secrets.add(config.mqtt.password);
   if (config.mqtt.embedded.password) secrets.add(config.mqtt.embedded.password);
+  if (config.http.token) secrets.add(config.http.token);
   const remotes = Object.values(config.models).flatMap((m) => (m.remote ? [m.remote] : []));
   // A header (an Authorization token) is a secret even when written in the file.
   for (const r of remotes) for (const v of Object.values<string>(r.headers)) secrets.add(v);

@@ -48,7 +48,11 @@ export const LIMITS = {
   filters: 1000,
   headers: 64,
   points: 1000,
+  modes: 64,
 };
+
+/** The mode name that leaves every mode: the file's values (and runtime changes) alone apply. */
+export const NO_MODE = 'none';
 
 interface NamedMapOptions {
   /** Entries allowed; more is one error, and the entries are then not checked one by one. */
@@ -372,6 +376,11 @@ const http = z
     detect_priority: int().min(1).max(10).default(5),
     /** Serve the models over KServe v2 / Open Inference Protocol under /v2 (docs/http.md). */
     inference: z.boolean().default(false),
+    /**
+     * A request from elsewhere than this machine changes settings (PUT /api/control...) only
+     * with `Authorization: Bearer <token>`; a secret. Without it, only local requests may.
+     */
+    token: z.string().min(16, 'must be at least 16 characters (a guessable token guards nothing)').optional(),
   })
   .prefault({});
 
@@ -417,16 +426,25 @@ const labelFilter = z.strictObject({
   min_area: z.number().min(0).default(0),
 });
 
+/** The settings a camera can be switched to at run time (control topics, modes, PUT /api/control). */
+export const cameraFps = z.number().gt(0).max(60);
+export const cameraPriority = int().min(1).max(10);
+
 const camera = z
   .strictObject({
     /** Also `lavfi:<filtergraph>`: a synthetic camera made by ffmpeg (demos, tests). */
     url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file', 'lavfi']),
+    /** Off: its ffmpeg does not run. */
     enabled: z.boolean().default(true),
+    /** Off: ffmpeg goes on decoding (the live view updates) but no frame reaches the model: no events. */
+    detect: z.boolean().default(true),
+    /** Off: its events carry no snapshot (none on MQTT, in the history or over HTTP). */
+    snapshots: z.boolean().default(true),
     /** The name of the model that analyses its frames (`default`: `model:`). */
     model: z.string().min(1).default('default'),
-    fps: z.number().gt(0).max(60).default(5),
+    fps: cameraFps.default(5),
     /** 1..10; higher is served first when the detector is busy. */
-    priority: int().min(1).max(10).default(5),
+    priority: cameraPriority.default(5),
     rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
     /** Extra ffmpeg arguments placed before -i. */
     input_args: z.array(z.string()).default([]),
@@ -451,6 +469,8 @@ const camera = z
         objects: z.array(topicLevel).min(1).optional(),
         /** An object in the zone this long is loitering: one `update` event says so. */
         loiter_s: z.number().positive().max(86400).optional(),
+        /** Off: the zone counts nothing and events do not name it. */
+        enabled: z.boolean().default(true),
       }),
       { max: LIMITS.zones, what: 'zones' },
     ),
@@ -468,6 +488,8 @@ const camera = z
           directions: z.tuple([topicLevel, topicLevel]).default(['in', 'out']),
           /** The point of the box that crosses: its centre, or its bottom centre (where it stands). */
           anchor: z.enum(['center', 'bottom_center']).default('center'),
+          /** Off: crossings are not counted (the counts so far are kept). */
+          enabled: z.boolean().default(true),
         })
         .refine((l) => l.points[0][0] !== l.points[1][0] || l.points[0][1] !== l.points[1][1], {
           message: 'the two points must differ',
@@ -530,6 +552,31 @@ const events = z
   })
   .prefault({});
 
+/** What a mode (or a runtime change) may set on a camera: every key optional. */
+const switchable = z.strictObject({
+  enabled: z.boolean().optional(),
+  detect: z.boolean().optional(),
+  snapshots: z.boolean().optional(),
+  fps: cameraFps.optional(),
+  priority: cameraPriority.optional(),
+  zones: namedMap(z.strictObject({ enabled: z.boolean() }), { max: LIMITS.zones, what: 'zones' }),
+  lines: namedMap(z.strictObject({ enabled: z.boolean() }), { max: LIMITS.lines, what: 'lines' }),
+});
+export type CameraSwitches = z.output<typeof switchable>;
+
+/** Arming modes: named sets of camera settings, one active at a time (`<base>/mode/set`). */
+const mode = z.strictObject({
+  cameras: namedMap(switchable, { max: LIMITS.cameras, what: 'cameras' }),
+});
+
+/** Steering at run time: control topics, Home Assistant switches, PUT /api/control. */
+const control = z
+  .strictObject({
+    /** Off: no control topic is heard and every change over HTTP is refused; the file alone rules. */
+    enabled: z.boolean().default(true),
+  })
+  .prefault({});
+
 const homeAssistant = z
   .strictObject({
     /** Announce every camera's entities to Home Assistant (MQTT discovery). */
@@ -565,8 +612,46 @@ const sections = z.strictObject({
   ffmpeg,
   events,
   home_assistant: homeAssistant,
+  control,
+  modes: namedMap(mode, { max: LIMITS.modes, what: 'modes' }),
   cameras: namedMap(camera, { max: LIMITS.cameras, what: 'cameras' }),
 });
+
+/** A mode may name only cameras, zones and lines the file has; `none` is no mode's name. */
+function checkModes(c: z.output<typeof sections>, ctx: z.RefinementCtx): void {
+  for (const [name, m] of Object.entries(c.modes)) {
+    if (name === NO_MODE)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['modes', name],
+        message: `'${NO_MODE}' is reserved: choosing it leaves every mode`,
+        params: { atKey: true },
+      });
+    for (const [cam, sw] of Object.entries(m.cameras)) {
+      const at = ['modes', name, 'cameras', cam];
+      const camera = c.cameras[cam];
+      if (!camera) {
+        const known = Object.keys(c.cameras).join(', ') || 'none';
+        ctx.addIssue({
+          code: 'custom',
+          path: at,
+          message: `there is no camera '${cam}' (the cameras are ${known})`,
+          params: { atKey: true },
+        });
+        continue;
+      }
+      for (const kind of ['zones', 'lines'] as const)
+        for (const area of Object.keys(sw[kind]))
+          if (!Object.hasOwn(camera[kind], area))
+            ctx.addIssue({
+              code: 'custom',
+              path: [...at, kind, area],
+              message: `camera '${cam}' has no ${kind === 'zones' ? 'zone' : 'line'} '${area}'`,
+              params: { atKey: true },
+            });
+    }
+  }
+}
 
 /**
  * The whole file. `model:` becomes the entry `default` of `models` (the type has `models`
@@ -588,6 +673,7 @@ export const configSchema = sections
         message: 'the model named default is also defined by model:; keep one of them',
         params: { atKey: true },
       });
+    checkModes(c, ctx);
     const names = [...new Set([...(c.model ? ['default'] : []), ...Object.keys(c.models)])];
     if (names.length === 0)
       ctx.addIssue({

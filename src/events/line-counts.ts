@@ -150,6 +150,15 @@ export class LineCounts {
     return dropped;
   }
 
+  /** Sets every count of a line back to 0 (a reset asked for at run time); returns them. */
+  reset(camera: string, line: string, cam: CameraConfig): LineCount[] {
+    // Every count the line had goes to 0, also those of labels the line does not list.
+    const zeros = this.all({ [camera]: { ...cam, lines: { [line]: cam.lines[line]! } } });
+    this.counts.get(camera)?.delete(line);
+    this.file?.save(this.counts);
+    return zeros.map((c) => ({ ...c, count: 0 }));
+  }
+
   /** Writes what is pending (at stop). */
   flush(): Promise<void> {
     return this.file?.flush() ?? Promise.resolve();

@@ -27,16 +27,21 @@ export interface ObjectEventsDeps {
   defaultLabels?: () => readonly string[];
 }
 
-/** A camera's zones with `loiter_s`, and its lines, for its tracker. */
+/** A camera's enabled zones with `loiter_s`, and its enabled lines, for its tracker. */
 function areasOf(cam: CameraConfig | undefined): TrackerAreas {
-  const zones = Object.entries(cam?.zones ?? {});
+  const zones = Object.entries(cam?.zones ?? {}).filter(([, z]) => z.enabled);
+  const lines = namedRecord<CameraConfig['lines'][string]>();
+  for (const [name, l] of Object.entries(cam?.lines ?? {})) if (l.enabled) lines[name] = l;
   return {
     loiterS: Object.fromEntries(
       zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
     ),
-    lines: cam?.lines ?? namedRecord(),
+    lines,
   };
 }
+
+/** Whether a camera's frames are analysed: it runs and its detection is on. */
+const detecting = (cam: CameraConfig | undefined): boolean => !!cam && cam.enabled && cam.detect;
 
 /**
  * Object events and what they leave, per camera: a tracker follows the objects of each answered
@@ -103,10 +108,11 @@ export class ObjectEvents {
 
   onResult(r: Result): void {
     const cam = own(this.cameras, r.camera);
-    if (!cam) return;
+    // A frame answered just after detection was switched off is not an event.
+    if (!cam || !detecting(cam)) return;
     const tracker = this.tracker(r.camera);
     const events = tracker.update(applyCameraFilters(r.detections, cam), r.ts, r.detections);
-    this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
+    if (cam.snapshots) this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
     this.emit(events);
     this.counts.publish(r.camera, tracker.counts());
   }
@@ -178,9 +184,10 @@ export class ObjectEvents {
    */
   setCameras(cameras: Record<string, CameraConfig>): void {
     for (const [camera, t] of this.trackers) {
-      // A camera disabled sends no more frames: its objects end now, as a removed camera's do.
+      // A camera disabled, or whose detection is off, has no more answers: its objects end
+      // now, as a removed camera's do.
       const cam = own(cameras, camera);
-      if (cam?.enabled) {
+      if (detecting(cam)) {
         t.setAreas(areasOf(cam));
         continue;
       }
@@ -200,6 +207,14 @@ export class ObjectEvents {
       gone.delete(topic);
     }
     for (const topic of gone.keys()) this.mqtt.clear(topic);
+  }
+
+  /** Sets a line's counts back to 0 and publishes them (a reset asked for at run time). */
+  resetLine(camera: string, line: string): boolean {
+    const cam = own(this.cameras, camera);
+    if (!own(cam?.lines, line)) return false;
+    for (const c of this.lineCounts.reset(camera, line, cam!)) this.publishLineCount(c);
+    return true;
   }
 
   /**

@@ -1,9 +1,10 @@
 /**
  * The page at `/`: every camera's latest annotated frame with its state (and, when it is not
- * streaming, why), fps and the objects in view; beside them the event history, newest first,
- * with thumbnails, updated every two seconds; an event's snapshot opens on a click. It reads
- * only the JSON and JPEG routes of docs/http.md, so it shows what MQTT says: the cameras'
- * filters have applied. Text from the config or the model is set as text, never as HTML.
+ * streaming, why), fps and the objects in view, and its runtime settings to flip (switches,
+ * fps, priority, a line's reset; the mode in the header); beside them the event history, newest
+ * first, with thumbnails, updated every two seconds; an event's snapshot opens on a click. It
+ * reads only the routes of docs/http.md, so it shows what MQTT says: the cameras' filters have
+ * applied. Text from the config or the model is set as text, never as HTML.
  */
 export const LIVE_PAGE = `<!doctype html>
 <html lang="en">
@@ -44,11 +45,14 @@ export const LIVE_PAGE = `<!doctype html>
   dialog::backdrop { background: rgba(0, 0, 0, .7); }
   dialog img { display: block; width: min(90vw, 960px); max-height: 75vh; object-fit: contain; }
   dialog p { margin: .5rem 0 0; }
-  select, button { background: #333; color: #eee; border: 1px solid #555; border-radius: 3px; }
+  select, button, input { background: #333; color: #eee; border: 1px solid #555; border-radius: 3px; }
+  .controls { display: flex; flex-wrap: wrap; gap: .2rem .8rem; margin: .4rem 0 0; font-size: .9rem; }
+  .controls input[type=number] { width: 3.5rem; }
+  #control-msg { color: #e77; font-size: .85rem; }
 </style>
 </head>
 <body>
-<header><h1>Argus</h1><span id="updated"></span></header>
+<header><h1>Argus</h1><label>mode <select id="mode"></select></label><span id="updated"></span><span id="control-msg"></span></header>
 <div class="layout">
   <main id="cameras"></main>
   <aside>
@@ -102,12 +106,14 @@ function card(name) {
   counts.setAttribute('aria-label', 'objects in view');
   const frame = el('div', 'frame');
   frame.append(img, noframe);
-  fig.append(frame, cap, why, counts);
+  const controls = el('div', 'controls');
+  controls.setAttribute('aria-label', 'settings');
+  fig.append(frame, cap, why, counts, controls);
   $('cameras').append(fig);
   const opt = el('option', '', name);
   opt.value = name;
   $('camera-filter').append(opt);
-  c = { fig, img, noframe, cap, why, counts, opt, shown: '' };
+  c = { fig, img, noframe, cap, why, counts, controls, opt, shown: '', keys: '' };
   cards.set(name, c);
   return c;
 }
@@ -259,17 +265,115 @@ function openSnapshot(row) {
 }
 
 /**
+ * A change of a runtime setting (PUT /api/control/...): the answer is the settings as they are
+ * now. A 403 that a token would mend asks for it once (kept for the tab, in sessionStorage) and
+ * tries again; a refused token is forgotten, so the next change asks again.
+ */
+async function change(path, value) {
+  const send = () => {
+    const headers = { 'Content-Type': 'application/json' };
+    const token = sessionStorage.getItem('argus-token');
+    if (token) headers.Authorization = 'Bearer ' + token;
+    return fetch('/api/control' + path, { method: 'PUT', headers, body: JSON.stringify(value) });
+  };
+  let res = await send();
+  if (res.status === 403 && res.headers.has('WWW-Authenticate')) {
+    const token = prompt('Changing settings from here takes the token (http.token):');
+    if (token) {
+      sessionStorage.setItem('argus-token', token.trim());
+      res = await send();
+      if (res.status === 403) sessionStorage.removeItem('argus-token');
+    }
+  }
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.error || path + ' answered ' + res.status);
+  return body;
+}
+
+/** Runs a change from an input: the input waits for its answer; a refusal is said and undone. */
+async function changeFrom(input, path, value) {
+  input.disabled = true;
+  input.pending = true;
+  try {
+    showControl(await change(path, value));
+    $('control-msg').textContent = '';
+  } catch (e) {
+    $('control-msg').textContent = e.message;
+  } finally {
+    input.pending = false;
+    input.disabled = !lastControl.enabled;
+    showControl(lastControl);
+  }
+}
+
+const keyName = (key) => key.replace(/^zones\\.(.*)\\.enabled$/, 'zone $1').replace(/^lines\\.(.*)\\.enabled$/, 'line $1');
+const camPath = (name, rest) => '/cameras/' + encodeURIComponent(name) + '/' + rest;
+
+/** A camera's settings as inputs: built when its keys change, else only their values set. */
+function controlsOf(name, c, settings) {
+  const keys = JSON.stringify(Object.keys(settings));
+  if (c.keys !== keys) {
+    c.keys = keys;
+    c.inputs = new Map();
+    c.controls.replaceChildren();
+    for (const [key, v] of Object.entries(settings)) {
+      const label = el('label', '', keyName(key) + ' ');
+      const input = el('input');
+      input.dataset.key = key;
+      input.type = typeof v === 'boolean' ? 'checkbox' : 'number';
+      const path = camPath(name, encodeURIComponent(key));
+      if (input.type === 'checkbox') input.addEventListener('change', () => changeFrom(input, path, input.checked));
+      else input.addEventListener('change', () => changeFrom(input, path, Number(input.value)));
+      label.append(input);
+      c.controls.append(label);
+      c.inputs.set(key, input);
+      const line = /^lines\\.(.*)\\.enabled$/.exec(key);
+      if (line) {
+        const reset = el('button', '', 'reset');
+        reset.title = 'set the counts of line ' + line[1] + ' back to 0';
+        reset.addEventListener('click', () => changeFrom(reset, camPath(name, 'lines/' + encodeURIComponent(line[1]) + '/reset'), true));
+        label.append(' ', reset);
+      }
+    }
+  }
+  for (const [key, v] of Object.entries(settings)) {
+    const input = c.inputs.get(key);
+    // Not under the person's hands: a change on its way, a number being typed.
+    if (input.pending || document.activeElement === input) continue;
+    input.disabled = !lastControl.enabled;
+    if (input.type === 'checkbox') input.checked = v;
+    else input.value = String(v);
+  }
+}
+
+let lastControl = { enabled: false };
+function showControl(view) {
+  lastControl = view;
+  const mode = $('mode');
+  if (JSON.stringify([...mode.options].map((o) => o.value)) !== JSON.stringify(view.modes))
+    mode.replaceChildren(...view.modes.map((m) => { const o = el('option', '', m); o.value = m; return o; }));
+  if (!mode.pending) mode.value = view.mode;
+  mode.disabled = !view.enabled || mode.pending;
+  for (const [name, settings] of Object.entries(view.cameras)) {
+    const c = cards.get(name);
+    if (c) controlsOf(name, c, settings);
+  }
+}
+$('mode').addEventListener('change', () => changeFrom($('mode'), '/mode', $('mode').value));
+
+/**
  * One refresh: cameras, then events. Each refresh is a generation; one started since (a change
  * of the camera filter) makes this one's answers stale, and they are dropped.
  */
 let generation = 0;
 async function refresh(mine) {
   try {
-    const cams = await json('/api/cameras');
+    const [cams, control] = await Promise.all([json('/api/cameras'), json('/api/control')]);
     if (mine !== generation) return;
     const names = new Set(cams.map((c) => c.camera));
     for (const name of cards.keys()) if (!names.has(name)) dropCard(name);
     const loads = cams.map(showCamera);
+    showControl(control);
     const camera = $('camera-filter').value;
     const events = await json('/api/events?limit=50' + (camera ? '&camera=' + encodeURIComponent(camera) : ''));
     if (mine !== generation) return;

@@ -11,6 +11,14 @@ import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
 import { argusVersion } from '../version.js';
 import { HttpError } from './errors.js';
 import { readBody, readImageUpload } from './upload.js';
+import {
+  changeRequest,
+  controlRoute,
+  mayChange,
+  MAX_CONTROL_BODY,
+  type ControlApi,
+  type ControlRoute,
+} from './control.js';
 
 export interface Health {
   ok: boolean;
@@ -42,20 +50,23 @@ export interface HttpSource {
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;
   /** The models served over KServe v2 (`http.inference`). */
   servedModels(): readonly ServedModel[];
+  /** The runtime settings (GET and PUT /api/control); undefined where none run (tools). */
+  control(): ControlApi | undefined;
 }
 
 /**
  * Health, metrics, the cameras, the live page, the event history and image detection, over plain node:http
  * (docs/http.md), and with `http.inference` the KServe v2 endpoints under /v2. Binds to
  * 127.0.0.1 unless told otherwise. Every route is a GET but POST /api/detect and the KServe
- * inference, whose bodies are bounded by `http.max_body_mb`.
+ * inference, whose bodies are bounded by `http.max_body_mb`, and the PUTs of /api/control, which
+ * change runtime settings: only from this machine or with `http.token` (control.ts).
  */
 export class HttpServer {
   private server: Server | undefined;
   private inference: InferenceService | undefined;
 
   constructor(
-    private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb' | 'inference'>,
+    private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb' | 'inference' | 'token'>,
     private readonly source: HttpSource,
     private readonly log: Logger,
   ) {}
@@ -96,6 +107,8 @@ export class HttpServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://argus').pathname;
     if (this.inference && (path === '/v2' || path.startsWith('/v2/'))) return this.kserve(req, res, path);
+    const control = controlRoute(path);
+    if (control) return this.control(req, res, control);
     if (path === '/api/detect') {
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');
@@ -144,6 +157,37 @@ export class HttpServer {
       return send(res, 200, 'image/jpeg', jpeg);
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+
+  /**
+   * GET /api/control, and the PUTs that change a setting, the mode, or reset a line: each is
+   * checked (who asks, then the body) before Control sees it, and answered with the settings as
+   * they are now.
+   */
+  private async control(req: IncomingMessage, res: ServerResponse, route: ControlRoute): Promise<void> {
+    const allow = route.kind === 'view' ? 'GET, HEAD' : 'PUT';
+    if (!allow.split(', ').includes(req.method ?? '')) {
+      res.setHeader('Allow', allow);
+      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+    }
+    const control = this.source.control();
+    if (!control) throw new HttpError(404, 'no runtime settings in this process');
+    if (route.kind !== 'view') {
+      if (!control.enabled) throw new HttpError(403, 'control is off (control.enabled: false)');
+      const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token);
+      if (!who.ok) {
+        // Says that a token would be heard (the page asks for it then).
+        if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
+        throw new HttpError(403, who.error);
+      }
+      const outcome = await control.change(
+        changeRequest(route, await readBody(req, MAX_CONTROL_BODY)),
+        who.by,
+      );
+      if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    return send(res, 200, 'application/json', JSON.stringify(control.view()));
   }
 
   /** POST /api/detect[?model=NAME]: the model, checked before the body is read (`default` if not given). */

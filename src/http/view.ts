@@ -1,3 +1,4 @@
+import type { Control } from '../control/index.js';
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
@@ -36,6 +37,8 @@ export interface ViewSources extends StatsSources {
   counts?: (camera: string) => CountsInView;
   /** The event history; absent, GET /api/events answers an empty list. */
   history?: Pick<EventStore, 'list' | 'has' | 'snapshot'> | undefined;
+  /** Runtime settings (GET and PUT /api/control...); absent in tools and tests without it. */
+  control?: Pick<Control, 'enabled' | 'view' | 'change'> | undefined;
 }
 
 /** A camera as GET /api/cameras answers it (docs/http.md). */
@@ -211,6 +214,10 @@ export class LiveView implements HttpSource {
         },
       ];
     });
+  }
+
+  control(): ViewSources['control'] {
+    return this.src.control;
   }
 
   /** One posted image through the scheduler, on `model`: the same JSON as `argus detect`. */

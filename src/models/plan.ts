@@ -39,7 +39,7 @@ export function planCameras(
   }
   const diff = diffCameras(running, cameras);
   const resized = (n: string): boolean => before(running[n]!.model) !== after(cameras[n]!.model);
-  const restarted = [...diff.moved, ...diff.unchanged].filter(resized);
+  const restarted = [...diff.moved, ...diff.retuned, ...diff.unchanged].filter(resized);
   return {
     cameras,
     held,
@@ -47,6 +47,7 @@ export function planCameras(
       ...diff,
       changed: [...diff.changed, ...restarted],
       moved: diff.moved.filter((n) => !restarted.includes(n)),
+      retuned: diff.retuned.filter((n) => !restarted.includes(n)),
       unchanged: diff.unchanged.filter((n) => !restarted.includes(n)),
     },
   };

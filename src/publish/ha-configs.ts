@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
-import type { CameraConfig, Config } from '../config/index.js';
-import type { Topic, Topics } from './topics.js';
+import { cameraFps, cameraPriority, NO_MODE, type CameraConfig, type Config } from '../config/index.js';
+import { settingTopic, type Topic, type Topics } from './topics.js';
 
 /**
  * Home Assistant MQTT discovery as plain data: which entities Argus announces and their config
  * messages, following https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery (one
  * retained config per entity on `<discovery_prefix>/<component>/<node_id>/<object_id>/config`)
- * and the pages of the three components used: binary_sensor.mqtt, sensor.mqtt and camera.mqtt.
+ * and the pages of the components used: binary_sensor.mqtt, sensor.mqtt and camera.mqtt for what
+ * Argus sees; switch.mqtt, number.mqtt, button.mqtt and select.mqtt for its control topics.
  * src/publish/ha-discovery.ts publishes them.
  */
 
-export type Component = 'binary_sensor' | 'sensor' | 'camera';
+export type Component = 'binary_sensor' | 'sensor' | 'camera' | 'switch' | 'number' | 'button' | 'select';
 
 export interface DiscoveryConfig {
   component: Component;
@@ -25,10 +26,55 @@ export interface DiscoveryInput {
   settings: Config['home_assistant'];
   baseTopic: string;
   topics: Topics;
+  /** The cameras that run (the file's with the mode and runtime changes on them). */
   cameras: Record<string, CameraConfig>;
+  /**
+   * With `control.enabled`: the names of the arming modes (`none` aside), for the entities that
+   * steer Argus; without it, none of them.
+   */
+  control: { modes: readonly string[] } | undefined;
   /** Argus' version, for `origin` and the Argus device. */
   version: string;
 }
+
+/**
+ * A camera's switches and numbers: the control stage's SWITCHES and NUMBERS
+ * (src/control/settings.ts, which publish may not import), each with its entity's look. A
+ * setting flipped in daily use (the camera, its detection) is a control; one that tunes the
+ * camera (snapshots, frame rate, priority) is in the `config` category, off the default
+ * dashboards but still on the device's page and usable in automations.
+ */
+export const CAMERA_SWITCHES = {
+  enabled: { name: 'Enabled', icon: 'mdi:cctv', category: undefined },
+  detect: { name: 'Detect', icon: 'mdi:motion-sensor', category: undefined },
+  snapshots: { name: 'Snapshots', icon: 'mdi:image-multiple', category: 'config' },
+} as const;
+
+/**
+ * The frame rate's step (and so its least value) in Home Assistant: the schema takes any rate
+ * over 0 (0.2: a frame every 5 s), so the number is fractional; Home Assistant refuses a state
+ * below `min`, and its step must be at least 0.001.
+ */
+export const FPS_STEP = 0.01;
+
+export const CAMERA_NUMBERS = {
+  fps: {
+    name: 'FPS',
+    icon: 'mdi:speedometer',
+    min: FPS_STEP,
+    max: cameraFps.maxValue!,
+    step: FPS_STEP,
+    unit: 'fps' as string | undefined,
+  },
+  priority: {
+    name: 'Priority',
+    icon: 'mdi:priority-high',
+    min: cameraPriority.minValue!,
+    max: cameraPriority.maxValue!,
+    step: 1,
+    unit: undefined,
+  },
+} as const;
 
 /** Names kept as they are in ids: what Home Assistant allows in a topic's object id, less '-'. */
 const PLAIN = /^[A-Za-z0-9_]+$/;
@@ -80,6 +126,22 @@ export function areaLabels(
   return unique(track ? objects.filter((l) => track.includes(l)) : objects);
 }
 
+/** An entity's name, icon and category (none: a control, on the default dashboards). */
+interface Look {
+  name: string;
+  icon: string;
+  category?: 'config' | undefined;
+}
+
+const looks = ({ name, icon, category }: Look): Record<string, string> => ({
+  name,
+  icon,
+  ...(category ? { entity_category: category } : {}),
+});
+
+/** A control topic's command topic: its state topic with `set` for `state` (src/control/commands.ts). */
+const commandOf = (state: string): string => state.replace(/\/state$/, '/set');
+
 /** A count as an occupancy: `ON` while anything is counted. */
 export const OCCUPIED_TEMPLATE = "{{ 'ON' if value | int(0) > 0 else 'OFF' }}";
 
@@ -88,8 +150,12 @@ export const OCCUPIED_TEMPLATE = "{{ 'ON' if value | int(0) > 0 else 'OFF' }}";
  * sensor on `<base>/status`) and one per camera, linked to it by `via_device`, with, per label
  * it reports, an occupancy binary sensor and a count sensor (`state_class: measurement`) on its
  * count topic and a camera on its snapshot topic; per zone and label the same two sensors; per
- * line, label and direction a `total_increasing` sensor of its cumulative count. The cameras'
- * entities are available while `<base>/status` is `online` (Argus' last will sets `offline`).
+ * line, label and direction a `total_increasing` sensor of its cumulative count. With control on
+ * (`input.control`), the control topics too: per camera a switch for `enabled`, `detect` and
+ * `snapshots`, a number for `fps` and `priority`, per zone and line a switch for `enabled`, per
+ * line a button that resets its counts; on the Argus device a select of the mode, when the file
+ * has modes. The cameras' entities and the select are available while `<base>/status` is
+ * `online` (Argus' last will sets `offline`).
  */
 export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
   const { settings, baseTopic, topics: t, version } = input;
@@ -102,6 +168,13 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
     out.push({ component, uniqueId, topic, payload: { ...payload, unique_id: uniqueId, origin } });
   };
 
+  const argus = {
+    identifiers: [box],
+    name: settings.device_name,
+    manufacturer: 'Argus',
+    model: 'Video analytics',
+    sw_version: version,
+  };
   add('binary_sensor', ['status'], {
     name: 'Status',
     device_class: 'running',
@@ -109,16 +182,22 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
     state_topic: t.status,
     payload_on: 'online',
     payload_off: 'offline',
-    device: {
-      identifiers: [box],
-      name: settings.device_name,
-      manufacturer: 'Argus',
-      model: 'Video analytics',
-      sw_version: version,
-    },
+    device: argus,
   });
 
   const availability = [{ topic: t.status, payload_available: 'online', payload_not_available: 'offline' }];
+  const control = input.control;
+  if (control?.modes.length)
+    add('select', ['mode'], {
+      name: 'Mode',
+      icon: 'mdi:shield-home',
+      command_topic: commandOf(t.modeState),
+      state_topic: t.modeState,
+      options: [NO_MODE, ...control.modes],
+      qos: 1,
+      availability,
+      device: argus,
+    });
   for (const [camera, cam] of Object.entries(input.cameras)) {
     const device = {
       identifiers: [haId(baseTopic, camera)],
@@ -145,6 +224,49 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
         state_class: stateClass,
         unit_of_measurement: 'objects',
       });
+
+    // What Home Assistant sends on a switch's command topic, and reads on its state topic.
+    const onOff = { payload_on: 'ON', payload_off: 'OFF', state_on: 'ON', state_off: 'OFF' };
+    const toggle = (names: string[], key: string, look: Look): void =>
+      entity('switch', names, {
+        ...looks(look),
+        command_topic: commandOf(t.switchState(camera, key)),
+        state_topic: t.switchState(camera, key),
+        ...onOff,
+        qos: 1,
+      });
+    if (control) {
+      for (const [key, look] of Object.entries(CAMERA_SWITCHES)) toggle([key], key, look);
+      for (const [key, n] of Object.entries(CAMERA_NUMBERS))
+        entity('number', [key], {
+          ...looks({ ...n, category: 'config' }),
+          command_topic: commandOf(t.numberState(camera, key)),
+          state_topic: t.numberState(camera, key),
+          min: n.min,
+          max: n.max,
+          step: n.step,
+          mode: 'box',
+          ...(n.unit === undefined ? {} : { unit_of_measurement: n.unit }),
+          qos: 1,
+        });
+      for (const zone of Object.keys(cam.zones))
+        toggle(['zone', zone, 'enabled'], `zones.${zone}.enabled`, {
+          name: `${zone} enabled`,
+          icon: 'mdi:vector-square',
+        });
+      for (const line of Object.keys(cam.lines)) {
+        toggle(['line', line, 'enabled'], `lines.${line}.enabled`, {
+          name: `${line} enabled`,
+          icon: 'mdi:vector-line',
+        });
+        entity('button', ['line', line, 'reset'], {
+          ...looks({ name: `${line} reset`, icon: 'mdi:counter' }),
+          command_topic: `${settingTopic(baseTopic, camera, `lines.${line}.reset`)}/set`,
+          payload_press: 'PRESS',
+          qos: 1,
+        });
+      }
+    }
 
     const defaults = settings.default_labels;
     for (const label of cameraLabels(cam, defaults)) {

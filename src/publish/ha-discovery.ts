@@ -14,6 +14,11 @@ export interface DiscoveryDeps {
   log: Logger;
   /** In [0, 1): where in the delay window a re-publication falls (tests fix it). */
   random?: () => number;
+  /**
+   * The names of the arming modes now (`none` aside), for the mode's select: a reload may change
+   * them. Without it, those of the config Discovery was made with.
+   */
+  modes?: () => readonly string[];
 }
 
 /**
@@ -30,7 +35,8 @@ export const REPUBLISH_WINDOW_MS = 2000;
  * configs that are new or changed and deletes, with an empty retained message, those of the
  * cameras, labels, zones and lines gone. It also listens to its own discovery topics: a config
  * there that it does not announce (left retained by an earlier run with other cameras) is
- * deleted too, so a restart with a changed file leaves no ghost entities.
+ * deleted too, so a restart with a changed file leaves no ghost entities. With `control.enabled`,
+ * the entities that steer Argus come with them (switches, numbers, buttons, the mode's select).
  */
 export class Discovery {
   readonly name = 'discovery';
@@ -42,8 +48,11 @@ export class Discovery {
   private timer: Timer | null = null;
 
   constructor(
-    /** `cameras`: those announced at start (a reload's come with `setCameras`). */
-    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt'> & {
+    /**
+     * `cameras`: those announced at start (a reload's come with `setCameras`), the ones that run
+     * (with the mode and the runtime changes on them).
+     */
+    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
       cameras?: Record<string, CameraConfig>;
     },
     private readonly deps: DiscoveryDeps,
@@ -87,6 +96,9 @@ export class Discovery {
       baseTopic: this.cfg.mqtt.base_topic,
       topics: this.deps.topics,
       cameras,
+      control: this.cfg.control.enabled
+        ? { modes: this.deps.modes?.() ?? Object.keys(this.cfg.modes) }
+        : undefined,
       version: this.version,
     });
     const next = new Map(

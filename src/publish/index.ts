@@ -5,12 +5,13 @@
 export { Discovery } from './ha-discovery.js';
 export { areaLabels, cameraLabels } from './ha-configs.js';
 export { Publisher } from './publisher.js';
-export { MqttOutput, type Inbox, type Output, type OutputStats } from './mqtt-output.js';
+export { MqttOutput, type Inbox, type OnMessage, type Output, type OutputStats } from './mqtt-output.js';
 export { CameraStatuses, type CameraStatusesDeps } from './camera-status.js';
 export { DetectionsPublisher } from './detections.js';
 export { PublishLatency } from './latency.js';
 export { lagSeconds, StatsPublisher, type CameraRates, type StatsSources } from './stats.js';
 export {
+  settingTopic,
   topics,
   type CameraStatusPayload,
   type CrossingPayload,

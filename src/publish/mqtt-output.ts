@@ -37,8 +37,11 @@ export interface Inbox {
    * Calls `onMessage` with every message on a topic `filter` matches (`+` stands for one level,
    * a last `#` for any below), retained ones included, from now on, across reconnections.
    */
-  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void;
+  subscribe(filter: string, onMessage: OnMessage): void;
 }
+
+/** A message heard: `retained` when the broker sent it from its store (at subscribing). */
+export type OnMessage = (payload: string, topic: string, retained: boolean) => void;
 
 /** Whether `topic` matches the subscription `filter`, as a broker decides. */
 export function topicMatches(filter: string, topic: string): boolean {
@@ -63,7 +66,7 @@ export function topicMatches(filter: string, topic: string): boolean {
  */
 export class MqttOutput implements Output, Inbox {
   private client: MqttClient | undefined;
-  private readonly listeners = new Map<string, (payload: string, topic: string) => void>();
+  private readonly listeners = new Map<string, OnMessage>();
   private events: { topic: string; payload: string }[] = [];
   private states = new Map<string, string | Buffer>();
   private reconnects = 0;
@@ -138,9 +141,9 @@ export class MqttOutput implements Output, Inbox {
       this.reconnects++;
       this.log.debug({ broker }, 'reconnecting to the MQTT broker');
     });
-    client.on('message', (topic, payload) => {
+    client.on('message', (topic, payload, packet) => {
       for (const [filter, onMessage] of this.listeners)
-        if (topicMatches(filter, topic)) onMessage(payload.toString(), topic);
+        if (topicMatches(filter, topic)) onMessage(payload.toString(), topic, packet.retain);
     });
     for (const filter of this.listeners.keys()) this.subscribeTo(client, filter);
     client.on('close', backOff);
@@ -166,7 +169,7 @@ export class MqttOutput implements Output, Inbox {
    * (`resubscribe`, on by default) subscribes again after each reconnection. A subscription made
    * while the broker is away is sent once connected.
    */
-  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void {
+  subscribe(filter: string, onMessage: OnMessage): void {
     this.listeners.set(filter, onMessage);
     if (this.client) this.subscribeTo(this.client, filter);
   }

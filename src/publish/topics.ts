@@ -34,6 +34,12 @@ export interface TopicMap {
   crossings: { payload: CrossingPayload; qos: 1; retain: false };
   /** The pipeline's stats, every `mqtt.stats_interval_s`. */
   stats: { payload: StatsPayload; qos: 0; retain: false };
+  /** A camera switch (`enabled`, `detect`, `snapshots`) or a zone's or line's `enabled`, on every change. */
+  switchState: { payload: 'ON' | 'OFF'; qos: 1; retain: true };
+  /** A camera number (`fps`, `priority`), on every change. */
+  numberState: { payload: number; qos: 1; retain: true };
+  /** The active arming mode (`none`: no mode). */
+  modeState: { payload: string; qos: 1; retain: true };
   /** A Home Assistant entity's discovery config, under `home_assistant.discovery_prefix`. */
   discovery: { payload: Record<string, unknown>; qos: 1; retain: true };
 }
@@ -51,6 +57,13 @@ export type Topic<K extends TopicKey> = string & { readonly [topicKey]: K };
 
 const topic = <K extends TopicKey>(name: string): Topic<K> => name as Topic<K>;
 
+/**
+ * Where a camera setting's topics are (`<stem>/state`, `<stem>/set`): `<base>/cameras/<camera>/`
+ * then the key with its dots as levels (`zones.door.enabled`: `zones/door/enabled`).
+ */
+export const settingTopic = (base: string, camera: string, key: string): string =>
+  `${base}/cameras/${camera}/${key.replaceAll('.', '/')}`;
+
 /** The topics of TopicMap under `base` (`mqtt.base_topic`), by name. */
 export const topics = (base: string) => ({
   status: topic<'status'>(`${base}/status`),
@@ -67,6 +80,12 @@ export const topics = (base: string) => ({
     topic<'zoneCountActive'>(`${base}/cameras/${camera}/zones/${zone}/${label}/active`),
   lineCount: (camera: string, line: string, label: string, direction: string) =>
     topic<'lineCount'>(`${base}/cameras/${camera}/lines/${line}/${label}/${direction}`),
+  /** A camera setting's state: `key` is `detect`, `fps`, `zones.<zone>.enabled`, `lines.<line>.enabled`... */
+  switchState: (camera: string, key: string) =>
+    topic<'switchState'>(`${settingTopic(base, camera, key)}/state`),
+  numberState: (camera: string, key: string) =>
+    topic<'numberState'>(`${settingTopic(base, camera, key)}/state`),
+  modeState: topic<'modeState'>(`${base}/mode/state`),
   events: topic<'events'>(`${base}/events`),
   crossings: topic<'crossings'>(`${base}/crossings`),
   stats: topic<'stats'>(`${base}/stats`),

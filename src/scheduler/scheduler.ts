@@ -122,10 +122,29 @@ export class Scheduler {
     for (const [name, c] of Object.entries(this.cameras)) this.addCamera(name, c);
   }
 
-  /** A reloaded camera section: removed cameras go, changed ones start afresh, new ones join. */
-  setCameras(cameras: Record<string, CameraConfig>, changes: Omit<CameraChanges, 'moved'>): void {
+  /**
+   * A reloaded camera section: removed cameras go, changed ones start afresh, new ones join.
+   * Retuned ones (still streaming) keep their queue and counters: one whose detection went off
+   * leaves, one whose detection came back joins, the others take their new priority at once.
+   */
+  setCameras(
+    cameras: Record<string, CameraConfig>,
+    changes: Omit<CameraChanges, 'moved' | 'retuned'> & Partial<Pick<CameraChanges, 'retuned'>>,
+  ): void {
     for (const name of [...changes.removed, ...changes.changed]) this.removeCamera(name);
     for (const name of [...changes.added, ...changes.changed]) this.addCamera(name, cameras[name]!);
+    for (const name of changes.retuned ?? []) {
+      const c = cameras[name]!;
+      const lane = this.cams.get(name);
+      if (!c.enabled || !c.detect) this.removeCamera(name);
+      else if (!lane) this.addCamera(name, c);
+      else if (lane.priority !== c.priority) {
+        // Its pass so far was earned at the old weight: it starts again among the others.
+        this.pools.get(lane.model)?.fair.forget(lane);
+        lane.priority = c.priority;
+      }
+    }
+    this.dispatch();
   }
 
   /**
@@ -167,7 +186,7 @@ export class Scheduler {
   }
 
   private addCamera(name: string, c: CameraConfig): void {
-    if (!c.enabled) return;
+    if (!c.enabled || !c.detect) return;
     this.cams.set(name, cameraLane(name, c, this.cfg.queue_size));
   }
 

@@ -3,6 +3,9 @@ import { anchorPoint, area, type Point } from '../core/geometry.js';
 import { own } from '../core/names.js';
 import type { CameraConfig } from '../config/index.js';
 
+/** A zone as the filters read it; one with `enabled: false` holds no object. */
+export type ZoneRule = Omit<CameraConfig['zones'][string], 'enabled'> & { enabled?: boolean };
+
 /** A detection after the camera's filters, with the zones it is in. */
 export interface ZonedDetection extends Detection {
   zones: string[];
@@ -26,7 +29,7 @@ export function insidePolygon(p: Point, poly: readonly Point[]): boolean {
  */
 export function applyCameraFilters(
   dets: readonly Detection[],
-  cam: Pick<CameraConfig, 'objects' | 'zones'>,
+  cam: Pick<CameraConfig, 'objects'> & { zones: Record<string, ZoneRule> },
 ): ZonedDetection[] {
   const track = cam.objects.track;
   const out: ZonedDetection[] = [];
@@ -38,7 +41,10 @@ export function applyCameraFilters(
     }
     const foot = anchorPoint(d.box, 'bottom_center');
     const zones = Object.entries(cam.zones)
-      .filter(([, z]) => (!z.objects || z.objects.includes(d.label)) && insidePolygon(foot, z.points))
+      .filter(
+        ([, z]) =>
+          z.enabled !== false && (!z.objects || z.objects.includes(d.label)) && insidePolygon(foot, z.points),
+      )
       .map(([name]) => name);
     out.push({ ...d, zones });
   }

@@ -1,7 +1,8 @@
 import { anchorPoint, diagonal, type Box, type Point } from '../core/geometry.js';
 import type { CameraConfig } from '../config/index.js';
 
-export type LineConfig = CameraConfig['lines'][string];
+/** A line as the tracker counts it (a disabled line is not handed to it at all). */
+export type LineConfig = Omit<CameraConfig['lines'][string], 'enabled'>;
 
 /**
  * How far (a fraction of the box's diagonal) an object's anchor must be from a line to be on

@@ -1,4 +1,4 @@
-import { topicMatches, type Inbox, type Output } from '../../src/publish/mqtt-output.js';
+import { topicMatches, type Inbox, type OnMessage, type Output } from '../../src/publish/mqtt-output.js';
 
 /**
  * Records what would be published, by kind: per-frame detections, events, retained states.
@@ -23,13 +23,13 @@ export class FakeOutput implements Output {
 
 /** Records retained states like FakeOutput, and lets a test deliver messages to subscribers. */
 export class FakeMqtt extends FakeOutput implements Inbox {
-  readonly listeners = new Map<string, (payload: string, topic: string) => void>();
-  subscribe(filter: string, onMessage: (payload: string, topic: string) => void): void {
+  readonly listeners = new Map<string, OnMessage>();
+  subscribe(filter: string, onMessage: OnMessage): void {
     this.listeners.set(filter, onMessage);
   }
-  deliver(topic: string, payload: string): void {
+  deliver(topic: string, payload: string, retained = false): void {
     for (const [filter, onMessage] of this.listeners)
-      if (topicMatches(filter, topic)) onMessage(payload, topic);
+      if (topicMatches(filter, topic)) onMessage(payload, topic, retained);
   }
   /** Retained states published since the last call, topic → payload. */
   take(): Map<string, string> {

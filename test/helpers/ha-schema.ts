@@ -1,5 +1,5 @@
 /**
- * Home Assistant's documented MQTT discovery schema, as data, for the three components Argus
+ * Home Assistant's documented MQTT discovery schema, as data, for the components Argus
  * announces: which keys a config may hold, which are required, their types and allowed values.
  * Transcribed from (home-assistant/home-assistant.io, source/_integrations/):
  *
@@ -13,17 +13,31 @@
  * - https://www.home-assistant.io/integrations/sensor.mqtt/
  * - https://www.home-assistant.io/integrations/camera.mqtt/ (`topic` carries the raw image;
  *   `image_encoding: b64` only for base64 payloads)
+ * - https://www.home-assistant.io/integrations/switch.mqtt/ (`command_topic` required;
+ *   `payload_on`/`payload_off` sent, `state_on`/`state_off` read; `optimistic`, `retain`)
+ * - https://www.home-assistant.io/integrations/number.mqtt/ (`command_topic` required; `min`,
+ *   `max`, `step` floats, "step: smallest value 0.001"; `mode` `auto`, `box` or `slider`)
+ * - https://www.home-assistant.io/integrations/button.mqtt/ (`command_topic` required;
+ *   `payload_press`, default `PRESS`)
+ * - https://www.home-assistant.io/integrations/select.mqtt/ (`command_topic` and `options`
+ *   required)
+ * - https://www.home-assistant.io/integrations/switch/#device-class,
+ *   https://www.home-assistant.io/integrations/button/#device-class
+ * - https://developers.home-assistant.io/docs/core/entity#generic-properties (`entity_category`:
+ *   `config` or `diagnostic`; a sensor's or binary sensor's only `diagnostic`)
  * - https://www.home-assistant.io/integrations/binary_sensor/#device-class
  * - https://developers.home-assistant.io/docs/core/entity/sensor/#available-state-classes
  * - `device`: "Only works when unique_id is set. At least one of identifiers or connections must
  *   be present to identify the device."
  *
- * `object_id` is kept although Home Assistant 2025.10 deprecated it for `default_entity_id`:
+ * The `platform` key is left out: it belongs to device-based discovery only, which Argus does not
+ * use. `object_id` is kept although Home Assistant 2025.10 deprecated it for `default_entity_id`:
  * a config may hold either. Unknown keys are "allowed but ignored" by Home Assistant, which is
  * why this check refuses them: a misspelt key would do nothing, silently.
  */
 
-type Type = 'string' | 'integer' | 'boolean' | 'null' | 'list' | 'map';
+/** `float`: any number (an integer is one too). */
+type Type = 'string' | 'integer' | 'float' | 'boolean' | 'null' | 'list' | 'map';
 
 export interface KeySpec {
   type: Type | readonly Type[];
@@ -124,7 +138,25 @@ export const BINARY_SENSOR_DEVICE_CLASSES = [
 
 export const STATE_CLASSES = ['measurement', 'measurement_angle', 'total', 'total_increasing'] as const;
 
-export const COMPONENTS: Record<'binary_sensor' | 'sensor' | 'camera', Record<string, KeySpec>> = {
+/** What the components that send commands share: where to, how (QoS, retain), in what mode. */
+const COMMANDS: Record<string, KeySpec> = {
+  command_template: tpl,
+  command_topic: { type: 'string', required: true },
+  retain: { type: 'boolean' },
+};
+
+/** What the components that also read a state share. */
+const STATEFUL: Record<string, KeySpec> = {
+  ...COMMANDS,
+  optimistic: { type: 'boolean' },
+  state_topic: str,
+  value_template: tpl,
+};
+
+export const COMPONENTS: Record<
+  'binary_sensor' | 'sensor' | 'camera' | 'switch' | 'number' | 'button' | 'select',
+  Record<string, KeySpec>
+> = {
   binary_sensor: {
     ...COMMON,
     device_class: { type: ['string', 'null'], values: BINARY_SENSOR_DEVICE_CLASSES },
@@ -155,6 +187,38 @@ export const COMPONENTS: Record<'binary_sensor' | 'sensor' | 'camera', Record<st
     image_encoding: { type: 'string', values: ['b64'] },
     topic: { type: 'string', required: true },
   },
+  switch: {
+    ...COMMON,
+    ...STATEFUL,
+    device_class: { type: ['string', 'null'], values: ['outlet', 'switch'] },
+    payload_off: str,
+    payload_on: str,
+    state_off: str,
+    state_on: str,
+  },
+  number: {
+    ...COMMON,
+    ...STATEFUL,
+    // Number device classes are many; Argus sets none (a frame rate, a priority have none).
+    device_class: { type: ['string', 'null'] },
+    max: { type: 'float' },
+    min: { type: 'float' },
+    mode: { type: 'string', values: ['auto', 'box', 'slider'] },
+    payload_reset: str,
+    step: { type: 'float' },
+    unit_of_measurement: { type: ['string', 'null'] },
+  },
+  button: {
+    ...COMMON,
+    ...COMMANDS,
+    device_class: { type: ['string', 'null'], values: ['identify', 'restart', 'update'] },
+    payload_press: str,
+  },
+  select: {
+    ...COMMON,
+    ...STATEFUL,
+    options: { type: 'list', items: 'string', required: true },
+  },
 };
 
 const typeOf = (v: unknown): Type =>
@@ -164,8 +228,10 @@ const typeOf = (v: unknown): Type =>
       ? 'list'
       : typeof v === 'object'
         ? 'map'
-        : typeof v === 'number' && Number.isInteger(v)
-          ? 'integer'
+        : typeof v === 'number'
+          ? Number.isInteger(v)
+            ? 'integer'
+            : 'float'
           : typeof v === 'boolean'
             ? 'boolean'
             : 'string';
@@ -184,7 +250,7 @@ function checkKeys(value: Record<string, unknown>, specs: Record<string, KeySpec
     }
     const type = typeOf(v);
     const types = typeof spec.type === 'string' ? [spec.type] : spec.type;
-    if (!types.includes(type)) {
+    if (!types.includes(type) && !(type === 'integer' && types.includes('float'))) {
       problems.push(`${where}: ${JSON.stringify(v)} is not ${types.join(' or ')}`);
       continue;
     }
@@ -237,8 +303,17 @@ export function discoveryProblems(topic: string, payload: string, prefix = 'home
     if (!('identifiers' in d) && !('connections' in d))
       problems.push(`${topic}: device needs identifiers or connections`);
   }
-  if (component !== 'camera' && 'entity_category' in c && c.entity_category !== 'diagnostic')
+  if (
+    (component === 'sensor' || component === 'binary_sensor') &&
+    'entity_category' in c &&
+    c.entity_category !== 'diagnostic'
+  )
     problems.push(`${topic}: a sensor's entity_category must be diagnostic`);
+  if (component === 'number') {
+    const { min = 1, max = 100, step = 1 } = c as { min?: number; max?: number; step?: number };
+    if (!(max > min)) problems.push(`${topic}: max must be greater than min`);
+    if (step < 0.001) problems.push(`${topic}: step is at least 0.001`);
+  }
   if (component === 'sensor') {
     if ('options' in c && ('state_class' in c || 'unit_of_measurement' in c))
       problems.push(`${topic}: options cannot be used with state_class or unit_of_measurement`);

@@ -16,7 +16,7 @@ const ARGUS_ID = 'argus-under-test';
  * The embedded broker on a free port with Argus' own client connected to it as the daemon
  * wires them (src/daemon.ts): MqttOutput logs in with the login the broker made for this run.
  */
-async function embedded(t: T, settings: Record<string, unknown> = {}) {
+async function embedded(t: T, settings: Record<string, unknown> = {}, commands = false) {
   const port = await freePort();
   const cfg = sectionConfig('mqtt', {
     client_id: ARGUS_ID,
@@ -27,6 +27,8 @@ async function embedded(t: T, settings: Record<string, unknown> = {}) {
   const broker = new EmbeddedBroker(
     cfg,
     pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) }),
+    undefined,
+    commands,
   );
   await broker.start();
   const { url, mqtt } = broker.ownClient();
@@ -218,4 +220,49 @@ describe('embedded MQTT broker (in process, with real clients)', () => {
     await waitFor('the connection to close', () => closed, 5000);
     assert.equal(broker.stats().refusals.inflight, 1);
   });
+
+  it(
+    'takes control commands only from clients logged in with embedded.username and password, naming each',
+    { timeout: 30_000 },
+    async (t) => {
+      // Without a login anyone may connect, and nobody may steer.
+      const open = await embedded(t, {}, true);
+      let heard: string[] = [];
+      open.broker.onCommand((topic, payload, retained, id) =>
+        heard.push(`${id} ${topic} ${payload} ${retained}`),
+      );
+      assert.equal(await publishOnce(t, open.url, 'argus/cameras/x/detect/set', 'OFF'), false, 'anonymous');
+      assert.equal(open.broker.stats().refusals.control, 1);
+      assert.match(open.log(), /"reason":"control".*only clients logged in/);
+      assert.deepEqual(heard, []);
+
+      const login = { username: 'panel', password: 'Panel-Secret-7' };
+      const { broker, url } = await embedded(t, login, true);
+      heard = [];
+      broker.onCommand((topic, payload, retained, id) => heard.push(`${id} ${topic} ${payload} ${retained}`));
+      const { client } = await connectOnce(t, url, { ...login, clientId: 'ha-panel' });
+      await client!.publishAsync('argus/cameras/x/detect/set', 'OFF', { qos: 1 });
+      await client!.publishAsync('argus/mode/set', 'away', { qos: 1, retain: true });
+      await waitFor('both commands', () => heard.length === 2, 5000);
+      assert.deepEqual(heard, [
+        'ha-panel argus/cameras/x/detect/set OFF false',
+        'ha-panel argus/mode/set away true',
+      ]);
+
+      // Retained commands are kept by the broker as any retained message: within its bounds.
+      const bounded = await embedded(t, { ...login, max_retained_messages: 2 }, true);
+      const retain = { retain: true, login };
+      for (const cam of ['a', 'b'])
+        assert.equal(
+          await publishOnce(t, bounded.url, `argus/cameras/${cam}/detect/set`, 'ON', retain),
+          true,
+        );
+      assert.equal(
+        await publishOnce(t, bounded.url, 'argus/cameras/c/detect/set', 'ON', retain),
+        false,
+        'a third',
+      );
+      assert.equal(bounded.broker.stats().refusals.retained_limit, 1);
+    },
+  );
 });

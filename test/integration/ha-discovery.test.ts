@@ -79,6 +79,8 @@ describe('Home Assistant discovery, end to end (argus run, a real broker)', () =
     const settings = (cameras: Record<string, unknown>) => ({
       mqtt: { url: broker.url, stats_interval_s: 1 },
       home_assistant: { enabled: true, default_labels: ['bright'] },
+      // The control entities (switches, numbers, buttons, the select) are control-ha.test's.
+      control: { enabled: false },
       cameras,
     });
     const config = await writeDaemonConfig(

@@ -4,8 +4,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
+import type { ControlView } from '../../src/control/index.js';
 import type { CameraView } from '../../src/http/view.js';
 import { repoRoot, tempDir } from '../helpers/env.js';
+import { Subscriber } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 
@@ -233,5 +235,104 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     );
     // One more may be a frame being decoded before it is shown.
     assert.ok(held[0] - held[1] <= 1, `blob URLs held ${held[0]}, shown ${held[1]}`);
+  });
+  it('lets a person flip a camera switch, reset a line and choose the mode, and shows the result', async (t) => {
+    const dir = await tempDir(t);
+    const port = await freePort();
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port } },
+      modes: { away: { cameras: { blinker: { snapshots: false } } } },
+      cameras: {
+        blinker: {
+          url: BLINKER,
+          objects: { track: ['bright'] },
+          lines: {
+            // It lists its label, so it has counts (at 0) to reset before anything crosses.
+            road: {
+              objects: ['bright'],
+              points: [
+                [0, 240],
+                [640, 240],
+              ],
+            },
+          },
+        },
+      },
+    });
+    const daemon = startDaemon(t, config);
+    const base = await httpBase(daemon.output);
+    const sub = new Subscriber(`mqtt://127.0.0.1:${port}`, 'argus/#');
+    t.after(() => sub.end());
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+    t.after(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(base + '/');
+    const settings = page.locator('figure[data-camera="blinker"] .controls');
+    const detect = settings.locator('input[data-key="detect"]');
+    await detect.waitFor({ timeout: 30_000 });
+    assert.deepEqual(
+      await page.evaluate<string[]>(
+        "[...document.querySelectorAll('figure[data-camera=blinker] .controls input')].map((i) => i.dataset.key)",
+      ),
+      ['enabled', 'detect', 'snapshots', 'fps', 'priority', 'lines.road.enabled'],
+    );
+    assert.equal(await detect.isChecked(), true);
+    const control = async () => (await (await fetch(`${base}/api/control`)).json()) as ControlView;
+    const state = (topic: string) => sub.on(`argus/${topic}`).at(-1)?.payload;
+
+    // A click on the switch: the daemon has detection off, says so on MQTT, and the page agrees.
+    await detect.uncheck();
+    await sub.waitFor('detect OFF', () => state('cameras/blinker/detect/state') === 'OFF', 10_000);
+    assert.equal((await control()).cameras.blinker!.detect, false);
+    // Its objects end: nothing in view, on MQTT and on the card (the frame stays the last one).
+    await sub.waitFor('the count at 0', () => state('cameras/blinker/bright') === '0', 10_000);
+    await until(
+      'the card to count 0',
+      async () =>
+        /bright 0/.test((await page.locator('figure[data-camera="blinker"] .counts').textContent()) ?? ''),
+      10_000,
+    );
+    await page.waitForFunction(
+      "!document.querySelector('figure[data-camera=blinker] input[data-key=detect]').checked && !document.querySelector('figure[data-camera=blinker] input[data-key=detect]').disabled",
+      undefined,
+      { timeout: 10_000 },
+    );
+    assert.equal(await page.locator('#control-msg').textContent(), '');
+
+    // A number typed in: the priority.
+    await settings.locator('input[data-key="priority"]').fill('8');
+    await settings.locator('input[data-key="priority"]').press('Enter');
+    await sub.waitFor('priority 8', () => state('cameras/blinker/priority/state') === '8', 10_000);
+
+    // The line's reset button: its counts are published again, at 0.
+    const from = sub.messages.length;
+    await settings.getByRole('button', { name: 'reset' }).click();
+    await sub.waitFor(
+      'the reset counts',
+      () =>
+        sub.messages
+          .slice(from)
+          .some((m) => m.topic.startsWith('argus/cameras/blinker/lines/road/') && m.payload === '0'),
+      10_000,
+    );
+
+    // The mode in the header: away turns snapshots off, and the switch shows it.
+    assert.deepEqual(await page.locator('#mode option').allTextContents(), ['none', 'away']);
+    await page.selectOption('#mode', 'away');
+    await sub.waitFor('mode away', () => state('mode/state') === 'away', 10_000);
+    assert.equal(state('cameras/blinker/snapshots/state'), 'OFF');
+    await page.waitForFunction(
+      "!document.querySelector('figure[data-camera=blinker] input[data-key=snapshots]').checked",
+      undefined,
+      { timeout: 10_000 },
+    );
+    assert.equal((await control()).mode, 'away');
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'live-page-controls.png'), fullPage: true });
+    assert.match(daemon.output(), /"client":"http 127\.0\.0\.1"[^\n]*control:/);
   });
 });

@@ -33,6 +33,7 @@ const LAYERS = [
   'broker',
   'publish',
   'events',
+  'control',
   'ops',
   'http',
   'parts.ts',

@@ -292,12 +292,19 @@ describe('reporter', () => {
     await on.r.stop();
   });
 
-  it('a reload that removes or disables a camera ends its objects at once, and zeroes its counts', () => {
-    for (const change of ['removed', 'disabled'] as const) {
+  it('a reload that removes or disables a camera, or switches its detection off, ends its objects at once, and zeroes its counts', () => {
+    for (const change of ['removed', 'disabled', 'detection off'] as const) {
       const out = new FakeOutput();
       const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1 }, deps(out, 'argus'));
       r.onResult(result(1, 1000, [det('person', 0.9, [1, 2, 30, 80])]));
-      r.setCameras(change === 'removed' ? {} : { gate: { ...cfg.cameras.gate!, enabled: false } });
+      const gate = cfg.cameras.gate!;
+      r.setCameras(
+        change === 'removed'
+          ? {}
+          : { gate: change === 'disabled' ? { ...gate, enabled: false } : { ...gate, detect: false } },
+      );
+      // An answer in flight when detection went off is no event.
+      r.onResult(result(2, 1200, [det('person', 0.9, [1, 2, 30, 80])]));
       assert.deepEqual(
         out.of('event').map((e) => parse<EventPayload>(e.payload).type),
         ['new', 'end'],
@@ -627,6 +634,68 @@ describe('reporter', () => {
       assert.deepEqual(saved.counts, { ...other.counts, gate: { door: { person: { leaving: 1 } } } });
     });
 
+    it('a reset sets to 0 the counts of a line that lists no objects (every label it counted)', async () => {
+      const open = cameraConfig(
+        [
+          '    lines:',
+          '      door:',
+          '        points: [[320, 0], [320, 480]]',
+          '        directions: [entering, leaving]',
+        ].join('\n') + '\n',
+      );
+      const out = new FakeOutput();
+      const r = new Reporter(open.cameras, { ...open.events, min_frames: 1 }, deps(out, 'argus'));
+      await r.start();
+      walk(r);
+      assert.ok(
+        counts(out).some(([, n]) => n === '1'),
+        'a crossing was counted',
+      );
+      out.sent = [];
+      assert.equal(r.events.resetLine('gate', 'door'), true);
+      assert.deepEqual(counts(out), [
+        ['argus/cameras/gate/lines/door/person/entering', '0'],
+        ['argus/cameras/gate/lines/door/person/leaving', '0'],
+      ]);
+      await r.stop();
+    });
+
+    it('a disabled line counts nothing and keeps its counts; a reset sets them to 0, kept across a restart', async (t) => {
+      const dir = await tempDir(t);
+      const events = { ...lined.events, min_frames: 1 };
+      const out = new FakeOutput();
+      const r = new Reporter(lined.cameras, events, { ...deps(out, 'argus'), stateDir: dir });
+      await r.start();
+      walk(r);
+      const gate = lined.cameras.gate!;
+      const off = { ...gate, lines: { door: { ...gate.lines.door!, enabled: false } } };
+      r.setCameras({ gate: off });
+      out.sent = [];
+      walk(r, 20);
+      assert.deepEqual(
+        out.of('event').filter((e) => e.topic === 'argus/crossings'),
+        [],
+        'not counted',
+      );
+      assert.deepEqual(counts(out), [], 'the counts stay as they were');
+      r.setCameras(lined.cameras);
+      assert.equal(r.events.resetLine('gate', 'door'), true);
+      assert.equal(r.events.resetLine('gate', 'nowhere'), false);
+      assert.deepEqual(counts(out), [
+        ['argus/cameras/gate/lines/door/person/entering', '0'],
+        ['argus/cameras/gate/lines/door/person/leaving', '0'],
+      ]);
+      await r.stop();
+      const restarted = new FakeOutput();
+      const again = new Reporter(lined.cameras, events, { ...deps(restarted, 'argus'), stateDir: dir });
+      await again.start();
+      assert.deepEqual(counts(restarted), [
+        ['argus/cameras/gate/lines/door/person/entering', '0'],
+        ['argus/cameras/gate/lines/door/person/leaving', '0'],
+      ]);
+      await again.stop();
+    });
+
     it('a reload that adds a line counts crossings from then on', async () => {
       const plain = cameraConfig('');
       const out = new FakeOutput();
@@ -698,6 +767,25 @@ describe('reporter', () => {
       assert.deepEqual(await again.history?.snapshot(n!.id, 'full'), jpegs[0]!.data);
       assert.ok(await again.history?.snapshot(n!.id, 'crop'));
       await again.stop();
+    });
+
+    it('a camera with snapshots off publishes events without a snapshot', async () => {
+      const out = new FakeOutput();
+      const cams = { gate: { ...cfg.cameras.gate!, snapshots: false } };
+      const r = new Reporter(cams, { ...cfg.events, min_frames: 1 }, deps(out, 'argus'));
+      await r.start();
+      r.onResult(pictured(1, 1000, [det('person', 0.9, [100, 100, 300, 400])], 200));
+      r.tick(3000);
+      await r.stop();
+      const evs = out.of('event').map((e) => parse<EventPayload>(e.payload));
+      assert.deepEqual(
+        evs.map((e) => [e.type, e.snapshot]),
+        [
+          ['new', null],
+          ['end', null],
+        ],
+      );
+      assert.equal(out.of('state').filter((m) => m.topic.endsWith('/snapshot')).length, 0);
     });
 
     it('without a state directory, snapshots are published and no history is kept', async () => {

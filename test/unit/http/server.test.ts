@@ -24,6 +24,7 @@ function source(over: Partial<HttpSource> = {}): HttpSource {
     hasEvent: () => false,
     eventSnapshot: () => Promise.resolve(undefined),
     servedModels: () => [],
+    control: () => undefined,
     ...over,
   };
 }

@@ -30,6 +30,7 @@ describe('planCameras (which camera changes a reload applies, once the models sw
       removed: [],
       changed: ['d', 'b'],
       moved: ['a'],
+      retuned: [],
       unchanged: ['c'],
     });
     assert.deepEqual(plan.held, []);
@@ -63,6 +64,7 @@ describe('planCameras (which camera changes a reload applies, once the models sw
       removed: ['gone'],
       changed: [],
       moved: [],
+      retuned: [],
       unchanged: ['a'],
     });
   });
@@ -89,6 +91,7 @@ describe('planCameras: names a user chose', () => {
       removed: ['toString'],
       changed: ['__proto__'],
       moved: ['constructor'],
+      retuned: [],
       unchanged: ['hasOwnProperty', 'valueOf'],
     });
     // The plan's cameras are the next reload's running ones: nothing in them is taken for a camera.

@@ -37,12 +37,14 @@ cameras:
 
 const configOf = (yaml: string): Config => parseConfig(yaml, 'c.yaml', {}).config;
 
-const build = (config: Config) =>
+/** The configs without the control entities (as with `control.enabled: false`), or with them. */
+const build = (config: Config, control?: { modes: readonly string[] }) =>
   discoveryConfigs({
     settings: config.home_assistant,
     baseTopic: config.mqtt.base_topic,
     topics: topics(config.mqtt.base_topic),
     cameras: config.cameras,
+    control,
     version: '1.2.3',
   });
 
@@ -293,5 +295,109 @@ describe('the documented-schema check (test/helpers/ha-schema.ts)', () => {
       /availability\[0\]\.topic: required/,
     );
     assert.match(problems('homeassistant/sensor/u/config', { ...good, qos: '1' })[0]!, /not integer/);
+  });
+});
+
+describe('Home Assistant discovery configs with control on', () => {
+  const configs = build(configOf(TWO_CAMERAS), { modes: ['away', 'home'] });
+  const byId = new Map(configs.map((c) => [c.uniqueId, c]));
+  const control = configs.filter((c) => ['switch', 'number', 'button', 'select'].includes(c.component));
+
+  it('add per camera its switches and numbers, per zone and line a switch, per line a reset, and the mode', () => {
+    assert.deepEqual(
+      control.map((c) => c.topic),
+      [
+        'homeassistant/select/argus/argus-mode/config',
+        'homeassistant/switch/argus/argus-gate-enabled/config',
+        'homeassistant/switch/argus/argus-gate-detect/config',
+        'homeassistant/switch/argus/argus-gate-snapshots/config',
+        'homeassistant/number/argus/argus-gate-fps/config',
+        'homeassistant/number/argus/argus-gate-priority/config',
+        'homeassistant/switch/argus/argus-gate-zone-drive-enabled/config',
+        'homeassistant/switch/argus/argus-gate-line-road-enabled/config',
+        'homeassistant/button/argus/argus-gate-line-road-reset/config',
+        'homeassistant/switch/argus/argus-yard-enabled/config',
+        'homeassistant/switch/argus/argus-yard-detect/config',
+        'homeassistant/switch/argus/argus-yard-snapshots/config',
+        'homeassistant/number/argus/argus-yard-fps/config',
+        'homeassistant/number/argus/argus-yard-priority/config',
+      ],
+    );
+    // What Argus sees is announced as before.
+    assert.deepEqual(
+      configs.filter((c) => !control.includes(c)),
+      build(configOf(TWO_CAMERAS)),
+    );
+  });
+
+  it('command the topics Control listens to, and read the retained states it publishes', () => {
+    const detect = byId.get('argus-gate-detect')!.payload;
+    assert.deepEqual(
+      { ...detect, origin: undefined },
+      {
+        name: 'Detect',
+        icon: 'mdi:motion-sensor',
+        command_topic: 'argus/cameras/gate/detect/set',
+        state_topic: 'argus/cameras/gate/detect/state',
+        payload_on: 'ON',
+        payload_off: 'OFF',
+        state_on: 'ON',
+        state_off: 'OFF',
+        qos: 1,
+        availability,
+        device: gateDevice,
+        unique_id: 'argus-gate-detect',
+        origin: undefined,
+      },
+    );
+    assert.equal(byId.get('argus-gate-snapshots')!.payload.entity_category, 'config');
+    const zone = byId.get('argus-gate-zone-drive-enabled')!.payload;
+    assert.equal(zone.command_topic, 'argus/cameras/gate/zones/drive/enabled/set');
+    assert.equal(zone.state_topic, 'argus/cameras/gate/zones/drive/enabled/state');
+    const fps = byId.get('argus-gate-fps')!.payload;
+    assert.deepEqual(
+      [fps.command_topic, fps.state_topic, fps.min, fps.max, fps.step, fps.unit_of_measurement, fps.mode],
+      ['argus/cameras/gate/fps/set', 'argus/cameras/gate/fps/state', 0.01, 60, 0.01, 'fps', 'box'],
+    );
+    const priority = byId.get('argus-gate-priority')!.payload;
+    assert.deepEqual([priority.min, priority.max, priority.step], [1, 10, 1]);
+    assert.equal('unit_of_measurement' in priority, false);
+    const reset = byId.get('argus-gate-line-road-reset')!.payload;
+    assert.deepEqual(
+      [reset.command_topic, reset.payload_press, 'state_topic' in reset],
+      ['argus/cameras/gate/lines/road/reset/set', 'PRESS', false],
+    );
+    const mode = byId.get('argus-mode')!.payload;
+    assert.deepEqual(
+      [mode.command_topic, mode.state_topic, mode.options],
+      ['argus/mode/set', 'argus/mode/state', ['none', 'away', 'home']],
+    );
+    assert.deepEqual((mode.device as { identifiers: string[] }).identifiers, ['argus']);
+  });
+
+  it('follow Home Assistant documented schema for switch, number, button and select', () => {
+    for (const c of control) assert.deepEqual(discoveryProblems(c.topic, JSON.stringify(c.payload)), []);
+  });
+
+  it('have no mode select when the file has no modes', () => {
+    const none = build(configOf(TWO_CAMERAS), { modes: [] });
+    assert.equal(
+      none.some((c) => c.component === 'select'),
+      false,
+    );
+    assert.equal(none.filter((c) => c.component === 'switch').length, 8);
+  });
+
+  it('the schema check refuses what the four components would not take', () => {
+    const at = (component: string) => `homeassistant/${component}/u/config`;
+    const problems = (component: string, payload: Record<string, unknown>) =>
+      discoveryProblems(at(component), JSON.stringify({ unique_id: 'u', ...payload }));
+    assert.match(problems('switch', { state_topic: 'a' })[0]!, /command_topic: required/);
+    assert.match(problems('number', { command_topic: 'a', step: 0.0001 })[0]!, /step is at least 0\.001/);
+    assert.match(problems('number', { command_topic: 'a', min: 5, max: 5 })[0]!, /max must be greater/);
+    assert.match(problems('number', { command_topic: 'a', mode: 'dial' })[0]!, /not one of/);
+    assert.match(problems('button', { command_topic: 'a', state_topic: 'b' })[0]!, /not a documented/);
+    assert.match(problems('select', { command_topic: 'a' })[0]!, /options: required/);
+    assert.match(problems('sensor', { state_topic: 'a', entity_category: 'config' })[0]!, /diagnostic/);
   });
 });

@@ -9,15 +9,16 @@ import { FakeMqtt } from '../../helpers/fake-output.js';
 const camera = (name: string, extra = '') => `  ${name}:\n    url: rtsp://h/${name}\n${extra}`;
 const zone = (name: string) => `      ${name}:\n        points: [[0, 0], [9, 0], [9, 9]]\n`;
 
-function configOf(cameras: string[], ha = 'enabled: true'): Config {
+/** Control off unless asked: the control entities have a test of their own. */
+function configOf(cameras: string[], ha = 'enabled: true', control = 'enabled: false'): Config {
   return parseConfig(
-    `model:\n  path: m.onnx\nhome_assistant:\n  ${ha}\ncameras:\n${cameras.join('')}`,
+    `model:\n  path: m.onnx\nhome_assistant:\n  ${ha}\ncontrol:\n  ${control}\ncameras:\n${cameras.join('')}`,
     'c.yaml',
     {},
   ).config;
 }
 
-function setup(config: Config, random = 0.5) {
+function setup(config: Config, random = 0.5, modes?: () => readonly string[]) {
   const out = new FakeMqtt();
   const clock = new FakeClock();
   const discovery = new Discovery(config, {
@@ -26,6 +27,7 @@ function setup(config: Config, random = 0.5) {
     clock,
     log: silentLog,
     random: () => random,
+    ...(modes ? { modes } : {}),
   });
   return { out, clock, discovery };
 }
@@ -44,6 +46,28 @@ describe('Home Assistant discovery (the stage)', () => {
       assert.ok(payload.startsWith('{'), topic);
     }
     assert.deepEqual([...out.listeners.keys()], ['homeassistant/status', 'homeassistant/+/argus/+/config']);
+  });
+
+  it('with control on, announces the control entities too, and the modes a reload brings', () => {
+    const config = configOf([gate], 'enabled: true', 'enabled: true');
+    let modes: readonly string[] = [];
+    const { out, discovery } = setup(config, 0.5, () => modes);
+    discovery.start(config.cameras);
+    const sent = out.take();
+    const control = [...sent.keys()].filter((t) => /\/(switch|number|button|select)\//.test(t));
+    // enabled, detect, snapshots, two zones' enabled; fps, priority; no modes yet, no select.
+    assert.deepEqual(
+      control.map((t) => t.split('/')[1]),
+      ['switch', 'switch', 'switch', 'number', 'number', 'switch', 'switch'],
+    );
+    modes = ['away'];
+    discovery.setCameras(config.cameras);
+    const next = out.take();
+    assert.deepEqual([...next.keys()], ['homeassistant/select/argus/argus-mode/config']);
+    const select = JSON.parse(next.get('homeassistant/select/argus/argus-mode/config')!) as {
+      options: string[];
+    };
+    assert.deepEqual(select.options, ['none', 'away']);
   });
 
   it('does nothing when disabled', () => {

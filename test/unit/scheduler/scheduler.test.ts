@@ -225,6 +225,74 @@ describe('scheduler: forming batches', () => {
   });
 });
 
+describe('scheduler: settings changed while streaming (retuned cameras)', () => {
+  const none = { added: [], removed: [], changed: [], unchanged: [] };
+
+  it('takes no frame from a camera whose detection is off, and takes them again once it is on', async () => {
+    const { sched, detector, frame, results } = setup({ max_batch: 1 });
+    sched.start();
+    sched.setCameras({ a: cameraConfig({ detect: false }) }, { ...none, added: ['a'] });
+    sched.push(frame('a'));
+    assert.equal(detector.calls.length, 0);
+    assert.deepEqual(Object.keys(sched.stats().cameras), []);
+    sched.setCameras({ a: cameraConfig() }, { ...none, retuned: ['a'] });
+    sched.push(frame('a'));
+    detector.calls[0]!.resolve();
+    await flush();
+    assert.equal(results.length, 1);
+    // Off again while a frame waits: the frame goes with the lane, nothing more is analysed.
+    sched.push(frame('a'));
+    sched.setCameras({ a: cameraConfig({ detect: false }) }, { ...none, retuned: ['a'] });
+    sched.push(frame('a'));
+    assert.equal(detector.calls.length, 2, 'the frame pushed before was already sent');
+    detector.calls[1]!.resolve();
+    await flush();
+    assert.equal(detector.calls.length, 2);
+  });
+
+  it('a priority changed while the camera streams takes its share from then on, its queue kept', async () => {
+    const { sched, detector, frame, clock, results, cameras } = setup({
+      max_batch: 1,
+      max_in_flight: 1,
+      queue_size: 3,
+      max_frame_age_ms: 2000,
+    });
+    cameras(['a', 5], ['b', 5]);
+    const run = async (seconds: number): Promise<{ a: number; b: number }> => {
+      const from = results.length;
+      for (let t = 0; t < seconds * 1000; t += 10) {
+        // Both offer 20 frames/s to a detector that takes 10.
+        if (t % 50 === 0) {
+          sched.push(frame('a'));
+          sched.push(frame('b'));
+        }
+        const call = detector.pending[0];
+        if (call && t % 100 === 90) call.resolve();
+        await clock.advance(10);
+      }
+      const got = results.slice(from);
+      return { a: got.filter((r) => r.camera === 'a').length, b: got.filter((r) => r.camera === 'b').length };
+    };
+    const even = await run(20);
+    assert.ok(
+      Math.abs(even.a - even.b) <= 0.1 * even.a,
+      `equal priorities share evenly: ${JSON.stringify(even)}`,
+    );
+    const framesIn = sched.stats().cameras.a!.framesIn;
+    sched.setCameras(
+      { a: cameraConfig({ priority: 10 }), b: cameraConfig({ priority: 1 }) },
+      {
+        ...none,
+        retuned: ['a', 'b'],
+      },
+    );
+    assert.ok(sched.stats().cameras.a!.framesIn >= framesIn, 'its counters are kept: no restart');
+    const after = await run(30);
+    const ratio = after.a / after.b;
+    assert.ok(ratio >= 8 && ratio <= 12, `10 : 1 from the change on: ${JSON.stringify(after)}`);
+  });
+});
+
 describe('scheduler: priority and fairness', () => {
   it('round-robins cameras of equal priority', async () => {
     const { sched, detector, frame, results, cameras } = setup({ max_batch: 3, max_in_flight: 1 });

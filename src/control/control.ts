@@ -1,0 +1,310 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { Clock } from '../core/clock.js';
+import { namedRecord, own } from '../core/names.js';
+import { NO_MODE, type CameraConfig, type Config } from '../config/index.js';
+import { Publisher, type Output, type Topics } from '../publish/index.js';
+import { JsonFile } from '../state/index.js';
+import type { EmbeddedBroker } from '../broker/index.js';
+import type { Inbox } from '../publish/index.js';
+import { commandFilters, parseCommand } from './commands.js';
+import {
+  effectiveCameras,
+  emptyState,
+  keysOf,
+  NUMBERS,
+  parseValue,
+  readKey,
+  withMode,
+  type ChangeRequest,
+  type ControlState,
+  type SettingValue,
+} from './settings.js';
+
+/** What became of a change: applied (or already so), or refused with why (and an HTTP status). */
+export type ChangeOutcome =
+  { ok: true; changed: boolean } | { ok: false; status: 400 | 403 | 404; error: string };
+
+/** The settings as GET /api/control shows them. */
+export interface ControlView {
+  enabled: boolean;
+  mode: string;
+  modes: string[];
+  cameras: Record<string, Record<string, SettingValue>>;
+  /** The runtime changes in force: camera → key → value (what file and mode give is `base`). */
+  overrides: ControlState['overrides'];
+}
+
+export interface ControlDeps {
+  log: Logger;
+  clock: Clock;
+  out: Output;
+  topics: Topics;
+  /** Applies `cameras()` to the running pipeline, queued with the reloads; resolves once applied. */
+  apply: () => Promise<unknown>;
+  /** Sets a line's counts back to 0 and publishes them; false for a line that does not exist. */
+  resetLine: (camera: string, line: string) => boolean;
+}
+
+/** The file in the state directory. */
+export const CONTROL_FILE = 'control.json';
+
+const overrideSchema = z.object({
+  value: z.union([z.boolean(), z.number()]),
+  base: z.union([z.boolean(), z.number()]),
+});
+const fileSchema = z.object({
+  version: z.literal(1),
+  mode: z.string().min(1),
+  overrides: z.record(z.string(), z.record(z.string(), overrideSchema)),
+});
+
+/** Copies parsed records into prototype-less ones (core/names.ts): camera names are user input. */
+function parseState(data: unknown): ControlState {
+  const f = fileSchema.parse(data);
+  const overrides = namedRecord<Record<string, { value: SettingValue; base: SettingValue }>>();
+  for (const [cam, keys] of Object.entries(f.overrides)) overrides[cam] = Object.assign(namedRecord(), keys);
+  return { mode: f.mode, overrides };
+}
+
+const onOff = (v: boolean): 'ON' | 'OFF' => (v ? 'ON' : 'OFF');
+
+/**
+ * Steering at run time: the active mode and the runtime changes, kept in the state directory
+ * (control.json, written crash-safely). The cameras that run are the file's, with the active
+ * mode's settings on them, then the runtime changes (settings.ts, `effectiveCameras`). Each
+ * setting's state is published retained (`…/state`), and a change is applied like a reload of
+ * the cameras it touches: a camera whose stream is the same keeps streaming.
+ */
+export class Control {
+  readonly name = 'control';
+  private state: ControlState = emptyState();
+  private file: Pick<Config, 'cameras' | 'modes' | 'control'>;
+  private readonly store: JsonFile<ControlState> | undefined;
+  private readonly mqtt: Publisher;
+  /** Retained states published, topic → payload: only changes are sent, those gone cleared. */
+  private published = new Map<string, string>();
+  private running = false;
+
+  constructor(
+    config: Pick<Config, 'cameras' | 'modes' | 'control'> & { state_dir?: string | undefined },
+    private readonly deps: ControlDeps,
+  ) {
+    this.file = config;
+    this.mqtt = new Publisher(deps.out);
+    this.store =
+      config.state_dir === undefined
+        ? undefined
+        : new JsonFile(join(config.state_dir, CONTROL_FILE), {
+            parse: parseState,
+            serialize: (s) => ({ version: 1, ...s }),
+            maxBytes: 4 << 20,
+            delayMs: 0,
+            clock: deps.clock,
+            log: deps.log,
+          });
+  }
+
+  get enabled(): boolean {
+    return this.file.control.enabled;
+  }
+
+  /** Reads the state kept by the last run (a missing or corrupt file: none). */
+  async load(): Promise<void> {
+    this.state = (await this.store?.load()) ?? emptyState();
+  }
+
+  /**
+   * The configuration that runs for a file (at start and at each reload): its cameras with the
+   * mode and the runtime changes on them. Changes whose key the file (or mode) changed since are
+   * dropped, and logged.
+   */
+  effective<C extends Pick<Config, 'cameras' | 'modes' | 'control'>>(config: C): C {
+    this.file = config;
+    if (!config.control.enabled) return config;
+    const { cameras, state, dropped } = effectiveCameras(config, this.state);
+    if (dropped.length)
+      this.deps.log.info(
+        { settings: dropped },
+        'control: runtime changes dropped: the file (or the mode) changed those settings since',
+      );
+    if (state.mode !== this.state.mode)
+      this.deps.log.warn(
+        { mode: this.state.mode },
+        `control: mode '${this.state.mode}' is no longer in the file: no mode is active (${NO_MODE})`,
+      );
+    if (dropped.length || state.mode !== this.state.mode) {
+      this.state = state;
+      this.store?.save(state);
+    }
+    return { ...config, cameras };
+  }
+
+  /** The cameras that run now (file, mode, runtime changes). */
+  cameras(): Record<string, CameraConfig> {
+    return this.effective(this.file).cameras;
+  }
+
+  view(): ControlView {
+    const cameras = namedRecord<Record<string, SettingValue>>();
+    for (const [name, cam] of Object.entries(this.cameras())) {
+      const values = namedRecord<SettingValue>();
+      for (const key of keysOf(cam)) values[key] = readKey(cam, key)!;
+      cameras[name] = values;
+    }
+    return {
+      enabled: this.enabled,
+      mode: this.state.mode,
+      modes: [NO_MODE, ...Object.keys(this.file.modes)],
+      cameras,
+      overrides: this.state.overrides,
+    };
+  }
+
+  /**
+   * Takes commands from the embedded broker (which names the client that sent each, and lets
+   * only logged-in clients send them) or, with an external broker, from a subscription (whose
+   * broker's ACL says who may; MQTT does not tell subscribers who published).
+   */
+  listen(source: { broker: Pick<EmbeddedBroker, 'onCommand'> } | { inbox: Inbox }, base: string): void {
+    if (!this.enabled) return;
+    if ('broker' in source)
+      source.broker.onCommand((topic, payload, retained, id) =>
+        this.onCommand(topic, payload, retained, id, base),
+      );
+    else
+      for (const filter of commandFilters(base))
+        source.inbox.subscribe(filter, (payload, topic, retained) =>
+          this.onCommand(topic, payload, retained, 'a client of the external broker', base),
+        );
+  }
+
+  /** A message on a control topic (`by`: the client that sent it, as far as Argus knows). */
+  onCommand(topic: string, payload: string, retained: boolean, by: string, base: string): void {
+    if (!this.enabled) return;
+    const req = parseCommand(base, topic, payload);
+    if (!req) return;
+    const where = { topic, client: by };
+    if (retained) {
+      // A retained command would be replayed at every connection; Home Assistant never retains them.
+      this.deps.log.warn(where, 'control: a retained command is ignored (publish commands without retain)');
+      return;
+    }
+    if ('error' in req) {
+      this.deps.log.warn(
+        { ...where, payload: payload.slice(0, 64) },
+        `control: ${req.error}; nothing changed`,
+      );
+      return;
+    }
+    void this.change(req, by).then((o) => {
+      if (!o.ok)
+        this.deps.log.warn(
+          { ...where, payload: payload.slice(0, 64) },
+          `control: ${o.error}; nothing changed`,
+        );
+    });
+  }
+
+  /** Applies a change (validated, kept, published); refused with why when it cannot be made. */
+  async change(req: ChangeRequest, by: string): Promise<ChangeOutcome> {
+    if (!this.enabled) return { ok: false, status: 403, error: 'control is off (control.enabled: false)' };
+    if (req.kind === 'mode') return this.setMode(req.mode, by);
+    const cam = own(this.cameras(), req.camera);
+    if (!cam) return { ok: false, status: 404, error: `there is no camera '${req.camera}'` };
+    if (req.kind === 'reset') {
+      if (!this.deps.resetLine(req.camera, req.line))
+        return { ok: false, status: 404, error: `camera '${req.camera}' has no line '${req.line}'` };
+      this.deps.log.info({ camera: req.camera, line: req.line, client: by }, 'control: line counts reset');
+      return { ok: true, changed: true };
+    }
+    if (readKey(cam, req.key) === undefined)
+      return { ok: false, status: 404, error: `camera '${req.camera}' has no setting '${req.key}'` };
+    const parsed = parseValue(cam, req.key, req.value);
+    if ('error' in parsed) return { ok: false, status: 400, error: parsed.error };
+    const { value } = parsed;
+    if (readKey(cam, req.key) === value) return { ok: true, changed: false };
+    const base = readKey(withMode(this.file, this.state.mode)[req.camera]!, req.key)!;
+    const keys = (this.state.overrides[req.camera] ??= namedRecord());
+    if (value === base) delete keys[req.key];
+    else keys[req.key] = { value, base };
+    if (Object.keys(keys).length === 0) delete this.state.overrides[req.camera];
+    this.store?.save(this.state);
+    this.deps.log.info(
+      { camera: req.camera, setting: req.key, value, client: by },
+      'control: camera setting changed',
+    );
+    await this.deps.apply();
+    return { ok: true, changed: true };
+  }
+
+  private async setMode(mode: string, by: string): Promise<ChangeOutcome> {
+    if (mode !== NO_MODE && !own(this.file.modes, mode))
+      return {
+        ok: false,
+        status: 404,
+        error: `there is no mode '${mode}' (the modes are ${[NO_MODE, ...Object.keys(this.file.modes)].join(', ')})`,
+      };
+    if (mode === this.state.mode) return { ok: true, changed: false };
+    // The mode's own settings win over earlier runtime changes of the same keys.
+    for (const [cam, sw] of Object.entries(own(this.file.modes, mode)?.cameras ?? {})) {
+      const keys = own(this.state.overrides, cam);
+      if (!keys) continue;
+      for (const key of Object.keys(keys)) {
+        const [kind, area] = key.split('.');
+        const named =
+          kind === 'zones' || kind === 'lines'
+            ? own(sw[kind], area!) !== undefined
+            : sw[key as keyof typeof sw] !== undefined;
+        if (named) delete keys[key];
+      }
+    }
+    this.state.mode = mode;
+    this.store?.save(this.state);
+    this.deps.log.info({ mode, client: by }, 'control: mode changed');
+    await this.deps.apply();
+    return { ok: true, changed: true };
+  }
+
+  /** Publishes every setting's state (and the mode), retained; from now on each change's. */
+  start(): void {
+    this.running = true;
+    this.publishStates();
+  }
+
+  /** The cameras changed (a reload, a change): their states follow. */
+  setCameras(): void {
+    if (this.running) this.publishStates();
+  }
+
+  private publishStates(): void {
+    if (!this.enabled) return;
+    const { topics } = this.deps;
+    const next = new Map<string, string>();
+    const send = (topic: string, payload: string, put: () => void): void => {
+      next.set(topic, payload);
+      if (this.published.get(topic) !== payload) put();
+    };
+    send(topics.modeState, this.state.mode, () => this.mqtt.state(topics.modeState, this.state.mode));
+    for (const [name, cam] of Object.entries(this.cameras()))
+      for (const key of keysOf(cam)) {
+        const v = readKey(cam, key)!;
+        if ((NUMBERS as readonly string[]).includes(key)) {
+          const t = topics.numberState(name, key);
+          send(t, String(v), () => this.mqtt.state(t, v as number));
+        } else {
+          const t = topics.switchState(name, key);
+          send(t, onOff(v as boolean), () => this.mqtt.state(t, onOff(v as boolean)));
+        }
+      }
+    for (const topic of this.published.keys()) if (!next.has(topic)) this.deps.out.state(topic, '');
+    this.published = next;
+  }
+
+  /** Writes what is pending. */
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.store?.flush();
+  }
+}

@@ -1,0 +1,161 @@
+import { cameraFps, cameraPriority, NO_MODE, type CameraConfig, type Config } from '../config/index.js';
+import { namedRecord, own } from '../core/names.js';
+
+/**
+ * The camera settings that can be changed at run time, as plain logic: their keys, how a value
+ * is read from and written into a camera's config, and how the file, the active mode and the
+ * runtime changes make the cameras that run.
+ */
+
+/** A camera switch: the camera as a whole (its ffmpeg), its detection, its snapshots. */
+export const SWITCHES = ['enabled', 'detect', 'snapshots'] as const;
+export type Switch = (typeof SWITCHES)[number];
+/** A camera number: its frame rate, its priority at the detector. */
+export const NUMBERS = ['fps', 'priority'] as const;
+export type NumberKey = (typeof NUMBERS)[number];
+
+/** One setting of a camera, by its key: `detect`, `fps`, `zones.<zone>.enabled`, `lines.<line>.enabled`. */
+export type SettingKey = Switch | NumberKey | `zones.${string}.enabled` | `lines.${string}.enabled`;
+export type SettingValue = boolean | number;
+
+/** A runtime change: its value, and the value file and mode gave the key when it was made. */
+export interface Override {
+  value: SettingValue;
+  base: SettingValue;
+}
+
+/** What lasts across restarts (control.json): the active mode and the runtime changes. */
+export interface ControlState {
+  mode: string;
+  /** By camera, then by setting key. */
+  overrides: Record<string, Record<string, Override>>;
+}
+
+/** A change asked for at run time: a camera setting, the mode, a line's counts back to 0. */
+export type ChangeRequest =
+  | { kind: 'set'; camera: string; key: string; value: unknown }
+  | { kind: 'mode'; mode: string }
+  | { kind: 'reset'; camera: string; line: string };
+
+export const emptyState = (): ControlState => ({ mode: NO_MODE, overrides: namedRecord() });
+
+type Area = { kind: 'zones' | 'lines'; name: string };
+
+/** The zone or line a key names, or undefined for a camera-wide key. */
+function areaOf(key: string): Area | undefined {
+  const m = /^(zones|lines)\.(.+)\.enabled$/.exec(key);
+  return m ? { kind: m[1] as Area['kind'], name: m[2]! } : undefined;
+}
+
+/** The key's value in a camera's config; undefined when the camera has no such key (a zone gone). */
+export function readKey(cam: CameraConfig, key: string): SettingValue | undefined {
+  const area = areaOf(key);
+  if (area) return own(cam[area.kind], area.name)?.enabled;
+  if ((SWITCHES as readonly string[]).includes(key)) return cam[key as Switch];
+  if ((NUMBERS as readonly string[]).includes(key)) return cam[key as NumberKey];
+  return undefined;
+}
+
+/** A copy of the camera with the key set (the config objects are never changed in place). */
+export function writeKey(cam: CameraConfig, key: string, value: SettingValue): CameraConfig {
+  const area = areaOf(key);
+  if (!area) return { ...cam, [key]: value };
+  const areas = Object.assign(namedRecord<never>(), cam[area.kind]) as Record<string, { enabled: boolean }>;
+  const old = areas[area.name];
+  if (!old) return cam;
+  areas[area.name] = { ...old, enabled: value as boolean };
+  return { ...cam, [area.kind]: areas };
+}
+
+/** Every setting key a camera has, in a stable order. */
+export function keysOf(cam: CameraConfig): SettingKey[] {
+  return [
+    ...SWITCHES,
+    ...NUMBERS,
+    ...Object.keys(cam.zones).map((z) => `zones.${z}.enabled` as const),
+    ...Object.keys(cam.lines).map((l) => `lines.${l}.enabled` as const),
+  ];
+}
+
+/**
+ * A value for a key, from a control topic's payload (`ON`/`OFF`, a number as text) or a JSON
+ * body (true/false, a number): the value, or what is wrong with it.
+ */
+export function parseValue(
+  cam: CameraConfig,
+  key: string,
+  raw: unknown,
+): { value: SettingValue } | { error: string } {
+  const current = readKey(cam, key);
+  if (current === undefined) return { error: `no setting '${key}'` };
+  if (typeof current === 'boolean') {
+    const word = typeof raw === 'string' ? raw.trim().toUpperCase() : raw;
+    if (word === 'ON' || word === true) return { value: true };
+    if (word === 'OFF' || word === false) return { value: false };
+    return { error: `${key} takes ON or OFF (true or false in JSON)` };
+  }
+  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  const schema = key === 'fps' ? cameraFps : cameraPriority;
+  const parsed = schema.safeParse(n);
+  if (!parsed.success)
+    return {
+      error: `${key} takes ${key === 'fps' ? 'a number over 0, at most 60' : 'a whole number from 1 to 10'}`,
+    };
+  return { value: parsed.data };
+}
+
+/** The cameras of the file with a mode's settings on them (`none`: the file's). */
+export function withMode(
+  config: Pick<Config, 'cameras' | 'modes'>,
+  mode: string,
+): Record<string, CameraConfig> {
+  const m = own(config.modes, mode);
+  if (!m) return config.cameras;
+  const out = namedRecord<CameraConfig>();
+  for (const [name, file] of Object.entries(config.cameras)) {
+    let cam = file;
+    const sw = own(m.cameras, name);
+    if (sw) {
+      for (const key of [...SWITCHES, ...NUMBERS])
+        if (sw[key] !== undefined) cam = writeKey(cam, key, sw[key]);
+      for (const [z, { enabled }] of Object.entries(sw.zones))
+        cam = writeKey(cam, `zones.${z}.enabled`, enabled);
+      for (const [l, { enabled }] of Object.entries(sw.lines))
+        cam = writeKey(cam, `lines.${l}.enabled`, enabled);
+    }
+    out[name] = cam;
+  }
+  return out;
+}
+
+/**
+ * The cameras that run: the file's, with the active mode on them, then the runtime changes. A
+ * change whose base (what file and mode gave its key when it was made) is no longer what they
+ * give is dropped: the file (or the mode) was changed since, and the new value wins. Returns the
+ * state as it holds now (a mode the file no longer has is left too).
+ */
+export function effectiveCameras(
+  config: Pick<Config, 'cameras' | 'modes'>,
+  state: ControlState,
+): { cameras: Record<string, CameraConfig>; state: ControlState; dropped: string[] } {
+  const mode = own(config.modes, state.mode) ? state.mode : NO_MODE;
+  const base = withMode(config, mode);
+  const cameras = namedRecord<CameraConfig>();
+  const overrides = namedRecord<Record<string, Override>>();
+  const dropped: string[] = [];
+  for (const [name, cam] of Object.entries(base)) {
+    let c = cam;
+    for (const [key, o] of Object.entries(own(state.overrides, name) ?? {})) {
+      if (readKey(cam, key) !== o.base) {
+        dropped.push(`${name}.${key}`);
+        continue;
+      }
+      (overrides[name] ??= namedRecord())[key] = o;
+      c = writeKey(c, key, o.value);
+    }
+    cameras[name] = c;
+  }
+  for (const [name, keys] of Object.entries(state.overrides))
+    if (!own(base, name)) dropped.push(...Object.keys(keys).map((k) => `${name}.${k}`));
+  return { cameras, state: { mode, overrides }, dropped };
+}

@@ -1,0 +1,131 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChangeRequest, Control } from '../control/index.js';
+import { errorMessage } from '../core/errors.js';
+import { HttpError } from './errors.js';
+
+/**
+ * GET /api/control and its PUTs (docs/http.md): the routes, who may change settings, and the
+ * JSON bodies, as plain functions; the server reads the request and hands the change to Control.
+ */
+
+/** What the HTTP API asks of the runtime settings. */
+export type ControlApi = Pick<Control, 'enabled' | 'view' | 'change'>;
+
+/** A PUT's body is one JSON value (`true`, `12`, `"away"`): a few KiB is ample. */
+export const MAX_CONTROL_BODY = 4096;
+
+/** A route under /api/control: what it reads or changes. */
+export type ControlRoute =
+  | { kind: 'view' }
+  | { kind: 'mode' }
+  | { kind: 'set'; camera: string; key: string }
+  | { kind: 'reset'; camera: string; line: string };
+
+/**
+ * The route of a path under /api/control (undefined: a path elsewhere; another path under it is a
+ * 404). Each segment is decoded on its own, so a name may hold any character (`/` as %2F); a bad
+ * escape is a 400.
+ */
+export function controlRoute(path: string): ControlRoute | undefined {
+  if (path !== '/api/control' && !path.startsWith('/api/control/')) return undefined;
+  let parts: string[];
+  try {
+    parts = path.split('/').slice(3).map(decodeURIComponent);
+  } catch {
+    throw new HttpError(400, 'bad escape (%) in the path');
+  }
+  const [a, camera, b, line, c] = parts;
+  if (parts.length === 0) return { kind: 'view' };
+  if (parts.length === 1 && a === 'mode') return { kind: 'mode' };
+  if (a === 'cameras' && camera && b) {
+    if (parts.length === 3) return { kind: 'set', camera, key: b };
+    if (parts.length === 5 && b === 'lines' && line && c === 'reset') return { kind: 'reset', camera, line };
+  }
+  throw new HttpError(
+    404,
+    'no such route: /api/control, /api/control/mode, /api/control/cameras/<camera>/<key> or …/lines/<line>/reset',
+  );
+}
+
+/** 127.0.0.0/8, ::1, and IPv4 loopback as IPv6 (::ffff:127.x.x.x). */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  return address === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address);
+}
+
+/** A Host header that names this machine by loopback (`localhost`, `127.x`, `[::1]`), any port. */
+function hostIsLoopback(host: string): boolean {
+  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
+  return name.toLowerCase() === 'localhost' || isLoopback(name);
+}
+
+/** The two strings are equal, found out in a time that does not depend on where they differ. */
+function sameSecret(given: string, secret: string): boolean {
+  const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(secret));
+}
+
+/**
+ * Whether a request may change settings, and how the change's log line names its client (`by`);
+ * else why not (a 403). A request with `Authorization: Bearer <http.token>` may. So may one from
+ * this machine, which counts as local only when it comes from a loopback address, its Host names
+ * loopback too (a web page elsewhere whose name was made to point at 127.0.0.1, DNS rebinding, has
+ * its own name there), and no proxy says it forwarded it (`Forwarded`, `X-Forwarded-For`).
+ */
+export function mayChange(
+  address: string | undefined,
+  headers: IncomingHttpHeaders,
+  token: string | undefined,
+): { ok: true; by: string } | { ok: false; error: string } {
+  const by = `http ${address ?? 'unknown'}`;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+  if (token !== undefined && bearer !== undefined && sameSecret(bearer, token)) return { ok: true, by };
+  const local =
+    isLoopback(address) &&
+    (headers.host === undefined || hostIsLoopback(headers.host)) &&
+    headers.forwarded === undefined &&
+    headers['x-forwarded-for'] === undefined;
+  if (local) return { ok: true, by };
+  if (token === undefined)
+    return { ok: false, error: 'settings change only from this machine (set http.token to allow others)' };
+  return {
+    ok: false,
+    error:
+      bearer === undefined
+        ? 'settings change from elsewhere only with Authorization: Bearer <http.token>'
+        : 'the token is not http.token',
+  };
+}
+
+/** A PUT's body as the JSON value it holds. */
+function jsonBody(body: Buffer, expected: string): unknown {
+  const text = body.toString('utf8').trim();
+  if (text === '') throw new HttpError(400, `body: empty; send ${expected}`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new HttpError(400, `body: not JSON (${errorMessage(err)}); send ${expected}`);
+  }
+}
+
+/** The change a PUT asks for, from its route and body; a body that cannot be one is a 400. */
+export function changeRequest(route: Exclude<ControlRoute, { kind: 'view' }>, body: Buffer): ChangeRequest {
+  if (route.kind === 'reset') {
+    // The button needs no value; `true` is allowed for clients that always send one.
+    if (body.toString('utf8').trim() !== '' && jsonBody(body, 'true') !== true)
+      throw new HttpError(400, 'body: send nothing or true');
+    return route;
+  }
+  if (route.kind === 'mode') {
+    const mode = jsonBody(body, 'a mode name as a JSON string, e.g. "away" (or "none")');
+    if (typeof mode !== 'string')
+      throw new HttpError(400, 'body: a mode name as a JSON string, e.g. "away" (or "none")');
+    return { kind: 'mode', mode };
+  }
+  const expected = 'true or false (a number for fps and priority) as JSON';
+  const value = jsonBody(body, expected);
+  if (typeof value !== 'boolean' && typeof value !== 'number')
+    throw new HttpError(400, `body: send ${expected}`);
+  return { kind: 'set', camera: route.camera, key: route.key, value };
+}

@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Control, CONTROL_FILE } from '../../../src/control/index.js';
+import type { Config } from '../../../src/config/index.js';
+import { topics } from '../../../src/publish/topics.js';
+import { config } from '../../helpers/config.js';
+import { tempDir } from '../../helpers/env.js';
+import { FakeClock, recordingLog } from '../../helpers/fakes.js';
+import { FakeOutput } from '../../helpers/fake-output.js';
+
+const SQUARE = [
+  [0, 0],
+  [10, 0],
+  [10, 10],
+];
+const LINE = [
+  [0, 0],
+  [9, 9],
+];
+
+function file(over: { porch?: Record<string, unknown>; control?: unknown } = {}): Config {
+  return config({
+    cameras: {
+      porch: {
+        url: 'lavfi:a',
+        zones: { door: { points: SQUARE } },
+        lines: { gate: { points: LINE } },
+        ...over.porch,
+      },
+      yard: { url: 'lavfi:b' },
+    },
+    modes: {
+      away: { cameras: { porch: { detect: true, priority: 9 } } },
+      home: { cameras: { yard: { enabled: false } } },
+    },
+    ...(over.control ? { control: over.control } : {}),
+  });
+}
+
+async function setUp(t: { after: (fn: () => Promise<void>) => void }, cfg = file(), stateDir?: string) {
+  const dir = stateDir ?? (await tempDir(t));
+  const out = new FakeOutput();
+  const { log, lines } = recordingLog();
+  let applied = 0;
+  const resets: string[] = [];
+  const control = new Control(
+    { ...cfg, state_dir: dir },
+    {
+      log,
+      clock: new FakeClock(),
+      out,
+      topics: topics('argus'),
+      apply: () => Promise.resolve(void applied++),
+      resetLine: (camera, line) => (line === 'gate' ? (resets.push(`${camera}/${line}`), true) : false),
+    },
+  );
+  await control.load();
+  const running = control.effective(cfg);
+  control.start();
+  return { control, out, lines, dir, running, applied: () => applied, resets };
+}
+
+const states = (out: FakeOutput): Record<string, string> =>
+  Object.fromEntries(out.of('state').map((s) => [s.topic, s.payload]));
+
+describe('Control (runtime settings, modes, their states and their file)', () => {
+  it('publishes every setting’s state, retained, and the mode', async (t) => {
+    const { out } = await setUp(t);
+    assert.deepEqual(states(out), {
+      'argus/mode/state': 'none',
+      'argus/cameras/porch/enabled/state': 'ON',
+      'argus/cameras/porch/detect/state': 'ON',
+      'argus/cameras/porch/snapshots/state': 'ON',
+      'argus/cameras/porch/fps/state': '5',
+      'argus/cameras/porch/priority/state': '5',
+      'argus/cameras/porch/zones/door/enabled/state': 'ON',
+      'argus/cameras/porch/lines/gate/enabled/state': 'ON',
+      'argus/cameras/yard/enabled/state': 'ON',
+      'argus/cameras/yard/detect/state': 'ON',
+      'argus/cameras/yard/snapshots/state': 'ON',
+      'argus/cameras/yard/fps/state': '5',
+      'argus/cameras/yard/priority/state': '5',
+    });
+  });
+
+  it('a change applies, is published, logged with the client, and kept across a restart', async (t) => {
+    const a = await setUp(t);
+    a.out.sent = [];
+    assert.deepEqual(
+      await a.control.change({ kind: 'set', camera: 'porch', key: 'detect', value: 'OFF' }, 'ha-1'),
+      {
+        ok: true,
+        changed: true,
+      },
+    );
+    assert.equal(a.applied(), 1);
+    assert.equal(a.control.cameras().porch!.detect, false);
+    a.control.setCameras();
+    assert.deepEqual(states(a.out), { 'argus/cameras/porch/detect/state': 'OFF' }, 'only what changed');
+    const logged = a.lines.find((l) => l.msg === 'control: camera setting changed') as unknown as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(
+      [logged.camera, logged.setting, logged.value, logged.client],
+      ['porch', 'detect', false, 'ha-1'],
+    );
+    // The same again changes nothing.
+    assert.deepEqual(
+      await a.control.change({ kind: 'set', camera: 'porch', key: 'detect', value: false }, 'x'),
+      {
+        ok: true,
+        changed: false,
+      },
+    );
+    assert.equal(a.applied(), 1);
+    await a.control.stop();
+    const saved = JSON.parse(await readFile(join(a.dir, CONTROL_FILE), 'utf8')) as unknown;
+    assert.deepEqual(saved, {
+      version: 1,
+      mode: 'none',
+      overrides: { porch: { detect: { value: false, base: true } } },
+    });
+
+    const b = await setUp(t, file(), a.dir);
+    assert.equal(b.running.cameras.porch!.detect, false, 'a restart keeps it');
+    // Back to the file's value: the change is forgotten.
+    await b.control.change({ kind: 'set', camera: 'porch', key: 'detect', value: 'ON' }, 'x');
+    await b.control.stop();
+    assert.deepEqual(JSON.parse(await readFile(join(a.dir, CONTROL_FILE), 'utf8')), {
+      version: 1,
+      mode: 'none',
+      overrides: {},
+    });
+  });
+
+  it('a reload that leaves a key’s file value keeps the runtime value; one that changes it takes the file’s', async (t) => {
+    const { control, lines } = await setUp(t);
+    await control.change({ kind: 'set', camera: 'porch', key: 'fps', value: '2' }, 'x');
+    await control.change({ kind: 'set', camera: 'porch', key: 'zones.door.enabled', value: 'OFF' }, 'x');
+    const same = control.effective(file({ porch: { priority: 7 } }));
+    assert.equal(same.cameras.porch!.fps, 2);
+    assert.equal(same.cameras.porch!.priority, 7);
+    assert.equal(same.cameras.porch!.zones.door!.enabled, false);
+    const changed = control.effective(file({ porch: { fps: 3 } }));
+    assert.equal(changed.cameras.porch!.fps, 3, 'the new file value wins');
+    assert.equal(changed.cameras.porch!.zones.door!.enabled, false, 'the other change stays');
+    assert.ok(lines.some((l) => l.msg.startsWith('control: runtime changes dropped')));
+    assert.deepEqual(Object.keys(control.view().overrides.porch!), ['zones.door.enabled']);
+  });
+
+  it('a mode applies its settings and clears runtime changes of the keys it sets; none leaves it', async (t) => {
+    const { control, out, lines: logged } = await setUp(t);
+    await control.change({ kind: 'set', camera: 'porch', key: 'priority', value: 2 }, 'x');
+    await control.change({ kind: 'set', camera: 'porch', key: 'snapshots', value: 'OFF' }, 'x');
+    out.sent = [];
+    assert.deepEqual(await control.change({ kind: 'mode', mode: 'away' }, 'panel'), {
+      ok: true,
+      changed: true,
+    });
+    control.setCameras();
+    assert.equal(control.cameras().porch!.priority, 9);
+    assert.equal(control.cameras().porch!.snapshots, false, 'a key the mode does not set keeps its change');
+    assert.equal(states(out)['argus/mode/state'], 'away');
+    assert.equal(states(out)['argus/cameras/porch/priority/state'], '9');
+    await control.change({ kind: 'mode', mode: 'home' }, 'panel');
+    assert.equal(control.cameras().yard!.enabled, false);
+    assert.equal(control.cameras().porch!.priority, 5, 'away left: the file value');
+    await control.change({ kind: 'mode', mode: 'none' }, 'panel');
+    assert.equal(control.cameras().yard!.enabled, true);
+    // A reload whose file no longer has the active mode: no mode, said once.
+    await control.change({ kind: 'mode', mode: 'away' }, 'panel');
+    const without = file();
+    delete without.modes.away;
+    assert.equal(control.effective(without).cameras.porch!.priority, 5);
+    assert.equal(control.view().mode, 'none');
+    assert.deepEqual(
+      logged.filter((l) => l.msg.includes('no longer in the file')).map((l) => l.msg),
+      ["control: mode 'away' is no longer in the file: no mode is active (none)"],
+    );
+    const bad = await control.change({ kind: 'mode', mode: 'party' }, 'panel');
+    assert.deepEqual(bad, {
+      ok: false,
+      status: 404,
+      error: "there is no mode 'party' (the modes are none, home)",
+    });
+  });
+
+  it('refuses what it cannot do, with why, and changes nothing', async (t) => {
+    const { control, applied } = await setUp(t);
+    const refused = async (req: Parameters<Control['change']>[0]) => {
+      const o = await control.change(req, 'x');
+      assert.equal(o.ok, false, JSON.stringify(req));
+      return o.ok ? undefined : [o.status, o.error];
+    };
+    assert.deepEqual(await refused({ kind: 'set', camera: 'garage', key: 'detect', value: 'ON' }), [
+      404,
+      "there is no camera 'garage'",
+    ]);
+    assert.deepEqual(
+      await refused({ kind: 'set', camera: 'porch', key: 'zones.patio.enabled', value: 'ON' }),
+      [404, "camera 'porch' has no setting 'zones.patio.enabled'"],
+    );
+    assert.deepEqual(await refused({ kind: 'set', camera: 'porch', key: 'fps', value: '0' }), [
+      400,
+      'fps takes a number over 0, at most 60',
+    ]);
+    assert.deepEqual(await refused({ kind: 'reset', camera: 'porch', line: 'road' }), [
+      404,
+      "camera 'porch' has no line 'road'",
+    ]);
+    assert.equal(applied(), 0);
+    const off = await setUp(t, file({ control: { enabled: false } }));
+    assert.deepEqual(await off.control.change({ kind: 'mode', mode: 'away' }, 'x'), {
+      ok: false,
+      status: 403,
+      error: 'control is off (control.enabled: false)',
+    });
+    assert.deepEqual(off.out.sent, [], 'no state topics either');
+  });
+
+  it('takes commands from topics: retained ones and bad ones get one log line each and change nothing', async (t) => {
+    const { control, lines, applied, resets } = await setUp(t);
+    const warns = () => lines.filter((l) => l.msg.startsWith('control: ')).map((l) => l.msg);
+    control.onCommand('argus/cameras/porch/detect/set', 'OFF', true, 'c1', 'argus');
+    control.onCommand('argus/cameras/porch/colour/set', 'red', false, 'c1', 'argus');
+    control.onCommand('argus/cameras/porch/fps/set', 'fast', false, 'c1', 'argus');
+    control.onCommand('argus/cameras/porch/lines/gate/reset/set', 'PRESS', false, 'c1', 'argus');
+    control.onCommand('argus/cameras/porch/detect/set', 'OFF', false, 'c2', 'argus');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(warns(), [
+      'control: a retained command is ignored (publish commands without retain)',
+      'control: no such command topic; nothing changed',
+      'control: line counts reset',
+      'control: camera setting changed',
+      'control: fps takes a number over 0, at most 60; nothing changed',
+    ]);
+    assert.deepEqual(resets, ['porch/gate']);
+    assert.equal(applied(), 1);
+    assert.equal(control.cameras().porch!.detect, false);
+  });
+
+  it('a corrupt control.json is kept aside and the file’s settings run', async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, CONTROL_FILE), '{"version":1,"mode":');
+    const { running, lines } = await setUp(t, file(), dir);
+    assert.equal(running.cameras.porch!.detect, true);
+    assert.ok(
+      lines.some((l) => /corrupt|kept aside/i.test(l.msg)),
+      JSON.stringify(lines.map((l) => l.msg)),
+    );
+  });
+});
