@@ -308,6 +308,10 @@ export class EmbeddedBroker {
       if (packet.retain) this.retained.forget(topic);
     } else if (this.commands && commandTopic(topic, this.cfg.base_topic)) {
       if (!client || !this.steerers.has(client)) reason = 'control';
+      // A retained command is ignored by Control, but the broker keeps it: it counts as any
+      // other retained message does.
+      else if (packet.retain && !this.retained.admit(topic, Buffer.byteLength(packet.payload)))
+        reason = 'retained_limit';
     } else if (underTopic(topic, this.cfg.base_topic)) reason = 'base_topic';
     else if (packet.retain && !this.retained.admit(topic, Buffer.byteLength(packet.payload)))
       reason = 'retained_limit';

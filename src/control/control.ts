@@ -129,6 +129,11 @@ export class Control {
         { settings: dropped },
         'control: runtime changes dropped: the file (or the mode) changed those settings since',
       );
+    if (state.mode !== this.state.mode)
+      this.deps.log.warn(
+        { mode: this.state.mode },
+        `control: mode '${this.state.mode}' is no longer in the file: no mode is active (${NO_MODE})`,
+      );
     if (dropped.length || state.mode !== this.state.mode) {
       this.state = state;
       this.store?.save(state);

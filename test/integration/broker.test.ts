@@ -248,6 +248,21 @@ describe('embedded MQTT broker (in process, with real clients)', () => {
         'ha-panel argus/cameras/x/detect/set OFF false',
         'ha-panel argus/mode/set away true',
       ]);
+
+      // Retained commands are kept by the broker as any retained message: within its bounds.
+      const bounded = await embedded(t, { ...login, max_retained_messages: 2 }, true);
+      const retain = { retain: true, login };
+      for (const cam of ['a', 'b'])
+        assert.equal(
+          await publishOnce(t, bounded.url, `argus/cameras/${cam}/detect/set`, 'ON', retain),
+          true,
+        );
+      assert.equal(
+        await publishOnce(t, bounded.url, 'argus/cameras/c/detect/set', 'ON', retain),
+        false,
+        'a third',
+      );
+      assert.equal(bounded.broker.stats().refusals.retained_limit, 1);
     },
   );
 });

@@ -152,7 +152,7 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
   });
 
   it('a mode applies its settings and clears runtime changes of the keys it sets; none leaves it', async (t) => {
-    const { control, out } = await setUp(t);
+    const { control, out, lines: logged } = await setUp(t);
     await control.change({ kind: 'set', camera: 'porch', key: 'priority', value: 2 }, 'x');
     await control.change({ kind: 'set', camera: 'porch', key: 'snapshots', value: 'OFF' }, 'x');
     out.sent = [];
@@ -170,11 +170,21 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     assert.equal(control.cameras().porch!.priority, 5, 'away left: the file value');
     await control.change({ kind: 'mode', mode: 'none' }, 'panel');
     assert.equal(control.cameras().yard!.enabled, true);
+    // A reload whose file no longer has the active mode: no mode, said once.
+    await control.change({ kind: 'mode', mode: 'away' }, 'panel');
+    const without = file();
+    delete without.modes.away;
+    assert.equal(control.effective(without).cameras.porch!.priority, 5);
+    assert.equal(control.view().mode, 'none');
+    assert.deepEqual(
+      logged.filter((l) => l.msg.includes('no longer in the file')).map((l) => l.msg),
+      ["control: mode 'away' is no longer in the file: no mode is active (none)"],
+    );
     const bad = await control.change({ kind: 'mode', mode: 'party' }, 'panel');
     assert.deepEqual(bad, {
       ok: false,
       status: 404,
-      error: "there is no mode 'party' (the modes are none, away, home)",
+      error: "there is no mode 'party' (the modes are none, home)",
     });
   });
 
