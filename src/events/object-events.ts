@@ -5,7 +5,16 @@ import { namedRecord, own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { Publisher, type EventPayload, type Output, type Topics } from '../publish/index.js';
-import { applyCameraFilters, Tracker, type TrackerAreas, type TrackerEvent } from '../track/index.js';
+import {
+  applyCameraFilters,
+  groundPlane,
+  SPEED_UNITS,
+  Tracker,
+  type SpeedUnit,
+  type TrackerAreas,
+  type TrackerEvent,
+  type ZoneArea,
+} from '../track/index.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
 import { LineCounts, type LineCount } from './line-counts.js';
@@ -28,16 +37,21 @@ export interface ObjectEventsDeps {
 }
 
 /** A camera's enabled zones with `loiter_s`, and its enabled lines, for its tracker. */
-function areasOf(cam: CameraConfig | undefined): TrackerAreas {
-  const zones = Object.entries(cam?.zones ?? {}).filter(([, z]) => z.enabled);
+function areasOf(cam: CameraConfig | undefined, speedUnit: SpeedUnit): TrackerAreas {
+  const zones = namedRecord<ZoneArea>();
+  for (const [name, z] of Object.entries(cam?.zones ?? {}))
+    if (z.enabled)
+      zones[name] = {
+        inertia: z.inertia,
+        ...(z.loiter_s === undefined ? {} : { loiterS: z.loiter_s }),
+        ...(z.distances ? { ground: groundPlane(z.points, z.distances) } : {}),
+        ...(z.speed_threshold === undefined
+          ? {}
+          : { speedThreshold: z.speed_threshold / SPEED_UNITS[speedUnit] }),
+      };
   const lines = namedRecord<CameraConfig['lines'][string]>();
   for (const [name, l] of Object.entries(cam?.lines ?? {})) if (l.enabled) lines[name] = l;
-  return {
-    loiterS: Object.fromEntries(
-      zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
-    ),
-    lines,
-  };
+  return { zones, lines };
 }
 
 /** Whether a camera's frames are analysed: it runs and its detection is on. */
@@ -100,7 +114,7 @@ export class ObjectEvents {
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      t = new Tracker(camera, this.events, areasOf(own(this.cameras, camera)));
+      t = new Tracker(camera, this.events, areasOf(own(this.cameras, camera), this.events.speed_unit));
       this.trackers.set(camera, t);
     }
     return t;
@@ -134,7 +148,7 @@ export class ObjectEvents {
         this.publishLineCount({ camera, line, label, direction, count });
         continue;
       }
-      const { startTs, endTs, currentZones, enteredZones, loiteringZones, ...rest } = e;
+      const { startTs, endTs, currentZones, enteredZones, loiteringZones, zoneTimes, ...rest } = e;
       const payload: EventPayload = {
         ...rest,
         start_ts: isoTime(startTs),
@@ -142,6 +156,7 @@ export class ObjectEvents {
         current_zones: currentZones,
         entered_zones: enteredZones,
         loitering_zones: loiteringZones,
+        zone_time_s: zoneTimes,
         snapshot: this.snapshots.onEvent(e),
       };
       this.mqtt.event(this.deps.topics.events, payload);
@@ -188,7 +203,7 @@ export class ObjectEvents {
       // now, as a removed camera's do.
       const cam = own(cameras, camera);
       if (detecting(cam)) {
-        t.setAreas(areasOf(cam));
+        t.setAreas(areasOf(cam, this.events.speed_unit));
         continue;
       }
       this.emit(t.endAll());

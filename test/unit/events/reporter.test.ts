@@ -193,12 +193,13 @@ describe('reporter', () => {
         'argus/cameras/gate/car/active 0',
         'argus/cameras/gate/zones/drive/car 0',
         'argus/cameras/gate/zones/drive/car/active 0',
+        'argus/cameras/gate/zones/drive/car/dwell_s 0',
       ],
     );
     const again = new FakeOutput();
     const restarted = new Reporter(tracked.cameras, tracked.events, deps(again, 'argus'));
     await restarted.start();
-    assert.equal(again.of('state').length, 6, 'at start too');
+    assert.equal(again.of('state').length, 7, 'at start too');
     await r.stop();
     await restarted.stop();
   });
@@ -267,6 +268,7 @@ describe('reporter', () => {
     assert.deepEqual(off.zeros(), [
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
+      'argus/cameras/gate/zones/drive/car/dwell_s',
     ]);
     assert.deepEqual(off.r.countsOf('gate'), { labels: named(), zones: named({ drive: named({ car: 0 }) }) });
     await off.r.stop();
@@ -277,6 +279,7 @@ describe('reporter', () => {
       'argus/cameras/gate/person/active',
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
+      'argus/cameras/gate/zones/drive/car/dwell_s',
     ]);
     assert.deepEqual(on.r.countsOf('gate'), {
       labels: named({ person: 0 }),
@@ -288,6 +291,7 @@ describe('reporter', () => {
     assert.deepEqual(on.zeros(), [
       'argus/cameras/gate/zones/yard/car',
       'argus/cameras/gate/zones/yard/car/active',
+      'argus/cameras/gate/zones/yard/car/dwell_s',
     ]);
     await on.r.stop();
   });
@@ -321,7 +325,12 @@ describe('reporter', () => {
 
   it('publishes retained counts per zone and label as objects enter and leave it', () => {
     const zoned = cameraConfig(
-      ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'].join('\n'),
+      [
+        '    zones:',
+        '      drive:',
+        '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]',
+        '        inertia: 1',
+      ].join('\n'),
     );
     const out = new FakeOutput();
     const r = new Reporter(zoned.cameras, { ...zoned.events, min_frames: 1 }, deps(out, 'argus'));
@@ -341,7 +350,12 @@ describe('reporter', () => {
   });
 
   it('answers the counts in view, and a reload sends no 0 for a count that is not 0', () => {
-    const zone = ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'];
+    const zone = [
+      '    zones:',
+      '      drive:',
+      '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]',
+      '        inertia: 1',
+    ];
     const every = cameraConfig(zone.join('\n') + '\n');
     const tracked = cameraConfig(
       ['    objects:', '      track: [person, car]', ...zone, '        objects: [person, car]'].join('\n') +
@@ -363,6 +377,7 @@ describe('reporter', () => {
         'argus/cameras/gate/car/active 0',
         'argus/cameras/gate/zones/drive/car 0',
         'argus/cameras/gate/zones/drive/car/active 0',
+        'argus/cameras/gate/zones/drive/car/dwell_s 0',
       ],
       "the person's counts (in view and active, the camera's and the zone's) stay as they are",
     );
@@ -817,7 +832,9 @@ describe('reporter: names a user chose', () => {
       '      filters:',
       ...SPECIAL_NAMES.map((label) => `        ${label}: { min_score: 0.5 }`),
       '    zones:',
-      ...SPECIAL_NAMES.map((zone) => `      ${zone}: { points: [[0, 0], [640, 0], [640, 480], [0, 480]] }`),
+      ...SPECIAL_NAMES.map(
+        (zone) => `      ${zone}: { points: [[0, 0], [640, 0], [640, 480], [0, 480]], inertia: 1 }`,
+      ),
       '    lines:',
       ...SPECIAL_NAMES.map(
         (line) => `      ${line}: { points: [[320, 0], [320, 480]], directions: [${first}, ${second}] }`,

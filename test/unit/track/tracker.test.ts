@@ -16,7 +16,7 @@ import {
   type ObjectEvent,
   type TrackerEvent,
 } from '../../../src/track/tracker.js';
-import { plain, SPECIAL_NAMES } from '../../helpers/names.js';
+import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({
   label,
@@ -292,6 +292,8 @@ describe('tracker: events', () => {
       currentZones: ['drive'],
       enteredZones: ['drive'],
       loiteringZones: [],
+      zoneTimes: named({ drive: 0.2 }),
+      speed: null,
       stationary: false,
     });
     step(t, [zd('person', 0.6, [1, 0, 11, 20]), zd('cat', 0.9, [50, 50, 60, 60])], 400);
@@ -400,7 +402,7 @@ describe('tracker: stationary objects and counts', () => {
     );
     assert.deepEqual(plain(t.counts()), {
       labels: { person: { inView: 1, active: 0 } },
-      zones: { door: { person: { inView: 1, active: 0 } } },
+      zones: { door: { person: { inView: 1, active: 0, dwellS: 60 } } },
     });
     // It walks off at 200 px/s: active again, once, then updates as a walker, same id.
     const off = walker({ x: 600 - 200 * 60, vx: 200, from: 60_200, to: 63_000, zones: () => ['door'] });
@@ -870,11 +872,12 @@ describe('tracker: names a user chose', () => {
       SPECIAL_NAMES.map((n) => [n, [n, 'yard']]),
     );
     const one = { inView: 1, active: 1 };
+    const inZone = { ...one, dwellS: 0 };
     assert.deepEqual(plain(t.counts()), {
       labels: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, one])),
       zones: {
-        ...Object.fromEntries(SPECIAL_NAMES.map((n) => [n, Object.fromEntries([[n, one]])])),
-        yard: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, one])),
+        ...Object.fromEntries(SPECIAL_NAMES.map((n) => [n, Object.fromEntries([[n, inZone]])])),
+        yard: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, inZone])),
       },
     });
     assert.equal(Object.hasOwn(Object.prototype, 'inView'), false, 'nothing was set on every object');
