@@ -234,6 +234,8 @@ function drawOverlay(c, cam) {
   o.setAttribute('viewBox', '0 0 ' + shown.width + ' ' + shown.height);
   o.setAttribute('preserveAspectRatio', 'none');
   const map = (pts) => toShown(pts, { width: geo.width, height: geo.height }, shown);
+  // A name's start, moved left when it would run past the image's right edge (12 px glyphs under 7 px wide).
+  const inside = (x, text) => Math.max(2, Math.min(x, shown.width - text.length * 7 - 2));
   const hatch = 'argus-hatch-' + c.id;
   const pattern = svg('pattern', { id: hatch, width: 8, height: 8, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, svg('defs', {}, o));
   svg('rect', { width: 8, height: 8, fill: 'rgba(0, 0, 0, .55)' }, pattern);
@@ -243,7 +245,7 @@ function drawOverlay(c, cam) {
     const p = map(pts);
     svg('polygon', { points: pointList(p), 'data-name': name, ...attrs }, g);
     const t = topPoint(p);
-    svgText(g, name, t[0] + 3, t[1] + 14);
+    svgText(g, name, inside(t[0] + 3, name), t[1] + 14);
     return g;
   };
   const perLabel = new Map();
@@ -263,11 +265,13 @@ function drawOverlay(c, cam) {
     if (!l.enabled) g.classList.add('off');
     const [a, b] = map(l.points);
     svg('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1], 'data-name': name }, g);
-    svgText(g, 'A', a[0], a[1] - 6, { 'text-anchor': 'middle' });
-    svgText(g, 'B', b[0], b[1] - 6, { 'text-anchor': 'middle' });
     const { mid, normal } = lineArrow(a, b);
     const along = [normal[1], -normal[0]];
-    svgText(g, name, mid[0] - along[0] * 30 - normal[0] * 14, mid[1] - along[1] * 30 - normal[1] * 14, { 'text-anchor': 'middle' });
+    // A and B just inside the line's ends, the name a quarter of the way along, on the left side.
+    const end = (p, s, text) => svgText(g, text, inside(p[0] + along[0] * 10 * s - 4 - normal[0] * 10, text), p[1] + along[1] * 10 * s - normal[1] * 10 + 4);
+    end(a, 1, 'A');
+    end(b, -1, 'B');
+    svgText(g, name, inside((3 * a[0] + b[0]) / 4 - normal[0] * 12, name), (3 * a[1] + b[1]) / 4 - normal[1] * 12 + 4);
     // The first direction is crossing to the right of A→B (normal), the second back; each
     // arrow starts a little aside of the midpoint so the two do not overlap.
     l.directions.forEach((direction, k) => {
