@@ -129,6 +129,7 @@ export class Daemon {
       stats,
       ...{ history, control },
       counts: (camera) => events.countsOf(camera),
+      lineCounts: () => events['lineCounts'].all(this.loaded.config.cameras), // issue 27: a public lineCountsOf
       cameras: () => this.loaded.config.cameras,
       metrics: createMetrics({ ...sources, broker, latency }),
     });
