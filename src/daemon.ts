@@ -128,8 +128,8 @@ export class Daemon {
       ...sources,
       stats,
       ...{ history, control },
-      counts: (camera) => events.countsOf(camera),
-      lineCounts: () => events['lineCounts'].all(this.loaded.config.cameras), // issue 27: a public lineCountsOf
+      ...{ counts: (c) => events.countsOf(c), zoneDwell: (c) => events.dwellOf(c) },
+      lineCounts: () => events.lineCountsNow(),
       cameras: () => this.loaded.config.cameras,
       metrics: createMetrics({ ...sources, broker, latency }),
     });

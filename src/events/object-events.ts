@@ -95,6 +95,19 @@ export class ObjectEvents {
     return this.counts.of(camera, own(this.cameras, camera));
   }
 
+  /** Every line's counts now, as their retained topics say. */
+  lineCountsNow(): LineCount[] {
+    return this.lineCounts.all(this.cameras);
+  }
+
+  /** Per zone of a camera, whole seconds the longest present object has been in it (none there: absent). */
+  dwellOf(camera: string): Record<string, number> {
+    const out = namedRecord<number>();
+    for (const [zone, labels] of this.trackers.get(camera)?.counts().zones ?? [])
+      for (const c of labels.values()) out[zone] = Math.max(out[zone] ?? 0, c.dwellS ?? 0);
+    return out;
+  }
+
   /**
    * Publishes the counts that start at 0, restores (and publishes) the line counts, loads the
    * event history, then makes the snapshots due every second.
