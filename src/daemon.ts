@@ -134,7 +134,7 @@ export class Daemon {
       metrics: createMetrics({ ...sources, broker, latency }),
     });
     // Those that hear of results, statuses and reloads, in order; the latency last.
-    const list = [discovery, control, view, detections, events, statuses, latency];
+    const list = [discovery, control, view, events, detections, statuses, latency];
     const parts = new Parts(list, stage('parts'), clock);
 
     await this.begin('events', parts);

@@ -10,6 +10,7 @@ import {
   groundPlane,
   SPEED_UNITS,
   Tracker,
+  type DetectionTrack,
   type SpeedUnit,
   type TrackerAreas,
   type TrackerEvent,
@@ -70,6 +71,7 @@ export class ObjectEvents {
   private timer: Timer | null = null;
   private readonly mqtt: Publisher;
   private readonly lineCounts: LineCounts;
+  private readonly identified = new Map<string, { seq: number; tracks: readonly DetectionTrack[] }>();
   private readonly snapshots: Snapshots;
   private readonly counts: InViewCounts;
 
@@ -91,6 +93,16 @@ export class ObjectEvents {
   }
 
   /** A camera's objects in view, as its count topics say. */
+  /**
+   * What tracking made of a result's detections after the camera's filters, in their order
+   * (undefined: not the last result tracked, e.g. detection is off). Read by the detections
+   * topic, which hears of each result after this part.
+   */
+  tracksOf(r: Pick<Result, 'camera' | 'seq'>): readonly DetectionTrack[] | undefined {
+    const got = this.identified.get(r.camera);
+    return got?.seq === r.seq ? got.tracks : undefined;
+  }
+
   countsOf(camera: string): CountsInView {
     return this.counts.of(camera, own(this.cameras, camera));
   }
@@ -138,7 +150,9 @@ export class ObjectEvents {
     // A frame answered just after detection was switched off is not an event.
     if (!cam || !detecting(cam)) return;
     const tracker = this.tracker(r.camera);
-    const events = tracker.update(applyCameraFilters(r.detections, cam), r.ts, r.detections);
+    const dets = applyCameraFilters(r.detections, cam);
+    const events = tracker.update(dets, r.ts, r.detections);
+    this.identified.set(r.camera, { seq: r.seq, tracks: tracker.identify(dets) });
     if (cam.snapshots) this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
     this.emit(events);
     this.counts.publish(r.camera, tracker.counts());

@@ -1,6 +1,6 @@
 import type { Box } from '../core/geometry.js';
 import type { CameraState, FailureCause } from '../ingest/index.js';
-import type { ZonedDetection } from '../track/index.js';
+import type { DetectionTrack, ZonedDetection } from '../track/index.js';
 import type { ObjectEvent } from '../track/index.js';
 
 /**
@@ -125,7 +125,8 @@ export interface DetectionsPayload {
   cached: boolean;
   width: number;
   height: number;
-  detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] })[];
+  /** With `id` and `track` when the camera's detection runs (tracking made something of them). */
+  detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] } & Partial<DetectionTrack>)[];
 }
 
 export type EventPayload = Omit<

@@ -16,6 +16,7 @@ export { ZonePresence, type ZoneArea } from './zones.js';
 export {
   Tracker,
   type Count,
+  type DetectionTrack,
   type LineCrossing,
   type ObjectEvent,
   type Sighting,

@@ -132,6 +132,9 @@ export interface Sighting {
   detection: ZonedDetection;
 }
 
+/** A detection's place in tracking (Tracker.identify): `id` is its object's event id once confirmed. */
+export type DetectionTrack = { id: string; track: 'confirmed' } | { id: null; track: 'tentative' | 'none' };
+
 /** A camera's zones and lines. */
 export interface TrackerAreas {
   /**
@@ -594,6 +597,21 @@ export class Tracker {
   /** The objects matched or first seen in the latest frame given to `update`, with their detections. */
   sightings(): readonly Sighting[] {
     return this.seen;
+  }
+
+  /**
+   * What tracking made of each of the latest frame's detections (those given to `update`, in
+   * their order): the object it showed, confirmed (its id is its event's) or tentative, or none
+   * (a low score that started nothing).
+   */
+  identify(dets: readonly ZonedDetection[]): DetectionTrack[] {
+    const by = new Map(this.seen.map((s) => [s.detection, s.id]));
+    return dets.map((d) => {
+      const id = by.get(d);
+      const t = id === undefined ? undefined : this.tracks.find((x) => x.id === id);
+      if (!t) return { id: null, track: 'none' };
+      return t.confirmed ? { id: t.id, track: 'confirmed' } : { id: null, track: 'tentative' };
+    });
   }
 
   /** Whether an object (tentative or confirmed) of that id is tracked. */
