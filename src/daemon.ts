@@ -114,7 +114,7 @@ export class Daemon {
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
       models,
-      cache: new FrameCache(config.cache),
+      cache: new FrameCache(config.cache, (camera) => this.loaded.config.cameras[camera]?.cache_mask),
       clock,
       log: stage('scheduler'),
       // Once the stop is hurried, results in flight are dropped.
