@@ -76,9 +76,15 @@ describe('reporter', () => {
       cached: false,
       width: 640,
       height: 480,
-      detections: [{ label: 'person', score: 0.9, box: [1, 2, 3, 4] }],
+      detections: [{ label: 'person', score: 0.9, box: [1, 2, 3, 4], id: null, track: 'tentative' }],
     });
     assert.equal(parse<DetectionsPayload>(d[1]!.payload).cached, true);
+    // Confirmed at its second frame: its detections carry the id of its event (`new`).
+    const newId = parse<EventPayload>(out.of('event')[0]!.payload).id;
+    assert.deepEqual(
+      d.slice(1).map((m) => parse<DetectionsPayload>(m.payload).detections.map((x) => [x.id, x.track])),
+      [[[newId, 'confirmed']], [[newId, 'confirmed']]],
+    );
     const ev = out.of('event');
     assert.equal(ev.length, 1);
     assert.equal(ev[0]!.topic, 'argus/events');
