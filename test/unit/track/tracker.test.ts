@@ -953,7 +953,7 @@ describe('tracker: zones with inertia, time in zone, speed, what each detection 
     const last = events.at(-1)!;
     assert.equal(last.speed?.unit, 'km/h');
     assert.equal(last.speed?.zone, 'road');
-    assert.ok(Math.abs(last.speed!.max - 36) <= 3.6, `max ${last.speed!.max} km/h, truth 36`);
+    assert.ok(Math.abs(last.speed.max - 36) <= 3.6, `max ${last.speed.max} km/h, truth 36`);
     const [end] = lapse(t, 9000) as ObjectEvent[];
     assert.ok(Math.abs(end!.speed!.max - 36) <= 3.6);
 
