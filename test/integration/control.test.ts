@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { DetectionsPayload, EventPayload } from '../../src/publish/index.js';
+import type { CameraStatusPayload, DetectionsPayload, EventPayload } from '../../src/publish/index.js';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { connectOnce, findMosquitto, publishOnce, Subscriber, type Login } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
@@ -19,6 +19,9 @@ const detections = (sub: Subscriber): DetectionsPayload[] =>
 const events = (sub: Subscriber): EventPayload[] => sub.json<EventPayload>('argus/events');
 const lastState = (sub: Subscriber, key: string): string | undefined =>
   sub.on(`argus/cameras/gate/${key}/state`).at(-1)?.payload;
+
+const cameraState = (sub: Subscriber, camera: string): string | undefined =>
+  sub.json<CameraStatusPayload>(`argus/cameras/${camera}/status`).at(-1)?.state;
 
 /**
  * Waits until no detections of `gate` came in two stats intervals: whatever was in flight when
@@ -41,7 +44,7 @@ describe('control end to end (argus run, real MQTT clients)', () => {
     const login: Login = { username: 'panel', password: 'panel-secret-1' };
     const config = await writeDaemonConfig(dir, {
       mqtt: { embedded: { port, ...login }, stats_interval_s: 1, detections: { publish: 'every_frame' } },
-      cameras: { gate: camera },
+      cameras: { gate: camera, yard: { url: 'lavfi:color=c=0x404040:s=320x240:r=5', fps: 2 } },
     });
     const url = `mqtt://127.0.0.1:${port}`;
     let daemon = startDaemon(t, config);
@@ -64,6 +67,23 @@ describe('control end to end (argus run, real MQTT clients)', () => {
       /"client":"mqttjs_[^"]+".*"msg":"control: camera setting changed"|"msg":"control: camera setting changed".*"client":"mqttjs_/,
     );
     const news = events(sub).filter((e) => e.type === 'new').length;
+
+    // A new fps restarts that camera's ffmpeg only: the other camera streams on, untouched.
+    await sub.waitFor('yard streaming', () => cameraState(sub, 'yard') === 'streaming', 30_000);
+    const before = sub.messages.length;
+    assert.ok(await publishOnce(t, url, 'argus/cameras/gate/fps/set', '4', { login }));
+    await sub.waitFor('fps 4', () => lastState(sub, 'fps') === '4', 5000);
+    await sub.waitFor('gate streaming again', () => cameraState(sub, 'gate') === 'streaming', 30_000);
+    assert.deepEqual(
+      sub.messages
+        .slice(before)
+        .filter((m) => m.topic === 'argus/cameras/yard/status')
+        .map((m) => (JSON.parse(m.payload) as CameraStatusPayload).state),
+      [],
+      'no status change of the other camera',
+    );
+    assert.ok(await publishOnce(t, url, 'argus/cameras/gate/fps/set', '3', { login }));
+    await sub.waitFor('fps 3', () => lastState(sub, 'fps') === '3', 5000);
 
     // Bad commands change nothing and say so once each.
     assert.ok(await publishOnce(t, url, 'argus/cameras/gate/fps/set', '500', { login }));

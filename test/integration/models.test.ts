@@ -142,7 +142,10 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
     assert.match(daemon.output(), /"model":"coco","msg":"model swapped"/);
     assert.match(daemon.output(), /"model":"glow","msg":"model added"/);
     assert.match(daemon.output(), /"model":"wide","msg":"model removed"/);
-    assert.match(daemon.output(), /"restarted":\[\],"moved":\["square"\],"unchanged":\["bus"\]/);
+    assert.match(
+      daemon.output(),
+      /"restarted":\[\],"moved":\["square"\],"retuned":\[\],"unchanged":\["bus"\]/,
+    );
     await sub.waitFor(
       'the square camera on the glow model',
       () => labels('square', squareFrom).has('glow'),
@@ -206,7 +209,10 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
       () => daemon.output().split('"msg":"configuration reloaded"').length - 1 === 2,
       30_000,
     );
-    assert.match(daemon.output(), /"restarted":\["square"\],"moved":\[\],"unchanged":\["bus"\]/);
+    assert.match(
+      daemon.output(),
+      /"restarted":\["square"\],"moved":\[\],"retuned":\[\],"unchanged":\["bus"\]/,
+    );
     await sub.waitFor(
       'the square camera at 640',
       () =>

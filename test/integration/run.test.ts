@@ -664,7 +664,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     assert.match(daemon.output(), /changes to mqtt need a restart; not applied/);
     assert.match(
       daemon.output(),
-      /"added":\["added"\],"removed":\["drop"\],"restarted":\["change"\],"moved":\[\],"unchanged":\["keep"\]/,
+      /"added":\["added"\],"removed":\["drop"\],"restarted":\["change"\],"moved":\[\],"retuned":\[\],"unchanged":\["keep"\]/,
     );
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0);
