@@ -92,7 +92,6 @@ export class ObjectEvents {
     return this.deps.history;
   }
 
-  /** A camera's objects in view, as its count topics say. */
   /**
    * What tracking made of a result's detections after the camera's filters, in their order
    * (undefined: not the last result tracked, e.g. detection is off). Read by the detections
@@ -103,6 +102,7 @@ export class ObjectEvents {
     return got?.seq === r.seq ? got.tracks : undefined;
   }
 
+  /** A camera's objects in view, as its count topics say. */
   countsOf(camera: string): CountsInView {
     return this.counts.of(camera, own(this.cameras, camera));
   }

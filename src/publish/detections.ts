@@ -36,8 +36,9 @@ export class DetectionsPublisher {
     const cam = own(this.cameras, r.camera);
     if (!cam) return;
     const dets = applyCameraFilters(r.detections, cam);
-    if (!this.gate.due(r.camera, dets, r.ts)) return;
     const tracks = this.deps.tracksOf?.(r);
+    const tracking = tracks ? tracks.map((t) => t.id ?? t.track).join(' ') : '';
+    if (!this.gate.due(r.camera, dets, r.ts, tracking)) return;
     this.mqtt.detection(this.deps.topics.detections(r.camera), {
       camera: r.camera,
       ts: isoTime(r.ts),

@@ -81,17 +81,20 @@ export const SPEED_MIN_SPAN_MS = 600;
 /** An object's recent ground positions in one calibrated zone's plane, and its speed there. */
 export class GroundTrack {
   private samples: { ts: number; at: [number, number] }[] = [];
-  /** Highest speed measured so far, m/s. */
+  /** Highest speed measured so far inside the zone, m/s (outside it the plane is extrapolated). */
   max = 0;
 
   constructor(private readonly plane: Homography) {}
 
-  /** Adds where the object stands at `ts` (picture pixels); returns its speed in m/s, if known. */
-  add(ts: number, foot: Point): number | undefined {
+  /**
+   * Adds where the object stands at `ts` (picture pixels), `inside` the zone or not; returns its
+   * speed in m/s, if known. Only speeds measured inside raise `max`.
+   */
+  add(ts: number, foot: Point, inside = true): number | undefined {
     this.samples.push({ ts, at: project(this.plane, foot) });
     while (this.samples.length > 2 && ts - this.samples[1]!.ts >= SPEED_WINDOW_MS) this.samples.shift();
     const speed = this.speed();
-    if (speed !== undefined) this.max = Math.max(this.max, speed);
+    if (speed !== undefined && inside) this.max = Math.max(this.max, speed);
     return speed;
   }
 

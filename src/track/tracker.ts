@@ -406,7 +406,7 @@ export class Tracker {
       if (!a.ground) continue;
       let g = t.ground.get(z);
       if (!g) t.ground.set(z, (g = new GroundTrack(a.ground)));
-      speeds.set(z, g.add(ts, foot));
+      speeds.set(z, g.add(ts, foot, d.zones.includes(z)));
     }
     const changed = t.presence.update(d.zones, ts, areas, (z) => speeds.get(z));
     const measured = t.presence.current.find((z) => t.ground.has(z));

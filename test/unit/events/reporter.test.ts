@@ -151,10 +151,11 @@ describe('reporter', () => {
       d.map((m) => [m.frame, m.cached]),
       [
         [1, false],
-        [51, false],
-        [101, true],
+        [2, true],
+        [52, true],
+        [102, true],
       ],
-      'the first frame, then a heartbeat every 10 s',
+      'the first frame, the frame that confirmed the person (its detection now has an id), then a heartbeat every 10 s',
     );
     assert.deepEqual(
       out
@@ -168,7 +169,7 @@ describe('reporter', () => {
     );
     r.onResult(result(151, 30_000, [], true));
     assert.deepEqual(
-      parse<DetectionsPayload>(out.of('detection')[3]!.payload).detections,
+      parse<DetectionsPayload>(out.of('detection')[4]!.payload).detections,
       [],
       'gone: at once',
     );

@@ -80,3 +80,22 @@ describe('speed on a calibrated ground plane', () => {
     assert.ok(close(track.max, 10, 1e-9), 'the highest is kept');
   });
 });
+
+describe('speed: readings outside the zone', () => {
+  it('give a speed (for speed_threshold at entry) but never raise the highest', () => {
+    const g = groundPlane(
+      [
+        [0, 0],
+        [100, 0],
+        [100, 100],
+        [0, 100],
+      ],
+      [10, 10, 10, 10],
+    );
+    const track = new GroundTrack(g);
+    let s: number | undefined;
+    for (let ts = 0; ts <= 1000; ts += 200) s = track.add(ts, [ts / 5, 50], false); // 20 m/s, outside
+    assert.ok(s !== undefined && Math.abs(s - 20) < 1e-9);
+    assert.equal(track.max, 0);
+  });
+});
