@@ -37,7 +37,7 @@ async function scene(
   t: Parameters<typeof tempDir>[0],
   cameras: Record<string, unknown>,
   settings: Record<string, unknown> = {},
-): Promise<{ sub: Subscriber; output: () => string }> {
+): Promise<{ sub: Subscriber; url: string; output: () => string }> {
   const dir = await tempDir(t);
   const port = await freePort();
   const { mqtt, ...rest } = settings;
@@ -48,10 +48,11 @@ async function scene(
   });
   const daemon = startDaemon(t, config);
   await waitFor('the daemon to start', () => daemon.output().includes(STARTED), 60_000);
-  const sub = new Subscriber(`mqtt://127.0.0.1:${port}`);
+  const url = `mqtt://127.0.0.1:${port}`;
+  const sub = new Subscriber(url);
   t.after(() => sub.end());
   await sub.retainedDone();
-  return { sub, output: daemon.output };
+  return { sub, url, output: daemon.output };
 }
 
 const eventsOf = (sub: Subscriber, camera: string): EventPayload[] =>
@@ -124,6 +125,173 @@ describe('scene rules end to end (synthetic cameras, fixture model)', () => {
           new Set(shown).size,
           1,
           `${c}: a masked detection is not published either: ${[...new Set(shown)].join(' ')}`,
+        );
+      }
+    },
+  );
+  it(
+    'time in zone: zone_time_s grows to loitering and is on the end; the retained dwell_s grows past 2 and goes back to 0',
+    { timeout: 180_000 },
+    async (t) => {
+      // The square stands at (192, 112) for 6 s out of every 10.
+      const url = `lavfi:${BG}[bg];${square('a')};[bg][a]overlay=x=192:y=112:enable='lt(mod(t,10),6)'`;
+      const { sub, url: broker } = await scene(t, {
+        dwell: {
+          url,
+          fps: FPS,
+          zones: {
+            bench: {
+              points: [
+                [100, 100],
+                [350, 100],
+                [350, 250],
+                [100, 250],
+              ],
+              loiter_s: 2,
+            },
+          },
+        },
+      });
+      const dwellTopic = 'argus/cameras/dwell/zones/bench/bright/dwell_s';
+      const dwell = (): number[] => sub.on(dwellTopic).map((m) => Number(m.payload));
+      /** The first visit seen from its start: its `new`, and all its events once it has ended. */
+      const visit = (): EventPayload[] | undefined => {
+        const all = eventsOf(sub, 'dwell');
+        const first = all.find((e) => e.type === 'new');
+        const own = all.filter((e) => e.id === first?.id);
+        return own.at(-1)?.type === 'end' ? own : undefined;
+      };
+      /** Whether the dwell went past 2 s and back to 0 since the subscriber came. */
+      const backToZero = (): boolean => {
+        const d = dwell();
+        const peak = d.findIndex((v) => v > 2);
+        return peak >= 0 && d.slice(peak).includes(0);
+      };
+      await sub.waitFor('a whole visit, and its dwell back to 0', () => !!visit() && backToZero(), 90_000);
+      const events = visit()!;
+      const story = events
+        .map(
+          (e) =>
+            `${e.type} zones=${e.current_zones.join(',')} loitering=${e.loitering_zones.join(',')} zone_time_s=${JSON.stringify(e.zone_time_s)}`,
+        )
+        .join('\n');
+      t.diagnostic(`one visit:\n${story}`);
+      t.diagnostic(`dwell_s: ${dwell().join(' ')}`);
+      const times = events.map((e) => e.zone_time_s.bench).filter((v) => v !== undefined);
+      assert.ok(
+        times.every((v, i) => i === 0 || v >= times[i - 1]!),
+        `zone_time_s never goes back:\n${story}`,
+      );
+      assert.ok(times.length >= 3 && times.at(-1)! > times[0]!, `zone_time_s grows:\n${story}`);
+      const loitering = events.find((e) => e.loitering_zones.includes('bench'));
+      assert.ok(loitering, `an update says it loiters:\n${story}`);
+      assert.equal(loitering.type, 'update');
+      assert.ok(loitering.zone_time_s.bench! >= 2, `loitering at 2 s or more in the zone:\n${story}`);
+      const end = events.at(-1)!;
+      assert.ok(end.zone_time_s.bench! >= 4, `the end has the whole stay (some 5 s):\n${story}`);
+      assert.ok(end.zone_time_s.bench! <= 6.5, `no more than the square stood there:\n${story}`);
+
+      const d = dwell();
+      const peak = d.findIndex((v) => v > 2);
+      const rise = d.slice(d.lastIndexOf(0, peak), d.indexOf(0, peak));
+      assert.ok(
+        rise.every((v, i) => i === 0 || v > rise[i - 1]!),
+        `dwell_s rises second by second: ${rise.join(' ')}`,
+      );
+      // A subscriber that comes now has the retained 0 (nothing in the zone).
+      const late = new Subscriber(broker, dwellTopic);
+      t.after(() => late.end());
+      await late.retainedDone();
+      assert.deepEqual(
+        late.messages.map((m) => [m.payload, m.retain]),
+        [['0', true]],
+        'retained: 0 once it has left',
+      );
+    },
+  );
+
+  it(
+    "track ids: a detection is tentative on its first frame, then confirmed with its new event's id",
+    { timeout: 180_000 },
+    async (t) => {
+      // The square comes for 4 s every 8 s: the subscriber sees one come from its first frame.
+      const url = `lavfi:${BG}[bg];${square('a')};[bg][a]overlay=x=192:y=112:enable='lt(mod(t,8),4)'`;
+      const { sub } = await scene(t, { ids: { url, fps: FPS } }, EVERY_FRAME);
+      const frames = (): DetectionsPayload[] => sub.json<DetectionsPayload>('argus/cameras/ids/detections');
+      /** Where the square first appears after an empty frame, with 5 frames after it. */
+      const arrival = (): number => {
+        const f = frames();
+        return f.findIndex(
+          (d, i) =>
+            i > 0 && f[i - 1]!.detections.length === 0 && d.detections.length === 1 && i + 5 < f.length,
+        );
+      };
+      await sub.waitFor('the square to come, and five frames of it', () => arrival() >= 0, 60_000);
+      const i = arrival();
+      const seen = frames()
+        .slice(i, i + 6)
+        .map((d) => d.detections[0]);
+      t.diagnostic(`its first detections: ${JSON.stringify(seen)}`);
+      assert.deepEqual(
+        seen.map((d) => d && [d.track, d.id]).slice(0, 1),
+        [['tentative', null]],
+        'min_frames 2: its first frame is tentative',
+      );
+      const id = seen[1]?.id;
+      assert.ok(id, 'then confirmed, with an id');
+      assert.deepEqual(
+        seen.slice(1).map((d) => d && [d.track, d.id]),
+        seen.slice(1).map(() => ['confirmed', id]),
+        'confirmed on every later frame, with the same id',
+      );
+      await sub.waitFor('its new event', () => eventsOf(sub, 'ids').some((e) => e.id === id));
+      const news = eventsOf(sub, 'ids').filter((e) => e.id === id);
+      assert.equal(news[0]!.type, 'new', "the id is its new event's");
+    },
+  );
+
+  it(
+    'speed: a square crossing a calibrated zone at 57.6 km/h is measured within 10 %',
+    { timeout: 180_000 },
+    async (t) => {
+      // 64 px a frame at 5 fps: 320 px/s, on the model's grid at every frame; across the frame
+      // in 2 s, then away for 3 s (its object ends), again every 5 s.
+      const url = `lavfi:${BG}[bg];${square('a')};[bg][a]overlay=x='64*mod(n,25)':y=112`;
+      // The whole frame is 32 m × 24 m of flat ground seen from straight above: 20 px a metre.
+      const truth = (320 / 20) * 3.6;
+      const { sub } = await scene(t, {
+        road: {
+          url,
+          fps: FPS,
+          zones: {
+            road: {
+              points: [
+                [0, 0],
+                [640, 0],
+                [640, 480],
+                [0, 480],
+              ],
+              distances: [32, 24, 32, 24],
+            },
+          },
+        },
+      });
+      const ends = (): EventPayload[] => eventsOf(sub, 'road').filter((e) => e.type === 'end');
+      await sub.waitFor('two crossings to end', () => ends().length >= 2, 90_000);
+      for (const e of ends()) {
+        const own = eventsOf(sub, 'road').filter((x) => x.id === e.id);
+        t.diagnostic(
+          `${e.id}: speeds ${own.map((x) => JSON.stringify(x.speed)).join(' ')}; truth ${truth.toFixed(1)} km/h`,
+        );
+      }
+      for (const e of ends()) {
+        assert.ok(e.speed, `the end has a speed: ${JSON.stringify(e)}`);
+        assert.equal(e.speed.unit, 'km/h');
+        assert.equal(e.speed.zone, 'road');
+        const err = Math.abs(e.speed.max - truth) / truth;
+        assert.ok(
+          err <= 0.1,
+          `max ${e.speed.max} km/h vs ${truth.toFixed(1)}: ${(100 * err).toFixed(1)} % off`,
         );
       }
     },
