@@ -83,6 +83,8 @@ export class GroundTrack {
   private samples: { ts: number; at: [number, number] }[] = [];
   /** Highest speed measured so far inside the zone, m/s (outside it the plane is extrapolated). */
   max = 0;
+  /** Whether a speed has been measured inside the zone. */
+  measured = false;
 
   constructor(private readonly plane: Homography) {}
 
@@ -94,7 +96,10 @@ export class GroundTrack {
     this.samples.push({ ts, at: project(this.plane, foot) });
     while (this.samples.length > 2 && ts - this.samples[1]!.ts >= SPEED_WINDOW_MS) this.samples.shift();
     const speed = this.speed();
-    if (speed !== undefined && inside) this.max = Math.max(this.max, speed);
+    if (speed !== undefined && inside) {
+      this.max = Math.max(this.max, speed);
+      this.measured = true;
+    }
     return speed;
   }
 

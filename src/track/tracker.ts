@@ -378,7 +378,7 @@ export class Tracker {
   private speedOf(t: Track): SpeedReport | null {
     const zone = t.speedZone;
     const g = zone === null ? undefined : t.ground.get(zone);
-    if (zone === null || !g) return null;
+    if (zone === null || !g || !g.measured) return null;
     const unit = this.cfg.speed_unit;
     const round = (mps: number): number => Math.round(mps * SPEED_UNITS[unit] * 10) / 10;
     const now = t.presence.current.includes(zone) ? g.speed() : undefined;
