@@ -114,7 +114,7 @@ export class Daemon {
     });
     const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
       models,
-      cache: new FrameCache(config.cache),
+      cache: new FrameCache(config.cache, (camera) => this.loaded.config.cameras[camera]?.cache_mask),
       clock,
       log: stage('scheduler'),
       // Once the stop is hurried, results in flight are dropped.
@@ -128,12 +128,13 @@ export class Daemon {
       ...sources,
       stats,
       ...{ history, control },
-      counts: (camera) => events.countsOf(camera),
+      ...{ counts: (c) => events.countsOf(c), zoneDwell: (c) => events.dwellOf(c) },
+      lineCounts: () => events.lineCountsNow(),
       cameras: () => this.loaded.config.cameras,
       metrics: createMetrics({ ...sources, broker, latency }),
     });
     // Those that hear of results, statuses and reloads, in order; the latency last.
-    const list = [discovery, control, view, detections, events, statuses, latency];
+    const list = [discovery, control, view, events, detections, statuses, latency];
     const parts = new Parts(list, stage('parts'), clock);
 
     await this.begin('events', parts);

@@ -140,18 +140,23 @@ export function reportingParts(
     ...{ out, topics, clock, modes },
     log: log.child({ stage: 'discovery' }),
   });
+  const events = new ObjectEvents(config.cameras, config.events, {
+    out,
+    topics,
+    clock,
+    log: log.child({ stage: 'events' }),
+    stateDir: config.state_dir,
+    history: deps.history,
+    defaultLabels: () => discovery.defaultLabels(),
+  });
   return {
     discovery,
-    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, { out, topics }),
-    events: new ObjectEvents(config.cameras, config.events, {
-      out,
-      topics,
-      clock,
-      log: log.child({ stage: 'events' }),
-      stateDir: config.state_dir,
-      history: deps.history,
-      defaultLabels: () => discovery.defaultLabels(),
+    // After the events in the parts' order: a result is tracked before its detections are published.
+    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, {
+      ...{ out, topics },
+      tracksOf: (r) => events.tracksOf(r),
     }),
+    events,
     statuses: new CameraStatuses(config.cameras, { ...deps, log: log.child({ stage: 'status' }) }),
     latency: new PublishLatency(config.cameras, clock),
   };

@@ -51,9 +51,12 @@ export function blockHash(rgb: Uint8Array, size: number): BlockHash {
   return out;
 }
 
-/** Number of cells whose brightness differs by more than `threshold` (0..255). */
-export function blockDistance(a: BlockHash, b: BlockHash, threshold: number): number {
+/**
+ * Number of cells whose brightness differs by more than `threshold` (0..255), leaving out the
+ * cells `ignore` marks (a camera's `cache_mask`, see cellMask).
+ */
+export function blockDistance(a: BlockHash, b: BlockHash, threshold: number, ignore?: Uint8Array): number {
   let n = 0;
-  for (let i = 0; i < a.length; i++) if (Math.abs(a[i]! - b[i]!) > threshold) n++;
+  for (let i = 0; i < a.length; i++) if (!ignore?.[i] && Math.abs(a[i]! - b[i]!) > threshold) n++;
   return n;
 }

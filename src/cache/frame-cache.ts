@@ -1,8 +1,22 @@
 import type { Detection, Frame } from '../core/frame.js';
-import { centre, diagonal } from '../core/geometry.js';
+import { centre, diagonal, letterbox, type Letterbox, type Point } from '../core/geometry.js';
 import type { Config } from '../config/index.js';
 import type { CacheAnswer, ResultCache } from '../scheduler/index.js';
 import { blockDistance, blockHash, GRID, type BlockHash } from './block-hash.js';
+import { cellMask, type CellMask } from './cache-mask.js';
+
+/** A camera's `cache_mask` (polygons in source pixels), as the running configuration has it now. */
+export type MaskSource = (camera: string) => readonly (readonly Point[])[] | undefined;
+
+/** A camera's cells to ignore, and what they were computed from. */
+interface MaskEntry {
+  polygons: readonly (readonly Point[])[];
+  grid: string;
+  cells: CellMask | undefined;
+}
+
+const gridKey = (g: Letterbox): string =>
+  [g.srcW, g.srcH, g.dstW, g.dstH, g.innerW, g.innerH, g.padLeft, g.padTop].join(',');
 
 interface Reference {
   hash: BlockHash;
@@ -72,13 +86,24 @@ export function moved(before: readonly Detection[], after: readonly Detection[])
  * A frame is hashed by its thumbnail when it has one (ingest's, from ffmpeg: a pixel per cell of
  * the grid), else by its pixels; once each: a frame looked up on arrival and again when its turn
  * comes (or stored after its analysis) is not hashed twice.
+ *
+ * A camera's `cache_mask` leaves the cells its polygons overlap out of the distance (cellMask): a
+ * swaying tree in a corner of a still scene no longer counts as a change. The masks are read
+ * from `masks` (the running configuration) at each decision, and a camera's cells computed again
+ * whenever its polygons (a reload, a mode) or its frames' geometry change; the stored hashes are
+ * whole, so a new mask applies from the next frame on. Detections inside the mask still count
+ * for the moving rule: an object moving there is analysed, as anywhere.
  */
 export class FrameCache implements ResultCache {
   private refs = new Map<string, Reference>();
   private hashes = new WeakMap<Frame, BlockHash>();
+  private masks = new Map<string, MaskEntry>();
 
   // picture_threshold is ingest's: what ffmpeg sends.
-  constructor(private readonly cfg: Omit<Config['cache'], 'picture_threshold'>) {}
+  constructor(
+    private readonly cfg: Omit<Config['cache'], 'picture_threshold'>,
+    private readonly maskOf: MaskSource = () => undefined,
+  ) {}
 
   get enabled(): boolean {
     return this.cfg.enabled;
@@ -93,6 +118,24 @@ export class FrameCache implements ResultCache {
     return h;
   }
 
+  /** The cells of `frame`'s hash its camera's `cache_mask` covers, if any. */
+  private ignored(frame: Frame): CellMask | undefined {
+    const polygons = this.maskOf(frame.camera);
+    if (!polygons?.length) {
+      this.masks.delete(frame.camera);
+      return undefined;
+    }
+    // A thumbnail is letterboxed at its own size (see cellMask).
+    const g = frame.thumb ? letterbox(frame.geometry.srcW, frame.geometry.srcH, GRID) : frame.geometry;
+    const grid = gridKey(g);
+    let m = this.masks.get(frame.camera);
+    if (!m || m.polygons !== polygons || m.grid !== grid) {
+      m = { polygons, grid, cells: cellMask(polygons, g) };
+      this.masks.set(frame.camera, m);
+    }
+    return m.cells;
+  }
+
   /** Whether `frame` may reuse its camera's last result, and why not. */
   decide(frame: Frame): CacheDecision {
     const c = this.cfg;
@@ -105,7 +148,7 @@ export class FrameCache implements ResultCache {
     // A frame captured before the reference (a batch that finished out of order).
     if (age < 0) return { hit: false, reason: 'older' };
     if (ref.moving && c.analyse_moving) return { hit: false, reason: 'moving' };
-    const distance = blockDistance(this.hash(frame), ref.hash, c.cell_threshold);
+    const distance = blockDistance(this.hash(frame), ref.hash, c.cell_threshold, this.ignored(frame));
     if (distance > c.max_distance) return { hit: false, reason: 'changed', distance };
     const refresh = age > c.max_age_s * 1000;
     return { hit: true, detections: ref.detections, distance, age, samePixels: false, refresh };
@@ -133,5 +176,6 @@ export class FrameCache implements ResultCache {
 
   forget(camera: string): void {
     this.refs.delete(camera);
+    this.masks.delete(camera);
   }
 }

@@ -420,10 +420,24 @@ function polygonArea(points: readonly (readonly [number, number])[]): number {
   return Math.abs(twice) / 2;
 }
 
+/** A polygon in source pixels: at least three points that enclose some area. */
+const polygon = z
+  .array(point)
+  .min(3)
+  .max(LIMITS.points)
+  .refine((p) => p.length < 3 || polygonArea(p) > 0, {
+    message: 'the points enclose no area (they are all on one line): no object could ever be inside',
+  });
+
+/** Masks: polygons in source pixels (a detection whose box's bottom centre is inside one is dropped). */
+const masks = z.array(polygon).max(LIMITS.zones).default([]);
+
 const labelFilter = z.strictObject({
   min_score: z.number().min(0).max(1).default(0),
   /** In source pixels². */
   min_area: z.number().min(0).default(0),
+  /** Polygons where this label is dropped before tracking (a car on a poster, a person on a TV). */
+  mask: masks,
 });
 
 /** The settings a camera can be switched to at run time (control topics, modes, PUT /api/control). */
@@ -454,24 +468,55 @@ const camera = z
         /** Labels to report; absent means all. */
         track: z.array(topicLevel).min(1).optional(),
         filters: namedMap(labelFilter, { max: LIMITS.filters, what: 'filters' }),
+        /** Polygons where every label is dropped before tracking. */
+        mask: masks,
       })
       .prefault({}),
+    /**
+     * Polygons the frame cache ignores when it decides whether a frame looks like the last one
+     * analysed (a swaying tree, a flag, a fountain, a clock). Detections there are still reported.
+     */
+    cache_mask: masks,
     zones: namedMap(
-      z.strictObject({
-        /** Polygon in source pixels, at least three points. */
-        points: z
-          .array(point)
-          .min(3)
-          .max(LIMITS.points)
-          .refine((p) => p.length < 3 || polygonArea(p) > 0, {
-            message: 'the points enclose no area (they are all on one line): no object could ever be inside',
-          }),
-        objects: z.array(topicLevel).min(1).optional(),
-        /** An object in the zone this long is loitering: one `update` event says so. */
-        loiter_s: z.number().positive().max(86400).optional(),
-        /** Off: the zone counts nothing and events do not name it. */
-        enabled: z.boolean().default(true),
-      }),
+      z
+        .strictObject({
+          /** Polygon in source pixels, at least three points. */
+          points: polygon,
+          objects: z.array(topicLevel).min(1).optional(),
+          /** An object in the zone this long is loitering: one `update` event says so. */
+          loiter_s: z.number().positive().max(86400).optional(),
+          /** Off: the zone counts nothing and events do not name it. */
+          enabled: z.boolean().default(true),
+          /**
+           * What must be inside: the box's bottom centre (where it stands), its centre, or any
+           * part of the box (`any`: the box overlaps the polygon).
+           */
+          anchor: z.enum(['bottom_center', 'center', 'any']).default('bottom_center'),
+          /** Consecutive analysed frames an object must be inside before it has entered (box jitter at the edge). */
+          inertia: int().min(1).max(100).default(3),
+          /**
+           * The real lengths, in metres, of the zone's four sides (points 1→2, 2→3, 3→4, 4→1): the
+           * zone is then a calibrated patch of flat ground and objects in it get a speed.
+           */
+          distances: z
+            .tuple([
+              z.number().positive(),
+              z.number().positive(),
+              z.number().positive(),
+              z.number().positive(),
+            ])
+            .optional(),
+          /** With distances: an object enters the zone only faster than this (in events.speed_unit). */
+          speed_threshold: z.number().positive().optional(),
+        })
+        .refine((zn) => !zn.distances || zn.points.length === 4, {
+          message: 'distances needs a zone of exactly four points (one length per side)',
+          path: ['distances'],
+        })
+        .refine((zn) => zn.speed_threshold === undefined || zn.distances !== undefined, {
+          message: 'speed_threshold needs distances (a calibrated zone)',
+          path: ['speed_threshold'],
+        }),
       { max: LIMITS.zones, what: 'zones' },
     ),
     lines: namedMap(
@@ -522,6 +567,8 @@ const events = z
   .strictObject({
     /** Frames an object must be matched in before its `new` event. */
     min_frames: int().min(1).max(100).default(2),
+    /** The unit of `speed` in events and of zones' `speed_threshold`. */
+    speed_unit: z.enum(['km/h', 'mph', 'm/s']).default('km/h'),
     /** An object unseen for more than this ends: its track is kept, predicted on, this long. */
     end_after_s: z.number().min(0.1).max(3600).default(3),
     /** Detections scoring at least this start tracks; lower ones only keep existing tracks. */

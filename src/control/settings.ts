@@ -50,7 +50,7 @@ function areaOf(key: string): Area | undefined {
 /** The key's value in a camera's config; undefined when the camera has no such key (a zone gone). */
 export function readKey(cam: CameraConfig, key: string): SettingValue | undefined {
   const area = areaOf(key);
-  if (area) return own(cam[area.kind], area.name)?.enabled;
+  if (area) return own<{ enabled: boolean }>(cam[area.kind], area.name)?.enabled;
   if ((SWITCHES as readonly string[]).includes(key)) return cam[key as Switch];
   if ((NUMBERS as readonly string[]).includes(key)) return cam[key as NumberKey];
   return undefined;

@@ -12,7 +12,9 @@ export interface CountsInView {
   zones: Record<string, Record<string, number>>;
 }
 
-type CountTopic = Topic<'count' | 'countActive' | 'zoneCount' | 'zoneCountActive'>;
+type CountTopic = Topic<'count' | 'countActive' | 'zoneCount' | 'zoneCountActive' | 'zoneDwell'>;
+/** A count's topics: in view, active, and for a zone's count the longest dwell. */
+type CountTopics = [inView: CountTopic, active: CountTopic, dwell?: CountTopic];
 
 /** Each count of a camera's counts: by label (no zone), then by zone and label. */
 function* eachCount(
@@ -68,15 +70,15 @@ export class InViewCounts {
   }
 
   /** A count's two topics, in view and active: the camera's, or with `zone` that zone's. */
-  private countTopics(
-    camera: string,
-    label: string,
-    zone?: string,
-  ): [inView: CountTopic, active: CountTopic] {
+  private countTopics(camera: string, label: string, zone?: string): CountTopics {
     const t = this.topics;
     return zone === undefined
       ? [t.count(camera, label), t.countActive(camera, label)]
-      : [t.zoneCount(camera, zone, label), t.zoneCountActive(camera, zone, label)];
+      : [
+          t.zoneCount(camera, zone, label),
+          t.zoneCountActive(camera, zone, label),
+          t.zoneDwell(camera, zone, label),
+        ];
   }
 
   /**
@@ -99,16 +101,17 @@ export class InViewCounts {
     const out = start.labels.flatMap((label) => this.countTopics(camera, label));
     for (const [zone, labels] of start.zones)
       for (const label of labels) out.push(...this.countTopics(camera, label, zone));
-    return out;
+    return out.filter((t): t is CountTopic => t !== undefined);
   }
 
   /** The count topics whose last published value is not 0. */
   private countedTopics(camera: string): Set<string> {
     const out = new Set<string>();
     for (const [label, c, zone] of eachCount(this.counts.get(camera))) {
-      const [inView, active] = this.countTopics(camera, label, zone);
+      const [inView, active, dwell] = this.countTopics(camera, label, zone);
       if (c.inView) out.add(inView);
       if (c.active) out.add(active);
+      if (dwell && c.inView) out.add(dwell);
     }
     return out;
   }
@@ -130,15 +133,16 @@ export class InViewCounts {
   private publishChanged(
     before: ReadonlyMap<string, Count> = new Map(),
     now: ReadonlyMap<string, Count> = new Map(),
-    topicsOf: (label: string) => [inView: CountTopic, active: CountTopic],
+    topicsOf: (label: string) => CountTopics,
   ): void {
     const zero: Count = { inView: 0, active: 0 };
     for (const label of new Set([...before.keys(), ...now.keys()])) {
       const n = now.get(label) ?? zero;
       const b = before.get(label) ?? zero;
-      const [inView, active] = topicsOf(label);
+      const [inView, active, dwell] = topicsOf(label);
       if (n.inView !== b.inView) this.mqtt.state(inView, n.inView);
       if (n.active !== b.active) this.mqtt.state(active, n.active);
+      if (dwell && (n.dwellS ?? 0) !== (b.dwellS ?? 0)) this.mqtt.state(dwell, n.dwellS ?? 0);
     }
   }
 }

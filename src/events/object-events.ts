@@ -5,7 +5,17 @@ import { namedRecord, own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { Publisher, type EventPayload, type Output, type Topics } from '../publish/index.js';
-import { applyCameraFilters, Tracker, type TrackerAreas, type TrackerEvent } from '../track/index.js';
+import {
+  applyCameraFilters,
+  groundPlane,
+  SPEED_UNITS,
+  Tracker,
+  type DetectionTrack,
+  type SpeedUnit,
+  type TrackerAreas,
+  type TrackerEvent,
+  type ZoneArea,
+} from '../track/index.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
 import { LineCounts, type LineCount } from './line-counts.js';
@@ -28,16 +38,21 @@ export interface ObjectEventsDeps {
 }
 
 /** A camera's enabled zones with `loiter_s`, and its enabled lines, for its tracker. */
-function areasOf(cam: CameraConfig | undefined): TrackerAreas {
-  const zones = Object.entries(cam?.zones ?? {}).filter(([, z]) => z.enabled);
+function areasOf(cam: CameraConfig | undefined, speedUnit: SpeedUnit): TrackerAreas {
+  const zones = namedRecord<ZoneArea>();
+  for (const [name, z] of Object.entries(cam?.zones ?? {}))
+    if (z.enabled)
+      zones[name] = {
+        inertia: z.inertia,
+        ...(z.loiter_s === undefined ? {} : { loiterS: z.loiter_s }),
+        ...(z.distances ? { ground: groundPlane(z.points, z.distances) } : {}),
+        ...(z.speed_threshold === undefined
+          ? {}
+          : { speedThreshold: z.speed_threshold / SPEED_UNITS[speedUnit] }),
+      };
   const lines = namedRecord<CameraConfig['lines'][string]>();
   for (const [name, l] of Object.entries(cam?.lines ?? {})) if (l.enabled) lines[name] = l;
-  return {
-    loiterS: Object.fromEntries(
-      zones.flatMap(([name, z]) => (z.loiter_s === undefined ? [] : [[name, z.loiter_s]])),
-    ),
-    lines,
-  };
+  return { zones, lines };
 }
 
 /** Whether a camera's frames are analysed: it runs and its detection is on. */
@@ -56,6 +71,7 @@ export class ObjectEvents {
   private timer: Timer | null = null;
   private readonly mqtt: Publisher;
   private readonly lineCounts: LineCounts;
+  private readonly identified = new Map<string, { seq: number; tracks: readonly DetectionTrack[] }>();
   private readonly snapshots: Snapshots;
   private readonly counts: InViewCounts;
 
@@ -76,9 +92,32 @@ export class ObjectEvents {
     return this.deps.history;
   }
 
+  /**
+   * What tracking made of a result's detections after the camera's filters, in their order
+   * (undefined: not the last result tracked, e.g. detection is off). Read by the detections
+   * topic, which hears of each result after this part.
+   */
+  tracksOf(r: Pick<Result, 'camera' | 'seq'>): readonly DetectionTrack[] | undefined {
+    const got = this.identified.get(r.camera);
+    return got?.seq === r.seq ? got.tracks : undefined;
+  }
+
   /** A camera's objects in view, as its count topics say. */
   countsOf(camera: string): CountsInView {
     return this.counts.of(camera, own(this.cameras, camera));
+  }
+
+  /** Every line's counts now, as their retained topics say. */
+  lineCountsNow(): LineCount[] {
+    return this.lineCounts.all(this.cameras);
+  }
+
+  /** Per zone of a camera, whole seconds the longest present object has been in it (none there: absent). */
+  dwellOf(camera: string): Record<string, number> {
+    const out = namedRecord<number>();
+    for (const [zone, labels] of this.trackers.get(camera)?.counts().zones ?? [])
+      for (const c of labels.values()) out[zone] = Math.max(out[zone] ?? 0, c.dwellS ?? 0);
+    return out;
   }
 
   /**
@@ -100,7 +139,7 @@ export class ObjectEvents {
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      t = new Tracker(camera, this.events, areasOf(own(this.cameras, camera)));
+      t = new Tracker(camera, this.events, areasOf(own(this.cameras, camera), this.events.speed_unit));
       this.trackers.set(camera, t);
     }
     return t;
@@ -111,7 +150,9 @@ export class ObjectEvents {
     // A frame answered just after detection was switched off is not an event.
     if (!cam || !detecting(cam)) return;
     const tracker = this.tracker(r.camera);
-    const events = tracker.update(applyCameraFilters(r.detections, cam), r.ts, r.detections);
+    const dets = applyCameraFilters(r.detections, cam);
+    const events = tracker.update(dets, r.ts, r.detections);
+    this.identified.set(r.camera, { seq: r.seq, tracks: tracker.identify(dets) });
     if (cam.snapshots) this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
     this.emit(events);
     this.counts.publish(r.camera, tracker.counts());
@@ -134,7 +175,7 @@ export class ObjectEvents {
         this.publishLineCount({ camera, line, label, direction, count });
         continue;
       }
-      const { startTs, endTs, currentZones, enteredZones, loiteringZones, ...rest } = e;
+      const { startTs, endTs, currentZones, enteredZones, loiteringZones, zoneTimes, ...rest } = e;
       const payload: EventPayload = {
         ...rest,
         start_ts: isoTime(startTs),
@@ -142,6 +183,7 @@ export class ObjectEvents {
         current_zones: currentZones,
         entered_zones: enteredZones,
         loitering_zones: loiteringZones,
+        zone_time_s: zoneTimes,
         snapshot: this.snapshots.onEvent(e),
       };
       this.mqtt.event(this.deps.topics.events, payload);
@@ -188,7 +230,7 @@ export class ObjectEvents {
       // now, as a removed camera's do.
       const cam = own(cameras, camera);
       if (detecting(cam)) {
-        t.setAreas(areasOf(cam));
+        t.setAreas(areasOf(cam, this.events.speed_unit));
         continue;
       }
       this.emit(t.endAll());

@@ -1,6 +1,9 @@
+import { lineArrow, toShown } from './overlay.js';
+
 /**
  * The page at `/`: every camera's latest annotated frame with its state (and, when it is not
- * streaming, why), fps and the objects in view, and its runtime settings to flip (switches,
+ * streaming, why), fps and the objects in view, its zones, lines and masks drawn over the frame
+ * (an SVG overlay: the JPEG stays as the API serves it), its lines' counts, and its runtime settings to flip (switches,
  * fps, priority, a line's reset; the mode in the header); beside them the event history, newest
  * first, with thumbnails, updated every two seconds; an event's snapshot opens on a click. It
  * reads only the routes of docs/http.md, so it shows what MQTT says: the cameras' filters have
@@ -49,6 +52,19 @@ export const LIVE_PAGE = `<!doctype html>
   .controls { display: flex; flex-wrap: wrap; gap: .2rem .8rem; margin: .4rem 0 0; font-size: .9rem; }
   .controls input[type=number] { width: 3.5rem; }
   #control-msg { color: #e77; font-size: .85rem; }
+  .frame { position: relative; }
+  .overlay { position: absolute; left: 0; top: 0; width: 100%; height: 100%; pointer-events: none; overflow: visible; font: 12px system-ui, sans-serif; }
+  .overlay text { fill: #fff; stroke: #000; stroke-width: 3px; paint-order: stroke; }
+  .overlay [data-kind=zone] polygon { stroke: #3cf; stroke-width: 2; fill: rgba(51, 204, 255, .18); }
+  .overlay [data-kind=zone].off polygon { stroke-dasharray: 5 4; fill: none; }
+  .overlay [data-kind=mask] polygon { stroke: #bbb; stroke-width: 1.5; }
+  .overlay [data-kind=cache_mask] polygon { stroke: #e4f; stroke-width: 2; stroke-dasharray: 2 3; fill: rgba(238, 68, 255, .1); }
+  .overlay [data-kind=line] line { stroke: #fd0; stroke-width: 3; }
+  .overlay [data-kind=line].off line { stroke-dasharray: 6 4; }
+  .overlay [data-kind=line] polygon { fill: #fd0; }
+  .counts li .tracked { color: #bbb; }
+  .lines { display: flex; flex-wrap: wrap; gap: .3rem; margin: .3rem 0 0; padding: 0; list-style: none; }
+  .lines li { background: #3a3420; border-radius: 3px; padding: 0 .4rem; }
 </style>
 </head>
 <body>
@@ -91,6 +107,12 @@ async function json(path) {
   return res.json();
 }
 
+const SVG = 'http://www.w3.org/2000/svg';
+const has = (o, k) => o !== null && typeof o === 'object' && Object.prototype.hasOwnProperty.call(o, k);
+const num = (o, k) => (has(o, k) ? o[k] : 0);
+const union = (...objs) => [...new Set(objs.flatMap((o) => Object.keys(o)))];
+let cardIds = 0;
+
 function card(name) {
   let c = cards.get(name);
   if (c) return c;
@@ -100,20 +122,25 @@ function card(name) {
   img.alt = name + ', latest frame';
   img.hidden = true;
   const noframe = el('div', 'noframe', 'no frame yet');
+  const overlay = document.createElementNS(SVG, 'svg');
+  overlay.setAttribute('class', 'overlay');
+  overlay.setAttribute('aria-label', 'zones, lines and masks');
   const cap = el('figcaption');
   const why = el('p', 'why');
   const counts = el('ul', 'counts');
-  counts.setAttribute('aria-label', 'objects in view');
+  counts.setAttribute('aria-label', 'objects in the frame shown');
+  const lines = el('ul', 'lines');
+  lines.setAttribute('aria-label', 'line counts');
   const frame = el('div', 'frame');
-  frame.append(img, noframe);
+  frame.append(img, overlay, noframe);
   const controls = el('div', 'controls');
   controls.setAttribute('aria-label', 'settings');
-  fig.append(frame, cap, why, counts, controls);
+  fig.append(frame, cap, why, counts, lines, controls);
   $('cameras').append(fig);
   const opt = el('option', '', name);
   opt.value = name;
   $('camera-filter').append(opt);
-  c = { fig, img, noframe, cap, why, counts, controls, opt, shown: '', keys: '' };
+  c = { fig, img, overlay, noframe, cap, why, counts, lines, controls, opt, shown: '', keys: '', boxes: null, id: ++cardIds };
   cards.set(name, c);
   return c;
 }
@@ -126,11 +153,143 @@ function dropCard(name) {
   cards.delete(name);
 }
 
-function chip(list, text, n) {
-  list.append(el('li', n > 0 ? 'seen' : '', text + ' ' + n));
+/**
+ * A count chip: the boxes of this label in the frame shown (so it agrees with what the eye
+ * counts), and the tracker's count (the count topic's) beside it when that differs: an object
+ * counts there once confirmed (min_frames), and for a moment after it was last seen.
+ */
+function chip(list, text, n, tracked) {
+  const li = el('li', n > 0 ? 'seen' : '', text + ' ' + n);
+  li.dataset.boxes = n;
+  li.dataset.tracked = tracked;
+  if (tracked !== n) li.append(el('span', 'tracked', ' · ' + tracked + ' tracked'));
+  list.append(li);
 }
 
-function showCamera(cam) {
+function showCounts(c, cam) {
+  const boxes = c.boxes || { labels: {}, zones: {} };
+  const tracked = cam.counts;
+  c.counts.replaceChildren();
+  for (const label of union(tracked.labels, boxes.labels))
+    chip(c.counts, label, num(boxes.labels, label), num(tracked.labels, label));
+  for (const zone of union(tracked.zones, boxes.zones, cam.zone_dwell_s)) {
+    const inBoxes = has(boxes.zones, zone) ? boxes.zones[zone] : {};
+    const inTracked = has(tracked.zones, zone) ? tracked.zones[zone] : {};
+    for (const label of union(inTracked, inBoxes))
+      chip(c.counts, zone + ': ' + label, num(inBoxes, label), num(inTracked, label));
+    // Time in zone: shown once the view's source gives it (zone_dwell_s).
+    if (has(cam.zone_dwell_s, zone)) {
+      const li = el('li', 'dwell', zone + ': longest ' + Math.round(cam.zone_dwell_s[zone]) + ' s');
+      li.dataset.zone = zone;
+      c.counts.append(li);
+    }
+  }
+  c.lines.replaceChildren();
+  for (const [name, l] of Object.entries(cam.geometry.lines)) {
+    const li = el('li', '', name + ': ' + l.directions.map((d) => d + ' ' + lineTotal(cam, name, d)).join(' · '));
+    li.dataset.line = name;
+    c.lines.append(li);
+  }
+  c.lines.hidden = c.lines.children.length === 0;
+}
+
+/** A line's crossings in one direction, all labels together. */
+function lineTotal(cam, line, direction) {
+  const byLabel = has(cam.line_counts, line) ? cam.line_counts[line] : {};
+  return Object.values(byLabel).reduce((n, byDir) => n + num(byDir, direction), 0);
+}
+
+${toShown.toString()}
+${lineArrow.toString()}
+
+function svg(tag, attrs, parent) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  parent.append(e);
+  return e;
+}
+
+function svgText(parent, text, x, y, attrs) {
+  svg('text', { x: x.toFixed(1), y: y.toFixed(1), ...attrs }, parent).textContent = text;
+}
+
+const pointList = (pts) => pts.map((p) => p[0].toFixed(1) + ',' + p[1].toFixed(1)).join(' ');
+/** The topmost point (then leftmost): where a shape's name goes. */
+const topPoint = (pts) => pts.reduce((a, b) => (b[1] < a[1] || (b[1] === a[1] && b[0] < a[0]) ? b : a));
+
+/**
+ * The camera's geometry over its frame, in pixels of the image as shown (overlay.ts): object
+ * masks hatched, cache masks dotted magenta, zones cyan with a translucent fill (dashed when
+ * off), lines yellow with an arrow per direction, its name and count. Redrawn at each refresh;
+ * a resize in between stretches it (viewBox) until then.
+ */
+function drawOverlay(c, cam) {
+  const geo = cam.geometry;
+  const shown = { width: c.img.clientWidth, height: c.img.clientHeight };
+  const o = c.overlay;
+  o.replaceChildren();
+  const off = !cam.has_frame || !geo.width || !geo.height || !shown.width || !shown.height;
+  o.style.display = off ? 'none' : '';
+  if (off) return;
+  o.setAttribute('viewBox', '0 0 ' + shown.width + ' ' + shown.height);
+  o.setAttribute('preserveAspectRatio', 'none');
+  const map = (pts) => toShown(pts, { width: geo.width, height: geo.height }, shown);
+  // A name's start, moved left when it would run past the image's right edge (12 px glyphs under 7 px wide).
+  const inside = (x, text) => Math.max(2, Math.min(x, shown.width - text.length * 7 - 2));
+  const hatch = 'argus-hatch-' + c.id;
+  const pattern = svg('pattern', { id: hatch, width: 8, height: 8, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, svg('defs', {}, o));
+  svg('rect', { width: 8, height: 8, fill: 'rgba(0, 0, 0, .55)' }, pattern);
+  svg('line', { x1: 0, y1: 0, x2: 0, y2: 8, stroke: 'rgba(220, 220, 220, .8)', 'stroke-width': 2 }, pattern);
+  const shape = (kind, name, pts, attrs) => {
+    const g = svg('g', { 'data-kind': kind, 'data-name': name }, o);
+    const p = map(pts);
+    svg('polygon', { points: pointList(p), 'data-name': name, ...attrs }, g);
+    const t = topPoint(p);
+    svgText(g, name, inside(t[0] + 3, name), t[1] + 14);
+    return g;
+  };
+  const perLabel = new Map();
+  for (const m of geo.masks) {
+    const key = m.label === null ? '' : m.label + ' ';
+    perLabel.set(key, (perLabel.get(key) || 0) + 1);
+    const g = shape('mask', key + 'mask ' + perLabel.get(key), m.points, { fill: 'url(#' + hatch + ')' });
+    if (m.label !== null) g.dataset.label = m.label;
+  }
+  geo.cache_mask.forEach((pts, i) => shape('cache_mask', 'cache mask ' + (i + 1), pts, {}));
+  for (const [name, z] of Object.entries(geo.zones)) {
+    const g = shape('zone', name, z.points, {});
+    if (!z.enabled) g.classList.add('off');
+  }
+  for (const [name, l] of Object.entries(geo.lines)) {
+    const g = svg('g', { 'data-kind': 'line', 'data-name': name }, o);
+    if (!l.enabled) g.classList.add('off');
+    const [a, b] = map(l.points);
+    svg('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1], 'data-name': name }, g);
+    const { mid, normal } = lineArrow(a, b);
+    const along = [normal[1], -normal[0]];
+    // A and B just inside the line's ends, the name a quarter of the way along, on the left side.
+    const end = (p, s, text) => svgText(g, text, inside(p[0] + along[0] * 10 * s - 4 - normal[0] * 10, text), p[1] + along[1] * 10 * s - normal[1] * 10 + 4);
+    end(a, 1, 'A');
+    end(b, -1, 'B');
+    svgText(g, name, inside((3 * a[0] + b[0]) / 4 - normal[0] * 12, name), (3 * a[1] + b[1]) / 4 - normal[1] * 12 + 4);
+    // The first direction is crossing to the right of A→B (normal), the second back; each
+    // arrow starts a little aside of the midpoint so the two do not overlap.
+    l.directions.forEach((direction, k) => {
+      const s = k === 0 ? 1 : -1;
+      const n = [normal[0] * s, normal[1] * s];
+      const from = [mid[0] + along[0] * 10 * s, mid[1] + along[1] * 10 * s];
+      const tip = [from[0] + n[0] * 24, from[1] + n[1] * 24];
+      const total = lineTotal(cam, name, direction);
+      const d = svg('g', { 'data-direction': direction, 'data-count': total }, g);
+      svg('line', { x1: from[0], y1: from[1], x2: tip[0] - n[0] * 6, y2: tip[1] - n[1] * 6 }, d);
+      const head = [tip, [tip[0] - n[0] * 8 + n[1] * 5, tip[1] - n[1] * 8 - n[0] * 5], [tip[0] - n[0] * 8 - n[1] * 5, tip[1] - n[1] * 8 + n[0] * 5]];
+      svg('polygon', { points: pointList(head) }, d);
+      svgText(d, direction + ' ' + total, tip[0] + n[0] * 10, tip[1] + n[1] * 10 + 4, { 'text-anchor': 'middle' });
+    });
+  }
+}
+
+async function showCamera(cam) {
   const c = card(cam.camera);
   c.cap.replaceChildren(
     el('b', '', cam.camera + ' '),
@@ -140,27 +299,36 @@ function showCamera(cam) {
   const err = cam.state !== 'streaming' && cam.last_error;
   c.why.hidden = !err;
   c.why.textContent = err ? err.cause + ': ' + err.message : '';
-  c.counts.replaceChildren();
-  for (const [label, n] of Object.entries(cam.counts.labels)) chip(c.counts, label, n);
-  for (const [zone, labels] of Object.entries(cam.counts.zones))
-    for (const [label, n] of Object.entries(labels)) chip(c.counts, zone + ': ' + label, n);
   c.img.hidden = !cam.has_frame;
   c.noframe.hidden = cam.has_frame;
-  if (cam.has_frame) return frame(cam.camera, c, cam.last_frame_ts);
+  if (!cam.has_frame) c.boxes = null;
+  try {
+    // Fetched again when the frame or what it shows (the filters, detection off) changed.
+    if (cam.has_frame) await frame(cam.camera, c, cam.last_frame_ts + ' ' + JSON.stringify(cam.detections));
+  } finally {
+    // The chips count the boxes of the frame shown, even when a newer one failed to load.
+    if (cards.get(cam.camera) === c) {
+      showCounts(c, cam);
+      drawOverlay(c, cam);
+    }
+  }
 }
 
 // The next frame is fetched and decoded off screen, then takes the shown one's place: no
 // flicker, and a frame that fails to load leaves the last one up. A frame already shown at
-// this width is not fetched again.
-async function frame(name, c, ts) {
+// this width is not fetched again. Its answer says what boxes are drawn on it (X-Argus-Boxes):
+// the count chips show those, never the boxes of another frame.
+async function frame(name, c, what) {
   // Drawn for the width it is shown at, so its labels read at their size.
   const width = Math.min(1920, Math.max(64, Math.round(c.fig.clientWidth - 16)));
-  const key = ts + ' ' + width;
+  const key = what + ' ' + width;
   if (c.shown === key) return;
   const res = await fetch('/api/cameras/' + encodeURIComponent(name) + '/latest.jpg?width=' + width);
   if (!res.ok) throw new Error('the frame of ' + name + ' answered ' + res.status);
+  const boxes = JSON.parse(res.headers.get('X-Argus-Boxes') || '{"labels":{},"zones":{}}');
   const next = el('img');
   next.alt = c.img.alt;
+  next.dataset.ts = res.headers.get('X-Argus-Frame-Ts') || '';
   next.src = URL.createObjectURL(await res.blob());
   try {
     await next.decode();
@@ -173,6 +341,7 @@ async function frame(name, c, ts) {
   c.img.replaceWith(next);
   c.img = next;
   c.shown = key;
+  c.boxes = boxes;
 }
 
 // The snapshot is replaced while the object stays in view: fetched again when its time changes,

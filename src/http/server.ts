@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errorMessage } from '../core/errors.js';
+import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
 import { InferenceService, type ServedModel } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
@@ -10,6 +11,7 @@ import { LIVE_PAGE } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
 import { argusVersion } from '../version.js';
 import { HttpError } from './errors.js';
+import { asciiJson, type BoxCounts } from './geometry.js';
 import { readBody, readImageUpload } from './upload.js';
 import {
   changeRequest,
@@ -29,6 +31,13 @@ export interface Health {
   cameras: Record<string, string>;
 }
 
+/** A camera's latest frame as latest.jpg answers it: the JPEG, its time, and the boxes drawn on it, counted. */
+export interface LatestFrame {
+  jpeg: Buffer;
+  ts: number;
+  boxes: BoxCounts;
+}
+
 /** What the HTTP API reads from the running daemon. */
 export interface HttpSource {
   health(): Health;
@@ -38,7 +47,7 @@ export interface HttpSource {
   /** Names of the models running. */
   modelNames(): string[];
   /** The camera's latest frame with its detections drawn, scaled to `width` when given. */
-  latestJpeg(camera: string, width?: number): Promise<Buffer | undefined>;
+  latestJpeg(camera: string, width?: number): Promise<LatestFrame | undefined>;
   metrics(): Promise<{ contentType: string; body: string }>;
   /** Runs one image through the scheduler, on `model`; rejects with HttpError. */
   detect(image: Buffer, name: string, model: string): Promise<unknown>;
@@ -151,10 +160,13 @@ export class HttpServer {
       // Only configured names are looked up: nothing from the URL reaches a file path.
       if (!this.source.cameraNames().includes(name))
         return send(res, 404, 'text/plain; charset=utf-8', 'no such camera\n');
-      const jpeg = await this.source.latestJpeg(name, displayWidth(req));
-      if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no analysed frame yet\n');
+      const frame = await this.source.latestJpeg(name, displayWidth(req));
+      if (!frame) return send(res, 404, 'text/plain; charset=utf-8', 'no analysed frame yet\n');
       res.setHeader('Cache-Control', 'no-store');
-      return send(res, 200, 'image/jpeg', jpeg);
+      // What is drawn on this very JPEG: the page's count chips agree with its boxes.
+      res.setHeader('X-Argus-Frame-Ts', isoTime(frame.ts));
+      res.setHeader('X-Argus-Boxes', asciiJson(frame.boxes));
+      return send(res, 200, 'image/jpeg', frame.jpeg);
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
   }

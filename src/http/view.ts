@@ -14,7 +14,8 @@ import { applyCameraFilters, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
 import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
-import type { Health, HttpSource } from './server.js';
+import { boxCounts, cameraGeometry, type BoxCounts, type CameraGeometry } from './geometry.js';
+import type { Health, HttpSource, LatestFrame } from './server.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {
@@ -33,12 +34,28 @@ export interface ViewSources extends StatsSources {
   };
   stats: { rates(sched?: SchedulerStats): Record<string, CameraRates> };
   metrics: Registry;
-  /** A camera's objects in view, as its count topics say (the reporter's). */
+  /** A camera's objects in view, as its count topics say (the tracker's, through the reporter). */
   counts?: (camera: string) => CountsInView;
+  /** Every line's cumulative crossing counts, as the line count topics say. */
+  lineCounts?: () => readonly LineCountRow[];
+  /**
+   * Per zone of a camera, the longest an object now in it has been there (s). The page shows it
+   * beside the zone's counts; absent (the tracker keeps no time in zone yet), nothing is shown.
+   */
+  zoneDwell?: (camera: string) => Record<string, number>;
   /** The event history; absent, GET /api/events answers an empty list. */
   history?: Pick<EventStore, 'list' | 'has' | 'snapshot'> | undefined;
   /** Runtime settings (GET and PUT /api/control...); absent in tools and tests without it. */
   control?: Pick<Control, 'enabled' | 'view' | 'change'> | undefined;
+}
+
+/** One line count: crossings of `line` by `label` in `direction`, on `camera`. */
+export interface LineCountRow {
+  camera: string;
+  line: string;
+  label: string;
+  direction: string;
+  count: number;
 }
 
 /** A camera as GET /api/cameras answers it (docs/http.md). */
@@ -62,7 +79,33 @@ export interface CameraView {
   last_frame_ts: string | null;
   cached: boolean;
   detections: ZonedDetection[];
+  /** `detections` counted by label, and by zone and label: what the count chips show. */
+  boxes: BoxCounts;
+  /** The tracker's confirmed objects in view, as the count topics say. */
   counts: CountsInView;
+  /** line → label → direction → crossings, as the line count topics say. */
+  line_counts: Record<string, Record<string, Record<string, number>>>;
+  /** zone → the longest an object now in it has been there (s); empty while nothing provides it. */
+  zone_dwell_s: Record<string, number>;
+  geometry: CameraGeometry;
+}
+
+/**
+ * The detections a camera's latest frame shows now: those left by its filters as they are now,
+ * none while its detection is off (its objects have ended, its counts are 0: a box left on the
+ * last frame would say it still detects).
+ */
+function shownDetections(r: Result | undefined, cfg: CameraConfig): ZonedDetection[] {
+  return r && cfg.enabled && cfg.detect ? applyCameraFilters(r.detections, cfg) : [];
+}
+
+/** The rows of one camera as line → label → direction → count (objects without a prototype). */
+function lineCountsOf(rows: readonly LineCountRow[], camera: string): CameraView['line_counts'] {
+  const out = namedRecord<Record<string, Record<string, number>>>();
+  for (const r of rows)
+    if (r.camera === camera)
+      ((out[r.line] ??= namedRecord())[r.label] ??= namedRecord())[r.direction] = r.count;
+  return out;
 }
 
 /**
@@ -131,6 +174,7 @@ export class LiveView implements HttpSource {
   cameras(): CameraView[] {
     const sched = this.src.scheduler.stats();
     const rates = this.src.stats.rates(sched);
+    const lines = this.src.lineCounts?.() ?? [];
     return Object.entries(this.src.cameras()).map(([name, cfg]) => {
       const st = this.src.ingest.status(name);
       const latest = this.latest.get(name);
@@ -138,6 +182,8 @@ export class LiveView implements HttpSource {
       const queue = own(sched.cameras, name);
       // As its MQTT status says: its model's being unavailable first, then its own failure.
       const away = this.src.models.unavailable?.(cfg.model);
+      const detections = shownDetections(latest, cfg);
+      const size = latest ? { width: latest.geometry.srcW, height: latest.geometry.srcH } : st?.source;
       return {
         camera: name,
         model: cfg.model,
@@ -159,21 +205,29 @@ export class LiveView implements HttpSource {
         has_frame: latest !== undefined,
         last_frame_ts: isoTimeOrNull(latest?.ts),
         cached: latest?.cached ?? false,
-        detections: latest ? applyCameraFilters(latest.detections, cfg) : [],
+        detections,
+        boxes: boxCounts(detections),
         counts: this.src.counts?.(name) ?? { labels: namedRecord(), zones: namedRecord() },
+        line_counts: lineCountsOf(lines, name),
+        zone_dwell_s: this.src.zoneDwell?.(name) ?? namedRecord(),
+        geometry: cameraGeometry(cfg, size ?? null),
       };
     });
   }
 
   /**
-   * The latest frame with its detections drawn. Like `cameras()`, it applies the camera's
-   * filters as they are now: a reload that stops tracking a label hides it at once.
+   * The latest frame with its detections drawn, and those boxes counted: the page's count chips
+   * come from here, so they always count the boxes of the frame the card shows (GET
+   * /api/cameras may have answered for an older frame). Like `cameras()`, it applies the
+   * camera's filters as they are now: a reload that stops tracking a label hides it at once.
    */
-  async latestJpeg(camera: string, width?: number): Promise<Buffer | undefined> {
+  async latestJpeg(camera: string, width?: number): Promise<LatestFrame | undefined> {
     const r = this.latest.get(camera);
     const cfg = own(this.src.cameras(), camera);
     if (!r || !cfg) return undefined;
-    return annotatedJpeg(r.data, r.geometry, applyCameraFilters(r.detections, cfg), { width });
+    const detections = shownDetections(r, cfg);
+    const jpeg = await annotatedJpeg(r.data, r.geometry, detections, { width });
+    return { jpeg, ts: r.ts, boxes: boxCounts(detections) };
   }
 
   events(query: EventQuery): unknown[] {

@@ -38,12 +38,16 @@ export function sameDetections(a: readonly Detection[], b: readonly Detection[])
  * `every_frame`, every frame.
  */
 export class DetectionsGate {
-  private last = new Map<string, { detections: readonly Detection[]; ts: number }>();
+  private last = new Map<string, { detections: readonly Detection[]; ts: number; tracking: string }>();
 
   constructor(private readonly cfg: Config['mqtt']['detections']) {}
 
-  /** Whether to publish a camera's frame taken at `ts` (ms) with these detections; if so, it counts as published. */
-  due(camera: string, detections: readonly Detection[], ts: number): boolean {
+  /**
+   * Whether to publish a camera's frame taken at `ts` (ms) with these detections; if so, it
+   * counts as published. `tracking` says what tracking made of them (their ids): a still object
+   * confirmed, or given a new id, is a change even though its box is the same.
+   */
+  due(camera: string, detections: readonly Detection[], ts: number, tracking = ''): boolean {
     const last = this.last.get(camera);
     const due =
       this.cfg.publish === 'every_frame' ||
@@ -51,8 +55,9 @@ export class DetectionsGate {
       // A clock set back restarts the heartbeat rather than silencing the camera.
       ts < last.ts ||
       ts - last.ts >= this.cfg.heartbeat_s * 1000 ||
+      tracking !== last.tracking ||
       !sameDetections(detections, last.detections);
-    if (due) this.last.set(camera, { detections, ts });
+    if (due) this.last.set(camera, { detections, ts, tracking });
     return due;
   }
 

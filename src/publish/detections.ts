@@ -2,7 +2,7 @@ import type { Result } from '../core/frame.js';
 import { own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
-import { applyCameraFilters } from '../track/index.js';
+import { applyCameraFilters, type DetectionTrack } from '../track/index.js';
 import { DetectionsGate } from './detections-gate.js';
 import type { Output } from './mqtt-output.js';
 import { Publisher } from './publisher.js';
@@ -21,7 +21,12 @@ export class DetectionsPublisher {
   constructor(
     private cameras: Record<string, CameraConfig>,
     cfg: Config['mqtt']['detections'],
-    private readonly deps: { out: Output; topics: Topics },
+    private readonly deps: {
+      out: Output;
+      topics: Topics;
+      /** What tracking made of a result's filtered detections (ObjectEvents.tracksOf), when it has. */
+      tracksOf?: (r: Result) => readonly DetectionTrack[] | undefined;
+    },
   ) {
     this.gate = new DetectionsGate(cfg);
     this.mqtt = new Publisher(deps.out);
@@ -31,7 +36,9 @@ export class DetectionsPublisher {
     const cam = own(this.cameras, r.camera);
     if (!cam) return;
     const dets = applyCameraFilters(r.detections, cam);
-    if (!this.gate.due(r.camera, dets, r.ts)) return;
+    const tracks = this.deps.tracksOf?.(r);
+    const tracking = tracks ? tracks.map((t) => t.id ?? t.track).join(' ') : '';
+    if (!this.gate.due(r.camera, dets, r.ts, tracking)) return;
     this.mqtt.detection(this.deps.topics.detections(r.camera), {
       camera: r.camera,
       ts: isoTime(r.ts),
@@ -39,7 +46,10 @@ export class DetectionsPublisher {
       cached: r.cached,
       width: r.geometry.srcW,
       height: r.geometry.srcH,
-      detections: dets.map((d) => (d.zones.length ? d : { label: d.label, score: d.score, box: d.box })),
+      detections: dets.map((d, i) => {
+        const { zones, ...plain } = d;
+        return { ...plain, ...(zones.length ? { zones } : {}), ...(tracks?.[i] ?? {}) };
+      }),
     });
   }
 

@@ -1,6 +1,6 @@
 import type { Box } from '../core/geometry.js';
 import type { CameraState, FailureCause } from '../ingest/index.js';
-import type { ZonedDetection } from '../track/index.js';
+import type { DetectionTrack, ZonedDetection } from '../track/index.js';
 import type { ObjectEvent } from '../track/index.js';
 
 /**
@@ -26,6 +26,8 @@ export interface TopicMap {
   zoneCount: { payload: number; qos: 1; retain: true };
   /** Objects of a label in view in a zone and not stationary. */
   zoneCountActive: { payload: number; qos: 1; retain: true };
+  /** Whole seconds the longest present object of a label in a zone has been in it (0: none there). */
+  zoneDwell: { payload: number; qos: 1; retain: true };
   /** Objects of a label that crossed a line in a direction (kept across restarts). */
   lineCount: { payload: number; qos: 1; retain: true };
   /** Object events: `new`, `update`, `end`. */
@@ -78,6 +80,8 @@ export const topics = (base: string) => ({
     topic<'zoneCount'>(`${base}/cameras/${camera}/zones/${zone}/${label}`),
   zoneCountActive: (camera: string, zone: string, label: string) =>
     topic<'zoneCountActive'>(`${base}/cameras/${camera}/zones/${zone}/${label}/active`),
+  zoneDwell: (camera: string, zone: string, label: string) =>
+    topic<'zoneDwell'>(`${base}/cameras/${camera}/zones/${zone}/${label}/dwell_s`),
   lineCount: (camera: string, line: string, label: string, direction: string) =>
     topic<'lineCount'>(`${base}/cameras/${camera}/lines/${line}/${label}/${direction}`),
   /** A camera setting's state: `key` is `detect`, `fps`, `zones.<zone>.enabled`, `lines.<line>.enabled`... */
@@ -121,18 +125,21 @@ export interface DetectionsPayload {
   cached: boolean;
   width: number;
   height: number;
-  detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] })[];
+  /** With `id` and `track` when the camera's detection runs (tracking made something of them). */
+  detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] } & Partial<DetectionTrack>)[];
 }
 
 export type EventPayload = Omit<
   ObjectEvent,
-  'startTs' | 'endTs' | 'currentZones' | 'enteredZones' | 'loiteringZones'
+  'startTs' | 'endTs' | 'currentZones' | 'enteredZones' | 'loiteringZones' | 'zoneTimes'
 > & {
   start_ts: string;
   end_ts: string | null;
   current_zones: string[];
   entered_zones: string[];
   loitering_zones: string[];
+  /** Seconds in each zone entered during the visit: the current stay, or the last one. */
+  zone_time_s: Record<string, number>;
   /** The event's snapshot: its best frame so far; null without one (snapshots off, no frame yet). */
   snapshot: SnapshotPayload | null;
 };

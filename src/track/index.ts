@@ -3,14 +3,24 @@
  * track, one assignment per frame), their zones, loitering and line crossings; the camera's
  * filters and zones applied to a frame's detections first. Pure code: no I/O, no clock of its own.
  */
-export { applyCameraFilters, insidePolygon, type ZonedDetection } from './filters.js';
+export {
+  applyCameraFilters,
+  boxMeetsPolygon,
+  inZone,
+  insidePolygon,
+  type ZonedDetection,
+} from './filters.js';
 export { crossings, type LineConfig, type Side } from './lines.js';
+export { groundPlane, GroundTrack, homography, project, SPEED_UNITS, type SpeedUnit } from './speed.js';
+export { ZonePresence, type ZoneArea } from './zones.js';
 export {
   Tracker,
   type Count,
+  type DetectionTrack,
   type LineCrossing,
   type ObjectEvent,
   type Sighting,
+  type SpeedReport,
   type TrackCounts,
   type TrackerAreas,
   type TrackerEvent,

@@ -1,4 +1,4 @@
-import { area, centre, diagonal, distance, iou, type Box } from '../core/geometry.js';
+import { anchorPoint, area, centre, diagonal, distance, iou, type Box } from '../core/geometry.js';
 import type { Detection } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import type { Config } from '../config/index.js';
@@ -6,6 +6,8 @@ import { assign } from './assign.js';
 import type { ZonedDetection } from './filters.js';
 import { centreDistance2, GATE_99, initiate, predict, toBox, update, type KalmanState } from './kalman.js';
 import { crossings, type LineConfig, type Side } from './lines.js';
+import { GroundTrack, SPEED_UNITS, type SpeedUnit } from './speed.js';
+import { ZonePresence, type ZoneArea } from './zones.js';
 
 /**
  * A move of the filtered centre beyond this fraction of the box's diagonal makes an object
@@ -92,7 +94,22 @@ export interface ObjectEvent {
   enteredZones: string[];
   /** Zones it has stayed in for their `loiter_s` and is still in, in the order it got there. */
   loiteringZones: string[];
+  /** Seconds in each zone entered (zones.ts `times`): the current stay, or the last one. */
+  zoneTimes: Record<string, number>;
+  /** Its speed on a calibrated zone's ground, once measured there (speed.ts); else null. */
+  speed: SpeedReport | null;
   stationary: boolean;
+}
+
+/** An object's speed in the unit of `events.speed_unit`, to 0.1. */
+export interface SpeedReport {
+  /** Over the last second (null: not measured in the last second, e.g. it left the zone). */
+  current: number | null;
+  /** The highest measured during the visit. */
+  max: number;
+  unit: SpeedUnit;
+  /** The calibrated zone it was measured in. */
+  zone: string;
 }
 
 /** A confirmed object crossed a line (lines.ts): at `ts`, the time of the frame that showed it across. */
@@ -115,9 +132,17 @@ export interface Sighting {
   detection: ZonedDetection;
 }
 
-/** A camera's zones with `loiter_s` and its lines. */
+/** A detection's place in tracking (Tracker.identify): `id` is its object's event id once confirmed. */
+export type DetectionTrack = { id: string; track: 'confirmed' } | { id: null; track: 'tentative' | 'none' };
+
+/** A camera's zones and lines. */
 export interface TrackerAreas {
-  /** Per zone with `loiter_s`, how long an object may stay before it is loitering. */
+  /**
+   * Its enabled zones. Not given (tests of tracking alone): every zone a detection names is
+   * entered at once (inertia 1), and `loiterS` gives their loitering times.
+   */
+  zones?: Readonly<Record<string, ZoneArea>>;
+  /** Per zone with `loiter_s`, how long an object may stay before it is loitering (without `zones`). */
   loiterS?: Readonly<Record<string, number>>;
   lines?: Readonly<Record<string, LineConfig>>;
 }
@@ -127,6 +152,8 @@ export interface Count {
   inView: number;
   /** Those of them not stationary. */
   active: number;
+  /** In a zone's counts: whole seconds the longest present of them has been in the zone. */
+  dwellS?: number;
 }
 
 export interface TrackCounts {
@@ -144,10 +171,11 @@ interface Track {
   at: number;
   box: Box;
   topScore: number;
-  zones: string[];
-  entered: string[];
-  /** When it came into each zone it is in now. */
-  since: Map<string, number>;
+  /** Its zones (entered, left, how long): zones.ts. */
+  presence: ZonePresence;
+  /** Per calibrated zone, its positions on that ground; and the last such zone it was in. */
+  ground: Map<string, GroundTrack>;
+  speedZone: string | null;
   loitering: string[];
   start: number;
   lastSeen: number;
@@ -295,7 +323,8 @@ export class Tracker {
   /** The latest answered frame's time. */
   private lastFrame = -Infinity;
 
-  /** Per zone with `loiter_s`, that time. */
+  /** The camera's zones as tracking reads them (undefined: any zone named, at once: TrackerAreas). */
+  private zoneAreas: ReadonlyMap<string, ZoneArea> | undefined;
   private loiterS = new Map<string, number>();
   private lines: Readonly<Record<string, LineConfig>> = namedRecord();
 
@@ -313,6 +342,9 @@ export class Tracker {
    */
   setAreas(areas: TrackerAreas): void {
     this.loiterS = new Map(Object.entries(areas.loiterS ?? {}));
+    this.zoneAreas = areas.zones ? new Map(Object.entries(areas.zones)) : undefined;
+    for (const t of this.tracks)
+      for (const z of t.ground.keys()) if (!this.zoneAreas?.get(z)?.ground) t.ground.delete(z);
     const before = this.lines;
     this.lines = areas.lines ?? namedRecord();
     const changed = (name: string): boolean =>
@@ -333,19 +365,60 @@ export class Tracker {
       box: t.box,
       startTs: t.start,
       endTs: type === 'end' ? t.lastSeen : null,
-      zones: t.zones,
-      currentZones: t.zones,
-      enteredZones: t.entered,
+      zones: t.presence.current,
+      currentZones: t.presence.current,
+      enteredZones: t.presence.entered,
       loiteringZones: t.loitering,
+      zoneTimes: t.presence.times(t.lastSeen),
+      speed: this.speedOf(t),
       stationary: t.stationary,
     };
+  }
+
+  private speedOf(t: Track): SpeedReport | null {
+    const zone = t.speedZone;
+    const g = zone === null ? undefined : t.ground.get(zone);
+    if (zone === null || !g || !g.measured) return null;
+    const unit = this.cfg.speed_unit;
+    const round = (mps: number): number => Math.round(mps * SPEED_UNITS[unit] * 10) / 10;
+    const now = t.presence.current.includes(zone) ? g.speed() : undefined;
+    return { current: now === undefined ? null : round(now), max: round(g.max), unit, zone };
+  }
+
+  /** The zones a detection's zones give, with their configuration (TrackerAreas). */
+  private areas(candidates: readonly string[], t: Track): ReadonlyMap<string, ZoneArea> {
+    if (this.zoneAreas) return this.zoneAreas;
+    const out = new Map<string, ZoneArea>();
+    for (const z of [...candidates, ...t.presence.current])
+      out.set(z, { inertia: 1, loiterS: this.loiterS.get(z) });
+    return out;
+  }
+
+  /**
+   * Where the object (its filtered box's bottom centre) stands on each calibrated zone's ground;
+   * its speed there is then known (speed.ts). Then its zones, by their inertia and speed thresholds.
+   */
+  private place(t: Track, d: ZonedDetection, ts: number): boolean {
+    const areas = this.areas(d.zones, t);
+    const foot = anchorPoint(toBox(t.kf), 'bottom_center');
+    const speeds = new Map<string, number | undefined>();
+    for (const [z, a] of areas) {
+      if (!a.ground) continue;
+      let g = t.ground.get(z);
+      if (!g) t.ground.set(z, (g = new GroundTrack(a.ground)));
+      speeds.set(z, g.add(ts, foot, d.zones.includes(z)));
+    }
+    const changed = t.presence.update(d.zones, ts, areas, (z) => speeds.get(z));
+    const measured = t.presence.current.find((z) => t.ground.has(z));
+    if (measured !== undefined) t.speedZone = measured;
+    return changed;
   }
 
   private report(type: 'new' | 'update', t: Track): ObjectEvent {
     t.reported = {
       box: t.box,
       score: t.topScore,
-      zones: t.zones,
+      zones: t.presence.current,
       loitering: t.loitering,
       stationary: t.stationary,
     };
@@ -422,9 +495,9 @@ export class Tracker {
       at: ts,
       box: d.box,
       topScore: d.score,
-      zones: d.zones,
-      entered: [...d.zones],
-      since: new Map(d.zones.map((z) => [z, ts])),
+      presence: new ZonePresence(),
+      ground: new Map(),
+      speedZone: null,
       loitering: [],
       start: ts,
       lastSeen: ts,
@@ -439,6 +512,8 @@ export class Tracker {
       reported: null,
     };
     crossings(this.lines, t.sides, t.label, d.box);
+    this.place(t, d, ts);
+    this.loiter(t, ts);
     this.tracks.push(t);
     this.seen.push({ id: t.id, label: t.label, detection: d });
     if (this.cfg.min_frames <= 1) this.confirm(t, ts, events);
@@ -466,10 +541,9 @@ export class Tracker {
     t.at = Math.max(t.at, ts);
     t.box = d.box;
     t.topScore = Math.max(t.topScore, d.score);
-    t.zones = d.zones;
-    for (const z of d.zones) if (!t.entered.includes(z)) t.entered = [...t.entered, z];
-    this.loiter(t, ts);
     t.lastSeen = Math.max(t.lastSeen, ts);
+    this.place(t, d, ts);
+    this.loiter(t, ts);
     t.misses = 0;
     t.hits++;
     this.seen.push({ id: t.id, label: t.label, detection: d });
@@ -499,7 +573,7 @@ export class Tracker {
     if (
       moved ||
       t.stationary !== r.stationary ||
-      !sameZones(t.zones, r.zones) ||
+      !sameZones(t.presence.current, r.zones) ||
       !sameZones(t.loitering, r.loitering) ||
       t.topScore - r.score >= this.cfg.update_score
     )
@@ -512,11 +586,9 @@ export class Tracker {
    * been in a zone with `loiter_s` for that long is loitering there (one update says so).
    */
   private loiter(t: Track, ts: number): void {
-    for (const z of t.since.keys()) if (!t.zones.includes(z)) t.since.delete(z);
-    for (const z of t.zones) if (!t.since.has(z)) t.since.set(z, ts);
-    const stayed = t.zones.filter((z) => {
-      const limit = this.loiterS.get(z);
-      return limit !== undefined && ts - t.since.get(z)! >= limit * 1000;
+    const stayed = t.presence.current.filter((z) => {
+      const limit = this.zoneAreas ? this.zoneAreas.get(z)?.loiterS : this.loiterS.get(z);
+      return limit !== undefined && t.presence.inFor(z, ts) >= limit * 1000;
     });
     const still = t.loitering.filter((z) => stayed.includes(z));
     t.loitering = [...still, ...stayed.filter((z) => !still.includes(z))];
@@ -525,6 +597,21 @@ export class Tracker {
   /** The objects matched or first seen in the latest frame given to `update`, with their detections. */
   sightings(): readonly Sighting[] {
     return this.seen;
+  }
+
+  /**
+   * What tracking made of each of the latest frame's detections (those given to `update`, in
+   * their order): the object it showed, confirmed (its id is its event's) or tentative, or none
+   * (a low score that started nothing).
+   */
+  identify(dets: readonly ZonedDetection[]): DetectionTrack[] {
+    const by = new Map(this.seen.map((s) => [s.detection, s.id]));
+    return dets.map((d) => {
+      const id = by.get(d);
+      const t = id === undefined ? undefined : this.tracks.find((x) => x.id === id);
+      if (!t) return { id: null, track: 'none' };
+      return t.confirmed ? { id: t.id, track: 'confirmed' } : { id: null, track: 'tentative' };
+    });
   }
 
   /** Whether an object (tentative or confirmed) of that id is tracked. */
@@ -545,11 +632,16 @@ export class Tracker {
    */
   counts(): TrackCounts {
     const out: TrackCounts = { labels: new Map(), zones: new Map() };
-    const add = (m: Map<string, Count>, label: string, active: boolean): void => {
+    const add = (m: Map<string, Count>, label: string, active: boolean, dwellMs?: number): void => {
       let c = m.get(label);
-      if (!c) m.set(label, (c = { inView: 0, active: 0 }));
+      if (!c)
+        m.set(
+          label,
+          (c = dwellMs === undefined ? { inView: 0, active: 0 } : { inView: 0, active: 0, dwellS: 0 }),
+        );
       c.inView++;
       if (active) c.active++;
+      if (dwellMs !== undefined) c.dwellS = Math.max(c.dwellS ?? 0, Math.floor(dwellMs / 1000));
     };
     const zone = (z: string): Map<string, Count> => {
       let m = out.zones.get(z);
@@ -560,7 +652,8 @@ export class Tracker {
       if (!t.confirmed || (t.misses >= END_AFTER_MISSES && this.lastFrame - t.lastSeen > COUNT_HOLD_MS))
         continue;
       add(out.labels, t.label, !t.stationary);
-      for (const z of t.zones) add(zone(z), t.label, !t.stationary);
+      for (const z of t.presence.current)
+        add(zone(z), t.label, !t.stationary, t.presence.inFor(z, this.lastFrame));
     }
     return out;
   }

@@ -70,8 +70,13 @@ export class Reporter {
     this.latencies = new PublishLatency(cameras, clock);
     const list: Part[] = [
       ...(homeAssistant ? [homeAssistant] : []),
-      new DetectionsPublisher(cameras, deps.detections, { out, topics }),
+      // As the daemon orders them: a result is tracked, then its detections are published.
       this.events,
+      new DetectionsPublisher(cameras, deps.detections, {
+        out,
+        topics,
+        tracksOf: (r) => this.events.tracksOf(r),
+      }),
       this.statuses,
       this.latencies,
     ];

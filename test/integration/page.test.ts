@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -334,5 +334,156 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'live-page-controls.png'), fullPage: true });
     assert.match(daemon.output(), /"client":"http 127\.0\.0\.1"[^\n]*control:/);
+  });
+
+  it('draws the zones, masks and lines where their source pixels are, the line counts, and chips that count the boxes shown', async (t) => {
+    const dir = await tempDir(t);
+    // Two clean cells for the fixture model: one above the line, one standing in the zone.
+    const scene =
+      'lavfi:color=c=0x303030:s=640x480:r=5[bg];color=c=white:s=64x64:r=5[box];[bg][box]overlay=x=192:y=112[a];' +
+      'color=c=white:s=64x64:r=5[box2];[a][box2]overlay=x=448:y=304';
+    const rect = (x0: number, y0: number, x1: number, y1: number): [number, number][] => [
+      [x0, y0],
+      [x1, y0],
+      [x1, y1],
+      [x0, y1],
+    ];
+    const geometry = {
+      door: rect(384, 240, 576, 400),
+      mask: rect(0, 0, 100, 90),
+      labelMask: rect(0, 380, 120, 480),
+      cacheMask: rect(540, 0, 640, 100),
+      road: [
+        [0, 250],
+        [640, 250],
+      ] as [number, number][],
+    };
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port: await freePort() } },
+      cameras: {
+        scene: {
+          url: scene,
+          objects: {
+            track: ['bright'],
+            mask: [geometry.mask],
+            filters: { bright: { mask: [geometry.labelMask] } },
+          },
+          cache_mask: [geometry.cacheMask],
+          zones: { door: { points: geometry.door } },
+          lines: { road: { points: geometry.road, objects: ['bright'] } },
+        },
+      },
+    });
+    // Counts kept from an earlier run (the state directory): the card shows them from the start.
+    await mkdir(join(dir, 'state'), { recursive: true });
+    await writeFile(
+      join(dir, 'state', 'line-counts.json'),
+      JSON.stringify({ version: 1, counts: { scene: { road: { bright: { in: 3, out: 1 } } } } }),
+    );
+    const daemon = startDaemon(t, config);
+    const base = await httpBase(daemon.output);
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+    t.after(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(base + '/');
+    const card = page.locator('figure[data-camera="scene"]');
+    // Both squares boxed, and counted on the card.
+    await until(
+      'the card to count both squares',
+      async () => (await card.locator('.counts li').first().textContent())?.startsWith('bright 2') ?? false,
+      30_000,
+    );
+    await page.waitForFunction(
+      "document.querySelector('figure[data-camera=scene] .overlay [data-kind=zone]')",
+      undefined,
+      { timeout: 10_000 },
+    );
+
+    // Each shape where its points are: source pixels (640×480) scaled to the image as shown.
+    type Rect = { x: number; y: number; w: number; h: number; iw: number; ih: number };
+    const where = (selector: string) =>
+      page.evaluate<Rect>(
+        "(() => { const fig = document.querySelector('figure[data-camera=scene]');" +
+          "const img = fig.querySelector('img').getBoundingClientRect();" +
+          `const r = fig.querySelector(${JSON.stringify(selector)}).getBoundingClientRect();` +
+          'return { x: r.x - img.x, y: r.y - img.y, w: r.width, h: r.height, iw: img.width, ih: img.height }; })()',
+      );
+    const expectAt = async (selector: string, points: [number, number][]) => {
+      const r = await where(selector);
+      const xs = points.map((p) => (p[0] * r.iw) / 640);
+      const ys = points.map((p) => (p[1] * r.ih) / 480);
+      const want = {
+        x: Math.min(...xs),
+        y: Math.min(...ys),
+        w: Math.max(...xs) - Math.min(...xs),
+        h: Math.max(...ys) - Math.min(...ys),
+      };
+      for (const k of ['x', 'y', 'w', 'h'] as const)
+        assert.ok(Math.abs(r[k] - want[k]) <= 2, `${selector} ${k}: ${r[k]} where ${want[k]} was expected`);
+    };
+    await expectAt('[data-kind=zone][data-name=door] polygon', geometry.door);
+    await expectAt('[data-kind=mask][data-name="mask 1"] polygon', geometry.mask);
+    await expectAt(
+      '[data-kind=mask][data-name="bright mask 1"][data-label=bright] polygon',
+      geometry.labelMask,
+    );
+    await expectAt('[data-kind=cache_mask][data-name="cache mask 1"] polygon', geometry.cacheMask);
+    await expectAt('[data-kind=line][data-name=road] > line', geometry.road);
+    const names = await page.evaluate<string[]>(
+      "[...document.querySelectorAll('figure[data-camera=scene] .overlay g[data-name] > text')].map((t) => t.textContent)",
+    );
+    for (const name of ['door', 'mask 1', 'bright mask 1', 'cache mask 1', 'road'])
+      assert.ok(names.includes(name), `${name} is written on the overlay: ${names.join(', ')}`);
+
+    // The line's counts per direction: on its arrows and under the card, as the API says.
+    const views = (await (await fetch(`${base}/api/cameras`)).json()) as CameraView[];
+    const view = views.find((v) => v.camera === 'scene')!;
+    assert.deepEqual(view.line_counts, { road: { bright: { in: 3, out: 1 } } });
+    assert.deepEqual(view.geometry.lines.road, {
+      points: geometry.road,
+      directions: ['in', 'out'],
+      enabled: true,
+    });
+    assert.deepEqual(
+      await page.evaluate<[string | undefined, string | undefined][]>(
+        "[...document.querySelectorAll('figure[data-camera=scene] [data-kind=line] [data-direction]')].map((d) => [d.dataset.direction, d.dataset.count])",
+      ),
+      [
+        ['in', '3'],
+        ['out', '1'],
+      ],
+    );
+    assert.equal(await card.locator('.lines li[data-line=road]').textContent(), 'road: in 3 · out 1');
+
+    // The chips count the boxes drawn on the very image shown: its pixels have two boxes, one
+    // around each square (with its label's band above, running to the right), nothing elsewhere.
+    const shown = Buffer.from(
+      await page.evaluate<string>(
+        "fetch(document.querySelector('figure[data-camera=scene] img').src).then((r) => r.arrayBuffer())" +
+          '.then((b) => [...new Uint8Array(b)].map((c) => String.fromCharCode(c)).join(""))',
+      ),
+      'latin1',
+    );
+    const first = await redPixels(shown, { x0: 0.27, y0: 0.12, x1: 0.6, y1: 0.39 });
+    const second = await redPixels(shown, { x0: 0.67, y0: 0.52, x1: 1, y1: 0.79 });
+    const all = await redPixels(shown);
+    assert.ok(first >= 20 && second >= 20, `a box around each square (${first}, ${second} red pixels)`);
+    assert.ok(all - first - second <= 5, `no other box (${all - first - second} red pixels elsewhere)`);
+    const chips = await page.evaluate<[string | null, string | undefined][]>(
+      "[...document.querySelectorAll('figure[data-camera=scene] .counts li')].map((li) => [li.firstChild.textContent, li.dataset.boxes])",
+    );
+    assert.deepEqual(chips.slice(0, 2), [
+      ['bright 2', '2'],
+      ['door: bright 1', '1'],
+    ]);
+
+    await mkdir(ARTIFACTS, { recursive: true });
+    const png = join(ARTIFACTS, 'live-page-geometry.png');
+    await card.screenshot({ path: png });
+    await copyFile(png, join(repoRoot, 'docs', 'images', 'live-page-geometry.png'));
   });
 });

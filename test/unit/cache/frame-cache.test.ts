@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { FrameCache, moved } from '../../../src/cache/frame-cache.js';
 import type { Detection, Frame } from '../../../src/core/frame.js';
 import type { Box } from '../../../src/core/geometry.js';
-import { letterbox } from '../../../src/core/geometry.js';
+import { letterbox, type Point } from '../../../src/core/geometry.js';
 
 const SIZE = 32;
 
@@ -189,6 +189,109 @@ describe('frame cache', () => {
       hashOnly.store(frame('a', 0, 50), [person(100)]);
       hashOnly.store(frame('a', 400, 50), [person(120)]);
       assert.equal(hashOnly.decide(frame('a', 600, 50)).hit, true, 'analyse_moving: false');
+    });
+  });
+
+  describe('cache_mask', () => {
+    // A 640×480 camera into a 320 model input: scale 0.5, 40 px of padding on top.
+    const vga = letterbox(640, 480, 320);
+    const rect = (x0: number, y0: number, x1: number, y1: number): Point[] => [
+      [x0, y0],
+      [x1, y0],
+      [x1, y1],
+      [x0, y1],
+    ];
+    /** A grey 320×320 model input with the source rectangle `patch` painted `v`. */
+    const scene = (ts: number, patch?: [x0: number, y0: number, x1: number, y1: number], v = 0): Frame => {
+      const data = Buffer.alloc(320 * 320 * 3, 50);
+      if (patch) {
+        const [x0, y0, x1, y1] = patch.map((c, i) => Math.round(c / 2 + (i % 2 ? 40 : 0)));
+        for (let y = y0!; y < y1!; y++) data.fill(v, (y * 320 + x0!) * 3, (y * 320 + x1!) * 3);
+      }
+      return { camera: 'a', seq: 1, ts, data, geometry: vga };
+    };
+    const corner: [number, number, number, number] = [576, 0, 640, 64];
+    const masks: Record<string, Point[][]> = { a: [rect(560, 0, 640, 80)] };
+    const cache = (): FrameCache => new FrameCache({ ...settings, max_age_s: 60 }, (c) => masks[c]);
+
+    it('a frame that differs from the analysed one only inside the mask is a hit', () => {
+      const c = cache();
+      c.store(scene(0, corner, 200), []);
+      assert.deepEqual(c.decide(scene(200, corner, 0)), {
+        hit: true,
+        detections: [],
+        distance: 0,
+        age: 200,
+        samePixels: false,
+        refresh: false,
+      });
+      const unmasked = new FrameCache({ ...settings, max_age_s: 60 });
+      unmasked.store(scene(0, corner, 200), []);
+      // 4 × 4 cells but the corner one: a 25th of it is covered, and moves by less than 10.
+      assert.deepEqual(unmasked.decide(scene(200, corner, 0)), {
+        hit: false,
+        reason: 'changed',
+        distance: 15,
+      });
+    });
+
+    it('a change outside the mask is a miss', () => {
+      const c = cache();
+      c.store(scene(0), []);
+      assert.deepEqual(c.decide(scene(200, [0, 0, 64, 64], 200)), {
+        hit: false,
+        reason: 'changed',
+        distance: 15,
+      });
+      // Just beside the mask: columns 26–27 of the grid (model x 260..280, source 520..560).
+      assert.equal(c.decide(scene(200, [520, 0, 560, 80], 200)).hit, false);
+    });
+
+    it('a patch that reaches partly into a cell at the polygon edge does not defeat the mask', () => {
+      // Source y 0..66 is model 40..73: row 7 of the grid is three tenths covered, its centre (75) outside.
+      const c = new FrameCache({ ...settings, max_age_s: 60 }, () => [rect(566, 0, 640, 66)]);
+      c.store(scene(0), []);
+      assert.equal(c.decide(scene(200, [566, 0, 640, 66], 200)).hit, true);
+    });
+
+    it('a 16:9 camera hashed by its thumbnail: the mask is mapped onto the thumbnail letterbox', () => {
+      // 1920×1080: the thumbnail is 18 pixels high with 7 of padding on top.
+      const geometry = letterbox(1920, 1080, 320);
+      const thumb = (cells: [i: number, j: number][], v: number): Buffer => {
+        const t = Buffer.alloc(32 * 32 * 3, 50);
+        for (const [i, j] of cells) t.fill(v, (j * 32 + i) * 3, (j * 32 + i) * 3 + 3);
+        return t;
+      };
+      const hd = (ts: number, t: Buffer): Frame => ({ ...frame('a', ts, 50), geometry, thumb: t });
+      // The bottom-right corner of the picture: columns 28–31, rows 21–24 of the thumbnail.
+      const c = new FrameCache({ ...settings, max_age_s: 60 }, () => [rect(1680, 840, 1920, 1080)]);
+      c.store(hd(0, thumb([], 0)), []);
+      const inside: [number, number][] = [
+        [28, 21],
+        [31, 21],
+        [28, 24],
+        [31, 24],
+      ];
+      assert.equal(c.decide(hd(200, thumb(inside, 200))).distance, 0);
+      const above: [number, number][] = [
+        [28, 20],
+        [29, 20],
+        [30, 20],
+      ];
+      assert.deepEqual(c.decide(hd(200, thumb(above, 200))), { hit: false, reason: 'changed', distance: 3 });
+    });
+
+    it('a reload that changes cache_mask applies from the next frame on', () => {
+      const c = cache();
+      c.store(scene(0, corner, 200), []);
+      assert.equal(c.decide(scene(200, corner, 0)).hit, true);
+      masks.a = [rect(0, 0, 80, 80)];
+      assert.equal(c.decide(scene(400, corner, 0)).hit, false, 'the mask moved to the other corner');
+      assert.equal(c.decide(scene(400, [0, 0, 64, 64], 200)).hit, false, 'the reference still has the patch');
+      masks.a = [];
+      assert.equal(c.decide(scene(600, corner, 0)).hit, false, 'removed');
+      masks.a = [rect(560, 0, 640, 80)];
+      assert.equal(c.decide(scene(800, corner, 0)).hit, true, 'back');
     });
   });
 });

@@ -76,9 +76,15 @@ describe('reporter', () => {
       cached: false,
       width: 640,
       height: 480,
-      detections: [{ label: 'person', score: 0.9, box: [1, 2, 3, 4] }],
+      detections: [{ label: 'person', score: 0.9, box: [1, 2, 3, 4], id: null, track: 'tentative' }],
     });
     assert.equal(parse<DetectionsPayload>(d[1]!.payload).cached, true);
+    // Confirmed at its second frame: its detections carry the id of its event (`new`).
+    const newId = parse<EventPayload>(out.of('event')[0]!.payload).id;
+    assert.deepEqual(
+      d.slice(1).map((m) => parse<DetectionsPayload>(m.payload).detections.map((x) => [x.id, x.track])),
+      [[[newId, 'confirmed']], [[newId, 'confirmed']]],
+    );
     const ev = out.of('event');
     assert.equal(ev.length, 1);
     assert.equal(ev[0]!.topic, 'argus/events');
@@ -145,10 +151,11 @@ describe('reporter', () => {
       d.map((m) => [m.frame, m.cached]),
       [
         [1, false],
-        [51, false],
-        [101, true],
+        [2, true],
+        [52, true],
+        [102, true],
       ],
-      'the first frame, then a heartbeat every 10 s',
+      'the first frame, the frame that confirmed the person (its detection now has an id), then a heartbeat every 10 s',
     );
     assert.deepEqual(
       out
@@ -162,7 +169,7 @@ describe('reporter', () => {
     );
     r.onResult(result(151, 30_000, [], true));
     assert.deepEqual(
-      parse<DetectionsPayload>(out.of('detection')[3]!.payload).detections,
+      parse<DetectionsPayload>(out.of('detection')[4]!.payload).detections,
       [],
       'gone: at once',
     );
@@ -193,12 +200,13 @@ describe('reporter', () => {
         'argus/cameras/gate/car/active 0',
         'argus/cameras/gate/zones/drive/car 0',
         'argus/cameras/gate/zones/drive/car/active 0',
+        'argus/cameras/gate/zones/drive/car/dwell_s 0',
       ],
     );
     const again = new FakeOutput();
     const restarted = new Reporter(tracked.cameras, tracked.events, deps(again, 'argus'));
     await restarted.start();
-    assert.equal(again.of('state').length, 6, 'at start too');
+    assert.equal(again.of('state').length, 7, 'at start too');
     await r.stop();
     await restarted.stop();
   });
@@ -267,6 +275,7 @@ describe('reporter', () => {
     assert.deepEqual(off.zeros(), [
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
+      'argus/cameras/gate/zones/drive/car/dwell_s',
     ]);
     assert.deepEqual(off.r.countsOf('gate'), { labels: named(), zones: named({ drive: named({ car: 0 }) }) });
     await off.r.stop();
@@ -277,6 +286,7 @@ describe('reporter', () => {
       'argus/cameras/gate/person/active',
       'argus/cameras/gate/zones/drive/car',
       'argus/cameras/gate/zones/drive/car/active',
+      'argus/cameras/gate/zones/drive/car/dwell_s',
     ]);
     assert.deepEqual(on.r.countsOf('gate'), {
       labels: named({ person: 0 }),
@@ -288,6 +298,7 @@ describe('reporter', () => {
     assert.deepEqual(on.zeros(), [
       'argus/cameras/gate/zones/yard/car',
       'argus/cameras/gate/zones/yard/car/active',
+      'argus/cameras/gate/zones/yard/car/dwell_s',
     ]);
     await on.r.stop();
   });
@@ -321,7 +332,12 @@ describe('reporter', () => {
 
   it('publishes retained counts per zone and label as objects enter and leave it', () => {
     const zoned = cameraConfig(
-      ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'].join('\n'),
+      [
+        '    zones:',
+        '      drive:',
+        '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]',
+        '        inertia: 1',
+      ].join('\n'),
     );
     const out = new FakeOutput();
     const r = new Reporter(zoned.cameras, { ...zoned.events, min_frames: 1 }, deps(out, 'argus'));
@@ -341,7 +357,12 @@ describe('reporter', () => {
   });
 
   it('answers the counts in view, and a reload sends no 0 for a count that is not 0', () => {
-    const zone = ['    zones:', '      drive:', '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]'];
+    const zone = [
+      '    zones:',
+      '      drive:',
+      '        points: [[0, 0], [100, 0], [100, 100], [0, 100]]',
+      '        inertia: 1',
+    ];
     const every = cameraConfig(zone.join('\n') + '\n');
     const tracked = cameraConfig(
       ['    objects:', '      track: [person, car]', ...zone, '        objects: [person, car]'].join('\n') +
@@ -363,6 +384,7 @@ describe('reporter', () => {
         'argus/cameras/gate/car/active 0',
         'argus/cameras/gate/zones/drive/car 0',
         'argus/cameras/gate/zones/drive/car/active 0',
+        'argus/cameras/gate/zones/drive/car/dwell_s 0',
       ],
       "the person's counts (in view and active, the camera's and the zone's) stay as they are",
     );
@@ -817,7 +839,9 @@ describe('reporter: names a user chose', () => {
       '      filters:',
       ...SPECIAL_NAMES.map((label) => `        ${label}: { min_score: 0.5 }`),
       '    zones:',
-      ...SPECIAL_NAMES.map((zone) => `      ${zone}: { points: [[0, 0], [640, 0], [640, 480], [0, 480]] }`),
+      ...SPECIAL_NAMES.map(
+        (zone) => `      ${zone}: { points: [[0, 0], [640, 0], [640, 480], [0, 480]], inertia: 1 }`,
+      ),
       '    lines:',
       ...SPECIAL_NAMES.map(
         (line) => `      ${line}: { points: [[320, 0], [320, 480]], directions: [${first}, ${second}] }`,

@@ -82,6 +82,8 @@ const event = (type: ObjectEvent['type']): ObjectEvent => ({
   currentZones: [],
   enteredZones: [],
   loiteringZones: [],
+  zoneTimes: {},
+  speed: null,
   stationary: false,
 });
 

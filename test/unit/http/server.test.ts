@@ -74,6 +74,19 @@ describe('HTTP server', () => {
     assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: '' })).status, 400);
   });
 
+  it("says on latest.jpg the frame's time and the boxes drawn on it, as ASCII JSON", async (t) => {
+    const boxes = { labels: { person: 2, pérson: 1 }, zones: { door: { person: 1 } } };
+    const base = await serve(
+      t,
+      source({ latestJpeg: () => Promise.resolve({ jpeg: Buffer.from('jpeg'), ts: 1000, boxes }) }),
+    );
+    const res = await fetch(`${base}/api/cameras/gate/latest.jpg`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-argus-frame-ts'), '1970-01-01T00:00:01.000Z');
+    assert.match(res.headers.get('x-argus-boxes')!, /^[\x20-\x7e]+$/);
+    assert.deepEqual(JSON.parse(res.headers.get('x-argus-boxes')!), boxes);
+  });
+
   it('draws latest.jpg at the width asked for, 400 for a width out of range', async (t) => {
     const widths: (number | undefined)[] = [];
     const base = await serve(
@@ -81,7 +94,7 @@ describe('HTTP server', () => {
       source({
         latestJpeg: (_camera, width) => {
           widths.push(width);
-          return Promise.resolve(Buffer.from('jpeg'));
+          return Promise.resolve({ jpeg: Buffer.from('jpeg'), ts: 0, boxes: { labels: {}, zones: {} } });
         },
       }),
     );

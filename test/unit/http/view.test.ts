@@ -133,7 +133,12 @@ describe('live view (HTTP API models)', () => {
       last_frame_ts: new Date(1000).toISOString(),
       cached: true,
       detections: [{ ...person, zones: [] }],
+      boxes: { labels: named({ person: 1 }), zones: named() },
       counts: { labels: named(), zones: named() },
+      line_counts: named(),
+      zone_dwell_s: named(),
+      // In the frame's source pixels (its geometry: 64×48 here), not the stream's reported size.
+      geometry: { width: 64, height: 48, zones: named(), lines: named(), masks: [], cache_mask: [] },
     });
     assert.deepEqual([yard!.camera, yard!.state, yard!.has_frame], ['yard', 'disabled', false]);
     assert.deepEqual(view.cameraNames(), ['gate', 'yard']);
@@ -157,8 +162,7 @@ describe('live view (HTTP API models)', () => {
     const { view, result, setCameras } = setup();
     assert.equal(await view.latestJpeg('gate'), undefined);
     view.onResult(result('gate'));
-    const jpeg = await view.latestJpeg('gate');
-    const meta = await sharp(jpeg).metadata();
+    const meta = await sharp((await view.latestJpeg('gate'))!.jpeg).metadata();
     assert.deepEqual([meta.format, meta.width, meta.height], ['jpeg', 32, 24], 'the padding is cut away');
     const cameras = { yard: cameraConfig() };
     setCameras(cameras);
@@ -199,10 +203,77 @@ describe('live view (HTTP API models)', () => {
     assert.deepEqual(view.cameras()[0]!.detections, [], 'filters as they are now, at once after a reload');
   });
 
+  it('counts on latest.jpg the very boxes it draws, the same as `boxes`; none while detection is off', async () => {
+    const { view, result, setCameras } = setup();
+    const door = {
+      points: [
+        [0, 30],
+        [64, 30],
+        [64, 48],
+        [0, 48],
+      ],
+    };
+    setCameras({ gate: cameraConfig({ zones: { door } }) });
+    view.onResult({ ...result('gate'), detections: [person, { ...person, box: [40, 0, 60, 10] }] });
+    const frame = await view.latestJpeg('gate');
+    const boxes = { labels: named({ person: 2 }), zones: named({ door: named({ person: 1 }) }) };
+    assert.deepEqual(frame!.boxes, boxes, 'one stands in the door, one above it');
+    assert.equal(frame!.ts, 1000);
+    assert.deepEqual(view.cameras()[0]!.boxes, boxes);
+    // Detection off: the tracker ended its objects; the last frame stays, without boxes.
+    setCameras({ gate: cameraConfig({ zones: { door }, detect: false }) });
+    assert.deepEqual((await view.latestJpeg('gate'))!.boxes, { labels: named(), zones: named() });
+    assert.deepEqual(view.cameras()[0]!.detections, []);
+    assert.equal(view.cameras()[0]!.has_frame, true);
+  });
+
+  it("answers each camera's line counts (line → label → direction) and the zones' time when given", () => {
+    const stages = new FakeStages();
+    const cameras = { gate: cameraConfig(), yard: cameraConfig() };
+    const row = (camera: string, label: string, direction: string, count: number) => ({
+      camera,
+      line: 'road',
+      label,
+      direction,
+      count,
+    });
+    const view = new LiveView(
+      { detect_priority: 7 },
+      {
+        ...stages,
+        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
+        stats: { rates: () => ({}) },
+        cameras: () => cameras,
+        metrics: new Registry(),
+        lineCounts: () => [
+          row('gate', 'person', 'in', 3),
+          row('gate', 'person', 'out', 1),
+          row('gate', 'car', 'in', 0),
+          row('yard', 'person', 'in', 9),
+        ],
+        zoneDwell: (camera) => (camera === 'gate' ? named({ door: 12.5 }) : named()),
+      },
+    );
+    stages.statuses = [cameraStatus('gate', { state: 'streaming' })];
+    const [gate, yard] = view.cameras();
+    assert.deepEqual(
+      gate!.line_counts,
+      named({ road: named({ person: named({ in: 3, out: 1 }), car: named({ in: 0 }) }) }),
+    );
+    assert.deepEqual(yard!.line_counts, named({ road: named({ person: named({ in: 9 }) }) }));
+    assert.deepEqual([gate!.zone_dwell_s, yard!.zone_dwell_s], [named({ door: 12.5 }), named()]);
+    assert.deepEqual(
+      [gate!.geometry.width, gate!.geometry.height],
+      [640, 480],
+      "the stream's size before any frame",
+    );
+    assert.equal(yard!.geometry.width, null, 'unknown before the stream says');
+  });
+
   it('draws the latest frame for the width it is shown at, never scaled up', async () => {
     const { view, result } = setup();
     view.onResult(result('gate'));
-    const meta = await sharp(await view.latestJpeg('gate', 640)).metadata();
+    const meta = await sharp((await view.latestJpeg('gate', 640))!.jpeg).metadata();
     assert.deepEqual([meta.width, meta.height], [32, 24], 'the frame inside the padding is 32×24');
   });
 

@@ -16,7 +16,8 @@ import {
   type ObjectEvent,
   type TrackerEvent,
 } from '../../../src/track/tracker.js';
-import { plain, SPECIAL_NAMES } from '../../helpers/names.js';
+import { groundPlane } from '../../../src/track/speed.js';
+import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({
   label,
@@ -292,6 +293,8 @@ describe('tracker: events', () => {
       currentZones: ['drive'],
       enteredZones: ['drive'],
       loiteringZones: [],
+      zoneTimes: named({ drive: 0.2 }),
+      speed: null,
       stationary: false,
     });
     step(t, [zd('person', 0.6, [1, 0, 11, 20]), zd('cat', 0.9, [50, 50, 60, 60])], 400);
@@ -400,7 +403,7 @@ describe('tracker: stationary objects and counts', () => {
     );
     assert.deepEqual(plain(t.counts()), {
       labels: { person: { inView: 1, active: 0 } },
-      zones: { door: { person: { inView: 1, active: 0 } } },
+      zones: { door: { person: { inView: 1, active: 0, dwellS: 60 } } },
     });
     // It walks off at 200 px/s: active again, once, then updates as a walker, same id.
     const off = walker({ x: 600 - 200 * 60, vx: 200, from: 60_200, to: 63_000, zones: () => ['door'] });
@@ -870,13 +873,116 @@ describe('tracker: names a user chose', () => {
       SPECIAL_NAMES.map((n) => [n, [n, 'yard']]),
     );
     const one = { inView: 1, active: 1 };
+    const inZone = { ...one, dwellS: 0 };
     assert.deepEqual(plain(t.counts()), {
       labels: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, one])),
       zones: {
-        ...Object.fromEntries(SPECIAL_NAMES.map((n) => [n, Object.fromEntries([[n, one]])])),
-        yard: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, one])),
+        ...Object.fromEntries(SPECIAL_NAMES.map((n) => [n, Object.fromEntries([[n, inZone]])])),
+        yard: Object.fromEntries(SPECIAL_NAMES.map((n) => [n, inZone])),
       },
     });
     assert.equal(Object.hasOwn(Object.prototype, 'inView'), false, 'nothing was set on every object');
+  });
+});
+
+describe('tracker: zones with inertia, time in zone, speed, what each detection is', () => {
+  const door = (inertia: number, extra: Record<string, unknown> = {}) => ({
+    zones: { door: { inertia, ...extra } },
+  });
+  const at = (x: number, zones: string[]) => [zd('person', 0.9, [x, 100, x + 60, 260], zones)];
+
+  it('an object jittering at a zone’s edge enters once after inertia frames, and events carry seconds per zone', () => {
+    const t = new Tracker('gate', settings, door(3));
+    const events: ObjectEvent[] = [];
+    // At the edge: in, out, in, out... then firmly in from 1.6 s to 4 s, then out for good.
+    const edge = [true, false, true, false, true, false, true, false];
+    edge.forEach((inside, i) => events.push(...step(t, at(100, inside ? ['door'] : []), i * 200)));
+    for (let ts = 1600; ts <= 4000; ts += 200) events.push(...step(t, at(100, ['door']), ts));
+    for (let ts = 4200; ts <= 5000; ts += 200) events.push(...step(t, at(100, []), ts));
+    const changes = events.filter((e) => e.type !== 'end').map((e) => [e.type, e.currentZones.join()]);
+    assert.deepEqual(changes, [
+      ['new', ''],
+      ['update', 'door'], // at 2 s: the third frame in a row inside
+      ['update', ''], // at 4.6 s: the third frame in a row outside
+    ]);
+    const entered = events[1]!;
+    assert.deepEqual(plain(entered.zoneTimes), { door: 0.4 }, 'from 1.6 s, the first frame of the streak');
+    const left = events[2]!;
+    assert.deepEqual(plain(left.zoneTimes), { door: 2.4 }, 'its stay: 1.6 s to 4 s');
+    const [end] = lapse(t, 9000) as ObjectEvent[];
+    assert.equal(end!.type, 'end');
+    assert.deepEqual(plain(end!.zoneTimes), { door: 2.4 });
+  });
+
+  it('loitering is on the same clock as time in zone: loiter_s after the first frame inside', () => {
+    const t = new Tracker('gate', settings, door(3, { loiterS: 2 }));
+    const events: ObjectEvent[] = [];
+    for (let ts = 0; ts <= 3000; ts += 200) events.push(...step(t, at(100, ['door']), ts));
+    const loiter = events.find((e) => e.loiteringZones.length > 0)!;
+    assert.equal(loiter.endTs, null);
+    assert.deepEqual(plain(loiter.zoneTimes), { door: 2 }, 'at 2 s, not 2 s after entering at 0.4 s');
+  });
+
+  it('counts the whole seconds the longest present object has been in a zone', () => {
+    const t = new Tracker('gate', { ...settings, min_frames: 1 }, door(1));
+    step(t, at(100, ['door']), 0);
+    step(t, [...at(100, ['door']), zd('person', 0.9, [600, 100, 660, 260], ['door'])], 1500);
+    step(t, [...at(100, ['door']), zd('person', 0.9, [600, 100, 660, 260], ['door'])], 2700);
+    assert.deepEqual(plain(t.counts().zones), { door: { person: { inView: 2, active: 2, dwellS: 2 } } });
+  });
+
+  it('measures speed on a calibrated zone, reports it in events.speed_unit, and enters by speed_threshold', () => {
+    // 640 px = 32 m: 20 px a metre. A car at 10 m/s moves 40 px a frame at 5 fps.
+    const ground = groundPlane(
+      [
+        [0, 0],
+        [640, 0],
+        [640, 480],
+        [0, 480],
+      ],
+      [32, 24, 32, 24],
+    );
+    const road = { zones: { road: { inertia: 1, ground, speedThreshold: 30 / 3.6 } } };
+    const t = new Tracker('gate', { ...settings, min_frames: 1, speed_unit: 'km/h' }, road);
+    const events: ObjectEvent[] = [];
+    for (let i = 0; i <= 12; i++)
+      events.push(...step(t, [zd('car', 0.9, [40 * i, 200, 40 * i + 80, 260], ['road'])], i * 200));
+    const entered = events.find((e) => e.currentZones.includes('road'))!;
+    assert.ok(entered, 'it entered');
+    assert.ok(entered.startTs < (entered.endTs ?? Infinity));
+    const last = events.at(-1)!;
+    assert.equal(last.speed?.unit, 'km/h');
+    assert.equal(last.speed?.zone, 'road');
+    assert.ok(Math.abs(last.speed.max - 36) <= 3.6, `max ${last.speed.max} km/h, truth 36`);
+    const [end] = lapse(t, 9000) as ObjectEvent[];
+    assert.ok(Math.abs(end!.speed!.max - 36) <= 3.6);
+
+    // The same zone with a threshold of 50 km/h: the car never enters it.
+    const slow = new Tracker(
+      'gate',
+      { ...settings, min_frames: 1 },
+      { zones: { road: { ...road.zones.road, speedThreshold: 50 / 3.6 } } },
+    );
+    const seen: ObjectEvent[] = [];
+    for (let i = 0; i <= 12; i++)
+      seen.push(...step(slow, [zd('car', 0.9, [40 * i, 200, 40 * i + 80, 260], ['road'])], i * 200));
+    assert.deepEqual(
+      seen.flatMap((e) => e.enteredZones),
+      [],
+    );
+    assert.equal(seen.at(-1)!.speed, null, 'no speed without a calibrated zone entered');
+  });
+
+  it('says of each detection whether it is a confirmed object (its event id), tentative, or nothing', () => {
+    const t = new Tracker('gate', settings);
+    const first = [zd('person', 0.9, [0, 0, 60, 160]), zd('person', 0.3, [500, 0, 560, 160])];
+    t.update(first, 0);
+    assert.deepEqual(t.identify(first), [
+      { id: null, track: 'tentative' },
+      { id: null, track: 'none' },
+    ]);
+    const second = [zd('person', 0.9, [5, 0, 65, 160])];
+    const [n] = step(t, second, 200);
+    assert.deepEqual(t.identify(second), [{ id: n!.id, track: 'confirmed' }]);
   });
 });
