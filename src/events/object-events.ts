@@ -12,6 +12,7 @@ import {
   Tracker,
   type DetectionTrack,
   type SpeedUnit,
+  type ZonedDetection,
   type TrackerAreas,
   type TrackerEvent,
   type ZoneArea,
@@ -55,6 +56,12 @@ function areasOf(cam: CameraConfig | undefined, speedUnit: SpeedUnit): TrackerAr
   return { zones, lines };
 }
 
+/** A result's detections after the camera's filters, and what tracking made of each (same order). */
+export interface Tracked {
+  detections: readonly ZonedDetection[];
+  tracks: readonly DetectionTrack[];
+}
+
 /** Whether a camera's frames are analysed: it runs and its detection is on. */
 const detecting = (cam: CameraConfig | undefined): boolean => !!cam && cam.enabled && cam.detect;
 
@@ -71,7 +78,7 @@ export class ObjectEvents {
   private timer: Timer | null = null;
   private readonly mqtt: Publisher;
   private readonly lineCounts: LineCounts;
-  private readonly identified = new Map<string, { seq: number; tracks: readonly DetectionTrack[] }>();
+  private readonly identified = new Map<string, { seq: number } & Tracked>();
   private readonly snapshots: Snapshots;
   private readonly counts: InViewCounts;
 
@@ -97,9 +104,9 @@ export class ObjectEvents {
    * (undefined: not the last result tracked, e.g. detection is off). Read by the detections
    * topic, which hears of each result after this part.
    */
-  tracksOf(r: Pick<Result, 'camera' | 'seq'>): readonly DetectionTrack[] | undefined {
+  tracksOf(r: Pick<Result, 'camera' | 'seq'>): Tracked | undefined {
     const got = this.identified.get(r.camera);
-    return got?.seq === r.seq ? got.tracks : undefined;
+    return got?.seq === r.seq ? got : undefined;
   }
 
   /** A camera's objects in view, as its count topics say. */
@@ -152,7 +159,7 @@ export class ObjectEvents {
     const tracker = this.tracker(r.camera);
     const dets = applyCameraFilters(r.detections, cam);
     const events = tracker.update(dets, r.ts, r.detections);
-    this.identified.set(r.camera, { seq: r.seq, tracks: tracker.identify(dets) });
+    this.identified.set(r.camera, { seq: r.seq, detections: dets, tracks: tracker.identify(dets) });
     if (cam.snapshots) this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
     this.emit(events);
     this.counts.publish(r.camera, tracker.counts());

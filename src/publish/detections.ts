@@ -2,7 +2,7 @@ import type { Result } from '../core/frame.js';
 import { own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
-import { applyCameraFilters, type DetectionTrack } from '../track/index.js';
+import { applyCameraFilters, type DetectionTrack, type ZonedDetection } from '../track/index.js';
 import { DetectionsGate } from './detections-gate.js';
 import type { Output } from './mqtt-output.js';
 import { Publisher } from './publisher.js';
@@ -24,8 +24,13 @@ export class DetectionsPublisher {
     private readonly deps: {
       out: Output;
       topics: Topics;
-      /** What tracking made of a result's filtered detections (ObjectEvents.tracksOf), when it has. */
-      tracksOf?: (r: Result) => readonly DetectionTrack[] | undefined;
+      /**
+       * A result's filtered detections and what tracking made of them (ObjectEvents.tracksOf),
+       * when it tracked the result: they are not filtered twice.
+       */
+      tracksOf?: (
+        r: Result,
+      ) => { detections: readonly ZonedDetection[]; tracks: readonly DetectionTrack[] } | undefined;
     },
   ) {
     this.gate = new DetectionsGate(cfg);
@@ -35,8 +40,9 @@ export class DetectionsPublisher {
   onResult(r: Result): void {
     const cam = own(this.cameras, r.camera);
     if (!cam) return;
-    const dets = applyCameraFilters(r.detections, cam);
-    const tracks = this.deps.tracksOf?.(r);
+    const tracked = this.deps.tracksOf?.(r);
+    const dets = tracked?.detections ?? applyCameraFilters(r.detections, cam);
+    const tracks = tracked?.tracks;
     const tracking = tracks ? tracks.map((t) => t.id ?? t.track).join(' ') : '';
     if (!this.gate.due(r.camera, dets, r.ts, tracking)) return;
     this.mqtt.detection(this.deps.topics.detections(r.camera), {

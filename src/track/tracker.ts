@@ -605,10 +605,11 @@ export class Tracker {
    * (a low score that started nothing).
    */
   identify(dets: readonly ZonedDetection[]): DetectionTrack[] {
+    const tracks = new Map(this.tracks.map((t) => [t.id, t]));
     const by = new Map(this.seen.map((s) => [s.detection, s.id]));
     return dets.map((d) => {
       const id = by.get(d);
-      const t = id === undefined ? undefined : this.tracks.find((x) => x.id === id);
+      const t = id === undefined ? undefined : tracks.get(id);
       if (!t) return { id: null, track: 'none' };
       return t.confirmed ? { id: t.id, track: 'confirmed' } : { id: null, track: 'tentative' };
     });

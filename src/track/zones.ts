@@ -38,6 +38,8 @@ export class ZonePresence {
   private streaks = new Map<string, { n: number; from: number }>();
   /** The last frame's time inside each zone it is in now. */
   private lastInside = new Map<string, number>();
+  /** The zones whose streak this frame continued (the others' are broken at its end). */
+  private touched = new Set<string>();
 
   /**
    * One answered frame that showed the object at `ts`, inside the zones `candidates` (the
@@ -85,8 +87,6 @@ export class ZonePresence {
     this.touched.clear();
     return changed;
   }
-
-  private touched = new Set<string>();
 
   private streak(z: string, ts: number): number {
     const s = this.streaks.get(z) ?? { n: 0, from: ts };
