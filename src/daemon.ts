@@ -96,7 +96,7 @@ export class Daemon {
     control.listen(broker ? { broker } : { inbox: output }, config.mqtt.base_topic);
 
     const ingest: Ingest = new Ingest(
-      { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets },
+      { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets, clips: config.events.clips },
       { log, clock, onFrame: (f) => scheduler.push(f), onStatus: (s) => parts.tell('onCameraStatus', s) },
     );
     this.ingest = ingest;
@@ -107,6 +107,7 @@ export class Daemon {
       clock,
       log,
       history,
+      clipSource: () => ingest,
       modes: () => Object.keys(this.loaded.config.modes),
       cameraStatus: (name) => ingest.status(name),
       availability: (model) => models.availability(model),

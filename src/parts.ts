@@ -3,7 +3,7 @@ import type { Clock } from './core/clock.js';
 import { errorMessage } from './core/errors.js';
 import type { Result } from './core/frame.js';
 import type { CameraConfig, Config } from './config/index.js';
-import { ObjectEvents, type EventStore } from './events/index.js';
+import { ObjectEvents, type ClipSource, type EventStore } from './events/index.js';
 import type { CameraStatus } from './ingest/index.js';
 import {
   CameraStatuses,
@@ -112,6 +112,8 @@ export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' |
   history: EventStore | undefined;
   /** The arming modes' names now, for discovery's select (a reload may change them). */
   modes?: () => readonly string[];
+  /** The cameras' rings of recent video (ingest), for event clips; absent: no clips. */
+  clipSource?: () => ClipSource | undefined;
 }
 
 /** The parts that publish what the pipeline found, each reachable by name. */
@@ -132,6 +134,7 @@ export interface Reporting {
 export function reportingParts(
   config: Pick<Config, 'cameras' | 'events' | 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
     state_dir?: string | undefined;
+    http?: Pick<Config['http'], 'public_url'>;
   },
   deps: ReportingDeps,
 ): Reporting {
@@ -148,6 +151,8 @@ export function reportingParts(
     stateDir: config.state_dir,
     history: deps.history,
     defaultLabels: () => discovery.defaultLabels(),
+    clipSource: deps.clipSource,
+    publicUrl: config.http?.public_url,
   });
   return {
     discovery,

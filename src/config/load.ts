@@ -393,6 +393,9 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     if (m.remote?.ca) m.remote.ca = abs(m.remote.ca);
   }
   config.state_dir = resolveStateDir(config.state_dir, env, base).dir;
+  config.events.clips.ring_dir = config.events.clips.ring_dir
+    ? abs(config.events.clips.ring_dir)
+    : join(config.state_dir, 'ring');
   if (config.mqtt.tls) {
     for (const k of ['ca', 'cert', 'key'] as const) {
       const p = config.mqtt.tls[k];

@@ -370,6 +370,11 @@ const http = z
     enabled: z.boolean().default(true),
     host: z.string().min(1).default('127.0.0.1'),
     port: int().min(0).max(65535).default(8080),
+    /**
+     * How others reach this HTTP server (e.g. http://argus.lan:8080, or a proxy's URL): event
+     * clips' `url` on MQTT is this with the clip's path after it (Home Assistant opens it).
+     */
+    public_url: urlWithSchemes('http.public_url', ['http', 'https']).optional(),
     /** Largest image POST /api/detect accepts. */
     max_body_mb: z.number().gt(0).max(200).default(10),
     /** Priority of POST /api/detect images (and KServe inference pictures) among the cameras (1..10). */
@@ -454,6 +459,11 @@ const camera = z
     detect: z.boolean().default(true),
     /** Off: its events carry no snapshot (none on MQTT, in the history or over HTTP). */
     snapshots: z.boolean().default(true),
+    /**
+     * A video clip per event, with pre-roll, from the stream as the camera sends it (absent:
+     * `events.clips.enabled`). Not for `lavfi:` cameras, which send no encoded stream.
+     */
+    clips: z.boolean().optional(),
     /** The name of the model that analyses its frames (`default`: `model:`). */
     model: z.string().min(1).default('default'),
     fps: cameraFps.default(5),
@@ -548,6 +558,12 @@ const camera = z
     ),
   })
   .superRefine((cam, ctx) => {
+    if (cam.clips === true && cam.url.toLowerCase().startsWith('lavfi:'))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a lavfi: camera sends no encoded stream to keep clips of',
+        path: ['clips'],
+      });
     // A zone or line listing a label the camera does not track would never see it.
     const track = cam.objects.track;
     if (!track) return;
@@ -594,6 +610,27 @@ const events = z
         /** 0 keeps no history. */
         max_events: int().min(0).max(20000).default(1000),
         max_mb: z.number().gt(0).max(1048576).default(100),
+        /** Events that started longer ago than this go, with their snapshots and clips; 0: no limit. */
+        max_days: z.number().min(0).max(3650).default(30),
+      })
+      .prefault({}),
+    /**
+     * A video clip per event (cameras' `clips`): from `pre_capture_s` before the object was
+     * first seen to `post_capture_s` after it was last seen, copied from the camera's stream
+     * (no re-encoding) out of a ring of its recent video.
+     */
+    clips: z
+      .strictObject({
+        /** Cameras keep clips unless their own `clips` says otherwise (off: the ring writes all the time). */
+        enabled: z.boolean().default(false),
+        pre_capture_s: z.number().min(0).max(60).default(5),
+        post_capture_s: z.number().min(0).max(300).default(5),
+        /** A longer event's clip stops here (from its start, pre-roll included). */
+        max_clip_s: z.number().min(5).max(3600).default(120),
+        /** Where each camera's ring of recent video is written (a tmpfs spares an SD card); absent: `<state_dir>/ring`. Relative to the config file. */
+        ring_dir: z.string().min(1).optional(),
+        /** The most a camera's ring may hold, video kept for clips in the making included. */
+        ring_max_mb: z.number().min(1).max(1048576).default(256),
       })
       .prefault({}),
   })

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { lstat, mkdir, readdir, readlink, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, readlink, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -36,8 +37,10 @@ export interface EventQuery {
 export interface EventStoreLimits {
   /** The most events kept; 0 keeps none (and writes nothing). */
   maxEvents: number;
-  /** The most bytes kept, records and snapshots together. */
+  /** The most bytes kept, records, snapshots and clips together. */
   maxBytes: number;
+  /** Events that started longer ago than this go (ms); 0: no limit. */
+  maxAgeMs?: number;
 }
 
 export interface Snapshot {
@@ -65,6 +68,7 @@ interface Entry extends StoredEvent {
   recordBytes: number;
   fullBytes: number;
   cropBytes: number;
+  clipBytes: number;
   /** This event's writes, one after another. */
   chain: Promise<void>;
   /** A write of its record is queued and has not begun: a change needs no other. */
@@ -74,12 +78,15 @@ interface Entry extends StoredEvent {
 
 const RECORD = '.json';
 const SNAPSHOT_FILES = { full: '.jpg', crop: '.crop.jpg' } as const;
+const CLIP = '.mp4';
+/** An event's files besides its record. */
+const MEDIA = [SNAPSHOT_FILES.full, SNAPSHOT_FILES.crop, CLIP] as const;
 
 /**
  * The names of the files Argus writes in the history's directory: `<key>.json`, `<key>.jpg`,
  * `<key>.crop.jpg`, and their temporary files (`.<name>.<pid>.tmp`, state/atomic.ts).
  */
-const OWN_FILE = String.raw`[0-9a-f]{24}(?:\.json|\.jpg|\.crop\.jpg)`;
+const OWN_FILE = String.raw`[0-9a-f]{24}(?:\.json|\.jpg|\.crop\.jpg|\.mp4)`;
 const OWN_NAME = new RegExp(String.raw`^(?:${OWN_FILE}|\.${OWN_FILE}\.\d+\.tmp)$`);
 const isOwnName = (name: string): boolean => OWN_NAME.test(name);
 
@@ -94,6 +101,8 @@ const LOAD_BATCH = 64;
 
 /** An event's files' name: a hash of its id (ids hold camera names, which may not fit a file name). */
 export const eventKey = (id: string): string => createHash('sha256').update(id).digest('hex').slice(0, 24);
+
+const sizeOf = (e: Entry): number => e.recordBytes + e.fullBytes + e.cropBytes + e.clipBytes;
 
 const before = (a: Entry, b: Entry): boolean => a.start < b.start || (a.start === b.start && a.seq < b.seq);
 
@@ -135,6 +144,7 @@ export class EventStore {
     readonly dir: string,
     private readonly limits: EventStoreLimits,
     private readonly log: Logger,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -149,7 +159,7 @@ export class EventStore {
     if (stateDir === undefined) return undefined;
     return new EventStore(
       join(stateDir, HISTORY_DIR),
-      { maxEvents: cfg.max_events, maxBytes: cfg.max_mb * 1024 * 1024 },
+      { maxEvents: cfg.max_events, maxBytes: cfg.max_mb * 1024 * 1024, maxAgeMs: cfg.max_days * 86_400_000 },
       log,
     );
   }
@@ -182,7 +192,7 @@ export class EventStore {
     const corrupt: string[] = [];
     const read = async (name: string): Promise<void> => {
       const key = name.slice(0, -RECORD.length);
-      const files = [name, key + SNAPSHOT_FILES.full, key + SNAPSHOT_FILES.crop];
+      const files = [name, ...MEDIA.map((m) => key + m)];
       let text: string;
       try {
         const data = await readOwnFile(join(this.dir, name));
@@ -205,9 +215,9 @@ export class EventStore {
             (s) => (s.isFile() ? s.size : 0),
             () => 0,
           );
-        const [full, crop] = await Promise.all([size(SNAPSHOT_FILES.full), size(SNAPSHOT_FILES.crop)]);
+        const [full, crop, clip] = await Promise.all(MEDIA.map(size));
         const stored = { id, camera, label, zones, start, event };
-        loaded.push(this.entry(stored, key, Buffer.byteLength(text), full, crop));
+        loaded.push(this.entry(stored, key, Buffer.byteLength(text), full!, crop!, clip!));
         for (const f of files) keep.add(f);
       } catch (err) {
         corrupt.push(name);
@@ -220,7 +230,7 @@ export class EventStore {
     // Something else in a record's place (a folder, a link): its snapshot files stay with it.
     for (const n of others)
       if (isOwnName(n) && n.endsWith(RECORD) && !n.startsWith('.'))
-        for (const suffix of Object.values(SNAPSHOT_FILES)) keep.add(n.slice(0, -RECORD.length) + suffix);
+        for (const suffix of MEDIA) keep.add(n.slice(0, -RECORD.length) + suffix);
     const records = own.filter((n) => n.endsWith(RECORD) && !n.startsWith('.'));
     for (let i = 0; i < records.length; i += LOAD_BATCH)
       await Promise.all(records.slice(i, i + LOAD_BATCH).map(read));
@@ -272,6 +282,7 @@ export class EventStore {
     recordBytes: number,
     fullBytes: number,
     cropBytes: number,
+    clipBytes = 0,
   ): Entry {
     return {
       ...e,
@@ -280,6 +291,7 @@ export class EventStore {
       recordBytes,
       fullBytes,
       cropBytes,
+      clipBytes,
       chain: Promise.resolve(),
       recordQueued: false,
       evicted: false,
@@ -291,7 +303,7 @@ export class EventStore {
     while (i > 0 && before(e, this.order[i - 1]!)) i--;
     this.order.splice(i, 0, e);
     this.byId.set(e.id, e);
-    this.bytes += e.recordBytes + e.fullBytes + e.cropBytes;
+    this.bytes += sizeOf(e);
   }
 
   /** Adds a new event (the newest usually), evicting the oldest beyond the limits. */
@@ -345,11 +357,14 @@ export class EventStore {
     });
   }
 
-  private resize(entry: Entry, sizes: Partial<Pick<Entry, 'recordBytes' | 'fullBytes' | 'cropBytes'>>): void {
+  private resize(
+    entry: Entry,
+    sizes: Partial<Pick<Entry, 'recordBytes' | 'fullBytes' | 'cropBytes' | 'clipBytes'>>,
+  ): void {
     if (entry.evicted) return;
-    const was = entry.recordBytes + entry.fullBytes + entry.cropBytes;
+    const was = sizeOf(entry);
     Object.assign(entry, sizes);
-    this.bytes += entry.recordBytes + entry.fullBytes + entry.cropBytes - was;
+    this.bytes += sizeOf(entry) - was;
     this.evict();
   }
 
@@ -378,23 +393,126 @@ export class EventStore {
     }
   }
 
-  /** Removes the oldest events while over a limit; the newest stays, however big. */
+  /**
+   * Removes the oldest events while over a limit (count, bytes; the newest stays, however big)
+   * and those older than `maxAgeMs`.
+   */
   private evict(): void {
+    const maxAge = this.limits.maxAgeMs ?? 0;
+    const oldest = maxAge > 0 ? this.now() - maxAge : -Infinity;
     while (
       this.order.length > this.limits.maxEvents ||
-      (this.order.length > 1 && this.bytes > this.limits.maxBytes)
-    ) {
-      const e = this.order.shift()!;
-      this.byId.delete(e.id);
-      this.bytes -= e.recordBytes + e.fullBytes + e.cropBytes;
-      e.evicted = true;
-      this.enqueue(e, async () => {
-        // The record first: a crash in between leaves snapshot files, which loading removes.
-        if (this.refused) return;
-        for (const suffix of [RECORD, SNAPSHOT_FILES.full, SNAPSHOT_FILES.crop])
-          await removeOwnFile(join(this.dir, e.key + suffix));
-      });
+      (this.order.length > 1 && this.bytes > this.limits.maxBytes) ||
+      (this.order.length > 0 && this.order[0]!.start < oldest)
+    )
+      this.drop(this.order[0]!);
+  }
+
+  /** Forgets an event and removes its files (record first: a crash in between leaves media files, which loading removes). */
+  private drop(e: Entry): void {
+    this.order.splice(this.order.indexOf(e), 1);
+    this.byId.delete(e.id);
+    this.bytes -= sizeOf(e);
+    e.evicted = true;
+    this.enqueue(e, async () => {
+      if (this.refused) return;
+      for (const suffix of [RECORD, ...MEDIA]) await removeOwnFile(join(this.dir, e.key + suffix));
+    });
+  }
+
+  /** Drops the events past their age (`events.history.max_days`); called every second or so. */
+  expire(): void {
+    if (this.order.length) this.evict();
+  }
+
+  /** Deletes an event with its snapshot and clip; false when the history holds no such event. */
+  async remove(id: string): Promise<boolean> {
+    const entry = this.byId.get(id);
+    if (!entry) return false;
+    this.drop(entry);
+    await entry.chain;
+    return true;
+  }
+
+  /**
+   * Where a clip of the event may be written before it is kept (`adoptClip`): a temporary file in
+   * the history's directory, which loading removes if a crash leaves it. Undefined when the
+   * event is not kept, or the history is in memory only.
+   */
+  async clipTemp(id: string): Promise<string | undefined> {
+    const entry = this.byId.get(id);
+    if (!entry || (await this.isLink())) return undefined;
+    await mkdir(this.dir, { recursive: true, mode: 0o750 });
+    const tmp = join(this.dir, `.${entry.key}${CLIP}.${process.pid}.tmp`);
+    await removeOwnFile(tmp);
+    return tmp;
+  }
+
+  /**
+   * Keeps a clip written to `tmp` as the event's (flushed, then renamed: a crash leaves the clip
+   * whole or none), and sets `fields` of its record. Resolves with its size; rejects (the file
+   * removed) when it cannot be kept, or the event is no longer kept.
+   */
+  async adoptClip(id: string, tmp: string, fields: (bytes: number) => Record<string, unknown>): Promise<number> {
+    const entry = this.byId.get(id);
+    if (!entry) {
+      await unlink(tmp).catch(() => undefined);
+      throw new Error('the event is no longer kept');
     }
+    return new Promise((resolve, reject) => {
+      this.enqueue(entry, async () => {
+        try {
+          if (entry.evicted) throw new Error('the event is no longer kept');
+          const f = await open(tmp, constants.O_RDONLY | constants.O_NOFOLLOW);
+          let bytes: number;
+          try {
+            await f.sync();
+            bytes = (await f.stat()).size;
+          } finally {
+            await f.close();
+          }
+          await rename(tmp, join(this.dir, entry.key + CLIP));
+          await syncDir(this.dir);
+          entry.event = { ...entry.event, ...fields(bytes) };
+          this.resize(entry, { clipBytes: bytes });
+          this.writeRecord(entry);
+          resolve(bytes);
+        } catch (err) {
+          await unlink(tmp).catch(() => undefined);
+          reject(err as Error);
+        }
+      });
+    });
+  }
+
+  /** Sets fields of an event's record (a clip that failed says why). */
+  setFields(id: string, fields: Record<string, unknown>): void {
+    const entry = this.byId.get(id);
+    if (!entry) return;
+    entry.event = { ...entry.event, ...fields };
+    this.writeRecord(entry);
+  }
+
+  /**
+   * An event's clip, opened for reading (never through a link), with its size; undefined when it
+   * has none. The caller closes it.
+   */
+  async openClip(id: string): Promise<{ file: FileHandle; size: number } | undefined> {
+    const entry = this.byId.get(id);
+    if (!entry) return undefined;
+    await entry.chain;
+    if (entry.evicted || this.refused || entry.clipBytes === 0) return undefined;
+    const file = await open(
+      join(this.dir, entry.key + CLIP),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    ).catch(() => undefined);
+    if (!file) return undefined;
+    const st = await file.stat();
+    if (!st.isFile()) {
+      await file.close();
+      return undefined;
+    }
+    return { file, size: st.size };
   }
 
   has(id: string): boolean {

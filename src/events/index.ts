@@ -10,5 +10,6 @@ export {
   type Snapshot,
   type StoredEvent,
 } from './event-store.js';
+export { Clips, type ClipSource, type ClipsDeps } from './clips.js';
 export { type CountsInView } from './counts.js';
 export { ObjectEvents, type ObjectEventsDeps } from './object-events.js';

@@ -17,6 +17,7 @@ import {
   type TrackerEvent,
   type ZoneArea,
 } from '../track/index.js';
+import { Clips, type ClipSource } from './clips.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
 import { LineCounts, type LineCount } from './line-counts.js';
@@ -36,6 +37,10 @@ export interface ObjectEventsDeps {
   history?: EventStore | undefined;
   /** The labels Home Assistant has entities for (`default_labels`), whose counts start at 0. */
   defaultLabels?: () => readonly string[];
+  /** The cameras' rings of recent video, for event clips (ingest, once it runs); absent: no clips. */
+  clipSource?: () => ClipSource | undefined;
+  /** `http.public_url`: clips' `url`. */
+  publicUrl?: string | undefined;
 }
 
 /** A camera's enabled zones with `loiter_s`, and its enabled lines, for its tracker. */
@@ -81,6 +86,9 @@ export class ObjectEvents {
   private readonly identified = new Map<string, { seq: number } & Tracked>();
   private readonly snapshots: Snapshots;
   private readonly counts: InViewCounts;
+  private readonly clips: Clips;
+  /** The last payload of events whose clip is still to come. */
+  private readonly awaitingClip = new Map<string, EventPayload>();
 
   constructor(
     private cameras: Record<string, CameraConfig>,
@@ -92,6 +100,28 @@ export class ObjectEvents {
     this.lineCounts = new LineCounts(stateDir, { clock, log });
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history });
     this.counts = new InViewCounts(this.mqtt, deps.topics, deps.defaultLabels ?? (() => []));
+    const clipSource = deps.clipSource;
+    this.clips = new Clips(events.clips, {
+      clock,
+      log,
+      history,
+      source: () => clipSource?.(),
+      keeps: (camera) => {
+        const cam = own(this.cameras, camera);
+        return !!clipSource && !!cam && (cam.clips ?? events.clips.enabled);
+      },
+      done: (id, clip) => this.clipDone(id, clip),
+      publicUrl: deps.publicUrl,
+    });
+  }
+
+  /** A clip is written or has failed: the event's payload, with it, as a `clip` event. */
+  private clipDone(id: string, clip: EventPayload['clip']): void {
+    const last = this.awaitingClip.get(id);
+    if (!last) return;
+    if (last.type === 'end') this.awaitingClip.delete(id);
+    else this.awaitingClip.set(id, { ...last, clip });
+    this.mqtt.event(this.deps.topics.events, { ...last, type: 'clip', clip });
   }
 
   /** The event history, as handed in (GET /api/events). */
@@ -192,7 +222,10 @@ export class ObjectEvents {
         loitering_zones: loiteringZones,
         zone_time_s: zoneTimes,
         snapshot: this.snapshots.onEvent(e),
+        clip: this.clips.onEvent(e),
       };
+      if (payload.clip?.state === 'recording') this.awaitingClip.set(e.id, payload);
+      else this.awaitingClip.delete(e.id);
       this.mqtt.event(this.deps.topics.events, payload);
       const stored = {
         id: e.id,
@@ -221,6 +254,8 @@ export class ObjectEvents {
    * camera's answered frames (Tracker): a camera that gets no answer keeps them.
    */
   tick(now: number): void {
+    this.clips.tick(now);
+    this.deps.history?.expire();
     this.snapshots.due(now);
     for (const [camera, t] of this.trackers) this.snapshots.untracked(camera, (id) => t.has(id));
     this.snapshots.render();
@@ -278,6 +313,7 @@ export class ObjectEvents {
       this.counts.publish(camera, t.counts());
     }
     await this.snapshots.idle();
+    await this.clips.stop();
     await this.deps.history?.flush();
     await this.lineCounts.flush();
   }

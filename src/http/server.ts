@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errorMessage } from '../core/errors.js';
@@ -57,6 +58,10 @@ export interface HttpSource {
   hasEvent(id: string): boolean;
   /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;
+  /** An event's clip, opened, with its size (the caller closes it); undefined without one. */
+  eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined>;
+  /** Deletes an event with its snapshot and clip; false when there is no such event. */
+  deleteEvent(id: string): Promise<boolean>;
   /** The models served over KServe v2 (`http.inference`). */
   servedModels(): readonly ServedModel[];
   /** The runtime settings (GET and PUT /api/control); undefined where none run (tools). */
@@ -128,6 +133,8 @@ export class HttpServer {
       const answer = await this.source.detect(upload.data, upload.name, model);
       return send(res, 200, 'application/json', JSON.stringify(answer));
     }
+    const one = /^\/api\/events\/([^/]+)$/.exec(path);
+    if (one) return this.eventRoute(req, res, one[1]!);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
@@ -148,6 +155,8 @@ export class HttpServer {
     }
     const ev = /^\/api\/events\/([^/]+)\/snapshot\.jpg$/.exec(path);
     if (ev) return this.eventSnapshot(req, res, ev[1]!);
+    const clip = /^\/api\/events\/([^/]+)\/clip\.mp4$/.exec(path);
+    if (clip) return this.eventClip(req, res, clip[1]!);
     if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
     const m = /^\/api\/cameras\/([^/]+)\/latest\.jpg$/.exec(path);
     if (m) {
@@ -262,6 +271,77 @@ export class HttpServer {
     return send(res, 200, 'image/jpeg', jpeg);
   }
 
+  /**
+   * DELETE /api/events/<id>: removes the event with its snapshot and clip, from this machine or
+   * with `http.token` (as PUT /api/control).
+   */
+  private async eventRoute(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
+    const id = decodeId(encoded);
+    if (req.method !== 'DELETE') {
+      res.setHeader('Allow', 'DELETE');
+      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+    }
+    const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token);
+    if (!who.ok) {
+      if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
+      throw new HttpError(403, who.error);
+    }
+    if (!(await this.source.deleteEvent(id))) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
+    this.log.info({ id, by: who.by }, 'event deleted');
+    res.statusCode = 204;
+    res.end();
+  }
+
+  /**
+   * GET /api/events/<id>/clip.mp4: the event's clip, with byte ranges (`Range: bytes=a-b`, one
+   * range: a video player seeks), streamed from the file.
+   */
+  private async eventClip(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
+    const id = decodeId(encoded);
+    if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
+    const clip = await this.source.eventClip(id);
+    if (!clip) return send(res, 404, 'text/plain; charset=utf-8', 'no clip for this event\n');
+    const { file, size } = clip;
+    let closed = false;
+    const close = (): void => {
+      if (closed) return;
+      closed = true;
+      void file.close().catch(() => undefined);
+    };
+    try {
+      const range = parseRange(req.headers.range, size);
+      res.setHeader('Accept-Ranges', 'bytes');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('Content-Type', 'video/mp4');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      if (range === 'unsatisfiable') {
+        res.setHeader('Content-Range', `bytes */${size}`);
+        close();
+        return send(res, 416, 'text/plain; charset=utf-8', 'range not satisfiable\n');
+      }
+      const [start, end] = range ?? [0, size - 1];
+      res.statusCode = range ? 206 : 200;
+      if (range) res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
+      res.setHeader('Content-Length', String(Math.max(0, end - start + 1)));
+      if (req.method === 'HEAD' || size === 0) {
+        close();
+        res.end();
+        return;
+      }
+      const stream = file.createReadStream({ start, end, autoClose: false });
+      stream.on('error', () => res.destroy());
+      stream.on('close', close);
+      res.on('close', () => {
+        stream.destroy();
+        close();
+      });
+      stream.pipe(res);
+    } catch (err) {
+      close();
+      throw err;
+    }
+  }
+
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
@@ -282,6 +362,36 @@ function displayWidth(req: IncomingMessage): number | undefined {
   if (!(n >= MIN_WIDTH && n <= MAX_WIDTH))
     throw new HttpError(400, `width: must be a whole number of pixels from ${MIN_WIDTH} to ${MAX_WIDTH}`);
   return n;
+}
+
+/** An id from a URL path: only ever looked up, never made into a file path. */
+function decodeId(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new HttpError(400, 'bad event id');
+  }
+}
+
+/**
+ * A request's `Range` (RFC 9110, one byte range: `bytes=a-b`, `bytes=a-`, `bytes=-n`) as the
+ * first and last byte; undefined for the whole file (no range, or one this does not serve, such
+ * as several ranges: the whole file is a valid answer to those); 'unsatisfiable' past the end.
+ */
+export function parseRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  if (m[1] === '') {
+    const n = Number(m[2]);
+    if (n === 0) return 'unsatisfiable';
+    return [Math.max(0, size - n), size - 1];
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size) return 'unsatisfiable';
+  if (end < start) return undefined;
+  return [start, end];
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {

@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import type { Control } from '../control/index.js';
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
@@ -44,7 +45,7 @@ export interface ViewSources extends StatsSources {
    */
   zoneDwell?: (camera: string) => Record<string, number>;
   /** The event history; absent, GET /api/events answers an empty list. */
-  history?: Pick<EventStore, 'list' | 'has' | 'snapshot'> | undefined;
+  history?: Pick<EventStore, 'list' | 'has' | 'snapshot' | 'openClip' | 'remove'> | undefined;
   /** Runtime settings (GET and PUT /api/control...); absent in tools and tests without it. */
   control?: Pick<Control, 'enabled' | 'view' | 'change'> | undefined;
 }
@@ -240,6 +241,14 @@ export class LiveView implements HttpSource {
 
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
     return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
+  }
+
+  eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined> {
+    return this.src.history?.openClip(id) ?? Promise.resolve(undefined);
+  }
+
+  deleteEvent(id: string): Promise<boolean> {
+    return this.src.history?.remove(id) ?? Promise.resolve(false);
   }
 
   async metrics(): Promise<{ contentType: string; body: string }> {

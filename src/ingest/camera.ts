@@ -69,6 +69,8 @@ export interface CameraDeps {
   log: Logger;
   onFrame: (frame: Frame) => void;
   onStatus: (status: CameraStatus) => void;
+  /** The socket of the camera's ring of recent video (clips), when it keeps one. */
+  ringSocket?: () => string | undefined;
 }
 
 interface Run {
@@ -189,6 +191,7 @@ export class Camera {
       size: s.size,
       names: s.names,
       cache: s.cache,
+      ring: this.deps.ringSocket?.(),
     });
     const ring = new StderrRing(100, s.secrets);
     const images = new FrameImages(s.size, s.cache.enabled);

@@ -33,6 +33,8 @@ export interface StreamOptions {
   names: FfmpegOptionNames;
   /** With the frame cache on, every frame's thumbnail, and pixels only of frames that changed. */
   cache: Pick<Config['cache'], 'enabled' | 'picture_threshold'>;
+  /** The Unix socket of the camera's ring (clips): the stream, copied as sent, goes there too. */
+  ring?: string | undefined;
 }
 
 export interface FfmpegArgs {
@@ -169,7 +171,12 @@ export function buildFfmpegArgs(
   if (ffmpeg.threads > 0) input.push('-threads', String(ffmpeg.threads));
   input.push('-fflags', '+genpts+discardcorrupt', ...camera.input_args);
   const { graph, streams } = filterGraph(head.join(','), stream.size, stream.cache);
-  const output = ['-filter_complex', graph, ...streams.flatMap((s) => ['-map', `[${s}]`])];
+  const output = ['-filter_complex', graph];
+  // The ring's output first (the images' target, pipe:1, ends the command line): the video as the
+  // camera sent it, no decode or encode, in MPEG-TS (Argus cuts it at key frames), written at once.
+  if (stream.ring && scheme !== 'lavfi')
+    output.push('-map', '0:v:0', '-c:v', 'copy', '-f', 'mpegts', '-flush_packets', '1', `unix:${stream.ring}`);
+  output.push(...streams.flatMap((s) => ['-map', `[${s}]`]));
   output.push('-c:v', 'ppm');
   if (stream.cache.enabled) output.push('-c:v:1', 'pam', '-c:v:2', 'pgm', '-max_interleave_delta', '1');
   // Each image once, as it comes (the muxer's constant rate would repeat a picture for every

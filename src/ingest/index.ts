@@ -10,3 +10,14 @@ export { ImageError, loadLetterboxed } from './image.js';
 export { Ingest, type IngestConfig, type IngestDeps } from './ingest.js';
 export { PnmError, PnmSplitter, type PnmImage } from './pnm.js';
 export type { FailureCause } from './stderr.js';
+export {
+  BROWSER_CODECS,
+  MP4_CODECS,
+  planClip,
+  remuxClip,
+  type ClipPart,
+  type ClipPlan,
+  type ClipShortfall,
+} from './clip.js';
+export { keepsClips } from './ingest.js';
+export { Ring, ringKey, type RingFault, type RingHold, type Segment } from './ring.js';

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
@@ -6,6 +7,7 @@ import { Camera, type CameraStatus } from './camera.js';
 import type { FfmpegOptionNames } from './ffmpeg-args.js';
 import { defaultFfmpegPath, fluentSpawner, probeOptionNames, type SpawnFfmpeg } from './ffmpeg-process.js';
 import { resolveUrlHost } from './resolve.js';
+import { Ring, ringKey } from './ring.js';
 
 export interface IngestConfig {
   cameras: Record<string, CameraConfig>;
@@ -15,7 +17,17 @@ export interface IngestConfig {
   secrets: readonly string[];
   /** With the frame cache on, ffmpeg sends every frame's thumbnail, and pixels only when they changed. */
   cache: Config['cache'];
+  /** Event clips: which cameras keep a ring of recent video, where, how much (absent: none). */
+  clips?: Config['events']['clips'];
 }
+
+/** Whether a camera keeps a ring of recent video for clips. */
+export function keepsClips(camera: CameraConfig, clips: Config['events']['clips']): boolean {
+  return camera.enabled && (camera.clips ?? clips.enabled) && !camera.url.toLowerCase().startsWith('lavfi:');
+}
+
+/** The ring's segments are cut at the first key frame after this long. */
+const SEGMENT_MS = 2000;
 
 export interface IngestDeps {
   log: Logger;
@@ -33,6 +45,8 @@ export interface IngestDeps {
  */
 export class Ingest {
   private cameras = new Map<string, Camera>();
+  private rings = new Map<string, Ring>();
+  private ffmpegPath = '';
   private spawn: SpawnFfmpeg | undefined;
   private names: FfmpegOptionNames = { rtspTimeout: 'timeout', fpsMode: 'fps_mode' };
   private readonly log: Logger;
@@ -46,10 +60,50 @@ export class Ingest {
 
   async start(): Promise<void> {
     const path = this.cfg.ffmpeg.path ?? (await defaultFfmpegPath());
+    this.ffmpegPath = path;
     this.names = await probeOptionNames(path);
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
+    await this.setRings(this.cfg.cameras);
     for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
+  }
+
+  /** The ffmpeg binary the cameras run (clips are made with it too). */
+  get ffmpeg(): string {
+    return this.ffmpegPath;
+  }
+
+  /** A camera's ring of recent video, when it keeps clips and its ring runs. */
+  ring(camera: string): Ring | undefined {
+    return this.rings.get(camera);
+  }
+
+  /** Starts the rings of cameras that keep clips and have none, removes those of cameras that no longer do. */
+  private async setRings(cameras: Record<string, CameraConfig>): Promise<void> {
+    const clips = this.cfg.clips;
+    for (const [name, ring] of this.rings)
+      if (!clips || !Object.hasOwn(cameras, name) || !keepsClips(cameras[name]!, clips)) {
+        this.rings.delete(name);
+        await ring.remove();
+      }
+    if (!clips) return;
+    for (const [name, camera] of Object.entries(cameras)) {
+      if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
+      const ring = new Ring(
+        name,
+        {
+          dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
+          keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS,
+          maxBytes: clips.ring_max_mb * 1024 * 1024,
+          segmentMs: SEGMENT_MS,
+        },
+        { clock: this.deps.clock ?? systemClock, log: this.log },
+      );
+      await ring.start();
+      this.rings.set(name, ring);
+    }
+    if (Object.entries(cameras).some(([, c]) => c.enabled && c.clips === undefined && clips.enabled && !keepsClips(c, clips)))
+      this.log.info('lavfi: cameras send no encoded stream: they have no clips');
   }
 
   private startCamera(name: string, config: CameraConfig): void {
@@ -71,6 +125,7 @@ export class Ingest {
         log: this.log,
         onFrame: this.deps.onFrame,
         onStatus: this.deps.onStatus,
+        ringSocket: () => this.rings.get(name)?.socket,
       },
     );
     this.cameras.set(name, camera);
@@ -95,6 +150,7 @@ export class Ingest {
         await cam?.stop();
       }),
     );
+    await this.setRings(cameras);
     for (const n of [...changes.changed, ...changes.added]) this.startCamera(n, cameras[n]!);
   }
 
@@ -103,6 +159,8 @@ export class Ingest {
     const cams = [...this.cameras.values()];
     this.cameras.clear();
     await Promise.all(cams.map((c) => c.stop()));
+    // The rings' files stay: clips in the making still read them (the next start empties them).
+    await Promise.all([...this.rings.values()].map((r) => r.stop()));
   }
 
   /** A running camera's status; undefined for names not (or no longer) configured. */

@@ -18,6 +18,7 @@ export {
   type DetectionsPayload,
   type EventPayload,
   type SnapshotPayload,
+  type ClipPayload,
   type StatsPayload,
   type Topic,
   type TopicMap,

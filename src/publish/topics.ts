@@ -1,5 +1,5 @@
 import type { Box } from '../core/geometry.js';
-import type { CameraState, FailureCause } from '../ingest/index.js';
+import type { CameraState, ClipShortfall, FailureCause } from '../ingest/index.js';
 import type { DetectionTrack, ZonedDetection } from '../track/index.js';
 import type { ObjectEvent } from '../track/index.js';
 
@@ -131,8 +131,10 @@ export interface DetectionsPayload {
 
 export type EventPayload = Omit<
   ObjectEvent,
-  'startTs' | 'endTs' | 'currentZones' | 'enteredZones' | 'loiteringZones' | 'zoneTimes'
+  'type' | 'startTs' | 'endTs' | 'currentZones' | 'enteredZones' | 'loiteringZones' | 'zoneTimes'
 > & {
+  /** The tracker's `new`, `update`, `end`; `clip` when the event's clip is written or has failed (after its end, mostly). */
+  type: ObjectEvent['type'] | 'clip';
   start_ts: string;
   end_ts: string | null;
   current_zones: string[];
@@ -142,7 +144,32 @@ export type EventPayload = Omit<
   zone_time_s: Record<string, number>;
   /** The event's snapshot: its best frame so far; null without one (snapshots off, no frame yet). */
   snapshot: SnapshotPayload | null;
+  /** The event's clip: being recorded, written, or failed; null when its camera keeps none. */
+  clip: ClipPayload | null;
 };
+
+/** An event's `clip` field (docs/mqtt.md). */
+export type ClipPayload =
+  | { state: 'recording' }
+  | {
+      state: 'ready';
+      /** Over HTTP (docs/http.md); `url` the same with `http.public_url` in front, when set. */
+      path: string;
+      url?: string;
+      start: string;
+      end: string;
+      duration_s: number;
+      bytes: number;
+      codec: string;
+      /** Whether browsers play it (H.264); an H.265 clip plays in some only. */
+      browser_plays: boolean;
+      /** Seconds it lacks at its start and end, and why; absent when whole. */
+      missing?: { start_s: number; end_s: number; reasons: ClipShortfall[] };
+      /** It was cut at `events.clips.max_clip_s`. */
+      capped?: true;
+    }
+  | { state: 'failed'; error: string; reasons: (ClipShortfall | 'codec' | 'write_failed' | 'no_ring')[] };
+
 
 /** Names an event's snapshot, and says which frame it is. */
 export interface SnapshotPayload {

@@ -53,6 +53,8 @@ function source(control: ControlApi | undefined): HttpSource {
     events: none,
     hasEvent: none,
     eventSnapshot: none,
+    eventClip: none,
+    deleteEvent: none,
     servedModels: () => [],
     control: () => control,
   };

@@ -23,6 +23,8 @@ function source(over: Partial<HttpSource> = {}): HttpSource {
     events: () => [],
     hasEvent: () => false,
     eventSnapshot: () => Promise.resolve(undefined),
+    eventClip: () => Promise.resolve(undefined),
+    deleteEvent: () => Promise.resolve(false),
     servedModels: () => [],
     control: () => undefined,
     ...over,

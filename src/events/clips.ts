@@ -1,0 +1,187 @@
+import { unlink } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import { isoTime } from '../core/time.js';
+import type { Config } from '../config/index.js';
+import {
+  BROWSER_CODECS,
+  MP4_CODECS,
+  planClip,
+  remuxClip,
+  type Ring,
+  type RingHold,
+} from '../ingest/index.js';
+import type { ClipPayload } from '../publish/index.js';
+import type { ObjectEvent } from '../track/index.js';
+import type { EventStore } from './event-store.js';
+
+/** Where the cameras' rings are, and the ffmpeg that makes clips of them (the ingest stage). */
+export interface ClipSource {
+  ring(camera: string): Ring | undefined;
+  readonly ffmpeg: string;
+}
+
+export interface ClipsDeps {
+  clock: Clock;
+  log: Logger;
+  history: EventStore | undefined;
+  /** The rings, once ingest runs. */
+  source: () => ClipSource | undefined;
+  /** Whether a camera keeps clips (its `clips`, or `events.clips.enabled`). */
+  keeps: (camera: string) => boolean;
+  /** A clip is written (or has failed): the event's payload says so. */
+  done: (id: string, clip: ClipPayload) => void;
+  /** `http.public_url`, for `url`. */
+  publicUrl?: string | undefined;
+}
+
+interface Pending {
+  id: string;
+  camera: string;
+  /** The clip's time: from the pre-roll before the object was first seen to the post-roll (ms). */
+  from: number;
+  until: number | null;
+  hold: RingHold | undefined;
+  /** The clip written, or why not. */
+  result: ClipPayload | null;
+  making: boolean;
+}
+
+/** After a clip's end, the ring is given this long to have its last bytes. */
+const SETTLE_MS = 1500;
+
+/**
+ * Event clips: at an event's `new`, the camera's ring holds its video from `pre_capture_s`
+ * before the object was first seen; at its `end` (or `max_clip_s` after the clip's start), once
+ * `post_capture_s` have passed, the clip is cut from the ring at the key frame at or before its
+ * start and written as an MP4, one at a time, into the event history (flushed, then renamed:
+ * never half a clip). The event's payload then names it (`done`).
+ */
+export class Clips {
+  private pending = new Map<string, Pending>();
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly cfg: Config['events']['clips'],
+    private readonly deps: ClipsDeps,
+  ) {}
+
+  /** An event about to be published: what its `clip` field says. */
+  onEvent(e: ObjectEvent): ClipPayload | null {
+    let p = this.pending.get(e.id);
+    if (!p) {
+      if (e.type !== 'new' || !this.deps.history || !this.deps.keeps(e.camera)) return null;
+      const from = e.startTs - this.cfg.pre_capture_s * 1000;
+      p = {
+        id: e.id,
+        camera: e.camera,
+        from,
+        until: null,
+        hold: this.deps.source()?.ring(e.camera)?.hold(from),
+        result: null,
+        making: false,
+      };
+      this.pending.set(e.id, p);
+    }
+    if (e.type === 'end' && p.until === null) p.until = (e.endTs ?? e.startTs) + this.cfg.post_capture_s * 1000;
+    const clip = p.result ?? { state: 'recording' };
+    if (e.type === 'end' && p.result) this.pending.delete(e.id);
+    return clip;
+  }
+
+  /** The clip's end: the event's end and post-roll, or `max_clip_s` from its start. */
+  private endOf(p: Pending): { until: number; capped: boolean } {
+    const cap = p.from + this.cfg.max_clip_s * 1000;
+    const until = p.until ?? Infinity;
+    return until <= cap ? { until, capped: false } : { until: cap, capped: true };
+  }
+
+  /** Makes the clips due at `now`. */
+  tick(now: number): void {
+    for (const p of this.pending.values()) {
+      if (p.making || p.result) continue;
+      if (now >= this.endOf(p).until + SETTLE_MS) this.make(p, now);
+    }
+  }
+
+  private make(p: Pending, now: number): void {
+    p.making = true;
+    const { until, capped } = this.endOf(p);
+    const job = this.queue.then(() => this.write(p, Math.min(until, now), capped));
+    this.queue = job.catch(() => undefined);
+  }
+
+  private async write(p: Pending, until: number, capped: boolean): Promise<void> {
+    const result = await this.cut(p, until, capped).catch(
+      (err: unknown): ClipPayload => ({ state: 'failed', error: errorMessage(err), reasons: ['write_failed'] }),
+    );
+    p.hold?.release();
+    p.result = result;
+    p.making = false;
+    if (result.state === 'failed') {
+      this.deps.log.warn({ id: p.id, camera: p.camera, err: result.error }, 'no clip for this event');
+      this.deps.history?.setFields(p.id, { clip: result });
+    } else if (result.state === 'ready' && result.missing)
+      this.deps.log.info({ id: p.id, camera: p.camera, missing: result.missing }, 'a clip is shorter than asked');
+    // An event already ended is done with; one still going on carries the clip until its end.
+    if (p.until !== null) this.pending.delete(p.id);
+    this.deps.done(p.id, result);
+  }
+
+  private async cut(p: Pending, until: number, capped: boolean): Promise<ClipPayload> {
+    const source = this.deps.source();
+    const ring = source?.ring(p.camera);
+    if (!source || !ring)
+      return { state: 'failed', error: "the camera's ring of recent video is not running (see the log)", reasons: ['no_ring'] };
+    await ring.settle();
+    const plan = planClip(ring.list(), p.from, until, ring.lastFault?.fault);
+    if (!plan)
+      return {
+        state: 'failed',
+        error: 'the ring holds no video of this time',
+        reasons: [ring.lastFault?.fault ?? 'not_recorded_yet'],
+      };
+    if (!MP4_CODECS.includes(plan.codec))
+      return { state: 'failed', error: `the camera's ${plan.codec} cannot be copied into an MP4`, reasons: ['codec'] };
+    const history = this.deps.history!;
+    const tmp = await history.clipTemp(p.id);
+    if (!tmp) return { state: 'failed', error: 'the event history keeps no files', reasons: ['write_failed'] };
+    const durationS = (plan.end - plan.start) / 1000;
+    try {
+      await remuxClip(source.ffmpeg, plan, tmp, durationS);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined); // the part written
+      throw err;
+    }
+    const path = `/api/events/${encodeURIComponent(p.id)}/clip.mp4`;
+    const describe = (bytes: number): ClipPayload => ({
+      state: 'ready',
+      path,
+      ...(this.deps.publicUrl ? { url: this.deps.publicUrl.replace(/\/+$/, '') + path } : {}),
+      start: isoTime(plan.start),
+      end: isoTime(plan.end),
+      duration_s: Math.round(durationS * 10) / 10,
+      bytes,
+      codec: plan.codec,
+      browser_plays: BROWSER_CODECS.includes(plan.codec),
+      ...(plan.missing.reasons.length ? { missing: plan.missing } : {}),
+      ...(capped ? { capped: true as const } : {}),
+    });
+    let clip: ClipPayload | undefined;
+    await history.adoptClip(p.id, tmp, (bytes) => ({ clip: (clip = describe(bytes)) }));
+    return clip!;
+  }
+
+  /**
+   * On shutdown: the clips of ended events are made from what the ring holds (their post-roll
+   * may be cut short), and waited for; those of events still going on are not made.
+   */
+  async stop(): Promise<void> {
+    const now = this.deps.clock.now();
+    for (const p of this.pending.values()) if (!p.making && !p.result && p.until !== null) this.make(p, now);
+    await this.queue;
+    for (const p of this.pending.values()) p.hold?.release();
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * A clip out of a camera's ring: which segments, from which key frame, to when (`planClip`,
+ * pure), and the MP4 made from them by ffmpeg without re-encoding (`remuxClip`).
+ */
+import { open } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import ffmpeg from 'fluent-ffmpeg';
+import type { RingFault, Segment } from './ring.js';
+
+/** Why a clip is shorter than asked (or missing). */
+export type ClipShortfall = RingFault | 'camera_reconnected' | 'not_recorded_yet' | 'stream_ended';
+
+export interface ClipPart {
+  file: string;
+  /** Where to start reading (a key frame's offset in the file); the file's header (PAT, PMT) is always sent first. */
+  offset: number;
+  headerBytes: number;
+}
+
+export interface ClipPlan {
+  parts: ClipPart[];
+  /** When its first key frame arrived, and when it ends (ms since the epoch). */
+  start: number;
+  end: number;
+  codec: string;
+  /** Seconds missing at the start and at the end, and why (none when whole). */
+  missing: { start_s: number; end_s: number; reasons: ClipShortfall[] };
+}
+
+/** A shortfall under this much is the ring's timing, not a gap. */
+const SLACK_MS = 500;
+
+/** Runs of segments without a gap: one ffmpeg run, no segment lost between. */
+function contiguous(segments: readonly Segment[]): Segment[][] {
+  const groups: Segment[][] = [];
+  for (const s of segments) {
+    const g = groups.at(-1);
+    const last = g?.at(-1);
+    if (g && last && last.run === s.run && last.seq + 1 === s.seq) g.push(s);
+    else groups.push([s]);
+  }
+  return groups;
+}
+
+/**
+ * The segments that make the clip of `from`–`to` (ms since the epoch): from the last key frame at
+ * or before `from` to `to`, within one run of segments without a gap (a clip never spans a
+ * reconnection: the stream's clock starts again there). Where the ring has less, the clip is
+ * shorter and says why: `fault` is the ring's last loss (a full disk…), for gaps inside a run.
+ * Undefined when the ring holds nothing of that time.
+ */
+export function planClip(
+  segments: readonly Segment[],
+  from: number,
+  to: number,
+  fault?: RingFault,
+): ClipPlan | undefined {
+  const groups = contiguous(segments.filter((s) => s.keyframes.length > 0));
+  let best: Segment[] | undefined;
+  let bestOverlap = 0;
+  for (const g of groups) {
+    const overlap = Math.min(to, g.at(-1)!.end) - Math.max(from, g[0]!.keyframes[0]!.ts);
+    if (overlap > bestOverlap) [best, bestOverlap] = [g, overlap];
+  }
+  if (!best) return undefined;
+  let i = 0;
+  while (i + 1 < best.length && best[i + 1]!.keyframes[0]!.ts <= from) i++;
+  let j = i;
+  while (j + 1 < best.length && best[j + 1]!.keyframes[0]!.ts < to) j++;
+  const first = best[i]!;
+  const key = first.keyframes.findLast((k) => k.ts <= from) ?? first.keyframes[0]!;
+  const start = key.ts;
+  const end = Math.min(to, best[j]!.end);
+  const why = (other: Segment | undefined, own: Segment): ClipShortfall =>
+    other && other.run !== own.run ? 'camera_reconnected' : (fault ?? 'not_recorded_yet');
+  const reasons = new Set<ClipShortfall>();
+  const missingStart = Math.max(0, start - from);
+  const missingEnd = Math.max(0, to - end);
+  if (missingStart > SLACK_MS) {
+    const k = groups.indexOf(best);
+    reasons.add(k > 0 ? why(groups[k - 1]!.at(-1), first) : 'not_recorded_yet');
+  }
+  if (missingEnd > SLACK_MS) {
+    const k = groups.indexOf(best);
+    reasons.add(k < groups.length - 1 ? why(groups[k + 1]![0], best[j]!) : 'stream_ended');
+  }
+  return {
+    parts: best.slice(i, j + 1).map((s, n) => ({
+      file: s.file,
+      offset: n === 0 ? key.offset : 0,
+      headerBytes: s.headerBytes,
+    })),
+    start,
+    end,
+    codec: first.codec,
+    missing: {
+      start_s: round1(missingStart > SLACK_MS ? missingStart / 1000 : 0),
+      end_s: round1(missingEnd > SLACK_MS ? missingEnd / 1000 : 0),
+      reasons: [...reasons],
+    },
+  };
+}
+
+const round1 = (x: number): number => Math.round(x * 10) / 10;
+
+/** Codecs a browser plays in MP4: H.264 everywhere; H.265 in some (Safari, Chrome with hardware support). */
+export const BROWSER_CODECS: readonly string[] = ['h264'];
+/** Codecs that go into an MP4 without re-encoding. */
+export const MP4_CODECS: readonly string[] = ['h264', 'hevc', 'mpeg4', 'mpeg2video', 'mpeg1video'];
+
+/** Reads the plan's parts as one transport stream: the first from its key frame, after its header. */
+async function* partsBytes(parts: readonly ClipPart[]): AsyncGenerator<Buffer> {
+  const CHUNK = 256 * 1024;
+  for (const p of parts) {
+    const f = await open(p.file, 'r');
+    try {
+      const ranges: [number, number][] =
+        p.offset > p.headerBytes
+          ? [
+              [0, p.headerBytes],
+              [p.offset, Infinity],
+            ]
+          : [[0, Infinity]];
+      for (const [from, to] of ranges) {
+        let at = from;
+        while (at < to) {
+          const want = Math.min(CHUNK, to - at);
+          const buf = Buffer.allocUnsafe(want);
+          const { bytesRead } = await f.read(buf, 0, want, at);
+          if (bytesRead === 0) break;
+          at += bytesRead;
+          yield buf.subarray(0, bytesRead);
+        }
+      }
+    } finally {
+      await f.close();
+    }
+  }
+}
+
+/** The longest a remux may take before it is killed. */
+const REMUX_TIMEOUT_MS = 120_000;
+
+/**
+ * Writes the plan's video to `out` as an MP4 (faststart: a browser starts playing before it has
+ * the whole file), copied, not re-encoded, `durationS` long at most. Rejects with ffmpeg's last
+ * error line when it fails; `out` may then hold a part of a file, which the caller removes.
+ */
+export function remuxClip(
+  ffmpegPath: string,
+  plan: ClipPlan,
+  out: string,
+  durationS: number,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const lines: string[] = [];
+    const input = Readable.from(partsBytes(plan.parts), { objectMode: false });
+    const cmd = ffmpeg({ stdoutLines: 0 })
+      .setFfmpegPath(ffmpegPath)
+      .input(input)
+      .inputFormat('mpegts')
+      .inputOptions('-hide_banner', '-loglevel', 'error')
+      .outputOptions(
+        '-map',
+        '0:v:0',
+        '-c',
+        'copy',
+        '-t',
+        durationS.toFixed(3),
+        '-movflags',
+        '+faststart',
+        // Safari plays H.265 in MP4 only under this tag.
+        ...(plan.codec === 'hevc' ? ['-tag:v', 'hvc1'] : []),
+        '-f',
+        'mp4',
+        '-y',
+      )
+      .output(out);
+    const timer = setTimeout(() => cmd.kill('SIGKILL'), REMUX_TIMEOUT_MS);
+    cmd.on('stderr', (line: string) => lines.push(line));
+    input.on('error', (err) => {
+      cmd.kill('SIGKILL');
+      lines.push(err.message);
+    });
+    cmd.on('end', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    cmd.on('error', (err: Error) => {
+      clearTimeout(timer);
+      const last = lines.filter((l) => l.trim()).at(-1);
+      reject(new Error(last ?? err.message));
+    });
+    cmd.run();
+  });
+}

@@ -1,0 +1,322 @@
+import { createHash } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { open, mkdir, readdir, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import { TsSplitter, type TsPiece } from './mpegts.js';
+
+/** A key frame in a segment: where it starts in the file, and when it arrived (ms since the epoch). */
+export interface Keyframe {
+  offset: number;
+  ts: number;
+}
+
+/** A file of the ring: a run of the stream from a key frame, as the camera sent it. */
+export interface Segment {
+  file: string;
+  /** Which connection of ffmpeg's (a new one after each restart: a gap between runs). */
+  run: number;
+  /** Its number in its run: a missing number is a gap (a segment lost or removed). */
+  seq: number;
+  /** When its first key frame arrived, and its last bytes (ms since the epoch). */
+  start: number;
+  end: number;
+  bytes: number;
+  /** The PAT and PMT the file starts with, before its first key frame. */
+  headerBytes: number;
+  keyframes: Keyframe[];
+  codec: string;
+  /** Still being written. */
+  open: boolean;
+}
+
+export interface RingSettings {
+  /** This camera's directory of segments (made, and emptied, at start). */
+  dir: string;
+  /** Segments are kept at least this long (ms) after they end: the pre-roll, and a margin. */
+  keepMs: number;
+  /** The most bytes the camera's segments may take; the oldest go first, held or not. */
+  maxBytes: number;
+  /** A segment is cut at the first key frame after it has lasted this long (ms). */
+  segmentMs: number;
+}
+
+export interface RingDeps {
+  clock: Clock;
+  log: Logger;
+}
+
+/** Bytes queued for the disk, beyond which a segment is given up (a disk slower than the camera). */
+const MAX_QUEUED = 16 * 1024 * 1024;
+
+/** Why a stretch of the ring is missing, for the clip that needed it. */
+export type RingFault = 'disk_full' | 'write_failed' | 'disk_slow' | 'ring_full';
+
+/** A hold on the segments that end at or after `from`: they stay until released (or `maxBytes`). */
+export interface RingHold {
+  from: number;
+  release(): void;
+}
+
+/** The socket file's longest path on Linux (sun_path is 108 bytes with its NUL). */
+const MAX_SOCKET_PATH = 107;
+
+/** The name of a camera's directory in the ring's: camera names may not fit a file name. */
+export const ringKey = (camera: string): string => createHash('sha256').update(camera).digest('hex').slice(0, 16);
+
+/**
+ * One camera's ring of recent video: ffmpeg, besides decoding, copies the stream as the camera
+ * sent it (`-c:v copy -f mpegts`) to a Unix socket of Argus'; the ring cuts it at key frames into
+ * segment files of about `segmentMs`, remembers where each key frame starts and when it arrived,
+ * and removes segments older than `keepMs` unless a clip in the making holds them, and the
+ * oldest beyond `maxBytes`. Argus, not ffmpeg, writes the files: a full or slow disk costs
+ * segments (counted, and named in the clips that miss them), never the camera's frames. Nothing
+ * survives a restart: the directory is emptied at start.
+ */
+export class Ring {
+  private server: Server | undefined;
+  private socketPath: string | undefined;
+  private segments: Segment[] = [];
+  private current: { seg: Segment; file: Promise<FileHandle | undefined>; chain: Promise<void> } | undefined;
+  private run = 0;
+  private seq = 0;
+  private queued = 0;
+  private holds = new Set<RingHold>();
+  private connection: Socket | undefined;
+  /** The last finished segment's writes and close. */
+  private closing: Promise<void> = Promise.resolve();
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  /** The last time a segment was lost, and why. */
+  lastFault: { fault: RingFault; at: number; message: string } | undefined;
+  private counters = { bytesWritten: 0, segmentsWritten: 0, segmentsLost: 0, bytesDropped: 0 };
+  codec: string | undefined;
+
+  constructor(
+    readonly camera: string,
+    private readonly settings: RingSettings,
+    deps: RingDeps,
+  ) {
+    this.clock = deps.clock;
+    this.log = deps.log.child({ camera, part: 'ring' });
+  }
+
+  /** The socket ffmpeg writes to (`unix:<path>`), while the ring listens; else undefined. */
+  get socket(): string | undefined {
+    return this.server?.listening ? this.socketPath : undefined;
+  }
+
+  /** Empties the camera's directory and listens on its socket; a failure is logged, and no ring runs. */
+  async start(): Promise<void> {
+    const dir = this.settings.dir;
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      for (const name of await readdir(dir))
+        if (/^\d+-\d+\.ts$|^ring\.sock$/.test(name)) await unlink(join(dir, name)).catch(() => undefined);
+      const path = join(dir, 'ring.sock');
+      if (Buffer.byteLength(path) > MAX_SOCKET_PATH)
+        throw new Error(`the socket's path is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter clips.ring_dir`);
+      const server = createServer((socket) => this.accept(socket));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(path, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      server.on('error', (err) => this.log.warn({ err: err.message }, 'ring socket error'));
+      this.server = server;
+      this.socketPath = path;
+    } catch (err) {
+      this.log.warn(
+        { dir, err: (err as Error).message },
+        'cannot keep recent video for clips; this camera has no clips until Argus restarts',
+      );
+    }
+  }
+
+  /** A new connection is a new run of ffmpeg's: the old one, if any, has ended. */
+  private accept(socket: Socket): void {
+    this.connection?.destroy();
+    this.finish();
+    this.connection = socket;
+    const run = ++this.run;
+    const splitter = new TsSplitter();
+    socket.on('data', (chunk: Buffer) => {
+      if (this.connection !== socket) return;
+      const now = this.clock.now();
+      for (const piece of splitter.push(chunk)) this.take(piece, splitter, run, now);
+    });
+    const ended = (): void => {
+      if (this.connection === socket) {
+        this.connection = undefined;
+        this.finish();
+      }
+    };
+    socket.on('end', ended);
+    socket.on('close', ended);
+    socket.on('error', () => undefined);
+  }
+
+  private take(piece: TsPiece, splitter: TsSplitter, run: number, now: number): void {
+    const cur = this.current;
+    if (piece.keyframe && (!cur || cur.seg.run !== run || now - cur.seg.start >= this.settings.segmentMs)) {
+      const header = splitter.header();
+      // Before the tables, nothing can be read: the stream's first key frame after them starts it.
+      if (!header) return;
+      this.finish();
+      this.codec = splitter.codec;
+      this.begin(run, now, header, splitter.codec ?? 'unknown');
+    } else if (!cur || cur.seg.run !== run) return; // before the run's first key frame
+    const c = this.current!;
+    if (piece.keyframe) c.seg.keyframes.push({ offset: c.seg.bytes, ts: now });
+    c.seg.end = now;
+    this.append(c, piece.bytes);
+  }
+
+  private begin(run: number, now: number, header: Buffer, codec: string): void {
+    const seq = this.seq++;
+    const file = join(this.settings.dir, `${run}-${seq}.ts`);
+    const seg: Segment = {
+      file,
+      run,
+      seq,
+      start: now,
+      end: now,
+      bytes: 0,
+      headerBytes: header.length,
+      keyframes: [],
+      codec,
+      open: true,
+    };
+    const handle = open(file, 'wx', 0o600).catch((err: unknown) => {
+      this.lose(seg, err);
+      return undefined;
+    });
+    const c = { seg, file: handle, chain: Promise.resolve() };
+    this.current = c;
+    this.segments.push(seg);
+    this.append(c, header);
+    this.evict(now);
+  }
+
+  private append(c: NonNullable<Ring['current']>, bytes: Buffer): void {
+    const { seg } = c;
+    seg.bytes += bytes.length;
+    if (!this.segments.includes(seg)) return; // lost: its bytes go nowhere
+    if (this.queued + bytes.length > MAX_QUEUED) {
+      this.lose(seg, Object.assign(new Error('the disk is slower than the camera'), { code: 'SLOW' }));
+      return;
+    }
+    this.queued += bytes.length;
+    c.chain = c.chain.then(async () => {
+      try {
+        const f = await c.file;
+        if (!f || !this.segments.includes(seg)) return;
+        await f.write(bytes);
+        this.counters.bytesWritten += bytes.length;
+      } catch (err) {
+        this.lose(seg, err);
+      } finally {
+        this.queued -= bytes.length;
+      }
+    });
+  }
+
+  /** The current segment is complete (a new key frame, or the run ended). */
+  private finish(): void {
+    const c = this.current;
+    if (!c) return;
+    this.current = undefined;
+    c.seg.open = false;
+    c.chain = c.chain.then(async () => {
+      const f = await c.file;
+      await f?.close().catch(() => undefined);
+      if (this.segments.includes(c.seg)) this.counters.segmentsWritten++;
+    });
+    this.closing = c.chain;
+  }
+
+  /** A segment that could not be written is dropped, its file removed; why is kept for the clips. */
+  private lose(seg: Segment, err: unknown): void {
+    const i = this.segments.indexOf(seg);
+    if (i < 0) return;
+    this.segments.splice(i, 1);
+    this.counters.segmentsLost++;
+    this.counters.bytesDropped += seg.bytes;
+    const code = (err as NodeJS.ErrnoException).code;
+    const fault: RingFault =
+      code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : code === 'SLOW' ? 'disk_slow' : 'write_failed';
+    this.fault(fault, (err as Error).message, { file: seg.file });
+    void unlink(seg.file).catch(() => undefined);
+  }
+
+  /** Keeps why video was lost, for the clips that miss it; logged when the reason changes. */
+  private fault(fault: RingFault, message: string, detail: Record<string, unknown>): void {
+    if (this.lastFault?.fault !== fault)
+      this.log.warn({ ...detail, err: message }, 'recent video lost: clips that need it will be shorter');
+    this.lastFault = { fault, at: this.clock.now(), message };
+  }
+
+  /** Removes segments no longer needed: older than `keepMs` and not held, then the oldest over `maxBytes`. */
+  private evict(now: number): void {
+    const held = Math.min(...[...this.holds].map((h) => h.from));
+    const keepFrom = Math.min(now - this.settings.keepMs, held);
+    let total = this.segments.reduce((n, s) => n + s.bytes, 0);
+    while (this.segments.length > 1) {
+      const s = this.segments[0]!;
+      if (s.end >= keepFrom && total <= this.settings.maxBytes) break;
+      if (s.end >= keepFrom)
+        this.fault('ring_full', `more than clips.ring_max_mb (${this.settings.maxBytes / 1048576} MB) of video is held`, {
+          file: s.file,
+        });
+      this.segments.shift();
+      total -= s.bytes;
+      void unlink(s.file).catch(() => undefined);
+    }
+  }
+
+  /** Holds the segments that end at or after `from`, until released. */
+  hold(from: number): RingHold {
+    const h: RingHold = {
+      from,
+      release: () => {
+        this.holds.delete(h);
+      },
+    };
+    this.holds.add(h);
+    return h;
+  }
+
+  /** The segments kept, oldest first (the current one too, still growing). */
+  list(): readonly Segment[] {
+    return this.segments;
+  }
+
+  /** Waits until what has been received so far is on disk (the current segment's writes). */
+  async settle(): Promise<void> {
+    await Promise.all([this.closing, this.current?.chain]);
+  }
+
+  stats(): { segments: number; bytes: number } & Ring['counters'] {
+    return { segments: this.segments.length, bytes: this.segments.reduce((n, s) => n + s.bytes, 0), ...this.counters };
+  }
+
+  /** Closes the socket and the current segment; the files stay for clips still being made. */
+  async stop(): Promise<void> {
+    this.connection?.destroy();
+    this.connection = undefined;
+    this.finish();
+    await this.closing;
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((r) => server.close(() => r()));
+  }
+
+  /** Removes the camera's directory (a camera removed, or its clips turned off). */
+  async remove(): Promise<void> {
+    await this.stop();
+    await rm(this.settings.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
