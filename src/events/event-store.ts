@@ -466,6 +466,7 @@ export class EventStore {
           const f = await open(tmp, constants.O_RDONLY | constants.O_NOFOLLOW);
           let bytes: number;
           try {
+            await f.chmod(0o640); // as the history's other files (ffmpeg made it by its umask)
             await f.sync();
             bytes = (await f.stat()).size;
           } finally {

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { HttpError } from '../../../src/http/errors.js';
-import { HttpServer, type HttpSource } from '../../../src/http/server.js';
+import { HttpServer, parseRange, type HttpSource } from '../../../src/http/server.js';
+import { open, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tempDir } from '../../helpers/env.js';
 import type { EventQuery } from '../../../src/events/index.js';
 
 function source(over: Partial<HttpSource> = {}): HttpSource {
@@ -245,6 +248,83 @@ describe('HTTP server', () => {
       '{"error":"size: unknown parameter (the one parameter is crop)"}',
     ]);
     assert.equal((await fetch(url, { method: 'POST' })).status, 405);
+  });
+
+  it("serves an event's clip whole or by byte range (a player seeks), 416 past its end, 404 without one", async (t) => {
+    const dir = await tempDir(t);
+    const file = join(dir, 'clip.mp4');
+    const body = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+    await writeFile(file, body);
+    let opened = 0;
+    const base = await serve(
+      t,
+      source({
+        hasEvent: (id) => id === '1-gate-1' || id === 'bare',
+        eventClip: async (id) => {
+          if (id !== '1-gate-1') return undefined;
+          opened++;
+          return { file: await open(file, 'r'), size: body.length };
+        },
+      }),
+    );
+    const url = `${base}/api/events/1-gate-1/clip.mp4`;
+    const whole = await fetch(url);
+    assert.equal(whole.status, 200);
+    assert.equal(whole.headers.get('content-type'), 'video/mp4');
+    assert.equal(whole.headers.get('accept-ranges'), 'bytes');
+    assert.deepEqual(Buffer.from(await whole.arrayBuffer()), body);
+    const part = await fetch(url, { headers: { Range: 'bytes=100-199' } });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers.get('content-range'), 'bytes 100-199/1000');
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), body.subarray(100, 200));
+    const tail = await fetch(url, { headers: { Range: 'bytes=-10' } });
+    assert.deepEqual(Buffer.from(await tail.arrayBuffer()), body.subarray(990));
+    const open_ = await fetch(url, { headers: { Range: 'bytes=995-' } });
+    assert.equal(open_.headers.get('content-range'), 'bytes 995-999/1000');
+    const past = await fetch(url, { headers: { Range: 'bytes=1000-' } });
+    assert.equal(past.status, 416);
+    assert.equal(past.headers.get('content-range'), 'bytes */1000');
+    await past.text();
+    const head = await fetch(url, { method: 'HEAD' });
+    assert.equal(head.headers.get('content-length'), '1000');
+    assert.equal((await fetch(`${base}/api/events/bare/clip.mp4`)).status, 404);
+    assert.equal((await fetch(`${base}/api/events/nope/clip.mp4`)).status, 404);
+    assert.equal(opened, 6);
+  });
+
+  it('reads one byte range; several, or none, mean the whole file', () => {
+    assert.deepEqual(parseRange('bytes=0-0', 10), [0, 0]);
+    assert.deepEqual(parseRange('bytes=5-100', 10), [5, 9]);
+    assert.deepEqual(parseRange('bytes=-3', 10), [7, 9]);
+    assert.deepEqual(parseRange('bytes=-30', 10), [0, 9]);
+    assert.equal(parseRange('bytes=10-', 10), 'unsatisfiable');
+    assert.equal(parseRange('bytes=-0', 10), 'unsatisfiable');
+    assert.equal(parseRange('bytes=0-1,5-6', 10), undefined);
+    assert.equal(parseRange('items=0-1', 10), undefined);
+    assert.equal(parseRange(undefined, 10), undefined);
+    assert.equal(parseRange('bytes=5-2', 10), undefined);
+  });
+
+  it('deletes an event from this machine only (or with the token), 404 when there is none', async (t) => {
+    const deleted: string[] = [];
+    const base = await serve(
+      t,
+      source({
+        deleteEvent: (id) => {
+          deleted.push(id);
+          return Promise.resolve(id === '1-gate-1');
+        },
+      }),
+    );
+    assert.equal((await fetch(`${base}/api/events/1-gate-1`, { method: 'DELETE' })).status, 204);
+    assert.equal((await fetch(`${base}/api/events/nope`, { method: 'DELETE' })).status, 404);
+    const proxied = await fetch(`${base}/api/events/1-gate-1`, {
+      method: 'DELETE',
+      headers: { 'X-Forwarded-For': '203.0.113.9' },
+    });
+    assert.equal(proxied.status, 403);
+    assert.equal((await fetch(`${base}/api/events/1-gate-1`, { method: 'PUT' })).status, 405);
+    assert.deepEqual(deleted, ['1-gate-1', 'nope']);
   });
 
   it('serves the KServe v2 endpoints under /v2 only with http.inference, their bodies bounded', async (t) => {

@@ -22,6 +22,7 @@ interface Over {
   cache?: boolean;
   threads?: number;
   pictureThreshold?: number;
+  ring?: string;
 }
 
 /**
@@ -43,6 +44,7 @@ const args = (o: Over = {}) =>
       size: o.size ?? 640,
       names: o.names ?? { rtspTimeout: 'stimeout', fpsMode: 'vsync' },
       cache: { enabled: o.cache ?? true, picture_threshold: o.pictureThreshold ?? 12 },
+      ring: o.ring,
     },
   );
 
@@ -97,6 +99,29 @@ describe('ffmpeg argument builder', () => {
       '-f',
       'image2pipe',
     ]);
+  });
+
+  it("with a ring, also copies the camera's video as sent, in MPEG-TS, to the ring's socket (first output)", () => {
+    const a = args({ ring: '/var/lib/argus/ring/ab/ring.sock' });
+    const plain = args();
+    const at = a.output.indexOf('unix:/var/lib/argus/ring/ab/ring.sock');
+    assert.deepEqual(a.output.slice(at - 8, at + 1), [
+      '-map',
+      '0:v:0',
+      '-c:v',
+      'copy',
+      '-f',
+      'mpegts',
+      '-flush_packets',
+      '1',
+      'unix:/var/lib/argus/ring/ab/ring.sock',
+    ]);
+    // The images' output is as without the ring, after it: its target (pipe:1) ends the line.
+    assert.deepEqual(a.output.slice(at + 1), plain.output.slice(2));
+    assert.deepEqual(a.input, plain.input);
+    // A lavfi camera sends no encoded stream: no ring output.
+    const lavfi = args({ url: 'lavfi:testsrc', ring: '/r/ring.sock' });
+    assert.ok(!lavfi.output.some((x) => x.startsWith('unix:')));
   });
 
   it('without the frame cache sends every frame as a picture, and no thumbnails', () => {
