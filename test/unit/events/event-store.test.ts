@@ -346,3 +346,91 @@ describe('event history', () => {
     }
   });
 });
+
+describe('event history: clips', () => {
+  const clipOf = async (store: EventStore, id: string): Promise<Buffer | undefined> => {
+    const c = await store.openClip(id);
+    if (!c) return undefined;
+    try {
+      return await c.file.readFile();
+    } finally {
+      await c.file.close();
+    }
+  };
+
+  it('keeps a clip written to its temporary file, counts it in the bytes, and names it in the record', async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir, { maxBytes: 5000 });
+    store.add(ev(1));
+    const tmp = (await store.clipTemp(ev(1).id))!;
+    assert.match(tmp, /\/\.[0-9a-f]{24}\.mp4\.\d+\.tmp$/);
+    await writeFile(tmp, Buffer.alloc(3000, 7));
+    const bytes = await store.adoptClip(ev(1).id, tmp, (n) => ({ clip: { bytes: n } }));
+    assert.equal(bytes, 3000);
+    assert.deepEqual(await clipOf(store, ev(1).id), Buffer.alloc(3000, 7));
+    assert.deepEqual(store.list(all)[0]!.clip, { bytes: 3000 });
+    await store.flush();
+    assert.ok(store.stats().bytes >= 3000);
+    // Past max_mb with the clip: the oldest event goes with its clip.
+    store.add(ev(2));
+    const tmp2 = (await store.clipTemp(ev(2).id))!;
+    await writeFile(tmp2, Buffer.alloc(3000, 8));
+    await store.adoptClip(ev(2).id, tmp2, () => ({}));
+    await store.flush();
+    assert.deepEqual(ns(store.list(all)), [2]);
+    const files = await readdir(dir);
+    assert.ok(!files.includes(`${eventKey(ev(1).id)}.mp4`));
+    assert.ok(files.includes(`${eventKey(ev(2).id)}.mp4`));
+    // Reloaded, the clip is still there and counted.
+    const again = await opened(dir, { maxBytes: 5000 });
+    assert.deepEqual(await clipOf(again, ev(2).id), Buffer.alloc(3000, 8));
+    assert.ok(again.stats().bytes >= 3000);
+  });
+
+  it('never serves half a clip: a temporary file left by a crash is removed at load', async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    store.add(ev(1));
+    await store.flush();
+    const tmp = (await store.clipTemp(ev(1).id))!;
+    await writeFile(tmp, Buffer.alloc(500, 1)); // killed while ffmpeg wrote it
+    assert.equal(await clipOf(store, ev(1).id), undefined);
+    const again = await opened(dir);
+    assert.deepEqual(await readdir(dir), [`${eventKey(ev(1).id)}.json`]);
+    assert.equal(await clipOf(again, ev(1).id), undefined);
+  });
+
+  it('deleting an event deletes its snapshot and clip; a clip for an event no longer kept is removed', async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    store.add(ev(1));
+    store.setSnapshot(ev(1).id, Promise.resolve(snap(1)), {});
+    const tmp = (await store.clipTemp(ev(1).id))!;
+    await writeFile(tmp, Buffer.alloc(100));
+    await store.adoptClip(ev(1).id, tmp, () => ({}));
+    store.add(ev(2));
+    const tmp2 = (await store.clipTemp(ev(2).id))!;
+    await writeFile(tmp2, Buffer.alloc(100));
+    assert.equal(await store.remove(ev(1).id), true);
+    assert.equal(await store.remove(ev(1).id), false);
+    assert.equal(await store.remove(ev(2).id), true);
+    await assert.rejects(store.adoptClip(ev(2).id, tmp2, () => ({})), /no longer kept/);
+    await store.flush();
+    assert.deepEqual(await readdir(dir), []);
+  });
+
+  it('drops events older than max_days, with their files', async (t) => {
+    const dir = await tempDir(t);
+    let now = 1000 + 10;
+    const store = new EventStore(dir, { maxEvents: 100, maxBytes: 1e6, maxAgeMs: 5 }, recordingLog().log, () => now);
+    await store.load();
+    store.add(ev(6));
+    store.add(ev(8));
+    await store.flush();
+    now = 1000 + 12;
+    store.expire();
+    await store.flush();
+    assert.deepEqual(ns(store.list(all)), [8]);
+    assert.deepEqual(await readdir(dir), [`${eventKey(ev(8).id)}.json`]);
+  });
+});
