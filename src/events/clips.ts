@@ -84,7 +84,8 @@ export class Clips {
       };
       this.pending.set(e.id, p);
     }
-    if (e.type === 'end' && p.until === null) p.until = (e.endTs ?? e.startTs) + this.cfg.post_capture_s * 1000;
+    if (e.type === 'end' && p.until === null)
+      p.until = (e.endTs ?? e.startTs) + this.cfg.post_capture_s * 1000;
     const clip = p.result ?? { state: 'recording' };
     if (e.type === 'end' && p.result) this.pending.delete(e.id);
     return clip;
@@ -113,9 +114,11 @@ export class Clips {
   }
 
   private async write(p: Pending, until: number, capped: boolean): Promise<void> {
-    const result = await this.cut(p, until, capped).catch(
-      (err: unknown): ClipPayload => ({ state: 'failed', error: errorMessage(err), reasons: ['write_failed'] }),
-    );
+    const result = await this.cut(p, until, capped).catch((err: unknown): ClipPayload => ({
+      state: 'failed',
+      error: errorMessage(err),
+      reasons: ['write_failed'],
+    }));
     p.hold?.release();
     p.result = result;
     p.making = false;
@@ -123,7 +126,10 @@ export class Clips {
       this.deps.log.warn({ id: p.id, camera: p.camera, err: result.error }, 'no clip for this event');
       this.deps.history?.setFields(p.id, { clip: result });
     } else if (result.state === 'ready' && result.missing)
-      this.deps.log.info({ id: p.id, camera: p.camera, missing: result.missing }, 'a clip is shorter than asked');
+      this.deps.log.info(
+        { id: p.id, camera: p.camera, missing: result.missing },
+        'a clip is shorter than asked',
+      );
     // An event already ended is done with; one still going on carries the clip until its end.
     if (p.until !== null) this.pending.delete(p.id);
     this.deps.done(p.id, result);
@@ -133,7 +139,11 @@ export class Clips {
     const source = this.deps.source();
     const ring = source?.ring(p.camera);
     if (!source || !ring)
-      return { state: 'failed', error: "the camera's ring of recent video is not running (see the log)", reasons: ['no_ring'] };
+      return {
+        state: 'failed',
+        error: "the camera's ring of recent video is not running (see the log)",
+        reasons: ['no_ring'],
+      };
     await ring.settle();
     const plan = planClip(ring.list(), p.from, until, ring.lastFault?.fault);
     if (!plan)
@@ -143,10 +153,15 @@ export class Clips {
         reasons: [ring.lastFault?.fault ?? 'not_recorded_yet'],
       };
     if (!MP4_CODECS.includes(plan.codec))
-      return { state: 'failed', error: `the camera's ${plan.codec} cannot be copied into an MP4`, reasons: ['codec'] };
+      return {
+        state: 'failed',
+        error: `the camera's ${plan.codec} cannot be copied into an MP4`,
+        reasons: ['codec'],
+      };
     const history = this.deps.history!;
     const tmp = await history.clipTemp(p.id);
-    if (!tmp) return { state: 'failed', error: 'the event history keeps no files', reasons: ['write_failed'] };
+    if (!tmp)
+      return { state: 'failed', error: 'the event history keeps no files', reasons: ['write_failed'] };
     const durationS = (plan.end - plan.start) / 1000;
     try {
       await remuxClip(source.ffmpeg, plan, tmp, durationS);

@@ -217,7 +217,7 @@ export class EventStore {
           );
         const [full, crop, clip] = await Promise.all(MEDIA.map(size));
         const stored = { id, camera, label, zones, start, event };
-        loaded.push(this.entry(stored, key, Buffer.byteLength(text), full!, crop!, clip!));
+        loaded.push(this.entry(stored, key, Buffer.byteLength(text), full!, crop!, clip));
         for (const f of files) keep.add(f);
       } catch (err) {
         corrupt.push(name);
@@ -453,7 +453,11 @@ export class EventStore {
    * whole or none), and sets `fields` of its record. Resolves with its size; rejects (the file
    * removed) when it cannot be kept, or the event is no longer kept.
    */
-  async adoptClip(id: string, tmp: string, fields: (bytes: number) => Record<string, unknown>): Promise<number> {
+  async adoptClip(
+    id: string,
+    tmp: string,
+    fields: (bytes: number) => Record<string, unknown>,
+  ): Promise<number> {
     const entry = this.byId.get(id);
     if (!entry) {
       await unlink(tmp).catch(() => undefined);
@@ -480,7 +484,7 @@ export class EventStore {
           resolve(bytes);
         } catch (err) {
           await unlink(tmp).catch(() => undefined);
-          reject(err as Error);
+          reject(err instanceof Error ? err : new Error(String(err)));
         }
       });
     });

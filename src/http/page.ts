@@ -43,6 +43,7 @@ export const LIVE_PAGE = `<!doctype html>
   #events .what { font-weight: bold; }
   #events .when { color: #aaa; font-size: .85rem; }
   #events .open { color: #7c7; }
+  #snapshot video { display: block; max-width: min(90vw, 960px); max-height: 60vh; margin-top: .4rem; background: #000; }
   .empty { color: #999; }
   dialog { background: #1b1b1b; color: #eee; border: 1px solid #444; border-radius: 6px; max-width: 95vw; padding: .8rem; }
   dialog::backdrop { background: rgba(0, 0, 0, .7); }
@@ -79,7 +80,9 @@ export const LIVE_PAGE = `<!doctype html>
 </div>
 <dialog id="snapshot">
   <img alt="">
+  <video id="clip" controls playsinline preload="metadata" hidden></video>
   <p id="snapshot-text"></p>
+  <p id="clip-text" class="when"></p>
   <form method="dialog"><button>Close</button></form>
 </dialog>
 <script>
@@ -400,7 +403,7 @@ function showEvents(events) {
     const d = describe(ev);
     row.querySelector('.what').textContent = d.what;
     const when = row.querySelector('.when');
-    when.textContent = d.when;
+    when.textContent = d.when + (ev.clip && ev.clip.state === 'ready' ? ' · ▶ clip' : '');
     when.classList.toggle('open', !ev.end_ts);
     // Newest first: each row goes after the one before it.
     const at = before ? before.nextSibling : list.firstChild;
@@ -430,7 +433,29 @@ function openSnapshot(row) {
     };
     img.src = ev.snapshot.path + '?crop=0';
   }
+  showClip(ev);
   if (!dlg.open) dlg.showModal();
+}
+
+/** The event's clip under its snapshot, when it has one; else why not (docs/mqtt.md, clip). */
+function showClip(ev) {
+  const video = $('clip');
+  const c = ev.clip;
+  video.pause();
+  $('snapshot').onclose = () => video.pause();
+  video.removeAttribute('src');
+  video.hidden = !(c && c.state === 'ready');
+  let note = '';
+  if (!c) note = '';
+  else if (c.state === 'recording') note = 'clip: being recorded';
+  else if (c.state === 'failed') note = 'no clip: ' + c.error;
+  else {
+    video.src = c.path;
+    video.onerror = () => { video.hidden = true; $('clip-text').textContent = 'the clip is no longer kept'; };
+    note = 'clip ' + c.duration_s + ' s' + (c.browser_plays ? '' : ' (' + c.codec + ': this browser may not play it)');
+    if (c.missing) note += ' · ' + (c.missing.start_s + c.missing.end_s).toFixed(1) + ' s missing (' + c.missing.reasons.join(', ') + ')';
+  }
+  $('clip-text').textContent = note;
 }
 
 /**

@@ -286,7 +286,8 @@ export class HttpServer {
       if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
       throw new HttpError(403, who.error);
     }
-    if (!(await this.source.deleteEvent(id))) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
+    if (!(await this.source.deleteEvent(id)))
+      return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
     this.log.info({ id, by: who.by }, 'event deleted');
     res.statusCode = 204;
     res.end();
@@ -378,7 +379,10 @@ function decodeId(encoded: string): string {
  * first and last byte; undefined for the whole file (no range, or one this does not serve, such
  * as several ranges: the whole file is a valid answer to those); 'unsatisfiable' past the end.
  */
-export function parseRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): [number, number] | 'unsatisfiable' | undefined {
   if (!header) return undefined;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m || (m[1] === '' && m[2] === '')) return undefined;

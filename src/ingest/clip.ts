@@ -146,12 +146,7 @@ const REMUX_TIMEOUT_MS = 120_000;
  * the whole file), copied, not re-encoded, `durationS` long at most. Rejects with ffmpeg's last
  * error line when it fails; `out` may then hold a part of a file, which the caller removes.
  */
-export function remuxClip(
-  ffmpegPath: string,
-  plan: ClipPlan,
-  out: string,
-  durationS: number,
-): Promise<void> {
+export function remuxClip(ffmpegPath: string, plan: ClipPlan, out: string, durationS: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const lines: string[] = [];
     const input = Readable.from(partsBytes(plan.parts), { objectMode: false });

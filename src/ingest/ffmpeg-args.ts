@@ -175,7 +175,17 @@ export function buildFfmpegArgs(
   // The ring's output first (the images' target, pipe:1, ends the command line): the video as the
   // camera sent it, no decode or encode, in MPEG-TS (Argus cuts it at key frames), written at once.
   if (stream.ring && scheme !== 'lavfi')
-    output.push('-map', '0:v:0', '-c:v', 'copy', '-f', 'mpegts', '-flush_packets', '1', `unix:${stream.ring}`);
+    output.push(
+      '-map',
+      '0:v:0',
+      '-c:v',
+      'copy',
+      '-f',
+      'mpegts',
+      '-flush_packets',
+      '1',
+      `unix:${stream.ring}`,
+    );
   output.push(...streams.flatMap((s) => ['-map', `[${s}]`]));
   output.push('-c:v', 'ppm');
   if (stream.cache.enabled) output.push('-c:v:1', 'pam', '-c:v:2', 'pgm', '-max_interleave_delta', '1');

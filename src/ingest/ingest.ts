@@ -102,7 +102,11 @@ export class Ingest {
       await ring.start();
       this.rings.set(name, ring);
     }
-    if (Object.entries(cameras).some(([, c]) => c.enabled && c.clips === undefined && clips.enabled && !keepsClips(c, clips)))
+    if (
+      Object.entries(cameras).some(
+        ([, c]) => c.enabled && c.clips === undefined && clips.enabled && !keepsClips(c, clips),
+      )
+    )
       this.log.info('lavfi: cameras send no encoded stream: they have no clips');
   }
 

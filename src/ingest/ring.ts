@@ -63,7 +63,8 @@ export interface RingHold {
 const MAX_SOCKET_PATH = 107;
 
 /** The name of a camera's directory in the ring's: camera names may not fit a file name. */
-export const ringKey = (camera: string): string => createHash('sha256').update(camera).digest('hex').slice(0, 16);
+export const ringKey = (camera: string): string =>
+  createHash('sha256').update(camera).digest('hex').slice(0, 16);
 
 /**
  * One camera's ring of recent video: ffmpeg, besides decoding, copies the stream as the camera
@@ -116,7 +117,9 @@ export class Ring {
         if (/^\d+-\d+\.ts$|^ring\.sock$/.test(name)) await unlink(join(dir, name)).catch(() => undefined);
       const path = join(dir, 'ring.sock');
       if (Buffer.byteLength(path) > MAX_SOCKET_PATH)
-        throw new Error(`the socket's path is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter clips.ring_dir`);
+        throw new Error(
+          `the socket's path is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter clips.ring_dir`,
+        );
       const server = createServer((socket) => this.accept(socket));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -268,9 +271,13 @@ export class Ring {
       const s = this.segments[0]!;
       if (s.end >= keepFrom && total <= this.settings.maxBytes) break;
       if (s.end >= keepFrom)
-        this.fault('ring_full', `more than clips.ring_max_mb (${this.settings.maxBytes / 1048576} MB) of video is held`, {
-          file: s.file,
-        });
+        this.fault(
+          'ring_full',
+          `more than clips.ring_max_mb (${this.settings.maxBytes / 1048576} MB) of video is held`,
+          {
+            file: s.file,
+          },
+        );
       this.segments.shift();
       total -= s.bytes;
       void unlink(s.file).catch(() => undefined);
@@ -300,7 +307,11 @@ export class Ring {
   }
 
   stats(): { segments: number; bytes: number } & Ring['counters'] {
-    return { segments: this.segments.length, bytes: this.segments.reduce((n, s) => n + s.bytes, 0), ...this.counters };
+    return {
+      segments: this.segments.length,
+      bytes: this.segments.reduce((n, s) => n + s.bytes, 0),
+      ...this.counters,
+    };
   }
 
   /** Closes the socket and the current segment; the files stay for clips still being made. */

@@ -170,7 +170,6 @@ export type ClipPayload =
     }
   | { state: 'failed'; error: string; reasons: (ClipShortfall | 'codec' | 'write_failed' | 'no_ring')[] };
 
-
 /** Names an event's snapshot, and says which frame it is. */
 export interface SnapshotPayload {
   /** The JPEG over HTTP (docs/http.md); `?crop=1` for the crop. */
