@@ -319,6 +319,10 @@ const detector = z
     /** ONNX Runtime's idle threads spin for work (faster hand-off, burns CPU others could use). */
     thread_spinning: z.boolean().default(false),
     inference_timeout_ms: int().min(100).max(600000).default(10000),
+    /** fp16: cuda and tensorrt run Argus' half-precision conversion of the model (the CPU keeps fp32). */
+    precision: z.enum(['fp32', 'fp16']).default('fp32'),
+    /** TensorRT engines kept in the state directory (trt/), so a restart loads instead of building. */
+    engine_cache: z.boolean().default(true),
   })
   .prefault({});
 

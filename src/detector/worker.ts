@@ -5,14 +5,35 @@
  * the caller can reuse them.
  */
 import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import { errorMessage } from '../core/errors.js';
+import { decodeModel, encodeModel, prepareModel } from '../onnx/index.js';
 import type { ProviderName } from '../config/index.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
-import { BASE_SESSION_OPTIONS, createWithFallback, providerOption } from './providers.js';
-import { THREAD_NAME, type FromWorker, type ToWorker, type WorkerInit } from './protocol.js';
+import { BASE_SESSION_OPTIONS, createWithFallback, providerOption, shortReason } from './providers.js';
+import {
+  THREAD_NAME,
+  type EngineEvent,
+  type FromWorker,
+  type ToWorker,
+  type WorkerInit,
+} from './protocol.js';
+import {
+  checkEngine,
+  clearDir,
+  dumpEngineEntries,
+  engineDir,
+  gpuIdentity,
+  libraryDirs,
+  modelHash,
+  recordEngine,
+  tensorrtVersion,
+  warmupBatches,
+  type EngineKey,
+} from './tensorrt.js';
 
 const init = workerData as WorkerInit;
 // The thread's name in `top -H` and /proc/<pid>/task/*/comm, where the model's CPU time can be
@@ -29,7 +50,14 @@ const port = parentPort!;
 const post = (msg: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(msg, transfer);
 const plane = 3 * init.inputSize * init.inputSize;
 
-function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOptions {
+function sessionOptions(
+  provider: ProviderName,
+  extra: Record<string, unknown> = {},
+): ort.InferenceSession.SessionOptions {
+  const spin = init.spinning
+    ? {}
+    : { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
+  const entries = { ...spin, ...extra };
   return {
     executionProviders: [
       providerOption(provider, init.deviceId),
@@ -37,13 +65,74 @@ function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOpt
     ...BASE_SESSION_OPTIONS,
     ...(init.intraOpThreads ? { intraOpNumThreads: init.intraOpThreads } : {}),
     ...(init.interOpThreads ? { interOpNumThreads: init.interOpThreads } : {}),
-    // Session config entries session.intra_op.allow_spinning / inter_op.allow_spinning.
-    ...(init.spinning
-      ? {}
-      : { extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } } }),
+    // Session config entries: session.intra_op.allow_spinning / inter_op.allow_spinning; ep.context_*.
+    ...(Object.keys(entries).length ? { extra: entries } : {}),
     // Errors of providers that cannot load are reported through the fallback log line instead.
     logSeverityLevel: provider === 'cpu' ? 3 : 4,
   };
+}
+
+const engineEvent = (event: EngineEvent): void => post({ type: 'engine', event });
+
+/** The model for GPU providers: Argus' fp16 conversion of it with `precision: fp16`, read once. */
+let gpuModel: Promise<Uint8Array> | undefined;
+function gpuModelBytes(): Promise<Uint8Array> {
+  gpuModel ??= readFile(init.modelPath).then((buf) => {
+    if (init.precision === 'fp32') return new Uint8Array(buf);
+    const model = decodeModel(buf);
+    prepareModel(model, { batch: 'keep', precision: 'fp16' });
+    return encodeModel(model);
+  });
+  return gpuModel;
+}
+
+/** Set once a TensorRT engine was built in this session: recorded after the warm-up. */
+let building: { dir: string; key: EngineKey; t0: number } | undefined;
+
+/**
+ * A TensorRT session: the engine kept in the state directory when one was built for this model,
+ * GPU, runtime and settings; else built (during the warm-up that follows) and kept.
+ */
+async function tensorrtSession(): Promise<ort.InferenceSession> {
+  const bytes = await gpuModelBytes();
+  const gpu = init.engines ? await gpuIdentity() : 'none';
+  // Without NVIDIA's driver TensorRT cannot run: no engine directory is made for it.
+  if (!init.engines || gpu === 'none') return ort.InferenceSession.create(bytes, sessionOptions('tensorrt'));
+  const key: EngineKey = {
+    modelSha256: modelHash(bytes),
+    gpu,
+    deviceId: init.deviceId,
+    onnxruntime: ort.env.versions.node ?? ort.env.versions.common,
+    tensorrt: await tensorrtVersion(libraryDirs(process.env)),
+    precision: init.precision,
+    inputSize: init.inputSize,
+    maxBatch: init.staticBatch ?? init.engines.maxBatch,
+  };
+  const dir = engineDir(init.engines.stateDir, key);
+  const found = await checkEngine(dir, key);
+  let reason = found.state === 'build' ? found.reason : '';
+  if (found.state === 'cached') {
+    const t0 = performance.now();
+    try {
+      const s = await ort.InferenceSession.create(found.engine, sessionOptions('tensorrt'));
+      engineEvent({ phase: 'loaded', ms: performance.now() - t0, dir });
+      return s;
+    } catch (err) {
+      // An engine of another TensorRT, or one the GPU cannot run: built again, not trusted.
+      reason = `the cached engine did not load (${shortReason(err)})`;
+      await clearDir(dir);
+    }
+  }
+  engineEvent({ phase: 'building', reason, dir });
+  building = { dir, key, t0: performance.now() };
+  return ort.InferenceSession.create(bytes, sessionOptions('tensorrt', dumpEngineEntries(found.engine)));
+}
+
+async function createSession(provider: ProviderName): Promise<ort.InferenceSession> {
+  if (provider === 'tensorrt') return tensorrtSession();
+  if (provider === 'cuda' && init.precision === 'fp16')
+    return ort.InferenceSession.create(await gpuModelBytes(), sessionOptions(provider));
+  return ort.InferenceSession.create(init.modelPath, sessionOptions(provider));
 }
 
 let session: ort.InferenceSession;
@@ -71,25 +160,32 @@ async function infer(input: Uint8Array, count: number): Promise<RawDetection[][]
   return out;
 }
 
-async function start(): Promise<void> {
-  const chosen = await createWithFallback(init.providers, (p) =>
-    ort.InferenceSession.create(init.modelPath, sessionOptions(p)),
-  );
-  session = chosen.session;
-  const t0 = performance.now();
-  const warm = new Float32Array((init.staticBatch ?? 1) * plane).fill(114 / 255);
+async function warmup(batch: number): Promise<OutputLayout> {
+  const warm = new Float32Array(batch * plane).fill(114 / 255);
   const feeds = {
-    [init.inputName]: new ort.Tensor('float32', warm, [
-      init.staticBatch ?? 1,
-      3,
-      init.inputSize,
-      init.inputSize,
-    ]),
+    [init.inputName]: new ort.Tensor('float32', warm, [batch, 3, init.inputSize, init.inputSize]),
   };
   const result = await session.run(feeds);
   const tensor = result[init.outputName];
   if (!tensor) throw new Error(`model has no output named '${init.outputName}'`);
-  layout = resolveLayout(tensor.dims, init.classes);
+  const resolved = resolveLayout(tensor.dims, init.classes);
+  tensor.dispose();
+  return resolved;
+}
+
+async function start(): Promise<void> {
+  const chosen = await createWithFallback(init.providers, createSession);
+  session = chosen.session;
+  const t0 = performance.now();
+  const maxBatch = init.engines?.maxBatch ?? 1;
+  for (const batch of warmupBatches(init.staticBatch, maxBatch, chosen.provider === 'tensorrt'))
+    layout = await warmup(batch);
+  if (building && chosen.provider === 'tensorrt') {
+    const { dir, key } = building;
+    const ms = performance.now() - building.t0;
+    const saved = await recordEngine(dir, key, ms).catch(() => false);
+    engineEvent({ phase: 'built', ms, saved, dir });
+  }
   post({
     type: 'ready',
     provider: chosen.provider,
