@@ -75,8 +75,9 @@ export class Daemon {
       secrets,
       onSwitch: (names) => scheduler.modelsChanged(names),
       onAvailability: (_name, a) => this.running?.parts.tell('onModelAvailability', a),
+      engines: { stateDir: file.state_dir!, maxBatch: file.scheduler.max_batch }, // state_dir: resolved
     });
-    await this.begin('models', models);
+    await this.notifier.extendWhile(this.begin('models', models), 'loading models'); // engines: minutes
 
     const broker = file.mqtt.url
       ? undefined
