@@ -37,6 +37,8 @@ export const STREAM_KEYS = [
   'rtsp_transport',
   'input_args',
   'hwaccel_args',
+  'hwaccel',
+  'hwaccel_device',
 ] as const satisfies readonly (keyof CameraConfig)[];
 
 const streamOf = (c: CameraConfig): unknown => STREAM_KEYS.map((k) => c[k]);

@@ -9,6 +9,10 @@ import { namedRecord } from '../core/names.js';
 export const PROVIDERS = ['tensorrt', 'cuda', 'webgpu', 'cpu'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/** GPU decoding presets of a camera (`hwaccel`). */
+export const HWACCELS = ['none', 'nvidia', 'vaapi', 'qsv'] as const;
+export type HwaccelName = (typeof HWACCELS)[number];
+
 /** Why a name cannot be one level of an MQTT topic (or a URL path segment), or undefined if it can. */
 export function topicLevelProblem(name: string): string | undefined {
   if (name.length === 0) return 'must not be empty';
@@ -467,6 +471,10 @@ const camera = z
     /** Extra ffmpeg arguments placed before -i. */
     input_args: z.array(z.string()).default([]),
     hwaccel_args: z.array(z.string()).default([]),
+    /** GPU decoding preset (docs/operations.md, Hardware decoding); the software path when ffmpeg lacks it. */
+    hwaccel: z.enum(HWACCELS).default('none'),
+    /** The VAAPI/QSV render node, or the CUDA device index, for `hwaccel`. */
+    hwaccel_device: z.string().min(1).optional(),
     objects: z
       .strictObject({
         /** Labels to report; absent means all. */
@@ -552,6 +560,14 @@ const camera = z
     ),
   })
   .superRefine((cam, ctx) => {
+    if (cam.hwaccel !== 'none' && cam.hwaccel_args.length > 0)
+      ctx.addIssue({ code: 'custom', path: ['hwaccel'], message: 'set hwaccel or hwaccel_args, not both' });
+    if (cam.hwaccel === 'none' && cam.hwaccel_device !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hwaccel_device'],
+        message: 'needs hwaccel (nvidia, vaapi or qsv)',
+      });
     // A zone or line listing a label the camera does not track would never see it.
     const track = cam.objects.track;
     if (!track) return;

@@ -1,10 +1,18 @@
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { Camera, type CameraStatus } from './camera.js';
 import type { FfmpegOptionNames } from './ffmpeg-args.js';
-import { defaultFfmpegPath, fluentSpawner, probeOptionNames, type SpawnFfmpeg } from './ffmpeg-process.js';
+import {
+  defaultFfmpegPath,
+  fluentSpawner,
+  probeCapabilities,
+  probeOptionNames,
+  type SpawnFfmpeg,
+} from './ffmpeg-process.js';
+import { hwaccelProblem, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
 
 export interface IngestConfig {
@@ -25,6 +33,8 @@ export interface IngestDeps {
   clock?: Clock;
   /** Replaces the real ffmpeg (tests). */
   spawn?: SpawnFfmpeg;
+  /** Whether a device node is there (tests); default: the file system's answer. */
+  exists?: (path: string) => boolean;
 }
 
 /**
@@ -35,6 +45,7 @@ export class Ingest {
   private cameras = new Map<string, Camera>();
   private spawn: SpawnFfmpeg | undefined;
   private names: FfmpegOptionNames = { rtspTimeout: 'timeout', fpsMode: 'fps_mode' };
+  private caps: FfmpegCapabilities = { hwaccels: new Set(), filters: new Set() };
   private readonly log: Logger;
 
   constructor(
@@ -46,17 +57,33 @@ export class Ingest {
 
   async start(): Promise<void> {
     const path = this.cfg.ffmpeg.path ?? (await defaultFfmpegPath());
-    this.names = await probeOptionNames(path);
+    [this.names, this.caps] = await Promise.all([probeOptionNames(path), probeCapabilities(path)]);
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
     for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
+  }
+
+  /** The camera as its ffmpeg runs it: decoding in software when its `hwaccel` cannot run here. */
+  private decodable(name: string, config: CameraConfig): CameraConfig {
+    const problem = hwaccelProblem(
+      config.hwaccel,
+      config.hwaccel_device,
+      this.caps,
+      this.deps.exists ?? existsSync,
+    );
+    if (!problem) return config;
+    this.log.warn(
+      { camera: name, hwaccel: config.hwaccel, reason: problem },
+      `camera ${name}: hwaccel ${config.hwaccel} cannot run (${problem}); decoding in software`,
+    );
+    return { ...config, hwaccel: 'none', hwaccel_device: undefined };
   }
 
   private startCamera(name: string, config: CameraConfig): void {
     const camera = new Camera(
       {
         name,
-        camera: config,
+        camera: this.decodable(name, config),
         ffmpeg: this.cfg.ffmpeg,
         size: this.cfg.size(config),
         names: this.names,
