@@ -218,7 +218,10 @@ export async function tensorrtVersion(dirs: readonly string[]): Promise<string> 
     const versions = names
       .map((n) => /^libnvinfer\.so\.(\d+\.\d+\.\d+)$/.exec(n)?.[1])
       .filter((v): v is string => v !== undefined)
-      .sort();
+      .sort((x, y) => {
+        const [a, b] = [x, y].map((v) => v.split('.').map(Number));
+        return a!.reduce((d, n, i) => d || n - b![i]!, 0);
+      });
     if (versions.length) return versions[versions.length - 1]!;
   }
   return 'unknown';

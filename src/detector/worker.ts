@@ -13,7 +13,7 @@ import { decodeModel, encodeModel, prepareModel } from '../onnx/index.js';
 import type { ProviderName } from '../config/index.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
-import { BASE_SESSION_OPTIONS, createWithFallback, providerOption, shortReason } from './providers.js';
+import { createWithFallback, providerSessionOptions, shortReason, type SessionEntries } from './providers.js';
 import {
   THREAD_NAME,
   type EngineEvent,
@@ -50,27 +50,11 @@ const port = parentPort!;
 const post = (msg: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(msg, transfer);
 const plane = 3 * init.inputSize * init.inputSize;
 
-function sessionOptions(
+const sessionOptions = (
   provider: ProviderName,
-  extra: Record<string, unknown> = {},
-): ort.InferenceSession.SessionOptions {
-  const spin = init.spinning
-    ? {}
-    : { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
-  const entries = { ...spin, ...extra };
-  return {
-    executionProviders: [
-      providerOption(provider, init.deviceId),
-    ] as ort.InferenceSession.SessionOptions['executionProviders'],
-    ...BASE_SESSION_OPTIONS,
-    ...(init.intraOpThreads ? { intraOpNumThreads: init.intraOpThreads } : {}),
-    ...(init.interOpThreads ? { interOpNumThreads: init.interOpThreads } : {}),
-    // Session config entries: session.intra_op.allow_spinning / inter_op.allow_spinning; ep.context_*.
-    ...(Object.keys(entries).length ? { extra: entries } : {}),
-    // Errors of providers that cannot load are reported through the fallback log line instead.
-    logSeverityLevel: provider === 'cpu' ? 3 : 4,
-  };
-}
+  entries: SessionEntries = {},
+): ort.InferenceSession.SessionOptions =>
+  providerSessionOptions(provider, init, entries) as ort.InferenceSession.SessionOptions;
 
 const engineEvent = (event: EngineEvent): void => post({ type: 'engine', event });
 
