@@ -217,7 +217,7 @@ describe('a camera whose preset cannot run here', () => {
     });
     assert.equal(r.success, false);
     assert.deepEqual(
-      r.error!.issues.map((i) => [i.path.join('.'), i.message]),
+      r.error.issues.map((i) => [i.path.join('.'), i.message]),
       [
         ['cameras.a.hwaccel', 'set hwaccel or hwaccel_args, not both'],
         ['cameras.b.hwaccel_device', 'needs hwaccel (nvidia, vaapi or qsv)'],
