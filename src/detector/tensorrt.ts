@@ -13,7 +13,10 @@
  * `ep.context_enable`, `ep.context_file_path` and `ep.context_embed_mode` into the TensorRT
  * provider's options when its own say nothing of them. With those set, the provider writes an
  * "EP context" model: an ONNX file with the serialised engine inside (embed mode 1), rewritten each
- * time it builds the engine again. Loading that file instead of the model skips the build.
+ * time it builds the engine again. Loading that file instead of the model skips the build. (That
+ * ONNX Runtime 1.30 copies these entries for TensorRT, in its provider bridge, is not confirmed
+ * from its source here, and no GPU was at hand: a build after which no engine file is there says
+ * so in the log, and the next start builds again; bench/gpu.sh's warm start shows it works.)
  *
  * The directory of an engine is named after what makes it valid (`EngineKey`): the model's bytes,
  * the GPUs, the driver, ONNX Runtime's and TensorRT's versions, the precision, the input size and
