@@ -144,12 +144,12 @@ async function infer(input: Uint8Array, count: number): Promise<RawDetection[][]
   return out;
 }
 
-async function warmup(batch: number): Promise<OutputLayout> {
+async function warmup(s: ort.InferenceSession, batch: number): Promise<OutputLayout> {
   const warm = new Float32Array(batch * plane).fill(114 / 255);
   const feeds = {
     [init.inputName]: new ort.Tensor('float32', warm, [batch, 3, init.inputSize, init.inputSize]),
   };
-  const result = await session.run(feeds);
+  const result = await s.run(feeds);
   const tensor = result[init.outputName];
   if (!tensor) throw new Error(`model has no output named '${init.outputName}'`);
   const resolved = resolveLayout(tensor.dims, init.classes);
@@ -157,13 +157,30 @@ async function warmup(batch: number): Promise<OutputLayout> {
   return resolved;
 }
 
-async function start(): Promise<void> {
-  const chosen = await createWithFallback(init.providers, createSession);
-  session = chosen.session;
+/**
+ * A session made and run at every batch size it must take. TensorRT builds a dynamic-batch
+ * engine during these first runs, so a build that fails (out of GPU memory) falls back to the
+ * next provider as a session that cannot load does.
+ */
+async function readySession(
+  provider: ProviderName,
+): Promise<{ s: ort.InferenceSession; layout: OutputLayout; warmupMs: number }> {
+  const s = await createSession(provider);
   const t0 = performance.now();
-  const maxBatch = init.engines?.maxBatch ?? 1;
-  for (const batch of warmupBatches(init.staticBatch, maxBatch, chosen.provider === 'tensorrt'))
-    layout = await warmup(batch);
+  try {
+    let resolved: OutputLayout | undefined;
+    for (const batch of warmupBatches(init.staticBatch, init.engines?.maxBatch ?? 1, provider === 'tensorrt'))
+      resolved = await warmup(s, batch);
+    return { s, layout: resolved!, warmupMs: performance.now() - t0 };
+  } catch (err) {
+    await s.release().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(): Promise<void> {
+  const chosen = await createWithFallback(init.providers, readySession);
+  ({ s: session, layout } = chosen.session);
   if (building && chosen.provider === 'tensorrt') {
     const { dir, key } = building;
     const ms = performance.now() - building.t0;
@@ -175,7 +192,7 @@ async function start(): Promise<void> {
     provider: chosen.provider,
     skipped: chosen.skipped,
     layout,
-    warmupMs: performance.now() - t0,
+    warmupMs: chosen.session.warmupMs,
   });
 }
 
