@@ -9,8 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import { errorMessage } from '../core/errors.js';
-import { decodeModel, encodeModel, prepareModel } from '../onnx/index.js';
 import type { ProviderName } from '../config/index.js';
+import { gpuModel } from './precision.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
 import { createWithFallback, providerSessionOptions, shortReason, type SessionEntries } from './providers.js';
@@ -59,15 +59,10 @@ const sessionOptions = (
 const engineEvent = (event: EngineEvent): void => post({ type: 'engine', event });
 
 /** The model for GPU providers: Argus' fp16 conversion of it with `precision: fp16`, read once. */
-let gpuModel: Promise<Uint8Array> | undefined;
+let gpuBytes: Promise<Uint8Array> | undefined;
 function gpuModelBytes(): Promise<Uint8Array> {
-  gpuModel ??= readFile(init.modelPath).then((buf) => {
-    if (init.precision === 'fp32') return new Uint8Array(buf);
-    const model = decodeModel(buf);
-    prepareModel(model, { batch: 'keep', precision: 'fp16' });
-    return encodeModel(model);
-  });
-  return gpuModel;
+  gpuBytes ??= readFile(init.modelPath).then((buf) => gpuModel(new Uint8Array(buf), init.precision));
+  return gpuBytes;
 }
 
 /** Set once a TensorRT engine was built in this session: recorded after the warm-up. */
