@@ -7,7 +7,7 @@
  * the preset is checked against what it reports (`-hwaccels`, `-filters`) and the device node;
  * a camera whose preset cannot run decodes in software, and one log line says why.
  */
-import type { HwaccelName } from '../config/index.js';
+import type { CameraConfig, HwaccelName } from '../config/index.js';
 
 /** What the ffmpeg binary in use can do, as it reports it. */
 export interface FfmpegCapabilities {
@@ -100,7 +100,7 @@ export function hwaccelProblem(
   if (missing.length) return `this ffmpeg has no ${missing.join(' and no ')}`;
   const node = presetDevice(kind, device);
   if (node && !exists(node))
-    return `no ${node} (no ${kind === 'nvidia' ? 'NVIDIA driver' : 'GPU render node'})`;
+    return `${node} is missing: no ${kind === 'nvidia' ? 'NVIDIA driver' : 'GPU render node'}`;
   return undefined;
 }
 
@@ -122,4 +122,37 @@ export function parseFilters(text: string): Set<string> {
     if (m) names.add(m[1]!);
   }
   return names;
+}
+
+/** Cameras whose preset cannot run, with why: one of these is one warning line. */
+export interface SoftwareFallback {
+  hwaccel: HwaccelName;
+  reason: string;
+  cameras: string[];
+  message: string;
+}
+
+/**
+ * The cameras as their ffmpeg runs them: a camera whose preset cannot run here decodes in
+ * software (`hwaccel: none`). The cameras that fell back are grouped by preset and reason, so a
+ * box of cameras without the driver logs one line, not one per camera.
+ */
+export function decodableCameras(
+  cameras: readonly (readonly [string, CameraConfig])[],
+  caps: FfmpegCapabilities,
+  exists: (path: string) => boolean,
+): { cameras: [string, CameraConfig][]; fallbacks: SoftwareFallback[] } {
+  const fallbacks = new Map<string, SoftwareFallback>();
+  const out = cameras.map(([name, config]): [string, CameraConfig] => {
+    const reason = hwaccelProblem(config.hwaccel, config.hwaccel_device, caps, exists);
+    if (!reason) return [name, config];
+    const key = `${config.hwaccel}\n${reason}`;
+    const f = fallbacks.get(key) ?? { hwaccel: config.hwaccel, reason, cameras: [], message: '' };
+    f.cameras.push(name);
+    fallbacks.set(key, f);
+    return [name, { ...config, hwaccel: 'none', hwaccel_device: undefined }];
+  });
+  for (const f of fallbacks.values())
+    f.message = `hwaccel ${f.hwaccel} cannot run (${f.reason}); decoding in software: ${f.cameras.length === 1 ? 'camera' : 'cameras'} ${f.cameras.join(', ')}`;
+  return { cameras: out, fallbacks: [...fallbacks.values()] };
 }

@@ -12,7 +12,7 @@ import {
   probeOptionNames,
   type SpawnFfmpeg,
 } from './ffmpeg-process.js';
-import { hwaccelProblem, type FfmpegCapabilities } from './hwaccel.js';
+import { decodableCameras, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
 
 export interface IngestConfig {
@@ -60,30 +60,22 @@ export class Ingest {
     [this.names, this.caps] = await Promise.all([probeOptionNames(path), probeCapabilities(path)]);
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
-    for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
+    this.startCameras(Object.entries(this.cfg.cameras));
   }
 
-  /** The camera as its ffmpeg runs it: decoding in software when its `hwaccel` cannot run here. */
-  private decodable(name: string, config: CameraConfig): CameraConfig {
-    const problem = hwaccelProblem(
-      config.hwaccel,
-      config.hwaccel_device,
-      this.caps,
-      this.deps.exists ?? existsSync,
-    );
-    if (!problem) return config;
-    this.log.warn(
-      { camera: name, hwaccel: config.hwaccel, reason: problem },
-      `camera ${name}: hwaccel ${config.hwaccel} cannot run (${problem}); decoding in software`,
-    );
-    return { ...config, hwaccel: 'none', hwaccel_device: undefined };
+  /** Starts cameras; those whose `hwaccel` cannot run here decode in software, one warning saying so. */
+  private startCameras(cameras: [string, CameraConfig][]): void {
+    const run = decodableCameras(cameras, this.caps, this.deps.exists ?? existsSync);
+    for (const f of run.fallbacks)
+      this.log.warn({ cameras: f.cameras, hwaccel: f.hwaccel, reason: f.reason }, f.message);
+    for (const [name, camera] of run.cameras) this.startCamera(name, camera);
   }
 
   private startCamera(name: string, config: CameraConfig): void {
     const camera = new Camera(
       {
         name,
-        camera: this.decodable(name, config),
+        camera: config,
         ffmpeg: this.cfg.ffmpeg,
         size: this.cfg.size(config),
         names: this.names,
@@ -122,7 +114,7 @@ export class Ingest {
         await cam?.stop();
       }),
     );
-    for (const n of [...changes.changed, ...changes.added]) this.startCamera(n, cameras[n]!);
+    this.startCameras([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
   }
 
   /** Stops every camera at once; each escalates q → SIGTERM → SIGKILL on its own. */

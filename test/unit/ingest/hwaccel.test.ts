@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { buildFfmpegArgs } from '../../../src/ingest/ffmpeg-args.js';
 import { defaultFfmpegPath, probeCapabilities } from '../../../src/ingest/ffmpeg-process.js';
 import {
+  decodableCameras,
   decodePreset,
+  DEFAULT_RENDER_NODE,
   hwaccelProblem,
   parseFilters,
   parseHwaccels,
@@ -114,10 +116,13 @@ describe('GPU decoding presets', () => {
     );
     const seen: string[] = [];
     const none = (p: string): boolean => (seen.push(p), false);
-    assert.equal(hwaccelProblem('nvidia', undefined, full, none), 'no /dev/nvidiactl (no NVIDIA driver)');
+    assert.equal(
+      hwaccelProblem('nvidia', undefined, full, none),
+      '/dev/nvidiactl is missing: no NVIDIA driver',
+    );
     assert.equal(
       hwaccelProblem('vaapi', '/dev/dri/renderD129', full, none),
-      'no /dev/dri/renderD129 (no GPU render node)',
+      '/dev/dri/renderD129 is missing: no GPU render node',
     );
     assert.deepEqual(seen, ['/dev/nvidiactl', '/dev/dri/renderD129']);
   });
@@ -192,7 +197,7 @@ describe('a camera whose preset cannot run here', () => {
     const warned = lines.filter((l) => /hwaccel/.test(l.msg));
     assert.deepEqual(
       warned.map((l) => l.msg),
-      ['camera gate: hwaccel nvidia cannot run (this ffmpeg has no hwaccel cuda); decoding in software'],
+      ['hwaccel nvidia cannot run (this ffmpeg has no hwaccel cuda); decoding in software: camera gate'],
     );
   });
 
@@ -204,6 +209,41 @@ describe('a camera whose preset cannot run here', () => {
     assert.deepEqual(
       lines.filter((l) => /hwaccel/.test(l.msg)),
       [],
+    );
+  });
+
+  it('groups the cameras that fall back by preset and reason: one line each, not one per camera', () => {
+    const cams = (['a', 'b', 'c', 'd', 'e'] as const).map(
+      (n, i) =>
+        [n, cameraConfig({ hwaccel: (['nvidia', 'vaapi', 'nvidia', 'none', 'vaapi'] as const)[i] })] as const,
+    );
+    const caps = { hwaccels: new Set(['vaapi']), filters: new Set(['hwdownload']) };
+    const run = decodableCameras(cams, caps, (p) => p !== DEFAULT_RENDER_NODE);
+    assert.deepEqual(
+      run.fallbacks.map((f) => f.message),
+      [
+        'hwaccel nvidia cannot run (this ffmpeg has no hwaccel cuda); decoding in software: cameras a, c',
+        'hwaccel vaapi cannot run (/dev/dri/renderD128 is missing: no GPU render node); decoding in software: cameras b, e',
+      ],
+    );
+    assert.deepEqual(
+      run.cameras.map(([n, c]) => [n, c.hwaccel]),
+      [
+        ['a', 'none'],
+        ['b', 'none'],
+        ['c', 'none'],
+        ['d', 'none'],
+        ['e', 'none'],
+      ],
+    );
+    const ok = decodableCameras(cams, caps, () => true);
+    assert.deepEqual(
+      ok.cameras.map(([n, c]) => [n, c.hwaccel]).filter(([, h]) => h !== 'none'),
+      [
+        ['b', 'vaapi'],
+        ['e', 'vaapi'],
+      ],
+      'a preset that can run is kept',
     );
   });
 
