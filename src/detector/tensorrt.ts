@@ -242,6 +242,19 @@ export function libraryDirs(env: NodeJS.ProcessEnv): string[] {
   ];
 }
 
+/**
+ * Where onnxruntime-node looks for ONNX Runtime's TensorRT provider library: beside its binding
+ * (`bin/napi-v6/<platform>/<arch>/`), where its install script (or the unzip in
+ * docs/operations.md) puts it. Without it no engine can be built, and none is looked for.
+ */
+export function tensorrtProviderLibrary(
+  packageDir: string,
+  platform = process.platform,
+  arch = process.arch,
+): string {
+  return join(packageDir, 'bin', 'napi-v6', platform, arch, 'libonnxruntime_providers_tensorrt.so');
+}
+
 /** sha256 of a model's bytes. */
 export function modelHash(bytes: Uint8Array): string {
   return sha256(bytes);

@@ -4,8 +4,10 @@
  * buffers of RGB bytes, are converted to the model's floats here, and go back the same way, so
  * the caller can reuse them.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import { errorMessage } from '../core/errors.js';
@@ -30,6 +32,7 @@ import {
   libraryDirs,
   modelHash,
   recordEngine,
+  tensorrtProviderLibrary,
   tensorrtVersion,
   warmupBatches,
   type EngineKey,
@@ -56,6 +59,10 @@ const sessionOptions = (
 ): ort.InferenceSession.SessionOptions =>
   providerSessionOptions(provider, init, entries) as ort.InferenceSession.SessionOptions;
 
+/** onnxruntime-node's package directory, whose binding loads the provider libraries. */
+const ortPackageDir = (): string =>
+  dirname(createRequire(import.meta.url).resolve('onnxruntime-node/package.json'));
+
 const engineEvent = (event: EngineEvent): void => post({ type: 'engine', event });
 
 /** The model for GPU providers: Argus' fp16 conversion of it with `precision: fp16`, read once. */
@@ -75,8 +82,10 @@ let building: { dir: string; key: EngineKey; t0: number } | undefined;
 async function tensorrtSession(): Promise<ort.InferenceSession> {
   const bytes = await gpuModelBytes();
   const gpu = init.engines ? await gpuIdentity() : 'none';
-  // Without NVIDIA's driver TensorRT cannot run: no engine directory is made for it.
-  if (!init.engines || gpu === 'none') return ort.InferenceSession.create(bytes, sessionOptions('tensorrt'));
+  // Without NVIDIA's driver or ONNX Runtime's TensorRT library nothing is built: no engine is
+  // looked for, and the session fails as it would (the fallback line says why).
+  if (!init.engines || gpu === 'none' || !existsSync(tensorrtProviderLibrary(ortPackageDir())))
+    return ort.InferenceSession.create(bytes, sessionOptions('tensorrt'));
   const key: EngineKey = {
     modelSha256: modelHash(bytes),
     gpu,

@@ -12,6 +12,7 @@ import {
   gpuIdentity,
   MANIFEST_FILE,
   recordEngine,
+  tensorrtProviderLibrary,
   tensorrtVersion,
   warmupBatches,
   type EngineKey,
@@ -217,5 +218,14 @@ describe('what identifies the GPUs and TensorRT', () => {
       'compared as numbers, not text',
     );
     assert.equal(await tensorrtVersion([join(a, 'missing')]), 'unknown');
+  });
+});
+
+describe("ONNX Runtime's TensorRT provider library", () => {
+  it("is looked for beside onnxruntime-node's binding, where its install script puts it", () => {
+    assert.equal(
+      tensorrtProviderLibrary('/opt/argus/node_modules/onnxruntime-node', 'linux', 'x64'),
+      '/opt/argus/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_tensorrt.so',
+    );
   });
 });
