@@ -35,10 +35,10 @@ export const STREAM_KEYS = [
   'model',
   'fps',
   'rtsp_transport',
-  'input_args',
-  'hwaccel_args',
   'hwaccel',
   'hwaccel_device',
+  'input_args',
+  'hwaccel_args',
 ] as const satisfies readonly (keyof CameraConfig)[];
 
 const streamOf = (c: CameraConfig): unknown => STREAM_KEYS.map((k) => c[k]);

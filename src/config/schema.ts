@@ -560,14 +560,6 @@ const camera = z
     ),
   })
   .superRefine((cam, ctx) => {
-    if (cam.hwaccel !== 'none' && cam.hwaccel_args.length > 0)
-      ctx.addIssue({ code: 'custom', path: ['hwaccel'], message: 'set hwaccel or hwaccel_args, not both' });
-    if (cam.hwaccel === 'none' && cam.hwaccel_device !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['hwaccel_device'],
-        message: 'needs hwaccel (nvidia, vaapi or qsv)',
-      });
     // A zone or line listing a label the camera does not track would never see it.
     const track = cam.objects.track;
     if (!track) return;
@@ -581,6 +573,16 @@ const camera = z
               path: [kind, name, 'objects', i],
             });
         });
+  })
+  .superRefine((cam, ctx) => {
+    if (cam.hwaccel !== 'none' && cam.hwaccel_args.length > 0)
+      ctx.addIssue({ code: 'custom', path: ['hwaccel'], message: 'set hwaccel or hwaccel_args, not both' });
+    if (cam.hwaccel === 'none' && cam.hwaccel_device !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hwaccel_device'],
+        message: 'needs hwaccel (nvidia, vaapi or qsv)',
+      });
   });
 
 const events = z

@@ -7,7 +7,11 @@
  * the preset is checked against what it reports (`-hwaccels`, `-filters`) and the device node;
  * a camera whose preset cannot run decodes in software, and one log line says why.
  */
+import { existsSync } from 'node:fs';
 import type { CameraConfig, HwaccelName } from '../config/index.js';
+
+/** Whether a device node is there. */
+export const deviceExists = (path: string): boolean => existsSync(path);
 
 /** What the ffmpeg binary in use can do, as it reports it. */
 export interface FfmpegCapabilities {

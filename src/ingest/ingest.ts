@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
@@ -12,7 +11,7 @@ import {
   probeOptionNames,
   type SpawnFfmpeg,
 } from './ffmpeg-process.js';
-import { decodableCameras, type FfmpegCapabilities } from './hwaccel.js';
+import { decodableCameras, deviceExists, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
 
 export interface IngestConfig {
@@ -57,25 +56,19 @@ export class Ingest {
 
   async start(): Promise<void> {
     const path = this.cfg.ffmpeg.path ?? (await defaultFfmpegPath());
-    [this.names, this.caps] = await Promise.all([probeOptionNames(path), probeCapabilities(path)]);
+    this.names = await probeOptionNames(path);
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
+    this.caps = await probeCapabilities(path);
+    this.warnSoftware(Object.entries(this.cfg.cameras));
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
-    this.startCameras(Object.entries(this.cfg.cameras));
-  }
-
-  /** Starts cameras; those whose `hwaccel` cannot run here decode in software, one warning saying so. */
-  private startCameras(cameras: [string, CameraConfig][]): void {
-    const run = decodableCameras(cameras, this.caps, this.deps.exists ?? existsSync);
-    for (const f of run.fallbacks)
-      this.log.warn({ cameras: f.cameras, hwaccel: f.hwaccel, reason: f.reason }, f.message);
-    for (const [name, camera] of run.cameras) this.startCamera(name, camera);
+    for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
   }
 
   private startCamera(name: string, config: CameraConfig): void {
     const camera = new Camera(
       {
         name,
-        camera: config,
+        camera: this.decodable(name, config),
         ffmpeg: this.cfg.ffmpeg,
         size: this.cfg.size(config),
         names: this.names,
@@ -96,6 +89,17 @@ export class Ingest {
     camera.start();
   }
 
+  /** One warning per GPU decoding preset that cannot run here, naming its cameras. */
+  private warnSoftware(cameras: [string, CameraConfig][]): void {
+    for (const f of decodableCameras(cameras, this.caps, this.deps.exists ?? deviceExists).fallbacks)
+      this.log.warn({ cameras: f.cameras, hwaccel: f.hwaccel, reason: f.reason }, f.message);
+  }
+
+  /** The camera as its ffmpeg runs it: decoding in software when its `hwaccel` cannot run here. */
+  private decodable(name: string, config: CameraConfig): CameraConfig {
+    return decodableCameras([[name, config]], this.caps, this.deps.exists ?? deviceExists).cameras[0]![1];
+  }
+
   /**
    * Brings the running cameras in line with a reloaded camera section: new ones start, removed
    * ones stop, changed ones restart, and unchanged and moved ones (to another model of the same
@@ -107,6 +111,7 @@ export class Ingest {
     secrets: readonly string[],
   ): Promise<void> {
     this.cfg = { ...this.cfg, cameras, secrets };
+    this.warnSoftware([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
     await Promise.all(
       [...changes.removed, ...changes.changed].map(async (n) => {
         const cam = this.cameras.get(n);
@@ -114,7 +119,7 @@ export class Ingest {
         await cam?.stop();
       }),
     );
-    this.startCameras([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
+    for (const n of [...changes.changed, ...changes.added]) this.startCamera(n, cameras[n]!);
   }
 
   /** Stops every camera at once; each escalates q → SIGTERM → SIGKILL on its own. */
