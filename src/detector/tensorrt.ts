@@ -28,6 +28,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readOwnFile, writeAtomic } from '../state/index.js';
+import type { EngineEvent } from './protocol.js';
+import { shortReason } from './providers.js';
 
 /** Everything an engine depends on: another value of any of these needs another engine. */
 export interface EngineKey {
@@ -169,6 +171,40 @@ export async function recordEngine(
   };
   await writeAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return true;
+}
+
+/**
+ * Opens a TensorRT session through the engine cache in `dir`: the engine kept there when its
+ * manifest vouches for it (`create('engine')`), else the model with the entries that make the
+ * provider write its engine there (`create('model', entries)`), the build finishing in the
+ * warm-up that follows. A kept engine that fails to load (another TensorRT, a GPU that cannot run
+ * it) is deleted and built again, not trusted. `built` says a build started, and when.
+ */
+export async function openEngine<S>(
+  dir: string,
+  key: EngineKey,
+  create: (
+    source: { engine: string } | { model: true; entries: ReturnType<typeof dumpEngineEntries> },
+  ) => Promise<S>,
+  event: (e: EngineEvent) => void,
+  now: () => number = () => performance.now(),
+): Promise<{ session: S; built: number | null }> {
+  const found = await checkEngine(dir, key);
+  let reason = found.state === 'build' ? found.reason : '';
+  if (found.state === 'cached') {
+    const t0 = now();
+    try {
+      const session = await create({ engine: found.engine });
+      event({ phase: 'loaded', ms: now() - t0, dir });
+      return { session, built: null };
+    } catch (err) {
+      reason = `the cached engine did not load (${shortReason(err)})`;
+      await clearDir(dir);
+    }
+  }
+  event({ phase: 'building', reason, dir });
+  const t0 = now();
+  return { session: await create({ model: true, entries: dumpEngineEntries(found.engine) }), built: t0 };
 }
 
 /**

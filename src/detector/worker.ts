@@ -15,7 +15,7 @@ import type { ProviderName } from '../config/index.js';
 import { gpuModel } from './precision.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
-import { createWithFallback, providerSessionOptions, shortReason, type SessionEntries } from './providers.js';
+import { createWithFallback, providerSessionOptions, type SessionEntries } from './providers.js';
 import {
   THREAD_NAME,
   type EngineEvent,
@@ -24,13 +24,11 @@ import {
   type WorkerInit,
 } from './protocol.js';
 import {
-  checkEngine,
-  clearDir,
-  dumpEngineEntries,
   engineDir,
   gpuIdentity,
   libraryDirs,
   modelHash,
+  openEngine,
   recordEngine,
   tensorrtProviderLibrary,
   tensorrtVersion,
@@ -97,23 +95,17 @@ async function tensorrtSession(): Promise<ort.InferenceSession> {
     maxBatch: init.staticBatch ?? init.engines.maxBatch,
   };
   const dir = engineDir(init.engines.stateDir, key);
-  const found = await checkEngine(dir, key);
-  let reason = found.state === 'build' ? found.reason : '';
-  if (found.state === 'cached') {
-    const t0 = performance.now();
-    try {
-      const s = await ort.InferenceSession.create(found.engine, sessionOptions('tensorrt'));
-      engineEvent({ phase: 'loaded', ms: performance.now() - t0, dir });
-      return s;
-    } catch (err) {
-      // An engine of another TensorRT, or one the GPU cannot run: built again, not trusted.
-      reason = `the cached engine did not load (${shortReason(err)})`;
-      await clearDir(dir);
-    }
-  }
-  engineEvent({ phase: 'building', reason, dir });
-  building = { dir, key, t0: performance.now() };
-  return ort.InferenceSession.create(bytes, sessionOptions('tensorrt', dumpEngineEntries(found.engine)));
+  const opened = await openEngine(
+    dir,
+    key,
+    (source) =>
+      'engine' in source
+        ? ort.InferenceSession.create(source.engine, sessionOptions('tensorrt'))
+        : ort.InferenceSession.create(bytes, sessionOptions('tensorrt', source.entries)),
+    engineEvent,
+  );
+  if (opened.built !== null) building = { dir, key, t0: opened.built };
+  return opened.session;
 }
 
 async function createSession(provider: ProviderName): Promise<ort.InferenceSession> {

@@ -11,12 +11,14 @@ import {
   ENGINE_FILE,
   gpuIdentity,
   MANIFEST_FILE,
+  openEngine,
   recordEngine,
   tensorrtProviderLibrary,
   tensorrtVersion,
   warmupBatches,
   type EngineKey,
 } from '../../../src/detector/tensorrt.js';
+import type { EngineEvent } from '../../../src/detector/protocol.js';
 import { tempDir } from '../../helpers/env.js';
 
 const key: EngineKey = {
@@ -227,5 +229,78 @@ describe("ONNX Runtime's TensorRT provider library", () => {
       tensorrtProviderLibrary('/opt/argus/node_modules/onnxruntime-node', 'linux', 'x64'),
       '/opt/argus/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_tensorrt.so',
     );
+  });
+});
+
+describe('opening a TensorRT session through the engine cache (fake sessions)', () => {
+  type Source = Parameters<Parameters<typeof openEngine>[2]>[0];
+  /** A fake `create`: records what it was asked to open, fails for engines when told. */
+  function fake(opts: { engineFails?: boolean } = {}) {
+    const opened: Source[] = [];
+    const events: EngineEvent[] = [];
+    const create = (source: Source): Promise<string> => {
+      opened.push(source);
+      if ('engine' in source && opts.engineFails)
+        return Promise.reject(
+          new Error('/onnxruntime/x.cc:12 TensorRT EP could not deserialize engine from cache'),
+        );
+      return Promise.resolve('engine' in source ? 'session from the engine' : 'session from the model');
+    };
+    return { opened, events, create, event: (e: EngineEvent) => void events.push(e) };
+  }
+  let clock = 0;
+  const now = (): number => (clock += 1000);
+
+  it('builds when nothing is kept, asking the provider to write the engine into the directory', async (t) => {
+    const dir = engineDir(await tempDir(t), key);
+    const f = fake();
+    const r = await openEngine(dir, key, f.create, f.event, now);
+    assert.equal(r.session, 'session from the model');
+    assert.equal(typeof r.built, 'number');
+    assert.deepEqual(f.opened, [{ model: true, entries: dumpEngineEntries(join(dir, ENGINE_FILE)) }]);
+    assert.deepEqual(f.events, [{ phase: 'building', reason: 'no engine cached', dir }]);
+  });
+
+  it('loads a kept engine, and builds nothing', async (t) => {
+    const state = await tempDir(t);
+    const dir = await built(state, key);
+    const f = fake();
+    const r = await openEngine(dir, key, f.create, f.event, now);
+    assert.deepEqual([r.session, r.built], ['session from the engine', null]);
+    assert.deepEqual(f.opened, [{ engine: join(dir, ENGINE_FILE) }]);
+    assert.deepEqual(f.events, [{ phase: 'loaded', ms: 1000, dir }]);
+  });
+
+  it('deletes a kept engine that does not load, and builds again', async (t) => {
+    const state = await tempDir(t);
+    const dir = await built(state, key);
+    const f = fake({ engineFails: true });
+    const r = await openEngine(dir, key, f.create, f.event, now);
+    assert.equal(r.session, 'session from the model');
+    assert.deepEqual(
+      f.opened.map((s) => ('engine' in s ? 'engine' : 'model')),
+      ['engine', 'model'],
+    );
+    assert.deepEqual(f.events, [
+      {
+        phase: 'building',
+        reason: 'the cached engine did not load (TensorRT EP could not deserialize engine from cache)',
+        dir,
+      },
+    ]);
+    assert.deepEqual(await readdir(dir), [], 'the engine and its manifest are gone before the build');
+  });
+
+  it('does not load an engine whose bytes changed: it builds, without trying it', async (t) => {
+    const state = await tempDir(t);
+    const dir = await built(state, key);
+    await writeFile(join(dir, ENGINE_FILE), 'bit rot');
+    const f = fake();
+    await openEngine(dir, key, f.create, f.event, now);
+    assert.deepEqual(
+      f.opened.map((s) => ('engine' in s ? 'engine' : 'model')),
+      ['model'],
+    );
+    assert.match(f.events[0]!.phase === 'building' ? f.events[0]!.reason : '', /does not match its manifest/);
   });
 });
