@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What matters on a GPU box, in a few minutes, written to bench/results/gpu-<date>.md:
-#   - for TensorRT (then CUDA), fp32 and fp16: engine build time cold and warm, builds during a
+#   - for TensorRT, CUDA and WebGPU, fp32 and fp16: start time cold and warm (TensorRT: the
+#     engine built, then loaded from the state directory), builds during a
 #     run whose batch sizes vary from 1 to --max-batch, frames/s and p99 per batch size, and the
 #     most GPU memory seen (bench/gpu.ts, section engine);
 #   - CPU per camera decoding a 1080p H.264 clip with each hwaccel preset and without
@@ -72,7 +73,7 @@ out="bench/results/gpu-$(date -u +%Y%m%dT%H%M%SZ).md"
 } >"$out"
 
 ran=0
-for provider in tensorrt cuda; do
+for provider in tensorrt cuda webgpu; do
   if ! reason=$(node dist/bench/probe.js "$provider"); then
     echo "$provider: not available here: $reason" | tee -a "$out"
     echo >>"$out"
