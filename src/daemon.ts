@@ -70,13 +70,12 @@ export class Daemon {
     log.info({ models: Object.keys(file.models), state_dir: file.state_dir }, 'starting');
 
     const models: ModelRegistry = new ModelRegistry(file.models, file.detector, {
-      log: stage('models'),
-      clock,
-      secrets,
+      ...{ log: stage('models'), clock, secrets },
       onSwitch: (names) => scheduler.modelsChanged(names),
       onAvailability: (_name, a) => this.running?.parts.tell('onModelAvailability', a),
+      engines: { stateDir: file.state_dir!, maxBatch: file.scheduler.max_batch }, // state_dir: resolved
     });
-    await this.begin('models', models);
+    await this.notifier.extendWhile(this.begin('models', models), 'loading models'); // engines: minutes
 
     const broker = file.mqtt.url
       ? undefined

@@ -35,6 +35,8 @@ export const STREAM_KEYS = [
   'model',
   'fps',
   'rtsp_transport',
+  'hwaccel',
+  'hwaccel_device',
   'input_args',
   'hwaccel_args',
   'clips',

@@ -9,6 +9,10 @@ import { namedRecord } from '../core/names.js';
 export const PROVIDERS = ['tensorrt', 'cuda', 'webgpu', 'cpu'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/** GPU decoding presets of a camera (`hwaccel`). */
+export const HWACCELS = ['none', 'nvidia', 'vaapi', 'qsv'] as const;
+export type HwaccelName = (typeof HWACCELS)[number];
+
 /** Why a name cannot be one level of an MQTT topic (or a URL path segment), or undefined if it can. */
 export function topicLevelProblem(name: string): string | undefined {
   if (name.length === 0) return 'must not be empty';
@@ -319,6 +323,10 @@ const detector = z
     /** ONNX Runtime's idle threads spin for work (faster hand-off, burns CPU others could use). */
     thread_spinning: z.boolean().default(false),
     inference_timeout_ms: int().min(100).max(600000).default(10000),
+    /** fp16: cuda and tensorrt run Argus' half-precision conversion of the model (the CPU keeps fp32). */
+    precision: z.enum(['fp32', 'fp16']).default('fp32'),
+    /** TensorRT engines kept in the state directory (trt/), so a restart loads instead of building. */
+    engine_cache: z.boolean().default(true),
   })
   .prefault({});
 
@@ -473,6 +481,10 @@ const camera = z
     /** Extra ffmpeg arguments placed before -i. */
     input_args: z.array(z.string()).default([]),
     hwaccel_args: z.array(z.string()).default([]),
+    /** GPU decoding preset (docs/operations.md, Hardware decoding); the software path when ffmpeg lacks it. */
+    hwaccel: z.enum(HWACCELS).default('none'),
+    /** The VAAPI/QSV render node, or the CUDA device index, for `hwaccel`. */
+    hwaccel_device: z.string().min(1).optional(),
     objects: z
       .strictObject({
         /** Labels to report; absent means all. */
@@ -577,6 +589,16 @@ const camera = z
               path: [kind, name, 'objects', i],
             });
         });
+  })
+  .superRefine((cam, ctx) => {
+    if (cam.hwaccel !== 'none' && cam.hwaccel_args.length > 0)
+      ctx.addIssue({ code: 'custom', path: ['hwaccel'], message: 'set hwaccel or hwaccel_args, not both' });
+    if (cam.hwaccel === 'none' && cam.hwaccel_device !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hwaccel_device'],
+        message: 'needs hwaccel (nvidia, vaapi or qsv)',
+      });
   });
 
 const events = z

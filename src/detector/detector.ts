@@ -8,7 +8,7 @@ import type { BatchDetector, BatchDetections } from '../scheduler/index.js';
 import type { RawDetection } from './decode.js';
 import type { ModelPlan } from './model.js';
 import { InputPool } from './preprocess.js';
-import type { FromWorker, RunRequest, WorkerInit } from './protocol.js';
+import type { EngineEvent, EngineSettings, FromWorker, RunRequest, WorkerInit } from './protocol.js';
 import { toDetections } from './results.js';
 import { describeSessions, sessionSettings, workerInits, type SessionOverrides } from './sessions.js';
 
@@ -16,6 +16,8 @@ import { describeSessions, sessionSettings, workerInits, type SessionOverrides }
 export interface DetectorConfig {
   detector: Config['detector'];
   model: Pick<ModelConfig, 'conf' | 'iou' | 'max_detections'> & SessionOverrides;
+  /** Where TensorRT engines are kept (the state directory) and the scheduler's largest batch. */
+  engines?: EngineSettings | null;
 }
 
 /** What the detector needs of a worker thread (a real one, or a fake in tests). */
@@ -98,7 +100,9 @@ export class Detector implements BatchDetector {
     cores = availableParallelism(),
     private readonly createWorker: (init: WorkerInit) => SessionWorker = workerThread,
   ) {
-    this.inits = workerInits(plan, sessionSettings(cfg.detector, cfg.model), cfg.model, cores);
+    const settings = sessionSettings(cfg.detector, cfg.model);
+    const engines = settings.engine_cache ? (cfg.engines ?? null) : null;
+    this.inits = workerInits(plan, settings, cfg.model, cores, engines);
     this.pool = new InputPool(plan.inputSize);
   }
 
@@ -118,7 +122,18 @@ export class Detector implements BatchDetector {
   /** Starts every worker, loads and warms up its session. Rejects naming the model on failure. */
   async start(): Promise<void> {
     const t0 = performance.now();
-    const results = await Promise.allSettled(this.inits.map((init) => this.spawn(init)));
+    // Sessions that share a device share its TensorRT engine: the first builds it, the others load it.
+    const first = this.inits.filter(
+      (init, i) => this.inits.findIndex((o) => o.deviceId === init.deviceId) === i,
+    );
+    const rest = this.inits.filter((init) => !first.includes(init));
+    const shared = this.inits[0]?.providers.includes('tensorrt') && this.inits[0].engines !== null;
+    const results = shared
+      ? [
+          ...(await Promise.allSettled(first.map((init) => this.spawn(init)))),
+          ...(await Promise.allSettled(rest.map((init) => this.spawn(init)))),
+        ]
+      : await Promise.allSettled(this.inits.map((init) => this.spawn(init)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       await this.stop();
@@ -180,6 +195,9 @@ export class Detector implements BatchDetector {
             resolve(msg);
             this.pump();
             break;
+          case 'engine':
+            this.logEngine(msg.event, init.deviceId);
+            break;
           case 'init-error':
             reject(new Error(msg.message));
             this.slots = this.slots.filter((s) => s !== slot);
@@ -223,6 +241,33 @@ export class Detector implements BatchDetector {
         }
       });
     });
+  }
+
+  /** The lines that say a TensorRT engine is being built (minutes), was built, or was loaded. */
+  private logEngine(e: EngineEvent, device: number): void {
+    const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+    switch (e.phase) {
+      case 'building':
+        this.log.warn(
+          { device, dir: e.dir, reason: e.reason },
+          `building the TensorRT engine for device ${device} (${e.reason}); this can take minutes`,
+        );
+        break;
+      case 'built':
+        this.log[e.saved ? 'info' : 'warn'](
+          { device, dir: e.dir, buildMs: Math.round(e.ms), saved: e.saved },
+          e.saved
+            ? `TensorRT engine built in ${s(e.ms)} and kept for the next start`
+            : `TensorRT engine built in ${s(e.ms)}, but ONNX Runtime wrote no engine file: the next start builds it again`,
+        );
+        break;
+      case 'loaded':
+        this.log.info(
+          { device, dir: e.dir, loadMs: Math.round(e.ms) },
+          `TensorRT engine loaded from the cache in ${s(e.ms)}`,
+        );
+        break;
+    }
   }
 
   private failSlot(slot: Slot, err: Error): void {

@@ -13,6 +13,6 @@ export { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from 
 export { checkLabels, ModelError, planModel, readLabels, type ModelPlan } from './model.js';
 export { rgbToNchw } from './preprocess.js';
 export { openDetector } from './open.js';
-export { THREAD_NAME } from './protocol.js';
+export { THREAD_NAME, type EngineSettings } from './protocol.js';
 export { BASE_SESSION_OPTIONS, providerOption } from './providers.js';
 export { toDetections } from './results.js';

@@ -22,7 +22,22 @@ export interface WorkerInit {
   conf: number;
   iou: number;
   maxDet: number;
+  /** cuda and tensorrt run the model converted to fp16 by Argus (`detector.precision`). */
+  precision: 'fp32' | 'fp16';
+  /** Where TensorRT engines are kept, and the largest batch their profile must take. */
+  engines: EngineSettings | null;
 }
+
+export interface EngineSettings {
+  stateDir: string;
+  maxBatch: number;
+}
+
+/** A TensorRT engine's load or build, as the worker tells it (logged by the detector). */
+export type EngineEvent =
+  | { phase: 'building'; reason: string; dir: string }
+  | { phase: 'built'; ms: number; saved: boolean; dir: string }
+  | { phase: 'loaded'; ms: number; dir: string };
 
 export interface RunRequest {
   type: 'run';
@@ -37,5 +52,6 @@ export type ToWorker = RunRequest;
 export type FromWorker =
   | { type: 'ready'; provider: ProviderName; skipped: Skipped[]; layout: OutputLayout; warmupMs: number }
   | { type: 'init-error'; message: string }
+  | { type: 'engine'; event: EngineEvent }
   | { type: 'result'; id: number; input: Uint8Array; detections: RawDetection[][]; inferMs: number }
   | { type: 'run-error'; id: number; input: Uint8Array; message: string };

@@ -25,6 +25,43 @@ export function providerOption(
   }
 }
 
+/** Session config entries, nested as the binding's `extra` option takes them (`ep.context_enable`). */
+export type SessionEntries = Record<string, Record<string, string>>;
+
+/** What of a worker's settings its session options depend on. */
+export interface SessionThreads {
+  deviceId: number;
+  intraOpThreads: number;
+  interOpThreads: number;
+  spinning: boolean;
+}
+
+/**
+ * The session options one worker gives ONNX Runtime for one provider: the provider (and its
+ * device), the threads, and the session config entries — where the TensorRT provider's engine
+ * dump is switched on (`entries`), since the binding passes it no provider options but its device.
+ * No ORT_TENSORRT_* variable is set anywhere: the provider ignores them once it is given options.
+ */
+export function providerSessionOptions(
+  provider: ProviderName,
+  t: SessionThreads,
+  entries: SessionEntries = {},
+) {
+  const spin = t.spinning
+    ? {}
+    : { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
+  const extra = { ...spin, ...entries };
+  return {
+    executionProviders: [providerOption(provider, t.deviceId)],
+    ...BASE_SESSION_OPTIONS,
+    ...(t.intraOpThreads ? { intraOpNumThreads: t.intraOpThreads } : {}),
+    ...(t.interOpThreads ? { interOpNumThreads: t.interOpThreads } : {}),
+    ...(Object.keys(extra).length ? { extra } : {}),
+    // Errors of providers that cannot load are reported through the fallback log line instead.
+    logSeverityLevel: provider === 'cpu' ? 3 : 4,
+  };
+}
+
 export interface Skipped {
   provider: ProviderName;
   reason: string;

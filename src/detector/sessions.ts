@@ -1,6 +1,6 @@
 import type { Config, ModelConfig, ProviderName } from '../config/index.js';
 import type { ModelPlan } from './model.js';
-import type { WorkerInit } from './protocol.js';
+import type { EngineSettings, WorkerInit } from './protocol.js';
 import { describeProviderChoice, type Skipped } from './providers.js';
 import { detectorThreads } from './threads.js';
 
@@ -31,6 +31,7 @@ export function workerInits(
   s: SessionSettings,
   output: Pick<ModelConfig, 'conf' | 'iou' | 'max_detections'>,
   cores: number,
+  engines: EngineSettings | null = null,
 ): WorkerInit[] {
   const { workers, intraOpThreads } = detectorThreads(s, cores, s.deviceIds.length);
   return Array.from({ length: workers }, (_, i) => ({
@@ -48,6 +49,8 @@ export function workerInits(
     conf: output.conf,
     iou: output.iou,
     maxDet: output.max_detections,
+    precision: s.precision,
+    engines,
   }));
 }
 

@@ -4,15 +4,37 @@
  * buffers of RGB bytes, are converted to the model's floats here, and go back the same way, so
  * the caller can reuse them.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
 import { errorMessage } from '../core/errors.js';
 import type { ProviderName } from '../config/index.js';
+import { gpuModel } from './precision.js';
 import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
-import { BASE_SESSION_OPTIONS, createWithFallback, providerOption } from './providers.js';
-import { THREAD_NAME, type FromWorker, type ToWorker, type WorkerInit } from './protocol.js';
+import { createWithFallback, providerSessionOptions, type SessionEntries } from './providers.js';
+import {
+  THREAD_NAME,
+  type EngineEvent,
+  type FromWorker,
+  type ToWorker,
+  type WorkerInit,
+} from './protocol.js';
+import {
+  engineDir,
+  gpuIdentity,
+  libraryDirs,
+  modelHash,
+  openEngine,
+  recordEngine,
+  tensorrtProviderLibrary,
+  tensorrtVersion,
+  warmupBatches,
+  type EngineKey,
+} from './tensorrt.js';
 
 const init = workerData as WorkerInit;
 // The thread's name in `top -H` and /proc/<pid>/task/*/comm, where the model's CPU time can be
@@ -29,21 +51,68 @@ const port = parentPort!;
 const post = (msg: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(msg, transfer);
 const plane = 3 * init.inputSize * init.inputSize;
 
-function sessionOptions(provider: ProviderName): ort.InferenceSession.SessionOptions {
-  return {
-    executionProviders: [
-      providerOption(provider, init.deviceId),
-    ] as ort.InferenceSession.SessionOptions['executionProviders'],
-    ...BASE_SESSION_OPTIONS,
-    ...(init.intraOpThreads ? { intraOpNumThreads: init.intraOpThreads } : {}),
-    ...(init.interOpThreads ? { interOpNumThreads: init.interOpThreads } : {}),
-    // Session config entries session.intra_op.allow_spinning / inter_op.allow_spinning.
-    ...(init.spinning
-      ? {}
-      : { extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } } }),
-    // Errors of providers that cannot load are reported through the fallback log line instead.
-    logSeverityLevel: provider === 'cpu' ? 3 : 4,
+const sessionOptions = (
+  provider: ProviderName,
+  entries: SessionEntries = {},
+): ort.InferenceSession.SessionOptions =>
+  providerSessionOptions(provider, init, entries) as ort.InferenceSession.SessionOptions;
+
+/** onnxruntime-node's package directory, whose binding loads the provider libraries. */
+const ortPackageDir = (): string =>
+  dirname(createRequire(import.meta.url).resolve('onnxruntime-node/package.json'));
+
+const engineEvent = (event: EngineEvent): void => post({ type: 'engine', event });
+
+/** The model for GPU providers: Argus' fp16 conversion of it with `precision: fp16`, read once. */
+let gpuBytes: Promise<Uint8Array> | undefined;
+function gpuModelBytes(): Promise<Uint8Array> {
+  gpuBytes ??= readFile(init.modelPath).then((buf) => gpuModel(new Uint8Array(buf), init.precision));
+  return gpuBytes;
+}
+
+/** Set once a TensorRT engine was built in this session: recorded after the warm-up. */
+let building: { dir: string; key: EngineKey; t0: number } | undefined;
+
+/**
+ * A TensorRT session: the engine kept in the state directory when one was built for this model,
+ * GPU, runtime and settings; else built (during the warm-up that follows) and kept.
+ */
+async function tensorrtSession(): Promise<ort.InferenceSession> {
+  const bytes = await gpuModelBytes();
+  const gpu = init.engines ? await gpuIdentity() : 'none';
+  // Without NVIDIA's driver or ONNX Runtime's TensorRT library nothing is built: no engine is
+  // looked for, and the session fails as it would (the fallback line says why).
+  if (!init.engines || gpu === 'none' || !existsSync(tensorrtProviderLibrary(ortPackageDir())))
+    return ort.InferenceSession.create(bytes, sessionOptions('tensorrt'));
+  const key: EngineKey = {
+    modelSha256: modelHash(bytes),
+    gpu,
+    deviceId: init.deviceId,
+    onnxruntime: ort.env.versions.node ?? ort.env.versions.common,
+    tensorrt: await tensorrtVersion(libraryDirs(process.env)),
+    precision: init.precision,
+    inputSize: init.inputSize,
+    maxBatch: init.staticBatch ?? init.engines.maxBatch,
   };
+  const dir = engineDir(init.engines.stateDir, key);
+  const opened = await openEngine(
+    dir,
+    key,
+    (source) =>
+      'engine' in source
+        ? ort.InferenceSession.create(source.engine, sessionOptions('tensorrt'))
+        : ort.InferenceSession.create(bytes, sessionOptions('tensorrt', source.entries)),
+    engineEvent,
+  );
+  if (opened.built !== null) building = { dir, key, t0: opened.built };
+  return opened.session;
+}
+
+async function createSession(provider: ProviderName): Promise<ort.InferenceSession> {
+  if (provider === 'tensorrt') return tensorrtSession();
+  if (provider === 'cuda' && init.precision === 'fp16')
+    return ort.InferenceSession.create(await gpuModelBytes(), sessionOptions(provider));
+  return ort.InferenceSession.create(init.modelPath, sessionOptions(provider));
 }
 
 let session: ort.InferenceSession;
@@ -71,31 +140,55 @@ async function infer(input: Uint8Array, count: number): Promise<RawDetection[][]
   return out;
 }
 
-async function start(): Promise<void> {
-  const chosen = await createWithFallback(init.providers, (p) =>
-    ort.InferenceSession.create(init.modelPath, sessionOptions(p)),
-  );
-  session = chosen.session;
-  const t0 = performance.now();
-  const warm = new Float32Array((init.staticBatch ?? 1) * plane).fill(114 / 255);
+async function warmup(s: ort.InferenceSession, batch: number): Promise<OutputLayout> {
+  const warm = new Float32Array(batch * plane).fill(114 / 255);
   const feeds = {
-    [init.inputName]: new ort.Tensor('float32', warm, [
-      init.staticBatch ?? 1,
-      3,
-      init.inputSize,
-      init.inputSize,
-    ]),
+    [init.inputName]: new ort.Tensor('float32', warm, [batch, 3, init.inputSize, init.inputSize]),
   };
-  const result = await session.run(feeds);
+  const result = await s.run(feeds);
   const tensor = result[init.outputName];
   if (!tensor) throw new Error(`model has no output named '${init.outputName}'`);
-  layout = resolveLayout(tensor.dims, init.classes);
+  const resolved = resolveLayout(tensor.dims, init.classes);
+  tensor.dispose();
+  return resolved;
+}
+
+/**
+ * A session made and run at every batch size it must take. TensorRT builds a dynamic-batch
+ * engine during these first runs, so a build that fails (out of GPU memory) falls back to the
+ * next provider as a session that cannot load does.
+ */
+async function readySession(
+  provider: ProviderName,
+): Promise<{ s: ort.InferenceSession; layout: OutputLayout; warmupMs: number }> {
+  const s = await createSession(provider);
+  const t0 = performance.now();
+  try {
+    let resolved: OutputLayout | undefined;
+    for (const batch of warmupBatches(init.staticBatch, init.engines?.maxBatch ?? 1, provider === 'tensorrt'))
+      resolved = await warmup(s, batch);
+    return { s, layout: resolved!, warmupMs: performance.now() - t0 };
+  } catch (err) {
+    await s.release().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(): Promise<void> {
+  const chosen = await createWithFallback(init.providers, readySession);
+  ({ s: session, layout } = chosen.session);
+  if (building && chosen.provider === 'tensorrt') {
+    const { dir, key } = building;
+    const ms = performance.now() - building.t0;
+    const saved = await recordEngine(dir, key, ms).catch(() => false);
+    engineEvent({ phase: 'built', ms, saved, dir });
+  }
   post({
     type: 'ready',
     provider: chosen.provider,
     skipped: chosen.skipped,
     layout,
-    warmupMs: performance.now() - t0,
+    warmupMs: chosen.session.warmupMs,
   });
 }
 

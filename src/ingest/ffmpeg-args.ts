@@ -8,12 +8,14 @@
  */
 import { THUMB_SIZE } from '../core/frame.js';
 import type { CameraConfig, Config } from '../config/index.js';
+import { decodePreset } from './hwaccel.js';
 
 /** The camera settings that shape its ffmpeg command line. */
 export type CameraArgsConfig = Pick<
   CameraConfig,
   'url' | 'fps' | 'rtsp_transport' | 'input_args' | 'hwaccel_args'
->;
+> &
+  Partial<Pick<CameraConfig, 'hwaccel' | 'hwaccel_device'>>;
 
 /** Option names that differ between ffmpeg versions, as the binary in use spells them. */
 export interface FfmpegOptionNames {
@@ -153,9 +155,11 @@ export function buildFfmpegArgs(
 ): FfmpegArgs {
   const scheme = stream.url.slice(0, stream.url.indexOf(':')).toLowerCase();
   const micros = String(Math.round(ffmpeg.timeout_s * 1e6));
-  const input = ['-hide_banner', '-nostats', '-loglevel', 'verbose', ...camera.hwaccel_args];
+  // A GPU decoder's frames stay on the GPU until fps has dropped the ones not kept.
+  const decode = decodePreset(camera.hwaccel ?? 'none', camera.hwaccel_device);
+  const input = ['-hide_banner', '-nostats', '-loglevel', 'verbose', ...camera.hwaccel_args, ...decode.input];
   let url = stream.url;
-  const head = [`fps=${camera.fps}`];
+  const head = [`fps=${camera.fps}`, ...decode.filters];
   if (scheme === 'lavfi') {
     // A synthetic camera: an ffmpeg filter graph, paced in real time.
     input.push('-re', '-f', 'lavfi');

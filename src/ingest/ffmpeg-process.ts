@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import type { FfmpegArgs, FfmpegOptionNames } from './ffmpeg-args.js';
+import { parseFilters, parseHwaccels, type FfmpegCapabilities } from './hwaccel.js';
 
 /** What a camera supervisor needs from a running ffmpeg. Tests substitute a fake. */
 export interface FfmpegHandle {
@@ -37,6 +38,26 @@ function help(ffmpegPath: string, topic: string): Promise<string> {
     child.on('error', () => resolve(''));
     child.on('close', () => resolve(out));
   });
+}
+
+/** What `ffmpeg -hide_banner <args>` prints on stdout ('' when it cannot run). */
+function ask(ffmpegPath: string, args: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(ffmpegPath, ['-hide_banner', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', () => resolve(''));
+    child.on('close', () => resolve(out));
+  });
+}
+
+/** The hardware acceleration methods and filters the binary reports (none when it cannot be asked). */
+export async function probeCapabilities(ffmpegPath: string): Promise<FfmpegCapabilities> {
+  const [hwaccels, filters] = await Promise.all([
+    ask(ffmpegPath, ['-hwaccels']),
+    ask(ffmpegPath, ['-filters']),
+  ]);
+  return { hwaccels: parseHwaccels(hwaccels), filters: parseFilters(filters) };
 }
 
 /** Asks the binary itself which names it has (the newer ones when it cannot be asked). */

@@ -5,7 +5,14 @@ import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { Camera, type CameraStatus } from './camera.js';
 import type { FfmpegOptionNames } from './ffmpeg-args.js';
-import { defaultFfmpegPath, fluentSpawner, probeOptionNames, type SpawnFfmpeg } from './ffmpeg-process.js';
+import {
+  defaultFfmpegPath,
+  fluentSpawner,
+  probeCapabilities,
+  probeOptionNames,
+  type SpawnFfmpeg,
+} from './ffmpeg-process.js';
+import { decodableCameras, deviceExists, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
 import { Ring, ringKey } from './ring.js';
 
@@ -37,6 +44,8 @@ export interface IngestDeps {
   clock?: Clock;
   /** Replaces the real ffmpeg (tests). */
   spawn?: SpawnFfmpeg;
+  /** Whether a device node is there (tests); default: the file system's answer. */
+  exists?: (path: string) => boolean;
 }
 
 /**
@@ -49,6 +58,7 @@ export class Ingest {
   private ffmpegPath = '';
   private spawn: SpawnFfmpeg | undefined;
   private names: FfmpegOptionNames = { rtspTimeout: 'timeout', fpsMode: 'fps_mode' };
+  private caps: FfmpegCapabilities = { hwaccels: new Set(), filters: new Set() };
   private readonly log: Logger;
 
   constructor(
@@ -63,6 +73,8 @@ export class Ingest {
     this.ffmpegPath = path;
     this.names = await probeOptionNames(path);
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
+    this.caps = await probeCapabilities(path);
+    this.warnSoftware(Object.entries(this.cfg.cameras));
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
     await this.setRings(this.cfg.cameras);
     for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
@@ -114,7 +126,7 @@ export class Ingest {
     const camera = new Camera(
       {
         name,
-        camera: config,
+        camera: this.decodable(name, config),
         ffmpeg: this.cfg.ffmpeg,
         size: this.cfg.size(config),
         names: this.names,
@@ -136,6 +148,17 @@ export class Ingest {
     camera.start();
   }
 
+  /** One warning per GPU decoding preset that cannot run here, naming its cameras. */
+  private warnSoftware(cameras: [string, CameraConfig][]): void {
+    for (const f of decodableCameras(cameras, this.caps, this.deps.exists ?? deviceExists).fallbacks)
+      this.log.warn({ cameras: f.cameras, hwaccel: f.hwaccel, reason: f.reason }, f.message);
+  }
+
+  /** The camera as its ffmpeg runs it: decoding in software when its `hwaccel` cannot run here. */
+  private decodable(name: string, config: CameraConfig): CameraConfig {
+    return decodableCameras([[name, config]], this.caps, this.deps.exists ?? deviceExists).cameras[0]![1];
+  }
+
   /**
    * Brings the running cameras in line with a reloaded camera section: new ones start, removed
    * ones stop, changed ones restart, and unchanged and moved ones (to another model of the same
@@ -147,6 +170,7 @@ export class Ingest {
     secrets: readonly string[],
   ): Promise<void> {
     this.cfg = { ...this.cfg, cameras, secrets };
+    this.warnSoftware([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
     await Promise.all(
       [...changes.removed, ...changes.changed].map(async (n) => {
         const cam = this.cameras.get(n);

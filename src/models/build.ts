@@ -17,7 +17,11 @@ export type BuildModel = (
 export const buildModel: BuildModel = async (name, model, detector, ctx) => {
   if (model.remote) return createRemoteModel(name, { ...model, remote: model.remote }, ctx);
   const path = model.path!;
-  return new Detector(await planModel({ ...model, path }), { detector, model }, ctx.log);
+  return new Detector(
+    await planModel({ ...model, path }),
+    { detector, model, engines: ctx.engines ?? null },
+    ctx.log,
+  );
 };
 
 /**

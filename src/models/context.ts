@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
+import type { EngineSettings } from '../detector/index.js';
 
 /** What a model's stage is made with, beside its settings. */
 export interface ModelContext {
@@ -10,4 +11,6 @@ export interface ModelContext {
   secrets: readonly string[];
   /** The model became unavailable or available again (`availability()` says which, why and since when). */
   onAvailability?: () => void;
+  /** Where a local model keeps its TensorRT engines (the state directory), and the largest batch. */
+  engines?: EngineSettings | undefined;
 }

@@ -5,6 +5,7 @@ import { errorMessage as message } from '../core/errors.js';
 import type { Picture } from '../core/frame.js';
 import type { Config, ModelConfig } from '../config/index.js';
 import type { BatchDetections, BatchDetector, ModelAvailability, ModelSet } from '../scheduler/index.js';
+import type { EngineSettings } from '../detector/index.js';
 import { buildModel, modelSpec, type BuildModel } from './build.js';
 import { readySessions, type ModelStage, type ModelStats } from './stage.js';
 
@@ -31,6 +32,8 @@ export interface RegistryDeps {
    * Only the stage that runs under that name is heard: one still loading is not, until it does.
    */
   onAvailability?: (name: string, availability: ModelAvailability) => void;
+  /** Where local models keep their TensorRT engines, and the largest batch they must take. */
+  engines?: EngineSettings;
 }
 
 /** What a reload did to the models. */
@@ -137,6 +140,7 @@ export class ModelRegistry implements ModelSet {
       log,
       clock: this.deps.clock ?? systemClock,
       secrets: this.deps.secrets ?? [],
+      engines: this.deps.engines,
       onAvailability: () => {
         const a = stage && this.live.get(name)?.stage === stage ? this.availability(name) : undefined;
         if (a) this.deps.onAvailability?.(name, a);

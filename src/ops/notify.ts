@@ -74,6 +74,29 @@ export class SystemdNotifier {
     this.watchdogTimer = this.clock.setTimeout(tick, ms);
   }
 
+  /**
+   * While `work` runs during start-up (the models loading: a TensorRT engine build takes minutes),
+   * tells systemd every `everyMs` to wait `3 × everyMs` more before the start times out
+   * (EXTEND_TIMEOUT_USEC) and feeds the watchdog, for at most `maxMs`: a load that hangs still
+   * times out. Resolves or rejects as `work` does.
+   */
+  async extendWhile<T>(work: Promise<T>, status: string, everyMs = 10_000, maxMs = 30 * 60_000): Promise<T> {
+    if (!this.enabled) return work;
+    const t0 = this.clock.now();
+    let timer: Timer | undefined;
+    const tick = (): void => {
+      if (this.clock.now() - t0 >= maxMs) return;
+      timer = this.clock.setTimeout(tick, everyMs);
+      void this.send(`EXTEND_TIMEOUT_USEC=${everyMs * 3 * 1000}`, 'WATCHDOG=1', `STATUS=${status}`);
+    };
+    tick();
+    try {
+      return await work;
+    } finally {
+      if (timer !== undefined) this.clock.clearTimeout(timer);
+    }
+  }
+
   stopWatchdog(): void {
     if (this.watchdogTimer !== undefined) this.clock.clearTimeout(this.watchdogTimer);
     this.watchdogTimer = undefined;

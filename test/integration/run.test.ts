@@ -554,7 +554,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
       ? false
       : 'needs systemd-notify and python3';
   it(
-    'speaks the systemd notify protocol: READY, WATCHDOG pings, STOPPING',
+    'speaks the systemd notify protocol: EXTEND_TIMEOUT_USEC while loading, READY, WATCHDOG pings, STOPPING',
     { skip: notifySkip },
     async (t) => {
       const dir = await tempDir(t);
@@ -590,6 +590,9 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
           /READY=1 STATUS=1 cameras, cpu detector/.test(got) && (got.match(/WATCHDOG=1/g) ?? []).length >= 3,
         30_000,
       );
+      // While the models load (a TensorRT build takes minutes), systemd is asked to wait.
+      const extend = got.indexOf('EXTEND_TIMEOUT_USEC=30000000 WATCHDOG=1 STATUS=loading models');
+      assert.ok(extend >= 0 && extend < got.indexOf('READY=1'), got);
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
       await waitFor('STOPPING=1', () => got.includes('STOPPING=1'), 5000);

@@ -5,8 +5,10 @@ import {
   createWithFallback,
   describeProviderChoice,
   providerOption,
+  providerSessionOptions,
   shortReason,
 } from '../../../src/detector/providers.js';
+import { dumpEngineEntries } from '../../../src/detector/tensorrt.js';
 
 describe('provider fallback', () => {
   it('uses the first provider that loads and records why the others were skipped', async () => {
@@ -55,5 +57,37 @@ describe('provider fallback', () => {
     );
     assert.equal(shortReason(webgpu), 'Failed to get a WebGPU adapter: No supported adapters');
     assert.equal(shortReason(new Error('plain\nsecond line')), 'plain');
+  });
+});
+
+describe('what each provider is given', () => {
+  const threads = { deviceId: 2, intraOpThreads: 0, interOpThreads: 0, spinning: false };
+  const noSpin = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
+
+  it('gives cuda and tensorrt their device, webgpu and cpu none (the binding reads no other key)', () => {
+    const eps = (p: ProviderName): unknown => providerSessionOptions(p, threads).executionProviders;
+    assert.deepEqual(eps('cpu'), ['cpu']);
+    assert.deepEqual(eps('webgpu'), [{ name: 'webgpu' }]);
+    assert.deepEqual(eps('cuda'), [{ name: 'cuda', deviceId: 2 }]);
+    assert.deepEqual(eps('tensorrt'), [{ name: 'tensorrt', deviceId: 2 }]);
+  });
+
+  it("passes TensorRT's engine dump as session config entries, beside the spinning ones", () => {
+    const o = providerSessionOptions('tensorrt', threads, dumpEngineEntries('/state/trt/k/engine_ctx.onnx'));
+    assert.deepEqual(o.extra, {
+      ...noSpin,
+      ep: { context_enable: '1', context_file_path: '/state/trt/k/engine_ctx.onnx', context_embed_mode: '1' },
+    });
+    assert.equal(o.logSeverityLevel, 4, "a provider that cannot load is told by Argus' fallback line");
+    assert.equal(o.graphOptimizationLevel, 'all');
+  });
+
+  it('gives threads and spinning only when set', () => {
+    const cpu = providerSessionOptions('cpu', { ...threads, intraOpThreads: 2, spinning: true });
+    assert.equal(cpu.intraOpNumThreads, 2);
+    assert.equal('interOpNumThreads' in cpu, false);
+    assert.equal('extra' in cpu, false, 'spinning is ONNX Runtime’s default: no entry');
+    assert.equal(cpu.logSeverityLevel, 3);
+    assert.deepEqual(providerSessionOptions('cuda', threads).extra, noSpin);
   });
 });

@@ -195,3 +195,89 @@ describe('detector on several GPUs (fake workers)', () => {
     assert.ok(workers.filter((w) => w !== workers[1]).every((w) => w.terminated));
   });
 });
+
+describe('TensorRT sessions (fake workers)', () => {
+  function start(workerCount: number, deviceIds: number[], engines: boolean, engineCache = true) {
+    const workers: FakeWorker[] = [];
+    const { log, lines } = recordingLog();
+    const detector = new Detector(
+      plan,
+      {
+        detector: sectionConfig('detector', { providers: ['tensorrt', 'cpu'], engine_cache: engineCache }),
+        model: {
+          ...modelConfig({ path: plan.path, ...output }),
+          device_ids: deviceIds,
+          workers: workerCount,
+        },
+        engines: engines ? { stateDir: '/var/lib/argus', maxBatch: 8 } : null,
+      },
+      log,
+      16,
+      (init) => {
+        const w = new FakeWorker(init);
+        workers.push(w);
+        return w as unknown as SessionWorker;
+      },
+    );
+    return { detector, workers, lines, starting: detector.start() };
+  }
+
+  it('starts the sessions of a device one after another, so the later ones load the engine the first built', async () => {
+    const { workers, starting, detector } = start(3, [0, 1], true);
+    await flush();
+    assert.deepEqual(
+      workers.map((w) => w.init.deviceId),
+      [0, 1],
+      'the first session of each device, at once',
+    );
+    assert.deepEqual(workers[0]!.init.engines, { stateDir: '/var/lib/argus', maxBatch: 8 });
+    workers[0]!.ready('cpu');
+    workers[1]!.ready('cpu');
+    await flush();
+    assert.deepEqual(
+      workers.map((w) => w.init.deviceId),
+      [0, 1, 0],
+      'then the second of device 0',
+    );
+    workers[2]!.ready('cpu');
+    await starting;
+    assert.equal(detector.stats().readyWorkers, 3);
+    await detector.stop();
+  });
+
+  it('starts every session at once without an engine cache', async () => {
+    const { workers, starting, detector } = start(2, [0], true, false);
+    await flush();
+    assert.equal(workers.length, 2);
+    assert.equal(workers[0]!.init.engines, null, 'engine_cache: false keeps no engine');
+    for (const w of workers) w.ready('cpu');
+    await starting;
+    await detector.stop();
+  });
+
+  it('logs when an engine build starts and ends, with how long it took, and an engine loaded', async () => {
+    const { workers, starting, lines, detector } = start(1, [0], true);
+    await flush();
+    const w = workers[0]!;
+    w.reply({ type: 'engine', event: { phase: 'building', reason: 'no engine cached', dir: '/s/trt/k' } });
+    w.reply({ type: 'engine', event: { phase: 'built', ms: 212_400, saved: true, dir: '/s/trt/k' } });
+    w.reply({ type: 'engine', event: { phase: 'built', ms: 1000, saved: false, dir: '/s/trt/k' } });
+    w.reply({ type: 'engine', event: { phase: 'loaded', ms: 2100, dir: '/s/trt/k' } });
+    w.ready('cpu');
+    await starting;
+    const engine = lines.filter((l) => /TensorRT engine/.test(l.msg)) as { msg: string; level?: number }[];
+    assert.deepEqual(
+      engine.map((l) => [l.level, l.msg]),
+      [
+        [40, 'building the TensorRT engine for device 0 (no engine cached); this can take minutes'],
+        [30, 'TensorRT engine built in 212.4 s and kept for the next start'],
+        [
+          40,
+          'TensorRT engine built in 1.0 s, but ONNX Runtime wrote no engine file: the next start builds it again',
+        ],
+        [30, 'TensorRT engine loaded from the cache in 2.1 s'],
+      ],
+    );
+    await detector.stop();
+  });
+});

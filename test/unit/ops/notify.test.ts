@@ -189,4 +189,48 @@ describe('SystemdNotifier', () => {
     await clock.advance(350);
     assert.equal(checks, checksAtStop, 'no more watchdog ticks');
   });
+  it('asks systemd to wait and feeds the watchdog while start-up work runs, for at most maxMs', async (t) => {
+    const rec = await recorder(t);
+    const clock = new FakeClock();
+    const notifier = new Counted(rec.env, silentLog, clock, rec.command);
+    const settled = (): Promise<void> => waitFor('the notify commands', () => notifier.running === 0, 3000);
+    let finish: (v: string) => void = () => undefined;
+    const work = new Promise<string>((r) => (finish = r));
+    const done = notifier.extendWhile(work, 'loading models', 1000, 2500);
+    await settled();
+    await clock.advance(1000);
+    await settled();
+    await clock.advance(1000);
+    await settled();
+    await clock.advance(1000); // past maxMs: no more extensions; systemd's own timeout runs out
+    await settled();
+    const extend = ['EXTEND_TIMEOUT_USEC=3000000', 'WATCHDOG=1', 'STATUS=loading models'];
+    assert.deepEqual(
+      rec.calls().map((c) => c.slice(1)),
+      [extend, extend, extend],
+    );
+    finish('loaded');
+    assert.equal(await done, 'loaded');
+    await clock.advance(5000);
+    assert.equal(rec.calls().length, 3, 'nothing once the work is done');
+  });
+
+  it('stops extending when the work fails, and passes its error on', async (t) => {
+    const rec = await recorder(t);
+    const clock = new FakeClock();
+    const notifier = new Counted(rec.env, silentLog, clock, rec.command);
+    await assert.rejects(
+      notifier.extendWhile(Promise.reject(new Error('model did not load')), 'loading models', 1000),
+      /model did not load/,
+    );
+    await waitFor('the notify commands', () => notifier.running === 0, 3000);
+    await clock.advance(5000);
+    assert.equal(rec.calls().length, 1, 'one extension, sent before the work ended');
+  });
+
+  it('only waits for the work outside systemd', async () => {
+    const clock = new FakeClock();
+    const notifier = new SystemdNotifier({}, silentLog, clock, '/nonexistent/notify');
+    assert.equal(await notifier.extendWhile(Promise.resolve(7), 'loading models'), 7);
+  });
 });
