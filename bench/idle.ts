@@ -15,8 +15,14 @@
  *
  * With `baseline` (the root of another checkout, built), that build's daemon runs beside this
  * one on the same stream and in the same windows: before → after of a change, side by side.
+ *
+ * `Argus with clips` is the same build with `events.clips` on (issue 28): each camera's ffmpeg
+ * also copies the stream to its ring, which Argus writes to disk. Its row says what that costs
+ * in CPU, and its disk writes (the daemon's `write_bytes` in /proc, per camera) beside the
+ * stream's own rate (what the plain decoders read from their sockets, per camera).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +60,8 @@ export interface IdleRow {
   analysed_share: number | null;
   /** Messages on `<base>/cameras/<camera>/detections`, per camera per minute. */
   detections_per_camera_min: number | null;
+  /** Bytes written to storage per camera per second (daemon and ffmpeg; the decoders: bytes read from their sockets). */
+  disk_kb_s_per_camera: number | null;
 }
 
 export interface IdleResult {
@@ -113,8 +121,11 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
     const broker = await startBenchBroker();
     cleanups.push(() => broker.stop());
 
-    const builds: [string, string][] = [['Argus', opts.root]];
-    if (opts.baseline) builds.push(['Argus (baseline)', opts.baseline]);
+    const builds: [string, string, boolean][] = [
+      ['Argus', opts.root, false],
+      ['Argus with clips', opts.root, true],
+    ];
+    if (opts.baseline) builds.push(['Argus (baseline)', opts.baseline, false]);
     const daemons: Daemon[] = [];
     const sub = mqtt.connect(broker.url);
     cleanups.push(() => sub.endAsync());
@@ -128,7 +139,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
       if (topic.endsWith('/stats')) d.stats = JSON.parse(payload.toString()) as StatsPayload;
       else d.messages++;
     });
-    for (const [i, [label, root]] of builds.entries()) {
+    for (const [i, [label, root, clips]] of builds.entries()) {
       // Each daemon in its own directory: its config, and its state directory beside it.
       const base = `idle${i}`;
       const home = join(dir, base);
@@ -149,6 +160,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
             `client_id: ${base}`,
           ]),
           ...yamlSection('detector', opts.detector),
+          ...(clips ? ['events:', '  clips:', '    enabled: true'] : []),
           'cameras:',
           ...cameras.flat(),
         ].join('\n'),
@@ -197,12 +209,16 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
         ffmpeg: cpuOf(pids[i]!.ffmpeg),
         det: detectorTotals(d.stats),
         messages: d.messages,
+        written: writtenOf([pids[i]!.daemon, ...pids[i]!.ffmpeg]),
       }));
       const dec0 = cpuOf(decPids);
+      const decRead0 = readOf(decPids);
       const t0 = Date.now();
       await sleep(opts.windowSeconds * 1000);
       const secs = (Date.now() - t0) / 1000;
       const decPct = ((cpuOf(decPids) - dec0) / secs) * 100;
+      const perCameraKbS = (bytes: number): number => bytes / 1024 / opts.cameras / secs;
+      const decRead = perCameraKbS(readOf(decPids) - decRead0);
       const rows: IdleRow[] = daemons.map((d, i) => {
         const b = before[i]!;
         const daemonPct = ((procTimes(pids[i]!.daemon) - b.daemon) / secs) * 100;
@@ -222,6 +238,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
           ratio_without_model: (cpu - modelPct) / decPct,
           analysed_share: (det.frames - b.det.frames) / (opts.cameras * opts.fps * secs),
           detections_per_camera_min: ((d.messages - b.messages) / opts.cameras / secs) * 60,
+          disk_kb_s_per_camera: perCameraKbS(writtenOf([pids[i]!.daemon, ...pids[i]!.ffmpeg]) - b.written),
         };
       });
       rows.push({
@@ -235,6 +252,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
         ratio_without_model: null,
         analysed_share: null,
         detections_per_camera_min: null,
+        disk_kb_s_per_camera: decRead,
       });
       for (const r of rows) windows.set(r.label, [...(windows.get(r.label) ?? []), r]);
     }
@@ -268,7 +286,24 @@ function medianRow(rows: IdleRow[]): IdleRow {
     ratio_without_model: m((r) => r.ratio_without_model),
     analysed_share: m((r) => r.analysed_share),
     detections_per_camera_min: m((r) => r.detections_per_camera_min),
+    disk_kb_s_per_camera: m((r) => r.disk_kb_s_per_camera),
   };
 }
+
+/** A field of /proc/<pid>/io, summed over `pids` (0 for a process gone or unreadable). */
+function ioOf(pids: number[], field: 'write_bytes' | 'rchar'): number {
+  let n = 0;
+  for (const pid of pids) {
+    try {
+      const m = new RegExp(`^${field}: (\\d+)$`, 'm').exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+      n += m ? Number(m[1]) : 0;
+    } catch {
+      // gone
+    }
+  }
+  return n;
+}
+const writtenOf = (pids: number[]): number => ioOf(pids, 'write_bytes');
+const readOf = (pids: number[]): number => ioOf(pids, 'rchar');
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

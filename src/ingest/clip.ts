@@ -30,13 +30,13 @@ export interface ClipPlan {
 /** A shortfall under this much is the ring's timing, not a gap. */
 const SLACK_MS = 500;
 
-/** Runs of segments without a gap: one ffmpeg run, no segment lost between. */
+/** Runs of segments without a gap: one ffmpeg run, one stretch of its clock, no segment lost between. */
 function contiguous(segments: readonly Segment[]): Segment[][] {
   const groups: Segment[][] = [];
   for (const s of segments) {
     const g = groups.at(-1);
     const last = g?.at(-1);
-    if (g && last && last.run === s.run && last.seq + 1 === s.seq) g.push(s);
+    if (g && last && last.run === s.run && last.epoch === s.epoch && last.seq + 1 === s.seq) g.push(s);
     else groups.push([s]);
   }
   return groups;
@@ -72,7 +72,9 @@ export function planClip(
   const start = key.ts;
   const end = Math.min(to, best[j]!.end);
   const why = (other: Segment | undefined, own: Segment): ClipShortfall =>
-    other && other.run !== own.run ? 'camera_reconnected' : (fault ?? 'not_recorded_yet');
+    other && (other.run !== own.run || other.epoch !== own.epoch)
+      ? 'camera_reconnected'
+      : (fault ?? 'not_recorded_yet');
   const reasons = new Set<ClipShortfall>();
   const missingStart = Math.max(0, start - from);
   const missingEnd = Math.max(0, to - end);

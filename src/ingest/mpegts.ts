@@ -22,7 +22,14 @@ const STREAM_TYPES: Record<number, string> = {
 export interface TsPiece {
   bytes: Buffer;
   keyframe: boolean;
+  /** The key frame's presentation time (ms on the stream's clock, unwrapped), when it has one. */
+  pts?: number;
+  /** The decode times (ms on the stream's clock) of the video frames that start in it. */
+  dts: number[];
 }
+
+/** The 33-bit 90 kHz clock of PES timestamps. */
+const WRAP = 2 ** 33;
 
 /**
  * Splits a transport stream, fed in chunks of any size, into pieces at each key frame, and
@@ -39,6 +46,12 @@ export class TsSplitter {
   codec: string | undefined;
   /** Bytes skipped to find sync. */
   skipped = 0;
+  /** The last video PES's timestamps, as read (90 kHz), and the wraps of the 33-bit clock seen. */
+  private lastRaw: number | undefined;
+  private wraps = 0;
+  /** Timestamps of the piece being gathered. */
+  private pts: number | undefined;
+  private dts: number[] = [];
 
   /** The packets a piece needs in front of it (PAT then PMT), once both have been seen. */
   header(): Buffer | undefined {
@@ -52,7 +65,11 @@ export class TsSplitter {
     let keyframe = false;
     let at = 0;
     const cut = (end: number): void => {
-      if (end > start) pieces.push({ bytes: buf.subarray(start, end), keyframe });
+      if (end > start) {
+        pieces.push({ bytes: buf.subarray(start, end), keyframe, pts: this.pts, dts: this.dts });
+        this.pts = undefined;
+        this.dts = [];
+      }
     };
     while (at + TS_PACKET <= buf.length) {
       if (buf[at] !== SYNC) {
@@ -65,11 +82,14 @@ export class TsSplitter {
         continue;
       }
       const packet = buf.subarray(at, at + TS_PACKET);
-      if (this.read(packet)) {
+      const read = this.read(packet);
+      if (read.keyframe) {
         cut(at);
         start = at;
         keyframe = true;
+        this.pts = read.pts;
       }
+      if (read.dts !== undefined) this.dts.push(read.dts);
       at += TS_PACKET;
     }
     cut(at);
@@ -77,8 +97,8 @@ export class TsSplitter {
     return pieces;
   }
 
-  /** Reads one packet's tables; whether it starts a key frame of the video. */
-  private read(p: Buffer): boolean {
+  /** Reads one packet's tables; whether it starts a key frame of the video, and the frame's times. */
+  private read(p: Buffer): { keyframe: boolean; pts?: number; dts?: number } {
     const pid = ((p[1]! & 0x1f) << 8) | p[2]!;
     const unitStart = (p[1]! & 0x40) !== 0;
     const control = (p[3]! >> 4) & 0x3;
@@ -87,14 +107,27 @@ export class TsSplitter {
     if (pid === 0 && unitStart) {
       this.pat = Buffer.from(p);
       this.readPat(payload(p, control, fieldLength));
-      return false;
+      return { keyframe: false };
     }
     if (pid === this.pmtPid && unitStart) {
       this.pmt = Buffer.from(p);
       this.readPmt(payload(p, control, fieldLength));
-      return false;
+      return { keyframe: false };
     }
-    return pid === this.videoPid && unitStart && fieldLength > 0 && (p[5]! & 0x40) !== 0;
+    if (pid !== this.videoPid || !unitStart) return { keyframe: false };
+    const times = pesTimes(payload(p, control, fieldLength));
+    const pts = times && this.unwrap(times.pts);
+    const dts = times && this.unwrap(times.dts);
+    return { keyframe: fieldLength > 0 && (p[5]! & 0x40) !== 0, pts, dts };
+  }
+
+  /** A 90 kHz timestamp in ms, counting the 33-bit clock's wraps (every 26.5 h). */
+  private unwrap(raw: number): number {
+    if (this.lastRaw !== undefined && raw < this.lastRaw - WRAP / 2) this.wraps++;
+    else if (this.lastRaw !== undefined && raw > this.lastRaw + WRAP / 2)
+      return (raw + (this.wraps - 1) * WRAP) / 90;
+    this.lastRaw = raw;
+    return (raw + this.wraps * WRAP) / 90;
   }
 
   private readPat(data: Buffer | undefined): void {
@@ -128,6 +161,26 @@ function payload(p: Buffer, control: number, fieldLength: number): Buffer | unde
   if ((control & 0x1) === 0) return undefined;
   const from = 4 + (fieldLength >= 0 ? fieldLength + 1 : 0);
   return from < TS_PACKET ? p.subarray(from) : undefined;
+}
+
+/** A PES header's PTS and DTS (the PTS when it has no DTS), 90 kHz; undefined without a PTS. */
+function pesTimes(data: Buffer | undefined): { pts: number; dts: number } | undefined {
+  if (!data || data.length < 14 || data[0] !== 0 || data[1] !== 0 || data[2] !== 1) return undefined;
+  const flags = data[7]! >> 6;
+  if ((flags & 0x2) === 0) return undefined;
+  const pts = timestamp(data, 9);
+  return { pts, dts: flags === 0x3 && data.length >= 19 ? timestamp(data, 14) : pts };
+}
+
+/** A 33-bit PES timestamp in its five bytes (marker bits between its parts). */
+function timestamp(d: Buffer, at: number): number {
+  return (
+    ((d[at]! >> 1) & 0x07) * 2 ** 30 +
+    (d[at + 1]! << 22) +
+    ((d[at + 2]! >> 1) << 15) +
+    (d[at + 3]! << 7) +
+    (d[at + 4]! >> 1)
+  );
 }
 
 /** A PSI section of the given table id in a unit-start payload (pointer field skipped), within the packet. */

@@ -6,10 +6,15 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { TsSplitter, type TsPiece } from './mpegts.js';
 
-/** A key frame in a segment: where it starts in the file, and when it arrived (ms since the epoch). */
+/**
+ * A key frame in a segment: where it starts in the file, and when the camera sent it (ms since
+ * the epoch: its timestamp on the stream's clock, mapped to the wall clock; see `StreamClock`).
+ */
 export interface Keyframe {
   offset: number;
   ts: number;
+  /** Its presentation time on the stream's clock (ms), when the stream has one. */
+  pts?: number;
 }
 
 /** A file of the ring: a run of the stream from a key frame, as the camera sent it. */
@@ -19,9 +24,15 @@ export interface Segment {
   run: number;
   /** Its number in its run: a missing number is a gap (a segment lost or removed). */
   seq: number;
-  /** When its first key frame arrived, and its last bytes (ms since the epoch). */
+  /** When its first key frame and its last frame were sent (ms since the epoch). */
   start: number;
   end: number;
+  /** The stream's clock mapped to the wall clock for it: wall = stream time + offset. */
+  offset?: number;
+  /** Which stretch of the run's clock (a jump in the stream's timestamps starts another). */
+  epoch?: number;
+  /** The decode time of its last frame on the stream's clock (ms). */
+  lastDts?: number;
   bytes: number;
   /** The PAT and PMT the file starts with, before its first key frame. */
   headerBytes: number;
@@ -59,6 +70,59 @@ export interface RingHold {
   release(): void;
 }
 
+/** A jump of the stream's timestamps against the wall clock beyond this (ms) starts another epoch. */
+const JUMP_MS = 10_000;
+/** The offset is the least delay seen over the last one or two windows of this long (ms). */
+const WINDOW_MS = 10_000;
+/** How far back (ms) segments are stamped again when the offset is found to be less. */
+const RESTAMP_MS = 30_000;
+
+/**
+ * When the camera sent each frame, from its timestamps. Frames reach the ring late by a varying
+ * delay, and in bursts: at a connection ffmpeg holds the first seconds of the stream while it
+ * works out the stream and its filters, then writes them at once. A frame's decode time on the
+ * stream's clock plus an offset is its wall time; the offset is the least (arrival − decode time)
+ * over the last 10–20 s (the frame that came with the least delay; a window, so a camera's clock
+ * running slower or faster than this machine's is followed). A jump in the stream's timestamps
+ * (another clock after a camera's restart within one connection) starts another epoch.
+ */
+export class StreamClock {
+  private cur = Infinity;
+  private prev = Infinity;
+  private since = -Infinity;
+  epoch = 0;
+
+  get offset(): number {
+    return Math.min(this.cur, this.prev);
+  }
+
+  /** A frame of decode time `dts` (stream ms) arrived at `now`; whether the offset went down. */
+  see(dts: number, now: number): boolean {
+    const d = now - dts;
+    const before = this.offset;
+    if (Number.isFinite(before) && Math.abs(d - before) > JUMP_MS) {
+      this.epoch++;
+      this.cur = this.prev = d;
+      this.since = now;
+      return false;
+    }
+    if (now - this.since >= WINDOW_MS) {
+      this.prev = this.cur;
+      this.cur = d;
+      this.since = now;
+    } else this.cur = Math.min(this.cur, d);
+    return this.offset < before;
+  }
+}
+
+/** Stamps a segment's times from its stream times and offset (those without stay as they are). */
+function stamp(seg: Segment): void {
+  if (seg.offset === undefined) return;
+  for (const k of seg.keyframes) if (k.pts !== undefined) k.ts = k.pts + seg.offset;
+  if (seg.keyframes[0]) seg.start = seg.keyframes[0].ts;
+  if (seg.lastDts !== undefined) seg.end = Math.max(seg.start, seg.lastDts + seg.offset);
+}
+
 /** The socket file's longest path on Linux (sun_path is 108 bytes with its NUL). */
 const MAX_SOCKET_PATH = 107;
 
@@ -84,6 +148,8 @@ export class Ring {
   private seq = 0;
   private queued = 0;
   private holds = new Set<RingHold>();
+  /** When each segment's first bytes arrived. */
+  private arrivals = new WeakMap<Segment, number>();
   private connection: Socket | undefined;
   /** The last finished segment's writes and close. */
   private closing: Promise<void> = Promise.resolve();
@@ -146,10 +212,11 @@ export class Ring {
     this.connection = socket;
     const run = ++this.run;
     const splitter = new TsSplitter();
+    const clock = new StreamClock();
     socket.on('data', (chunk: Buffer) => {
       if (this.connection !== socket) return;
       const now = this.clock.now();
-      for (const piece of splitter.push(chunk)) this.take(piece, splitter, run, now);
+      for (const piece of splitter.push(chunk)) this.take(piece, splitter, { run, clock }, now);
     });
     const ended = (): void => {
       if (this.connection === socket) {
@@ -162,9 +229,24 @@ export class Ring {
     socket.on('error', () => undefined);
   }
 
-  private take(piece: TsPiece, splitter: TsSplitter, run: number, now: number): void {
+  private take(
+    piece: TsPiece,
+    splitter: TsSplitter,
+    { run, clock }: { run: number; clock: StreamClock },
+    now: number,
+  ): void {
+    let lower = false;
+    for (const dts of piece.dts) lower = clock.see(dts, now) || lower;
+    if (lower) this.restamp(run, clock);
     const cur = this.current;
-    if (piece.keyframe && (!cur || cur.seg.run !== run || now - cur.seg.start >= this.settings.segmentMs)) {
+    const epoch = clock.epoch;
+    if (
+      piece.keyframe &&
+      (!cur ||
+        cur.seg.run !== run ||
+        cur.seg.epoch !== epoch ||
+        this.wallStart(cur.seg) <= now - this.settings.segmentMs)
+    ) {
       const header = splitter.header();
       // Before the tables, nothing can be read: the stream's first key frame after them starts it.
       if (!header) return;
@@ -172,10 +254,45 @@ export class Ring {
       this.codec = splitter.codec;
       this.begin(run, now, header, splitter.codec ?? 'unknown');
     } else if (!cur || cur.seg.run !== run) return; // before the run's first key frame
-    const c = this.current!;
-    if (piece.keyframe) c.seg.keyframes.push({ offset: c.seg.bytes, ts: now });
-    c.seg.end = now;
-    this.append(c, piece.bytes);
+    const seg = this.current!.seg;
+    const timed = Number.isFinite(clock.offset);
+    if (seg.keyframes.length === 0 && timed) {
+      seg.offset = clock.offset;
+      seg.epoch = epoch;
+    }
+    if (piece.keyframe)
+      seg.keyframes.push({
+        offset: seg.bytes,
+        ts: now,
+        pts: seg.offset === undefined ? undefined : piece.pts,
+      });
+    const last = piece.dts.at(-1);
+    if (last !== undefined && seg.offset !== undefined) seg.lastDts = Math.max(seg.lastDts ?? last, last);
+    seg.end = now;
+    stamp(seg);
+    this.append(this.current!, piece.bytes);
+  }
+
+  /** When a segment began, on the wall clock as it arrived (segments are cut by this). */
+  private wallStart(seg: Segment): number {
+    return this.arrivals.get(seg) ?? seg.start;
+  }
+
+  /**
+   * The offset of the run's clock went down (frames came with less delay than any before): the
+   * recent segments of the same epoch were stamped late, and are stamped again.
+   */
+  private restamp(run: number, clock: StreamClock): void {
+    const offset = clock.offset;
+    for (let i = this.segments.length - 1; i >= 0; i--) {
+      const seg = this.segments[i]!;
+      if (seg.run !== run || seg.epoch !== clock.epoch || seg.offset === undefined) continue;
+      if (seg.lastDts !== undefined && seg.lastDts + offset < this.clock.now() - RESTAMP_MS) break;
+      if (offset < seg.offset) {
+        seg.offset = offset;
+        stamp(seg);
+      }
+    }
   }
 
   private begin(run: number, now: number, header: Buffer, codec: string): void {
@@ -199,6 +316,7 @@ export class Ring {
     });
     const c = { seg, file: handle, chain: Promise.resolve() };
     this.current = c;
+    this.arrivals.set(seg, now);
     this.segments.push(seg);
     this.append(c, header);
     this.evict(now);

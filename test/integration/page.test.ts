@@ -205,7 +205,7 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
       { timeout: 10_000 },
     );
     assert.match(
-      (await dialog.locator('p').textContent()) ?? '',
+      (await dialog.locator('#snapshot-text').textContent()) ?? '',
       /bright on blinker .* best score [01]\.\d\d/,
     );
     const snapshot = await dialog.locator('img').screenshot();

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { planClip, type Segment } from '../../../src/ingest/index.js';
 import { TS_PACKET, TsSplitter } from '../../../src/ingest/mpegts.js';
+import { Ring, StreamClock } from '../../../src/ingest/ring.js';
+import { FakeClock, silentLog } from '../../helpers/fakes.js';
 
 /** A transport-stream packet: PID, unit start, random access, payload (padded with 0xff). */
 function packet(pid: number, opts: { start?: boolean; rai?: boolean; payload?: number[] } = {}): Buffer {
@@ -29,7 +36,8 @@ function psi(pid: number, tableId: number, body: number[]): Buffer {
 
 const PAT = psi(0, 0x00, [0x00, 0x01, 0xf0, 0x00]); // program 1 → PMT PID 0x1000
 /** A PMT naming PID 0x100 as the video, of the given stream type. */
-const pmt = (type: number): Buffer => psi(0x1000, 0x02, [0xe1, 0x00, 0xf0, 0x00, type, 0xe1, 0x00, 0xf0, 0x00]);
+const pmt = (type: number): Buffer =>
+  psi(0x1000, 0x02, [0xe1, 0x00, 0xf0, 0x00, type, 0xe1, 0x00, 0xf0, 0x00]);
 const key = (): Buffer => packet(0x100, { start: true, rai: true });
 const inter = (): Buffer => packet(0x100, { start: true });
 const more = (): Buffer => packet(0x100);
@@ -145,3 +153,113 @@ describe('planClip', () => {
     assert.equal(planClip([], 0, 1), undefined);
   });
 });
+
+/** A PES header's 5-byte timestamp (`prefix` 2: PTS alone, 3: PTS before a DTS, 1: the DTS). */
+function tsBytes(prefix: number, t90: number): number[] {
+  return [
+    (prefix << 4) | ((Math.floor(t90 / 2 ** 30) & 7) << 1) | 1,
+    Math.floor(t90 / 2 ** 22) & 0xff,
+    ((Math.floor(t90 / 2 ** 15) & 0x7f) << 1) | 1,
+    Math.floor(t90 / 2 ** 7) & 0xff,
+    ((t90 & 0x7f) << 1) | 1,
+  ];
+}
+
+/** A video PES start (a frame) at `ptsMs`, with its DTS when given; a key frame when `rai`. */
+function frame(ptsMs: number, o: { rai?: boolean; dtsMs?: number } = {}): Buffer {
+  const pts = Math.round(ptsMs * 90) % 2 ** 33;
+  const header =
+    o.dtsMs === undefined
+      ? [0x80, 0x80, 5, ...tsBytes(2, pts)]
+      : [0x80, 0xc0, 10, ...tsBytes(3, pts), ...tsBytes(1, Math.round(o.dtsMs * 90) % 2 ** 33)];
+  return packet(0x100, { start: true, rai: o.rai, payload: [0, 0, 1, 0xe0, 0, 0, ...header] });
+}
+
+describe('MPEG-TS timestamps', () => {
+  it("reads each frame's decode time and the key frame's presentation time, across the 33-bit wrap", () => {
+    const s = new TsSplitter();
+    const near = 2 ** 33 / 90 - 100; // 100 ms before the 90 kHz clock wraps
+    const pieces = s.push(
+      Buffer.concat([
+        PAT,
+        pmt(0x1b),
+        frame(near - 920, { rai: true, dtsMs: near - 1000 }),
+        more(),
+        frame(near - 960, { dtsMs: near - 960 }),
+        frame(near, { rai: true }),
+        frame(near + 200), // after the wrap: 100 ms past it
+      ]),
+    );
+    const keys = pieces.filter((p) => p.keyframe);
+    const close = (a: number | undefined, b: number): boolean => a !== undefined && Math.abs(a - b) < 0.02;
+    assert.ok(close(keys[0]!.pts, near - 920));
+    assert.deepEqual(keys[0]!.dts.length, 2);
+    assert.ok(close(keys[0]!.dts[0], near - 1000) && close(keys[0]!.dts[1], near - 960));
+    assert.ok(close(keys[1]!.pts, near));
+    assert.ok(close(keys[1]!.dts[1], near + 200), `unwrapped past 2^33: ${keys[1]!.dts[1]}`);
+  });
+});
+
+describe('StreamClock', () => {
+  it('maps a burst of held frames back to when they were sent: the least-delayed frame sets the offset', () => {
+    const c = new StreamClock();
+    // ffmpeg holds 3 s of frames while it starts, then writes them at once at 10 s.
+    for (let dts = 0; dts <= 3000; dts += 200) c.see(dts, 10_000);
+    assert.equal(c.offset, 7000);
+    assert.equal(c.see(3200, 10_260), false, 'a frame 60 ms late lowers nothing');
+    assert.equal(c.see(3400, 10_390), true, 'one sent sooner after its time does');
+    assert.equal(c.offset, 6990);
+  });
+
+  it("follows a camera clock that drifts, and starts an epoch at a jump in the stream's timestamps", () => {
+    const c = new StreamClock();
+    c.see(0, 1000);
+    // This camera's clock runs 1 % slow: after a minute its frames seem to come 0.6 s late.
+    for (let t = 0; t <= 60_000; t += 100) c.see(t * 0.99, 1000 + t);
+    assert.ok(Math.abs(c.offset - (1000 + 60_000 * 0.01)) < 250, `offset ${c.offset}`);
+    const epoch = c.epoch;
+    c.see(3_600_000, 61_100); // the stream's clock jumps an hour
+    assert.equal(c.epoch, epoch + 1);
+    assert.equal(c.offset, 61_100 - 3_600_000);
+  });
+});
+
+describe('Ring', () => {
+  it("stamps key frames with when the camera sent them, not when ffmpeg's start-up burst arrived", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-ring-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const clock = new FakeClock();
+    const ring = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 2000 },
+      { clock, log: silentLog },
+    );
+    await ring.start();
+    t.after(() => ring.stop());
+    const sock = connect(ring.socket!);
+    t.after(() => sock.destroy());
+    await once(sock, 'connect');
+    const t0 = clock.now();
+    // The first 3 s (key frames each second) come at once, at t0; then the stream is live, the next
+    // frame 20 ms sooner after its time than the burst's last: it sets the offset.
+    const burst = [PAT, pmt(0x1b)];
+    for (let ms = 0; ms < 3000; ms += 500) burst.push(frame(ms, { rai: ms % 1000 === 0 }), more());
+    sock.write(Buffer.concat(burst));
+    await until(() => ring.list()[0]?.keyframes.length === 3);
+    await clock.advance(480);
+    sock.write(Buffer.concat([frame(3000, { rai: true }), more()]));
+    await until(() => ring.list().flatMap((s) => s.keyframes).length === 4);
+    const keys = ring.list().flatMap((s) => s.keyframes.map((k) => k.ts - t0));
+    assert.deepEqual(keys, [-2520, -1520, -520, 480]);
+    assert.equal(ring.list()[0]!.start - t0, -2520);
+    await ring.settle();
+    // The file holds the tables, then every packet from the first key frame.
+    const bytes = await readFile(ring.list()[0]!.file);
+    assert.equal(bytes.length, TS_PACKET * (2 + 14));
+  });
+});
+
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(ok(), 'timed out');
+}

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Clips, type ClipSource } from '../../../src/events/clips.js';
+import type { EventStore } from '../../../src/events/index.js';
+import type { Ring, RingFault, Segment } from '../../../src/ingest/index.js';
+import type { ClipPayload } from '../../../src/publish/index.js';
+import type { ObjectEvent } from '../../../src/track/index.js';
+import { FakeClock, silentLog } from '../../helpers/fakes.js';
+
+const CFG = {
+  enabled: true,
+  pre_capture_s: 5,
+  post_capture_s: 5,
+  max_clip_s: 60,
+  ring_dir: '/ring',
+  ring_max_mb: 256,
+};
+
+function event(type: ObjectEvent['type'], startTs: number, endTs: number | null = null): ObjectEvent {
+  return {
+    type,
+    id: 'e1',
+    camera: 'door',
+    label: 'person',
+    score: 0.9,
+    box: [0, 0, 10, 10],
+    startTs,
+    endTs,
+    zones: [],
+    currentZones: [],
+    enteredZones: [],
+    loiteringZones: [],
+    zoneTimes: {},
+    speed: null,
+    stationary: false,
+  };
+}
+
+/** A ring that holds `segments`, whose last loss was `fault`; records its holds. */
+function fakeRing(segments: Segment[], fault?: RingFault): Ring & { held: number[]; released: number } {
+  const ring = {
+    held: [] as number[],
+    released: 0,
+    lastFault: fault && { fault, at: 0, message: 'no space' },
+    hold(from: number) {
+      ring.held.push(from);
+      return { from, release: () => void ring.released++ };
+    },
+    list: () => segments,
+    settle: () => Promise.resolve(),
+  };
+  return ring as unknown as Ring & { held: number[]; released: number };
+}
+
+function setup(o: { ring?: Ring; keeps?: boolean; history?: boolean } = {}) {
+  const clock = new FakeClock();
+  const done: [string, ClipPayload][] = [];
+  const fields: [string, Record<string, unknown>][] = [];
+  const history = { setFields: (id: string, f: Record<string, unknown>) => fields.push([id, f]) };
+  const source: ClipSource = { ring: () => o.ring, ffmpeg: '/nonexistent/ffmpeg' };
+  const clips = new Clips(CFG, {
+    clock,
+    log: silentLog,
+    history: o.history === false ? undefined : (history as unknown as EventStore),
+    source: () => source,
+    keeps: () => o.keeps ?? true,
+    done: (id, clip) => done.push([id, clip]),
+  });
+  return { clock, clips, done, fields };
+}
+
+/** Lets the clip queue run. */
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
+
+describe('Clips', () => {
+  it('says nothing of clips for a camera that keeps none, or without a history', () => {
+    assert.equal(setup({ keeps: false }).clips.onEvent(event('new', 10_000)), null);
+    assert.equal(setup({ history: false }).clips.onEvent(event('new', 10_000)), null);
+  });
+
+  it("holds the ring from the pre-roll at `new`; makes the clip once the post-roll and the ring's settling time have passed", async () => {
+    const ring = fakeRing([]);
+    const { clips, done, fields } = setup({ ring });
+    assert.deepEqual(clips.onEvent(event('new', 100_000)), { state: 'recording' });
+    assert.deepEqual(ring.held, [95_000]);
+    assert.deepEqual(clips.onEvent(event('end', 100_000, 104_000)), { state: 'recording' });
+    clips.tick(109_000 + 1499); // the post-roll ends at 109 s; the ring has 1.5 s more
+    await settle();
+    assert.equal(done.length, 0);
+    clips.tick(109_000 + 1500);
+    await settle();
+    // The ring holds nothing of that time: the event says so, in the history too.
+    assert.equal(done.length, 1);
+    const [id, clip] = done[0]!;
+    assert.equal(id, 'e1');
+    assert.equal(clip.state, 'failed');
+    assert.deepEqual(clip.state === 'failed' && clip.reasons, ['not_recorded_yet']);
+    assert.deepEqual(fields, [['e1', { clip }]]);
+    assert.equal(ring.released, 1);
+  });
+
+  it("names the ring's fault, a missing ring, or a codec an MP4 cannot hold", async () => {
+    const full = setup({ ring: fakeRing([], 'disk_full') });
+    full.clips.onEvent(event('new', 100_000));
+    full.clips.onEvent(event('end', 100_000, 101_000));
+    full.clips.tick(200_000);
+    await settle();
+    assert.deepEqual((full.done[0]![1] as { reasons: string[] }).reasons, ['disk_full']);
+
+    const none = setup({ ring: undefined });
+    none.clips.onEvent(event('new', 100_000));
+    none.clips.onEvent(event('end', 100_000, 101_000));
+    none.clips.tick(200_000);
+    await settle();
+    assert.deepEqual((none.done[0]![1] as { reasons: string[] }).reasons, ['no_ring']);
+
+    const seg: Segment = {
+      file: '/ring/1-0.ts',
+      run: 1,
+      seq: 0,
+      start: 90_000,
+      end: 110_000,
+      bytes: 1000,
+      headerBytes: 376,
+      keyframes: [{ offset: 376, ts: 90_000 }],
+      codec: 'type 0x6',
+      open: false,
+    };
+    const odd = setup({ ring: fakeRing([seg]) });
+    odd.clips.onEvent(event('new', 100_000));
+    odd.clips.onEvent(event('end', 100_000, 101_000));
+    odd.clips.tick(200_000);
+    await settle();
+    const clip = odd.done[0]![1];
+    assert.equal(clip.state, 'failed');
+    assert.match(clip.state === 'failed' ? clip.error : '', /type 0x6 cannot be copied into an MP4/);
+    assert.deepEqual(clip.state === 'failed' && clip.reasons, ['codec']);
+  });
+
+  it('caps a long event at max_clip_s from the pre-roll; the event carries the result until its end', async () => {
+    const { clips, done } = setup({ ring: fakeRing([]) });
+    clips.onEvent(event('new', 100_000));
+    clips.tick(95_000 + 60_000 + 1500 - 1);
+    await settle();
+    assert.equal(done.length, 0);
+    clips.tick(95_000 + 60_000 + 1500);
+    await settle();
+    assert.equal(done.length, 1, 'made while the event goes on');
+    const made = done[0]![1];
+    assert.deepEqual(clips.onEvent(event('update', 100_000)), made);
+    assert.deepEqual(clips.onEvent(event('end', 100_000, 300_000)), made);
+    clips.tick(1e9);
+    await settle();
+    assert.equal(done.length, 1, 'made once');
+    // Forgotten after its end: another event of the same id would start again.
+    assert.equal(clips.onEvent(event('update', 100_000)), null);
+  });
+
+  it('at shutdown, makes the clips of ended events, not of those going on', async () => {
+    const { clips, done } = setup({ ring: fakeRing([]) });
+    clips.onEvent(event('new', 100_000));
+    await clips.stop();
+    assert.equal(done.length, 0);
+    clips.onEvent(event('new', 100_000));
+    clips.onEvent(event('end', 100_000, 101_000));
+    await clips.stop();
+    assert.equal(done.length, 1);
+  });
+});
