@@ -414,7 +414,10 @@ describe('event history: clips', () => {
     assert.equal(await store.remove(ev(1).id), true);
     assert.equal(await store.remove(ev(1).id), false);
     assert.equal(await store.remove(ev(2).id), true);
-    await assert.rejects(store.adoptClip(ev(2).id, tmp2, () => ({})), /no longer kept/);
+    await assert.rejects(
+      store.adoptClip(ev(2).id, tmp2, () => ({})),
+      /no longer kept/,
+    );
     await store.flush();
     assert.deepEqual(await readdir(dir), []);
   });
@@ -422,7 +425,12 @@ describe('event history: clips', () => {
   it('drops events older than max_days, with their files', async (t) => {
     const dir = await tempDir(t);
     let now = 1000 + 10;
-    const store = new EventStore(dir, { maxEvents: 100, maxBytes: 1e6, maxAgeMs: 5 }, recordingLog().log, () => now);
+    const store = new EventStore(
+      dir,
+      { maxEvents: 100, maxBytes: 1e6, maxAgeMs: 5 },
+      recordingLog().log,
+      () => now,
+    );
     await store.load();
     store.add(ev(6));
     store.add(ev(8));
