@@ -18,10 +18,11 @@
  *
  * `Argus with clips` is the same build with `events.clips` on (issue 28): each camera's ffmpeg
  * also copies the stream to its ring, which Argus writes to disk. Its row says what that costs
- * in CPU, and its disk writes (the daemon's `write_bytes` in /proc, per camera) beside the
- * stream's own rate (what the plain decoders read from their sockets, per camera).
+ * in CPU, and its disk writes (`write_bytes` in /proc of the daemon and its ffmpeg, per camera)
+ * beside the stream's own rate (what each RTSP connection received, from the kernel's TCP
+ * counters).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -60,7 +61,7 @@ export interface IdleRow {
   analysed_share: number | null;
   /** Messages on `<base>/cameras/<camera>/detections`, per camera per minute. */
   detections_per_camera_min: number | null;
-  /** Bytes written to storage per camera per second (daemon and ffmpeg; the decoders: bytes read from their sockets). */
+  /** Bytes written to storage per camera per second, daemon and ffmpeg. */
   disk_kb_s_per_camera: number | null;
 }
 
@@ -71,6 +72,8 @@ export interface IdleResult {
   windowSeconds: number;
   windows: number;
   rows: IdleRow[];
+  /** The stream's own rate (kB/s): what each RTSP connection received, from the kernel's TCP counters. */
+  stream_kb_s: number | null;
 }
 
 export interface IdleOptions {
@@ -196,6 +199,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
 
     await sleep(opts.warmupSeconds * 1000);
     const windows: Map<string, IdleRow[]> = new Map();
+    const streamRates: number[] = [];
     for (let w = 0; w < opts.windows; w++) {
       const pidsOf = (d: Daemon): { daemon: number; ffmpeg: number[] } => ({
         daemon: d.child.pid!,
@@ -212,13 +216,15 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
         written: writtenOf([pids[i]!.daemon, ...pids[i]!.ffmpeg]),
       }));
       const dec0 = cpuOf(decPids);
-      const decRead0 = readOf(decPids);
+      const received0 = receivedFrom(url);
       const t0 = Date.now();
       await sleep(opts.windowSeconds * 1000);
       const secs = (Date.now() - t0) / 1000;
       const decPct = ((cpuOf(decPids) - dec0) / secs) * 100;
       const perCameraKbS = (bytes: number): number => bytes / 1024 / opts.cameras / secs;
-      const decRead = perCameraKbS(readOf(decPids) - decRead0);
+      const received = receivedFrom(url);
+      if (received0 && received && received.connections === received0.connections)
+        streamRates.push((received.bytes - received0.bytes) / received.connections / 1024 / secs);
       const rows: IdleRow[] = daemons.map((d, i) => {
         const b = before[i]!;
         const daemonPct = ((procTimes(pids[i]!.daemon) - b.daemon) / secs) * 100;
@@ -252,7 +258,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
         ratio_without_model: null,
         analysed_share: null,
         detections_per_camera_min: null,
-        disk_kb_s_per_camera: decRead,
+        disk_kb_s_per_camera: null,
       });
       for (const r of rows) windows.set(r.label, [...(windows.get(r.label) ?? []), r]);
     }
@@ -263,6 +269,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
       windowSeconds: opts.windowSeconds,
       windows: opts.windows,
       rows: [...windows.values()].map(medianRow),
+      stream_kb_s: streamRates.length ? median(streamRates) : null,
     };
   } finally {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
@@ -290,12 +297,12 @@ function medianRow(rows: IdleRow[]): IdleRow {
   };
 }
 
-/** A field of /proc/<pid>/io, summed over `pids` (0 for a process gone or unreadable). */
-function ioOf(pids: number[], field: 'write_bytes' | 'rchar'): number {
+/** Bytes `pids` had written to storage (/proc/<pid>/io `write_bytes`; 0 for a process gone). */
+function writtenOf(pids: number[]): number {
   let n = 0;
   for (const pid of pids) {
     try {
-      const m = new RegExp(`^${field}: (\\d+)$`, 'm').exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+      const m = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
       n += m ? Number(m[1]) : 0;
     } catch {
       // gone
@@ -303,7 +310,17 @@ function ioOf(pids: number[], field: 'write_bytes' | 'rchar'): number {
   }
   return n;
 }
-const writtenOf = (pids: number[]): number => ioOf(pids, 'write_bytes');
-const readOf = (pids: number[]): number => ioOf(pids, 'rchar');
+
+/**
+ * What the TCP connections to the RTSP server of `url` have received (`ss -ti`: the kernel's
+ * `bytes_received` of each), and how many there are; undefined without `ss`.
+ */
+function receivedFrom(url: string): { bytes: number; connections: number } | undefined {
+  const port = new URL(url).port;
+  const r = spawnSync('ss', ['-tinH', 'dst', `127.0.0.1:${port}`], { encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  const counts = [...r.stdout.matchAll(/bytes_received:(\d+)/g)].map((m) => Number(m[1]));
+  return { bytes: counts.reduce((a, b) => a + b, 0), connections: counts.length };
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -54,12 +54,18 @@ function idleSection(r: IdleResult): string[] {
   return [
     `**Idle cameras**: ${r.cameras} cameras on one still stream (bus.jpg, 810×1080, H.264 at ${r.fps} frames/s over RTSP), ${r.model}, cache on, beside ${r.cameras} plain \`ffmpeg -i … -f null -\` decoders of the same stream in the same windows; CPU of a core (user + system, the daemon with its ffmpeg children), medians of ${r.windows} windows of ${r.windowSeconds} s. The model's share is the detector's inference time.`,
     '',
-    '| design | CPU (%) | daemon / ffmpeg / of which model (%) | ÷ decoders (goal ≤ 1.5) | ÷ decoders, model aside | analysed | detections messages per camera per minute | disk writes per camera (kB/s; decoders: the stream read) |',
+    '| design | CPU (%) | daemon / ffmpeg / of which model (%) | ÷ decoders (goal ≤ 1.5) | ÷ decoders, model aside | analysed | detections messages per camera per minute | disk writes per camera (kB/s) |',
     '|---|---|---|---|---|---|---|---|',
     ...r.rows.map(
       (x) =>
         `| ${x.label} | ${f(x.cpu_pct, 0)} | ${x.cpu_daemon_pct === null ? '–' : `${f(x.cpu_daemon_pct, 0)} / ${f(x.cpu_ffmpeg_pct, 0)} / ${f(x.cpu_model_pct, 1)}`} | ${f(x.ratio, 2)} | ${f(x.ratio_without_model, 2)} | ${x.analysed_share === null ? '–' : pct(x.analysed_share * 100)} | ${f(x.detections_per_camera_min, 1)} | ${x.disk_kb_s_per_camera === null || x.disk_kb_s_per_camera === undefined ? '–' : f(x.disk_kb_s_per_camera, 1)} |`,
     ),
+    ...(r.stream_kb_s === null || r.stream_kb_s === undefined
+      ? []
+      : [
+          '',
+          `The stream itself: ${f(r.stream_kb_s, 1)} kB/s per RTSP connection (the kernel's TCP counters); with clips, each camera writes its stream to the ring.`,
+        ]),
   ];
 }
 

@@ -145,6 +145,13 @@ export class Clips {
         reasons: ['no_ring'],
       };
     await ring.settle();
+    const codec = ring.codec ?? 'unknown';
+    if (ring.codec !== undefined && !MP4_CODECS.includes(codec))
+      return {
+        state: 'failed',
+        error: `the camera's ${codec} cannot be copied into an MP4`,
+        reasons: ['codec'],
+      };
     const plan = planClip(ring.list(), p.from, until, ring.lastFault?.fault);
     if (!plan)
       return {

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { HistogramSnapshot } from '../core/histogram.js';
 import { own } from '../core/names.js';
-import type { CameraState, CameraStatus } from '../ingest/index.js';
+import type { CameraState, CameraStatus, RingStats } from '../ingest/index.js';
 import type { RemoteStats } from '../kserve/index.js';
 import { readySessions, type NamedModelStats } from '../models/index.js';
 import type { BrokerStats } from '../broker/index.js';
@@ -16,6 +16,8 @@ interface Snapshot {
   broker: BrokerStats | undefined;
   /** Per camera, capture to publish (the reporter's). */
   latency: Map<string, HistogramSnapshot>;
+  /** Clip-keeping cameras' rings. */
+  rings: Record<string, RingStats>;
 }
 
 type Set = (labels: Record<string, string>, v: number) => void;
@@ -45,6 +47,7 @@ export function createMetrics(
         mqtt: src.output.stats(),
         broker: src.broker?.stats(),
         latency: src.latency?.latency() ?? new Map<string, HistogramSnapshot>(),
+        rings: src.ingest.ringStats?.() ?? {},
       };
       setImmediate(() => (snap = undefined));
     }
@@ -108,6 +111,30 @@ export function createMetrics(
     'ffmpeg restarts',
     ['camera'],
     perCamera((c) => c.restarts),
+  );
+  const perRing = (pick: (r: RingStats) => number) => (s: Snapshot, set: Set) => {
+    for (const [camera, r] of Object.entries(s.rings)) set({ camera }, pick(r));
+  };
+  metric(
+    'gauge',
+    'argus_clip_ring_bytes',
+    "Bytes of video the camera's ring of recent video holds (events.clips)",
+    ['camera'],
+    perRing((r) => r.bytes),
+  );
+  metric(
+    'counter',
+    'argus_clip_ring_written_bytes_total',
+    "Bytes the camera's ring has written to disk",
+    ['camera'],
+    perRing((r) => r.bytesWritten),
+  );
+  metric(
+    'counter',
+    'argus_clip_ring_lost_segments_total',
+    "Segments of the camera's ring lost to a full, failing or slow disk",
+    ['camera'],
+    perRing((r) => r.segmentsLost),
   );
   metric(
     'gauge',

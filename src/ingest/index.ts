@@ -20,4 +20,4 @@ export {
   type ClipShortfall,
 } from './clip.js';
 export { keepsClips } from './ingest.js';
-export { Ring, ringKey, type RingFault, type RingHold, type Segment } from './ring.js';
+export { Ring, ringKey, type RingFault, type RingHold, type RingStats, type Segment } from './ring.js';

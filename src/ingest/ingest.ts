@@ -14,7 +14,7 @@ import {
 } from './ffmpeg-process.js';
 import { decodableCameras, deviceExists, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
-import { Ring, ringKey } from './ring.js';
+import { Ring, ringKey, type RingStats } from './ring.js';
 
 export interface IngestConfig {
   cameras: Record<string, CameraConfig>;
@@ -198,6 +198,11 @@ export class Ingest {
 
   statuses(): CameraStatus[] {
     return [...this.cameras.values()].map((c) => c.snapshot());
+  }
+
+  /** Each clip-keeping camera's ring: what it holds, has written and has lost. */
+  ringStats(): Record<string, RingStats> {
+    return Object.fromEntries([...this.rings].map(([name, ring]) => [name, ring.stats()]));
   }
 
   /** The running cameras, as a hurried stop kills their ffmpeg (read before they are stopped). */

@@ -81,8 +81,12 @@ export class TsSplitter {
         keyframe = false;
         continue;
       }
-      const packet = buf.subarray(at, at + TS_PACKET);
-      const read = this.read(packet);
+      // Only a packet that starts a unit (a table, a frame) says anything: the rest are skipped.
+      if ((buf[at + 1]! & 0x40) === 0) {
+        at += TS_PACKET;
+        continue;
+      }
+      const read = this.read(buf.subarray(at, at + TS_PACKET));
       if (read.keyframe) {
         cut(at);
         start = at;

@@ -58,6 +58,32 @@ export interface RingDeps {
   log: Logger;
 }
 
+/** What a ring holds now, and has written and lost since it started. */
+export interface RingStats {
+  segments: number;
+  bytes: number;
+  bytesWritten: number;
+  segmentsWritten: number;
+  segmentsLost: number;
+  bytesDropped: number;
+}
+
+/** A segment being written: its file, its writes in order, and the bytes not yet handed to them. */
+interface Writing {
+  seg: Segment;
+  file: Promise<FileHandle | undefined>;
+  chain: Promise<void>;
+  pending: Buffer[];
+  pendingBytes: number;
+}
+
+/**
+ * Bytes gathered before they are written: a segment is written in a few large writes (at its
+ * end, or each MiB), not one per chunk ffmpeg sends (hundreds a second per camera, each a trip
+ * through libuv's threads).
+ */
+const FLUSH_BYTES = 1024 * 1024;
+
 /** Bytes queued for the disk, beyond which a segment is given up (a disk slower than the camera). */
 const MAX_QUEUED = 16 * 1024 * 1024;
 
@@ -143,7 +169,7 @@ export class Ring {
   private server: Server | undefined;
   private socketPath: string | undefined;
   private segments: Segment[] = [];
-  private current: { seg: Segment; file: Promise<FileHandle | undefined>; chain: Promise<void> } | undefined;
+  private current: Writing | undefined;
   private run = 0;
   private seq = 0;
   private queued = 0;
@@ -314,7 +340,7 @@ export class Ring {
       this.lose(seg, err);
       return undefined;
     });
-    const c = { seg, file: handle, chain: Promise.resolve() };
+    const c: Writing = { seg, file: handle, chain: Promise.resolve(), pending: [], pendingBytes: 0 };
     this.current = c;
     this.arrivals.set(seg, now);
     this.segments.push(seg);
@@ -322,7 +348,7 @@ export class Ring {
     this.evict(now);
   }
 
-  private append(c: NonNullable<Ring['current']>, bytes: Buffer): void {
+  private append(c: Writing, bytes: Buffer): void {
     const { seg } = c;
     seg.bytes += bytes.length;
     if (!this.segments.includes(seg)) return; // lost: its bytes go nowhere
@@ -331,16 +357,29 @@ export class Ring {
       return;
     }
     this.queued += bytes.length;
+    c.pending.push(bytes);
+    c.pendingBytes += bytes.length;
+    if (c.pendingBytes >= FLUSH_BYTES) this.flush(c);
+  }
+
+  /** Hands the bytes gathered to the segment's writes. */
+  private flush(c: Writing): void {
+    if (c.pendingBytes === 0) return;
+    const { seg } = c;
+    const parts = c.pending;
+    const n = c.pendingBytes;
+    c.pending = [];
+    c.pendingBytes = 0;
     c.chain = c.chain.then(async () => {
       try {
         const f = await c.file;
         if (!f || !this.segments.includes(seg)) return;
-        await f.write(bytes);
-        this.counters.bytesWritten += bytes.length;
+        await f.writev(parts);
+        this.counters.bytesWritten += n;
       } catch (err) {
         this.lose(seg, err);
       } finally {
-        this.queued -= bytes.length;
+        this.queued -= n;
       }
     });
   }
@@ -350,6 +389,7 @@ export class Ring {
     const c = this.current;
     if (!c) return;
     this.current = undefined;
+    this.flush(c);
     c.seg.open = false;
     c.chain = c.chain.then(async () => {
       const f = await c.file;
@@ -421,10 +461,11 @@ export class Ring {
 
   /** Waits until what has been received so far is on disk (the current segment's writes). */
   async settle(): Promise<void> {
+    if (this.current) this.flush(this.current);
     await Promise.all([this.closing, this.current?.chain]);
   }
 
-  stats(): { segments: number; bytes: number } & Ring['counters'] {
+  stats(): RingStats {
     return {
       segments: this.segments.length,
       bytes: this.segments.reduce((n, s) => n + s.bytes, 0),

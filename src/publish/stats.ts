@@ -2,7 +2,7 @@ import type { Clock, Timer } from '../core/clock.js';
 import { namedRecord, own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
-import type { CameraStatus } from '../ingest/index.js';
+import type { CameraStatus, RingStats } from '../ingest/index.js';
 import { providerOf, readySessions, type ModelStats, type NamedModelStats } from '../models/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 import type { Output, OutputStats } from './mqtt-output.js';
@@ -12,7 +12,7 @@ import type { StatsPayload, Topics } from './topics.js';
 /** Where the numbers come from: each stage's own counters. */
 export interface StatsSources {
   scheduler: { stats(): SchedulerStats };
-  ingest: { statuses(): CameraStatus[] };
+  ingest: { statuses(): CameraStatus[]; ringStats?(): Record<string, RingStats> };
   models: { stats(): Record<string, NamedModelStats> };
   output: { stats(): OutputStats };
 }

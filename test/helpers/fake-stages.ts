@@ -1,6 +1,6 @@
 import type { HistogramSnapshot } from '../../src/core/histogram.js';
 import type { DetectorStats } from '../../src/detector/index.js';
-import type { CameraStatus } from '../../src/ingest/index.js';
+import type { CameraStatus, RingStats } from '../../src/ingest/index.js';
 import type { RemoteStats } from '../../src/kserve/index.js';
 import type { NamedModelStats } from '../../src/models/index.js';
 import type { OutputStats } from '../../src/publish/index.js';
@@ -114,9 +114,12 @@ export class FakeStages {
   };
 
   scheduler = { stats: (): SchedulerStats => ({ ...this.sched, cameras: structuredClone(this.cams) }) };
+  /** Clip-keeping cameras' rings, by camera. */
+  rings: Record<string, RingStats> = {};
   ingest = {
     statuses: (): CameraStatus[] => this.statuses,
     status: (name: string): CameraStatus | undefined => this.statuses.find((s) => s.camera === name),
+    ringStats: (): Record<string, RingStats> => this.rings,
   };
   /** Why a model is unavailable (a remote model's server away), by its name; none: all are up. */
   away = new Map<string, string>();

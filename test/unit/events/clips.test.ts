@@ -126,6 +126,18 @@ describe('Clips', () => {
       codec: 'type 0x6',
       open: false,
     };
+    // The ring knows the codec from the stream's tables, with or without a segment kept.
+    for (const segments of [[seg], []]) {
+      const odd = setup({ ring: Object.assign(fakeRing(segments), { codec: 'type 0x6' }) });
+      odd.clips.onEvent(event('new', 100_000));
+      odd.clips.onEvent(event('end', 100_000, 101_000));
+      odd.clips.tick(200_000);
+      await settle();
+      const clip = odd.done[0]![1];
+      assert.equal(clip.state, 'failed');
+      assert.match(clip.state === 'failed' ? clip.error : '', /type 0x6 cannot be copied into an MP4/);
+      assert.deepEqual(clip.state === 'failed' && clip.reasons, ['codec']);
+    }
     const odd = setup({ ring: fakeRing([seg]) });
     odd.clips.onEvent(event('new', 100_000));
     odd.clips.onEvent(event('end', 100_000, 101_000));

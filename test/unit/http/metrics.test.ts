@@ -120,6 +120,22 @@ describe('metrics', () => {
     assert.deepEqual(series(m, 'argus_camera_restarts_total'), { 'camera="gate"': 2, 'camera="yard"': 5 });
   });
 
+  it("exports each clip-keeping camera's ring: bytes held, written, segments lost", async () => {
+    const { stages, scrape } = setup();
+    stages.rings.gate = {
+      segments: 6,
+      bytes: 3_145_728,
+      bytesWritten: 52_428_800,
+      segmentsWritten: 100,
+      segmentsLost: 3,
+      bytesDropped: 1_048_576,
+    };
+    const all = await scrape();
+    assert.deepEqual(series(all, 'argus_clip_ring_bytes'), { 'camera="gate"': 3_145_728 });
+    assert.deepEqual(series(all, 'argus_clip_ring_written_bytes_total'), { 'camera="gate"': 52_428_800 });
+    assert.deepEqual(series(all, 'argus_clip_ring_lost_segments_total'), { 'camera="gate"': 3 });
+  });
+
   it('sets the state gauge to 1 for the current state and 0 for the others', async () => {
     const m = await setup().scrape();
     const yard = Object.entries(series(m, 'argus_camera_state')).filter(([k]) =>
