@@ -89,6 +89,8 @@ export interface IdleOptions {
   windowSeconds: number;
   windows: number;
   detector?: Record<string, string | number>;
+  /** Where the clips daemon's rings go (`events.clips.ring_dir`); absent: its state directory. */
+  ringDir?: string | undefined;
 }
 
 interface Daemon {
@@ -126,7 +128,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
 
     const builds: [string, string, boolean][] = [
       ['Argus', opts.root, false],
-      ['Argus with clips', opts.root, true],
+      [opts.ringDir ? `Argus with clips (ring in ${opts.ringDir})` : 'Argus with clips', opts.root, true],
     ];
     if (opts.baseline) builds.push(['Argus (baseline)', opts.baseline, false]);
     const daemons: Daemon[] = [];
@@ -163,7 +165,14 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
             `client_id: ${base}`,
           ]),
           ...yamlSection('detector', opts.detector),
-          ...(clips ? ['events:', '  clips:', '    enabled: true'] : []),
+          ...(clips
+            ? [
+                'events:',
+                '  clips:',
+                '    enabled: true',
+                ...(opts.ringDir ? [`    ring_dir: ${JSON.stringify(join(opts.ringDir, base))}`] : []),
+              ]
+            : []),
           'cameras:',
           ...cameras.flat(),
         ].join('\n'),

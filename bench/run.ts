@@ -9,6 +9,7 @@
  *                              8-camera soak sampling RSS (≈ 35 min)
  *   npm run bench -- --provider cuda --batches 1,2,4,8,16 --sections models,limit,pipeline
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
+ *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
  *                              --baseline, another built checkout's daemon runs beside this
  *                              one (idle), or after it with the same cameras (pipeline, cache)
@@ -69,6 +70,7 @@ const { values } = parseArgs({
     precision: { type: 'string' },
     cameras: { type: 'string' },
     'idle-cameras': { type: 'string' },
+    'idle-ring-dir': { type: 'string' },
     baseline: { type: 'string' },
     out: { type: 'string' },
   },
@@ -374,6 +376,7 @@ async function main(): Promise<void> {
           modelName: v8Prepared ? `${basename(v8)} → ${precision}` : pipeName,
           image: bus,
           cameras: idleCameras,
+          ringDir: values['idle-ring-dir'],
           fps: 5,
           warmupSeconds: 20,
           windowSeconds: full ? 60 : 30,

@@ -1,6 +1,6 @@
 import { unlink } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { Clock } from '../core/clock.js';
+import type { Clock, Timer } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
@@ -50,6 +50,8 @@ interface Pending {
 
 /** After a clip's end, the ring is given this long to have its last bytes. */
 const SETTLE_MS = 1500;
+/** At a stop, clips are begun for this long (ms); the one being written then is finished. */
+const STOP_BUDGET_MS = 10_000;
 
 /**
  * Event clips: at an event's `new`, the camera's ring holds its video from `pre_capture_s`
@@ -61,6 +63,8 @@ const SETTLE_MS = 1500;
 export class Clips {
   private pending = new Map<string, Pending>();
   private queue: Promise<void> = Promise.resolve();
+  /** Stopping, out of time: clips not begun are not made. */
+  private abandoned = false;
 
   constructor(
     private readonly cfg: Config['events']['clips'],
@@ -114,11 +118,13 @@ export class Clips {
   }
 
   private async write(p: Pending, until: number, capped: boolean): Promise<void> {
-    const result = await this.cut(p, until, capped).catch((err: unknown): ClipPayload => ({
-      state: 'failed',
-      error: errorMessage(err),
-      reasons: ['write_failed'],
-    }));
+    const result: ClipPayload = this.abandoned
+      ? { state: 'failed', error: 'Argus stopped before its clip was written', reasons: ['stream_ended'] }
+      : await this.cut(p, until, capped).catch((err: unknown): ClipPayload => ({
+          state: 'failed',
+          error: errorMessage(err),
+          reasons: ['write_failed'],
+        }));
     p.hold?.release();
     p.result = result;
     p.making = false;
@@ -168,7 +174,17 @@ export class Clips {
     const history = this.deps.history!;
     const tmp = await history.clipTemp(p.id);
     if (!tmp)
-      return { state: 'failed', error: 'the event history keeps no files', reasons: ['write_failed'] };
+      return history.has(p.id)
+        ? {
+            state: 'failed',
+            error: 'the event history keeps no files (see the log)',
+            reasons: ['write_failed'],
+          }
+        : {
+            state: 'failed',
+            error: 'the event is no longer in the history (events.history: max_events, max_mb, max_days)',
+            reasons: ['evicted'],
+          };
     const durationS = (plan.end - plan.start) / 1000;
     try {
       await remuxClip(source.ffmpeg, plan, tmp, durationS);
@@ -202,6 +218,18 @@ export class Clips {
   async stop(): Promise<void> {
     const now = this.deps.clock.now();
     for (const p of this.pending.values()) if (!p.making && !p.result && p.until !== null) this.make(p, now);
+    // Within the stop's time (systemd's TimeoutStopSec is 30 s): clips not begun by then are not made.
+    let timer: Timer | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = this.deps.clock.setTimeout(resolve, STOP_BUDGET_MS);
+    });
+    await Promise.race([this.queue, late]);
+    this.deps.clock.clearTimeout(timer!);
+    const left = [...this.pending.values()].filter((x) => x.making).length;
+    if (left) {
+      this.abandoned = true;
+      this.deps.log.warn({ clips: left }, 'stopping: clips not begun in time are not made');
+    }
     await this.queue;
     for (const p of this.pending.values()) p.hold?.release();
     this.pending.clear();

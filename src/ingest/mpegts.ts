@@ -8,6 +8,7 @@
 
 export const TS_PACKET = 188;
 const SYNC = 0x47;
+const EMPTY = Buffer.alloc(0);
 
 /** PMT stream types of the video codecs a camera may send. */
 const STREAM_TYPES: Record<number, string> = {
@@ -37,7 +38,7 @@ const WRAP = 2 ** 33;
  * to be read on its own. Bytes out of sync (never from ffmpeg) are skipped to the next sync byte.
  */
 export class TsSplitter {
-  private rest: Buffer = Buffer.alloc(0);
+  private rest: Buffer = EMPTY;
   private pmtPid = -1;
   private videoPid = -1;
   private pat: Buffer | undefined;
@@ -97,7 +98,7 @@ export class TsSplitter {
       at += TS_PACKET;
     }
     cut(at);
-    this.rest = Buffer.from(buf.subarray(at));
+    this.rest = at < buf.length ? Buffer.from(buf.subarray(at)) : EMPTY;
     return pieces;
   }
 

@@ -73,16 +73,21 @@ interface Writing {
   seg: Segment;
   file: Promise<FileHandle | undefined>;
   chain: Promise<void>;
-  pending: Buffer[];
-  pendingBytes: number;
+  /** Bytes gathered (`used` of them) for the next write. */
+  gather: Buffer | undefined;
+  used: number;
 }
 
 /**
  * Bytes gathered before they are written: a segment is written in a few large writes (at its
- * end, or each MiB), not one per chunk ffmpeg sends (hundreds a second per camera, each a trip
- * through libuv's threads).
+ * end, or each 512 KiB), not one per chunk ffmpeg sends (each a trip through libuv's threads).
+ * They are copied at once into a buffer the ring reuses, so the socket's chunks die young: held
+ * until the segment's end, they lived long enough for V8 to move them to its old space, and a
+ * camera's stream made a full collection every few seconds.
  */
-const FLUSH_BYTES = 1024 * 1024;
+const GATHER_BYTES = 512 * 1024;
+/** Gather buffers a ring keeps for reuse (one filling, one being written). */
+const SPARE_BUFFERS = 2;
 
 /** Bytes queued for the disk, beyond which a segment is given up (a disk slower than the camera). */
 const MAX_QUEUED = 16 * 1024 * 1024;
@@ -174,6 +179,8 @@ export class Ring {
   private seq = 0;
   private queued = 0;
   private holds = new Set<RingHold>();
+  /** Gather buffers free for reuse. */
+  private spares: Buffer[] = [];
   /** When each segment's first bytes arrived. */
   private arrivals = new WeakMap<Segment, number>();
   private connection: Socket | undefined;
@@ -340,7 +347,7 @@ export class Ring {
       this.lose(seg, err);
       return undefined;
     });
-    const c: Writing = { seg, file: handle, chain: Promise.resolve(), pending: [], pendingBytes: 0 };
+    const c: Writing = { seg, file: handle, chain: Promise.resolve(), gather: undefined, used: 0 };
     this.current = c;
     this.arrivals.set(seg, now);
     this.segments.push(seg);
@@ -357,29 +364,45 @@ export class Ring {
       return;
     }
     this.queued += bytes.length;
-    c.pending.push(bytes);
-    c.pendingBytes += bytes.length;
-    if (c.pendingBytes >= FLUSH_BYTES) this.flush(c);
+    if (c.used + bytes.length > GATHER_BYTES) this.flush(c);
+    if (bytes.length >= GATHER_BYTES) {
+      // Larger than a gather buffer (never from ffmpeg's writes): written on its own.
+      this.write(c, Buffer.from(bytes), false);
+      return;
+    }
+    c.gather ??= this.spares.pop() ?? Buffer.allocUnsafeSlow(GATHER_BYTES);
+    bytes.copy(c.gather, c.used);
+    c.used += bytes.length;
   }
 
   /** Hands the bytes gathered to the segment's writes. */
   private flush(c: Writing): void {
-    if (c.pendingBytes === 0) return;
+    if (!c.gather || c.used === 0) return;
+    const data = c.gather.subarray(0, c.used);
+    c.gather = undefined;
+    c.used = 0;
+    this.write(c, data, true);
+  }
+
+  /** Writes `data` after the segment's earlier writes; a gather buffer goes back to the spares. */
+  private write(c: Writing, data: Buffer, spare: boolean): void {
     const { seg } = c;
-    const parts = c.pending;
-    const n = c.pendingBytes;
-    c.pending = [];
-    c.pendingBytes = 0;
     c.chain = c.chain.then(async () => {
       try {
         const f = await c.file;
         if (!f || !this.segments.includes(seg)) return;
-        await f.writev(parts);
-        this.counters.bytesWritten += n;
+        for (let at = 0; at < data.length;) {
+          const { bytesWritten } = await f.write(data, at, data.length - at);
+          if (bytesWritten <= 0) throw new Error('the disk took no bytes');
+          at += bytesWritten;
+        }
+        this.counters.bytesWritten += data.length;
       } catch (err) {
         this.lose(seg, err);
       } finally {
-        this.queued -= n;
+        this.queued -= data.length;
+        if (spare && this.spares.length < SPARE_BUFFERS)
+          this.spares.push(Buffer.from(data.buffer, data.byteOffset, GATHER_BYTES));
       }
     });
   }

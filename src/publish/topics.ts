@@ -168,7 +168,11 @@ export type ClipPayload =
       /** It was cut at `events.clips.max_clip_s`. */
       capped?: true;
     }
-  | { state: 'failed'; error: string; reasons: (ClipShortfall | 'codec' | 'write_failed' | 'no_ring')[] };
+  | {
+      state: 'failed';
+      error: string;
+      reasons: (ClipShortfall | 'codec' | 'write_failed' | 'no_ring' | 'evicted')[];
+    };
 
 /** Names an event's snapshot, and says which frame it is. */
 export interface SnapshotPayload {

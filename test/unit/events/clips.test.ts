@@ -178,4 +178,29 @@ describe('Clips', () => {
     await clips.stop();
     assert.equal(done.length, 1);
   });
+
+  it('at shutdown, begins clips for 10 s at most: the one being written is finished, the rest are not made', async () => {
+    let release: () => void = () => undefined;
+    const slow = Object.assign(fakeRing([]), {
+      settle: () => new Promise<void>((r) => (release = r)),
+    });
+    const { clips, clock, done } = setup({ ring: slow });
+    for (const id of ['a', 'b']) {
+      clips.onEvent({ ...event('new', 100_000), id });
+      clips.onEvent({ ...event('end', 100_000, 101_000), id });
+    }
+    const stopped = clips.stop();
+    await settle();
+    await clock.advance(10_000);
+    release();
+    await stopped;
+    assert.deepEqual(
+      done.map(([id, c]) => [id, c.state === 'failed' && c.reasons]),
+      [
+        ['a', ['not_recorded_yet']],
+        ['b', ['stream_ended']],
+      ],
+    );
+    assert.match(JSON.stringify(done[1]![1]), /Argus stopped before its clip was written/);
+  });
 });
