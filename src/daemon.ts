@@ -99,7 +99,7 @@ export class Daemon {
       { log, clock, onFrame: (f) => scheduler.push(f), onStatus: (s) => parts.tell('onCameraStatus', s) },
     );
     this.ingest = ingest;
-    const history = EventStore.inStateDir(config.state_dir, config.events.history, stage('events'));
+    const history = EventStore.inStateDir(config.state_dir, config.events.history, stage('events'), clock);
     const { discovery, detections, events, statuses, latency } = reportingParts(config, {
       out: output,
       topics: t,

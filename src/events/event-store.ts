@@ -149,18 +149,20 @@ export class EventStore {
 
   /**
    * The history in its directory of the state directory, bounded as `events.history` says; none
-   * without a state directory.
+   * without a state directory. `clock` is the daemon's (the age of events, `max_days`).
    */
   static inStateDir(
     stateDir: string | undefined,
     cfg: Config['events']['history'],
     log: Logger,
+    clock: { now(): number } = { now: Date.now },
   ): EventStore | undefined {
     if (stateDir === undefined) return undefined;
     return new EventStore(
       join(stateDir, HISTORY_DIR),
       { maxEvents: cfg.max_events, maxBytes: cfg.max_mb * 1024 * 1024, maxAgeMs: cfg.max_days * 86_400_000 },
       log,
+      () => clock.now(),
     );
   }
 

@@ -48,7 +48,7 @@ export class Reporter {
     private readonly deps: ReporterDeps,
   ) {
     const { out, topics, clock, log, stateDir, homeAssistant } = deps;
-    this.history = EventStore.inStateDir(stateDir, events.history, log);
+    this.history = EventStore.inStateDir(stateDir, events.history, log, clock);
     this.events = new ObjectEvents(cameras, events, {
       out,
       topics,
