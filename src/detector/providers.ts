@@ -85,17 +85,21 @@ export function shortReason(err: unknown): string {
 
 /**
  * Tries `create` with each provider in order of preference and returns the first session that
- * could be made, with the reason each earlier provider was skipped. Throws when none works.
+ * could be made, with the reason each earlier provider was skipped. Throws when none works, and
+ * at once, as it is, an error `ofModel` says is the model's own (an output layout Argus cannot
+ * read): no other provider would do better, and the model file is what to name.
  */
 export async function createWithFallback<S>(
   providers: readonly ProviderName[],
   create: (provider: ProviderName) => Promise<S>,
+  ofModel: (err: unknown) => boolean = () => false,
 ): Promise<FallbackResult<S>> {
   const skipped: Skipped[] = [];
   for (const provider of providers) {
     try {
       return { session: await create(provider), provider, skipped };
     } catch (err) {
+      if (ofModel(err)) throw err;
       skipped.push({ provider, reason: shortReason(err) });
     }
   }

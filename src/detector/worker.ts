@@ -13,7 +13,7 @@ import ort from 'onnxruntime-node';
 import { errorMessage } from '../core/errors.js';
 import type { ProviderName } from '../config/index.js';
 import { gpuModel } from './precision.js';
-import { decodeYolo, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
+import { decodeYolo, LayoutError, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
 import { createWithFallback, providerSessionOptions, type SessionEntries } from './providers.js';
 import {
@@ -147,7 +147,7 @@ async function warmup(s: ort.InferenceSession, batch: number): Promise<OutputLay
   };
   const result = await s.run(feeds);
   const tensor = result[init.outputName];
-  if (!tensor) throw new Error(`model has no output named '${init.outputName}'`);
+  if (!tensor) throw new LayoutError(`model has no output named '${init.outputName}'`);
   const resolved = resolveLayout(tensor.dims, init.classes);
   tensor.dispose();
   return resolved;
@@ -175,7 +175,8 @@ async function readySession(
 }
 
 async function start(): Promise<void> {
-  const chosen = await createWithFallback(init.providers, readySession);
+  // A layout the model's answer cannot be read in is the model's fault, whatever the provider.
+  const chosen = await createWithFallback(init.providers, readySession, (err) => err instanceof LayoutError);
   ({ s: session, layout } = chosen.session);
   if (building && chosen.provider === 'tensorrt') {
     const { dir, key } = building;

@@ -40,6 +40,23 @@ describe('provider fallback', () => {
     );
   });
 
+  it("stops at once, with the model's own error, when the model is at fault, not the provider", async () => {
+    const tried: string[] = [];
+    const ofModel = (err: unknown): boolean => (err as Error).message.startsWith('output shape');
+    await assert.rejects(
+      createWithFallback(
+        ['cuda', 'cpu'],
+        (p) => {
+          tried.push(p);
+          return Promise.reject(new Error('output shape [1, 600] is not a YOLO detection output'));
+        },
+        ofModel,
+      ),
+      /^Error: output shape \[1, 600\] is not a YOLO detection output$/,
+    );
+    assert.deepEqual(tried, ['cuda']);
+  });
+
   it('says plainly when the first choice worked', () => {
     assert.equal(describeProviderChoice('cpu', []), 'using execution provider cpu');
   });
