@@ -382,7 +382,16 @@ const http = z
      * How others reach this HTTP server (e.g. http://argus.lan:8080, or a proxy's URL): event
      * clips' `url` on MQTT is this with the clip's path after it (Home Assistant opens it).
      */
-    public_url: urlWithSchemes('http.public_url', ['http', 'https']).optional(),
+    public_url: urlWithSchemes('http.public_url', ['http', 'https'])
+      .refine((s) => {
+        try {
+          const u = new URL(s);
+          return u.username === '' && u.password === '';
+        } catch {
+          return true; // said above
+        }
+      }, 'must not hold a user or password: it is copied into every clip URL on MQTT and in the history')
+      .optional(),
     /** Largest image POST /api/detect accepts. */
     max_body_mb: z.number().gt(0).max(200).default(10),
     /** Priority of POST /api/detect images (and KServe inference pictures) among the cameras (1..10). */
@@ -780,6 +789,13 @@ export const configSchema = sections
         params: { atKey: true },
       });
     checkModes(c, ctx);
+    const clipping = Object.values(c.cameras).some((cam) => cam.clips ?? c.events.clips.enabled);
+    if (clipping && c.events.history.max_events === 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['events', 'history', 'max_events'],
+        message: 'is 0 (no history), but cameras keep clips (events.clips): clips are kept in the history',
+      });
     const names = [...new Set([...(c.model ? ['default'] : []), ...Object.keys(c.models)])];
     if (names.length === 0)
       ctx.addIssue({

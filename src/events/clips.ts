@@ -48,6 +48,13 @@ interface Pending {
   making: boolean;
 }
 
+/** The event left the history before its clip was kept in it. */
+const evicted = (): ClipPayload => ({
+  state: 'failed',
+  error: 'the event is no longer in the history (its bounds, events.history, or a DELETE)',
+  reasons: ['evicted'],
+});
+
 /** After a clip's end, the ring is given this long to have its last bytes. */
 const SETTLE_MS = 1500;
 /** At a stop, clips are begun for this long (ms); the one being written then is finished. */
@@ -150,7 +157,8 @@ export class Clips {
         error: "the camera's ring of recent video is not running (see the log)",
         reasons: ['no_ring'],
       };
-    await ring.settle();
+    // The ring's last bytes on disk; a disk that hangs gets SETTLE_MS, then the clip has what is there.
+    await this.within(ring.settle(), SETTLE_MS);
     const codec = ring.codec ?? 'unknown';
     if (ring.codec !== undefined && !MP4_CODECS.includes(codec))
       return {
@@ -180,11 +188,7 @@ export class Clips {
             error: 'the event history keeps no files (see the log)',
             reasons: ['write_failed'],
           }
-        : {
-            state: 'failed',
-            error: 'the event is no longer in the history (events.history: max_events, max_mb, max_days)',
-            reasons: ['evicted'],
-          };
+        : evicted();
     const durationS = (plan.end - plan.start) / 1000;
     try {
       await remuxClip(source.ffmpeg, plan, tmp, durationS);
@@ -207,8 +211,23 @@ export class Clips {
       ...(capped ? { capped: true as const } : {}),
     });
     let clip: ClipPayload | undefined;
-    await history.adoptClip(p.id, tmp, (bytes) => ({ clip: (clip = describe(bytes)) }));
+    try {
+      await history.adoptClip(p.id, tmp, (bytes) => ({ clip: (clip = describe(bytes)) }));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EVICTED') return evicted();
+      throw err;
+    }
     return clip!;
+  }
+
+  /** Waits for `work`, `ms` at most (on the injected clock). */
+  private async within(work: Promise<void>, ms: number): Promise<void> {
+    let timer: Timer | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = this.deps.clock.setTimeout(resolve, ms);
+    });
+    await Promise.race([work, late]);
+    this.deps.clock.clearTimeout(timer!);
   }
 
   /**
@@ -219,18 +238,14 @@ export class Clips {
     const now = this.deps.clock.now();
     for (const p of this.pending.values()) if (!p.making && !p.result && p.until !== null) this.make(p, now);
     // Within the stop's time (systemd's TimeoutStopSec is 30 s): clips not begun by then are not made.
-    let timer: Timer | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = this.deps.clock.setTimeout(resolve, STOP_BUDGET_MS);
-    });
-    await Promise.race([this.queue, late]);
-    this.deps.clock.clearTimeout(timer!);
+    await this.within(this.queue, STOP_BUDGET_MS);
     const left = [...this.pending.values()].filter((x) => x.making).length;
     if (left) {
       this.abandoned = true;
       this.deps.log.warn({ clips: left }, 'stopping: clips not begun in time are not made');
     }
-    await this.queue;
+    // The clip being written is finished, within the stop's time too.
+    await this.within(this.queue, STOP_BUDGET_MS);
     for (const p of this.pending.values()) p.hold?.release();
     this.pending.clear();
   }

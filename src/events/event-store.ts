@@ -79,6 +79,17 @@ interface Entry extends StoredEvent {
 const RECORD = '.json';
 const SNAPSHOT_FILES = { full: '.jpg', crop: '.crop.jpg' } as const;
 const CLIP = '.mp4';
+
+/** What a record still `recording` its clip at start says instead (docs/mqtt.md, `clip`). */
+const STOPPED_CLIP = {
+  state: 'failed',
+  error: 'Argus stopped before its clip was written',
+  reasons: ['stream_ended'],
+};
+
+/** The event left the history (its bounds, or a DELETE): `code` EVICTED. */
+const notKept = (): Error =>
+  Object.assign(new Error('the event is no longer in the history'), { code: 'EVICTED' });
 /** An event's files besides its record. */
 const MEDIA = [SNAPSHOT_FILES.full, SNAPSHOT_FILES.crop, CLIP] as const;
 
@@ -247,6 +258,12 @@ export class EventStore {
       );
     loaded.sort((a, b) => a.start - b.start || a.seq - b.seq);
     for (const e of loaded) this.insert(e);
+    // A clip being recorded when Argus stopped (or was killed) never will be.
+    for (const e of loaded)
+      if ((e.event.clip as { state?: unknown } | null | undefined)?.state === 'recording') {
+        e.event = { ...e.event, clip: STOPPED_CLIP };
+        this.writeRecord(e);
+      }
     this.evict();
     this.log.info(
       {
@@ -463,12 +480,12 @@ export class EventStore {
     const entry = this.byId.get(id);
     if (!entry) {
       await unlink(tmp).catch(() => undefined);
-      throw new Error('the event is no longer kept');
+      throw notKept();
     }
     return new Promise((resolve, reject) => {
       this.enqueue(entry, async () => {
         try {
-          if (entry.evicted) throw new Error('the event is no longer kept');
+          if (entry.evicted) throw notKept();
           const f = await open(tmp, constants.O_RDONLY | constants.O_NOFOLLOW);
           let bytes: number;
           try {
@@ -482,6 +499,8 @@ export class EventStore {
           await syncDir(this.dir);
           entry.event = { ...entry.event, ...fields(bytes) };
           this.resize(entry, { clipBytes: bytes });
+          // Its clip may have taken it past the history's bounds: then it went, clip and all.
+          if (entry.evicted) throw notKept();
           this.writeRecord(entry);
           resolve(bytes);
         } catch (err) {

@@ -2,7 +2,7 @@
  * A clip out of a camera's ring: which segments, from which key frame, to when (`planClip`,
  * pure), and the MP4 made from them by ffmpeg without re-encoding (`remuxClip`).
  */
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import type { RingFault, Segment } from './ring.js';
@@ -110,32 +110,27 @@ export const BROWSER_CODECS: readonly string[] = ['h264'];
 /** Codecs that go into an MP4 without re-encoding. */
 export const MP4_CODECS: readonly string[] = ['h264', 'hevc', 'mpeg4', 'mpeg2video', 'mpeg1video'];
 
-/** Reads the plan's parts as one transport stream: the first from its key frame, after its header. */
-async function* partsBytes(parts: readonly ClipPart[]): AsyncGenerator<Buffer> {
+/** Reads the plan's parts, opened, as one transport stream: the first from its key frame, after its header. */
+async function* partsBytes(parts: readonly { part: ClipPart; file: FileHandle }[]): AsyncGenerator<Buffer> {
   const CHUNK = 256 * 1024;
-  for (const p of parts) {
-    const f = await open(p.file, 'r');
-    try {
-      const ranges: [number, number][] =
-        p.offset > p.headerBytes
-          ? [
-              [0, p.headerBytes],
-              [p.offset, Infinity],
-            ]
-          : [[0, Infinity]];
-      for (const [from, to] of ranges) {
-        let at = from;
-        while (at < to) {
-          const want = Math.min(CHUNK, to - at);
-          const buf = Buffer.allocUnsafe(want);
-          const { bytesRead } = await f.read(buf, 0, want, at);
-          if (bytesRead === 0) break;
-          at += bytesRead;
-          yield buf.subarray(0, bytesRead);
-        }
+  for (const { part: p, file: f } of parts) {
+    const ranges: [number, number][] =
+      p.offset > p.headerBytes
+        ? [
+            [0, p.headerBytes],
+            [p.offset, Infinity],
+          ]
+        : [[0, Infinity]];
+    for (const [from, to] of ranges) {
+      let at = from;
+      while (at < to) {
+        const want = Math.min(CHUNK, to - at);
+        const buf = Buffer.allocUnsafe(want);
+        const { bytesRead } = await f.read(buf, 0, want, at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+        yield buf.subarray(0, bytesRead);
       }
-    } finally {
-      await f.close();
     }
   }
 }
@@ -148,10 +143,33 @@ const REMUX_TIMEOUT_MS = 120_000;
  * the whole file), copied, not re-encoded, `durationS` long at most. Rejects with ffmpeg's last
  * error line when it fails; `out` may then hold a part of a file, which the caller removes.
  */
-export function remuxClip(ffmpegPath: string, plan: ClipPlan, out: string, durationS: number): Promise<void> {
+export async function remuxClip(
+  ffmpegPath: string,
+  plan: ClipPlan,
+  out: string,
+  durationS: number,
+): Promise<void> {
+  // Every part opened first: the ring may remove a file meanwhile (its bytes bound), and an open
+  // file is still read whole.
+  const files: { part: ClipPart; file: FileHandle }[] = [];
+  try {
+    for (const part of plan.parts) files.push({ part, file: await open(part.file, 'r') });
+    await runRemux(ffmpegPath, plan, files, out, durationS);
+  } finally {
+    for (const { file } of files) await file.close().catch(() => undefined);
+  }
+}
+
+function runRemux(
+  ffmpegPath: string,
+  plan: ClipPlan,
+  files: readonly { part: ClipPart; file: FileHandle }[],
+  out: string,
+  durationS: number,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const lines: string[] = [];
-    const input = Readable.from(partsBytes(plan.parts), { objectMode: false });
+    const input = Readable.from(partsBytes(files), { objectMode: false });
     const cmd = ffmpeg({ stdoutLines: 0 })
       .setFfmpegPath(ffmpegPath)
       .input(input)
@@ -179,12 +197,15 @@ export function remuxClip(ffmpegPath: string, plan: ClipPlan, out: string, durat
       cmd.kill('SIGKILL');
       lines.push(err.message);
     });
+    // ffmpeg stops reading at -t: the rest of the input is not wanted.
     cmd.on('end', () => {
       clearTimeout(timer);
+      input.destroy();
       resolve();
     });
     cmd.on('error', (err: Error) => {
       clearTimeout(timer);
+      input.destroy();
       const last = lines.filter((l) => l.trim()).at(-1);
       reject(new Error(last ?? err.message));
     });

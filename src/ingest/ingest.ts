@@ -26,6 +26,13 @@ export interface IngestConfig {
   cache: Config['cache'];
   /** Event clips: which cameras keep a ring of recent video, where, how much (absent: none). */
   clips?: Config['events']['clips'];
+  /**
+   * How late a frame may be analysed (`scheduler.max_frame_age_ms`), and how many frames confirm an
+   * object (`events.min_frames`): an event's `new` can come this much after its object was first
+   * seen, and the ring keeps its pre-roll that much longer.
+   */
+  scheduler?: Pick<Config['scheduler'], 'max_frame_age_ms'>;
+  events?: Pick<Config['events'], 'min_frames'>;
 }
 
 /** Whether a camera keeps a ring of recent video for clips. */
@@ -90,6 +97,13 @@ export class Ingest {
     return this.rings.get(camera);
   }
 
+  /** How long after its object was first seen a camera's event may start (see IngestConfig). */
+  private lateMs(camera: CameraConfig): number {
+    const age = this.cfg.scheduler?.max_frame_age_ms ?? 0;
+    const confirm = ((this.cfg.events?.min_frames ?? 1) / camera.fps) * 1000;
+    return Math.ceil(age + confirm);
+  }
+
   /** Starts the rings of cameras that keep clips and have none, removes those of cameras that no longer do. */
   private async setRings(cameras: Record<string, CameraConfig>): Promise<void> {
     const clips = this.cfg.clips;
@@ -105,7 +119,7 @@ export class Ingest {
         name,
         {
           dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
-          keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS,
+          keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
           maxBytes: clips.ring_max_mb * 1024 * 1024,
           segmentMs: SEGMENT_MS,
         },

@@ -347,7 +347,8 @@ export class Ring {
       this.lose(seg, err);
       return undefined;
     });
-    const c: Writing = { seg, file: handle, chain: Promise.resolve(), gather: undefined, used: 0 };
+    // Its writes follow the last segment's (and its close): settle() then waits for every write.
+    const c: Writing = { seg, file: handle, chain: this.closing, gather: undefined, used: 0 };
     this.current = c;
     this.arrivals.set(seg, now);
     this.segments.push(seg);

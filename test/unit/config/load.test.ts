@@ -82,6 +82,43 @@ describe('config', () => {
     );
   });
 
+  it('refuses clips where they cannot be kept, and a public URL with a password, naming the key', () => {
+    const lavfi = errorsOf(`${minimal}cameras:\n  demo:\n    url: "lavfi:testsrc"\n    clips: true\n`);
+    assert.deepEqual(
+      lavfi.map((e) => [e.path, e.line]),
+      [['cameras.demo.clips', 6]],
+    );
+    assert.match(lavfi[0]!.message, /lavfi: camera sends no encoded stream/);
+    const noHistory = errorsOf(
+      `${minimal}events:\n  history:\n    max_events: 0\n  clips:\n    enabled: true\ncameras:\n  gate:\n    url: rtsp://h/s\n`,
+    );
+    assert.deepEqual(
+      noHistory.map((e) => e.path),
+      ['events.history.max_events'],
+    );
+    assert.match(noHistory[0]!.message, /clips are kept in the history/);
+    const url = errorsOf(`${minimal}http:\n  public_url: https://me:hunter22@proxy.lan/\n`);
+    assert.deepEqual(
+      url.map((e) => e.path),
+      ['http.public_url'],
+    );
+    assert.match(url[0]!.message, /must not hold a user or password/);
+    assert.doesNotMatch(JSON.stringify(url), /hunter22/);
+    // Off by default; the defaults where it is on.
+    const on = parseConfig(`${minimal}events:\n  clips:\n    enabled: true\n`, '/etc/argus/argus.yaml', {});
+    assert.deepEqual(
+      { ...on.config.events.clips, ring_dir: undefined },
+      {
+        enabled: true,
+        pre_capture_s: 5,
+        post_capture_s: 5,
+        max_clip_s: 120,
+        ring_dir: undefined,
+        ring_max_mb: 256,
+      },
+    );
+  });
+
   it('accepts a minimal file and fills every default', () => {
     const { config } = parseConfig(minimal, '/etc/argus/config.yaml', {});
     assert.equal(

@@ -400,6 +400,22 @@ describe('event history: clips', () => {
     assert.equal(await clipOf(again, ev(1).id), undefined);
   });
 
+  it('a clip too large for the history takes its event out with it: refused, nothing left', async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir, { maxBytes: 20_000 });
+    store.add(ev(1));
+    store.add(ev(2)); // newer: the byte bound keeps the newest event, whatever its size
+    const tmp = (await store.clipTemp(ev(1).id))!;
+    await writeFile(tmp, Buffer.alloc(50_000));
+    await assert.rejects(
+      store.adoptClip(ev(1).id, tmp, () => ({ clip: { state: 'ready' } })),
+      (err: NodeJS.ErrnoException) => err.code === 'EVICTED',
+    );
+    await store.flush();
+    assert.deepEqual(await readdir(dir), [`${eventKey(ev(2).id)}.json`]);
+    assert.equal(store.has(ev(1).id), false);
+  });
+
   it('deleting an event deletes its snapshot and clip; a clip for an event no longer kept is removed', async (t) => {
     const dir = await tempDir(t);
     const store = await opened(dir);
@@ -416,7 +432,7 @@ describe('event history: clips', () => {
     assert.equal(await store.remove(ev(2).id), true);
     await assert.rejects(
       store.adoptClip(ev(2).id, tmp2, () => ({})),
-      /no longer kept/,
+      /no longer in the history/,
     );
     await store.flush();
     assert.deepEqual(await readdir(dir), []);
