@@ -14,7 +14,7 @@ import {
 } from '../ingest/index.js';
 import type { ClipPayload } from '../publish/index.js';
 import type { ObjectEvent } from '../track/index.js';
-import type { EventStore } from './event-store.js';
+import { STOPPED_CLIP, type EventStore } from './event-store.js';
 
 /** Where the cameras' rings are, and the ffmpeg that makes clips of them (the ingest stage). */
 export interface ClipSource {
@@ -126,7 +126,7 @@ export class Clips {
 
   private async write(p: Pending, until: number, capped: boolean): Promise<void> {
     const result: ClipPayload = this.abandoned
-      ? { state: 'failed', error: 'Argus stopped before its clip was written', reasons: ['stream_ended'] }
+      ? STOPPED_CLIP
       : await this.cut(p, until, capped).catch((err: unknown): ClipPayload => ({
           state: 'failed',
           error: errorMessage(err),
@@ -159,25 +159,20 @@ export class Clips {
       };
     // The ring's last bytes on disk; a disk that hangs gets SETTLE_MS, then the clip has what is there.
     await this.within(ring.settle(), SETTLE_MS);
-    const codec = ring.codec ?? 'unknown';
-    if (ring.codec !== undefined && !MP4_CODECS.includes(codec))
+    const plan = planClip(ring.list(), p.from, until, ring.lastFault?.fault);
+    // The codec the stream's tables name now, and that of the video kept (with or without one).
+    const codec = [ring.codec, plan?.codec].find((c) => c !== undefined && !MP4_CODECS.includes(c));
+    if (codec !== undefined)
       return {
         state: 'failed',
         error: `the camera's ${codec} cannot be copied into an MP4`,
         reasons: ['codec'],
       };
-    const plan = planClip(ring.list(), p.from, until, ring.lastFault?.fault);
     if (!plan)
       return {
         state: 'failed',
         error: 'the ring holds no video of this time',
         reasons: [ring.lastFault?.fault ?? 'not_recorded_yet'],
-      };
-    if (!MP4_CODECS.includes(plan.codec))
-      return {
-        state: 'failed',
-        error: `the camera's ${plan.codec} cannot be copied into an MP4`,
-        reasons: ['codec'],
       };
     const history = this.deps.history!;
     const tmp = await history.clipTemp(p.id);

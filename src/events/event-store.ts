@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { readOwnFile, syncDir, writeAtomic } from '../state/index.js';
+import type { ClipPayload } from '../publish/index.js';
 
 /** An event as the history keeps it: what it is filtered and ordered by, and what is answered. */
 /** The event history's directory in the state directory. */
@@ -80,8 +81,8 @@ const RECORD = '.json';
 const SNAPSHOT_FILES = { full: '.jpg', crop: '.crop.jpg' } as const;
 const CLIP = '.mp4';
 
-/** What a record still `recording` its clip at start says instead (docs/mqtt.md, `clip`). */
-const STOPPED_CLIP = {
+/** A clip Argus stopped before writing: what a record still `recording` at start says instead (docs/mqtt.md, `clip`). */
+export const STOPPED_CLIP: ClipPayload = {
   state: 'failed',
   error: 'Argus stopped before its clip was written',
   reasons: ['stream_ended'],

@@ -102,24 +102,26 @@ export class TsSplitter {
     return pieces;
   }
 
-  /** Reads one packet's tables; whether it starts a key frame of the video, and the frame's times. */
+  /**
+   * Reads a packet that starts a unit (the caller skips the others): its tables; whether it
+   * starts a key frame of the video, and the frame's times.
+   */
   private read(p: Buffer): { keyframe: boolean; pts?: number; dts?: number } {
     const pid = ((p[1]! & 0x1f) << 8) | p[2]!;
-    const unitStart = (p[1]! & 0x40) !== 0;
     const control = (p[3]! >> 4) & 0x3;
     const hasField = (control & 0x2) !== 0;
     const fieldLength = hasField ? p[4]! : -1;
-    if (pid === 0 && unitStart) {
+    if (pid === 0) {
       this.pat = Buffer.from(p);
       this.readPat(payload(p, control, fieldLength));
       return { keyframe: false };
     }
-    if (pid === this.pmtPid && unitStart) {
+    if (pid === this.pmtPid) {
       this.pmt = Buffer.from(p);
       this.readPmt(payload(p, control, fieldLength));
       return { keyframe: false };
     }
-    if (pid !== this.videoPid || !unitStart) return { keyframe: false };
+    if (pid !== this.videoPid) return { keyframe: false };
     const times = pesTimes(payload(p, control, fieldLength));
     const pts = times && this.unwrap(times.pts);
     const dts = times && this.unwrap(times.dts);

@@ -4,6 +4,7 @@ import type { Frame } from '../../src/core/frame.js';
 import { letterbox } from '../../src/core/geometry.js';
 import type { FfmpegArgs } from '../../src/ingest/ffmpeg-args.js';
 import type { FfmpegHandle, FfmpegHandlers, SpawnFfmpeg } from '../../src/ingest/ffmpeg-process.js';
+import type { ObjectEvent } from '../../src/track/index.js';
 
 /** A clock that moves only when told to. */
 export class FakeClock implements Clock {
@@ -179,3 +180,23 @@ export function recordingLog(): { log: Logger; lines: { msg: string; err?: strin
   );
   return { log, lines };
 }
+
+/** A tracker's object event: a person in no zone, not moving, with `fields` over it. */
+export const objectEvent = (type: ObjectEvent['type'], fields: Partial<ObjectEvent> = {}): ObjectEvent => ({
+  type,
+  id: 'o1',
+  camera: 'gate',
+  label: 'person',
+  score: 0,
+  box: [0, 0, 1, 1],
+  startTs: 0,
+  endTs: null,
+  zones: [],
+  currentZones: [],
+  enteredZones: [],
+  loiteringZones: [],
+  zoneTimes: {},
+  speed: null,
+  stationary: false,
+  ...fields,
+});

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
 import type { ClipPayload, EventPayload } from '../../src/publish/topics.js';
+import { launchChromium, chromiumSkip as chromiumSkipFor } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { Subscriber } from '../helpers/mqtt.js';
@@ -137,9 +138,7 @@ async function fetchClip(base: string, clip: Ready, to: string): Promise<Buffer>
   return body;
 }
 
-const chromiumSkip = existsSync('/usr/bin/chromium')
-  ? undefined
-  : 'Debian chromium not installed (.ci/run installs it): the page playing a clip is not tested';
+const chromiumSkip = chromiumSkipFor('the page playing a clip');
 
 /**
  * Opens the page in headless Chromium, clicks the event, and plays its clip in the dialog: it
@@ -148,21 +147,7 @@ const chromiumSkip = existsSync('/usr/bin/chromium')
  */
 async function playsOnPage(t: TestContext, base: string, ev: EventPayload): Promise<void> {
   const clip = ev.clip as Ready;
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-      '--autoplay-policy=no-user-gesture-required',
-    ],
-  });
-  t.after(() => browser.close());
+  const browser = await launchChromium(t, ['--autoplay-policy=no-user-gesture-required']);
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const ranges: string[] = [];
   page.on('request', (req) => {

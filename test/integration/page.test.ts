@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -9,6 +8,7 @@ import type { CameraView } from '../../src/http/view.js';
 import { repoRoot, tempDir } from '../helpers/env.js';
 import { Subscriber } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
+import { launchChromium, chromiumSkip as chromiumSkipFor } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 
 /**
@@ -23,9 +23,7 @@ const BLINKER =
 /** Where the page's screenshots are kept: CI's artefacts (.ci/run prints where). */
 const ARTIFACTS = process.env.ARGUS_ARTIFACTS_DIR ?? join(repoRoot, 'artifacts');
 
-const chromiumSkip = existsSync('/usr/bin/chromium')
-  ? false
-  : 'Debian chromium not installed (.ci/run installs it): live page test skipped';
+const chromiumSkip = chromiumSkipFor('live page test');
 
 /** Pixels of the first box colour (#ff3838) in an RGB(A) image's region, as fractions of its size. */
 async function redPixels(png: Buffer, region = { x0: 0, y0: 0, x1: 1, y1: 1 }): Promise<number> {
@@ -61,20 +59,7 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     });
     const daemon = startDaemon(t, config);
     const base = await httpBase(daemon.output);
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
-    });
-    t.after(() => browser.close());
+    const browser = await launchChromium(t);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     // Blob URLs the page holds (frames and thumbnails): each must be freed when replaced.
     await page.addInitScript(
@@ -263,12 +248,7 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     const base = await httpBase(daemon.output);
     const sub = new Subscriber(`mqtt://127.0.0.1:${port}`, 'argus/#');
     t.after(() => sub.end());
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
-    t.after(() => browser.close());
+    const browser = await launchChromium(t);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(base + '/');
     const settings = page.locator('figure[data-camera="blinker"] .controls');
@@ -382,12 +362,7 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     );
     const daemon = startDaemon(t, config);
     const base = await httpBase(daemon.output);
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
-    t.after(() => browser.close());
+    const browser = await launchChromium(t);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(base + '/');
     const card = page.locator('figure[data-camera="scene"]');

@@ -5,7 +5,7 @@ import type { EventStore } from '../../../src/events/index.js';
 import type { Ring, RingFault, Segment } from '../../../src/ingest/index.js';
 import type { ClipPayload } from '../../../src/publish/index.js';
 import type { ObjectEvent } from '../../../src/track/index.js';
-import { FakeClock, silentLog } from '../../helpers/fakes.js';
+import { FakeClock, objectEvent, silentLog } from '../../helpers/fakes.js';
 
 const CFG = {
   enabled: true,
@@ -16,25 +16,22 @@ const CFG = {
   ring_max_mb: 256,
 };
 
-function event(type: ObjectEvent['type'], startTs: number, endTs: number | null = null): ObjectEvent {
-  return {
-    type,
-    id: 'e1',
-    camera: 'door',
-    label: 'person',
-    score: 0.9,
-    box: [0, 0, 10, 10],
-    startTs,
-    endTs,
-    zones: [],
-    currentZones: [],
-    enteredZones: [],
-    loiteringZones: [],
-    zoneTimes: {},
-    speed: null,
-    stationary: false,
-  };
-}
+const event = (type: ObjectEvent['type'], startTs: number, endTs: number | null = null): ObjectEvent =>
+  objectEvent(type, { id: 'e1', camera: 'door', score: 0.9, box: [0, 0, 10, 10], startTs, endTs });
+
+/** A ring segment of 90–110 s with one key frame, of `codec`. */
+const segment = (codec: string): Segment => ({
+  file: '/ring/1-0.ts',
+  run: 1,
+  seq: 0,
+  start: 90_000,
+  end: 110_000,
+  bytes: 1000,
+  headerBytes: 376,
+  keyframes: [{ offset: 376, ts: 90_000 }],
+  codec,
+  open: false,
+});
 
 /** A ring that holds `segments`, whose last loss was `fault`; records its holds. */
 function fakeRing(segments: Segment[], fault?: RingFault): Ring & { held: number[]; released: number } {
@@ -75,6 +72,18 @@ function setup(
   return { clock, clips, done, fields };
 }
 
+/** The clip of an event that ended, once made, with `ring` as the camera's. */
+async function endedClip(ring: Ring | undefined): Promise<ClipPayload> {
+  const { clips, done } = setup({ ring });
+  clips.onEvent(event('new', 100_000));
+  clips.onEvent(event('end', 100_000, 101_000));
+  clips.tick(200_000);
+  await settle();
+  return done[0]![1];
+}
+
+const reasonsOf = (clip: ClipPayload): unknown => clip.state === 'failed' && clip.reasons;
+
 /** Lets the clip queue run. */
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
 
@@ -106,53 +115,22 @@ describe('Clips', () => {
   });
 
   it("names the ring's fault, a missing ring, or a codec an MP4 cannot hold", async () => {
-    const full = setup({ ring: fakeRing([], 'disk_full') });
-    full.clips.onEvent(event('new', 100_000));
-    full.clips.onEvent(event('end', 100_000, 101_000));
-    full.clips.tick(200_000);
-    await settle();
-    assert.deepEqual((full.done[0]![1] as { reasons: string[] }).reasons, ['disk_full']);
-
-    const none = setup({ ring: undefined });
-    none.clips.onEvent(event('new', 100_000));
-    none.clips.onEvent(event('end', 100_000, 101_000));
-    none.clips.tick(200_000);
-    await settle();
-    assert.deepEqual((none.done[0]![1] as { reasons: string[] }).reasons, ['no_ring']);
-
-    const seg: Segment = {
-      file: '/ring/1-0.ts',
-      run: 1,
-      seq: 0,
-      start: 90_000,
-      end: 110_000,
-      bytes: 1000,
-      headerBytes: 376,
-      keyframes: [{ offset: 376, ts: 90_000 }],
-      codec: 'type 0x6',
-      open: false,
-    };
-    // The ring knows the codec from the stream's tables, with or without a segment kept.
-    for (const segments of [[seg], []]) {
-      const odd = setup({ ring: Object.assign(fakeRing(segments), { codec: 'type 0x6' }) });
-      odd.clips.onEvent(event('new', 100_000));
-      odd.clips.onEvent(event('end', 100_000, 101_000));
-      odd.clips.tick(200_000);
-      await settle();
-      const clip = odd.done[0]![1];
+    assert.deepEqual(reasonsOf(await endedClip(fakeRing([], 'disk_full'))), ['disk_full']);
+    assert.deepEqual(reasonsOf(await endedClip(undefined)), ['no_ring']);
+    const seg = segment('type 0x6');
+    // The ring knows the codec from the stream's tables, with or without a segment kept; else
+    // its segments say it.
+    const codec = { codec: 'type 0x6' };
+    for (const ring of [
+      Object.assign(fakeRing([seg]), codec),
+      Object.assign(fakeRing([]), codec),
+      fakeRing([seg]),
+    ]) {
+      const clip = await endedClip(ring);
       assert.equal(clip.state, 'failed');
       assert.match(clip.state === 'failed' ? clip.error : '', /type 0x6 cannot be copied into an MP4/);
-      assert.deepEqual(clip.state === 'failed' && clip.reasons, ['codec']);
+      assert.deepEqual(reasonsOf(clip), ['codec']);
     }
-    const odd = setup({ ring: fakeRing([seg]) });
-    odd.clips.onEvent(event('new', 100_000));
-    odd.clips.onEvent(event('end', 100_000, 101_000));
-    odd.clips.tick(200_000);
-    await settle();
-    const clip = odd.done[0]![1];
-    assert.equal(clip.state, 'failed');
-    assert.match(clip.state === 'failed' ? clip.error : '', /type 0x6 cannot be copied into an MP4/);
-    assert.deepEqual(clip.state === 'failed' && clip.reasons, ['codec']);
   });
 
   it('caps a long event at max_clip_s from the pre-roll; the event carries the result until its end', async () => {
@@ -188,18 +166,7 @@ describe('Clips', () => {
   it('at shutdown, begins clips for 10 s at most: the one being written is finished, the rest are not made', async () => {
     // The history's disk hangs while the first clip is made.
     let release: () => void = () => undefined;
-    const seg: Segment = {
-      file: '/ring/1-0.ts',
-      run: 1,
-      seq: 0,
-      start: 90_000,
-      end: 110_000,
-      bytes: 1000,
-      headerBytes: 376,
-      keyframes: [{ offset: 376, ts: 90_000 }],
-      codec: 'h264',
-      open: false,
-    };
+    const seg = segment('h264');
     const { clips, clock, done } = setup({
       ring: fakeRing([seg]),
       clipTemp: () => new Promise((r) => (release = () => r(undefined))),

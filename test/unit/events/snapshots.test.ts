@@ -7,7 +7,7 @@ import { sectionConfig, type Config } from '../../../src/config/index.js';
 import { isBetter, onEdge, Snapshots, type Candidate } from '../../../src/events/snapshots.js';
 import { topics } from '../../../src/publish/topics.js';
 import type { ObjectEvent, Sighting } from '../../../src/track/tracker.js';
-import { FakeClock, silentLog } from '../../helpers/fakes.js';
+import { FakeClock, objectEvent, silentLog } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
 
 const cand = (score: number, box: Box, edge = false): Candidate => ({
@@ -69,23 +69,7 @@ const seen = (score: number, box: Box = [200, 150, 400, 400]): Sighting[] => [
   { id: 'o1', label: 'person', detection: { label: 'person', score, box, zones: [] } },
 ];
 
-const event = (type: ObjectEvent['type']): ObjectEvent => ({
-  type,
-  id: 'o1',
-  camera: 'gate',
-  label: 'person',
-  score: 0,
-  box: [0, 0, 1, 1],
-  startTs: 0,
-  endTs: null,
-  zones: [],
-  currentZones: [],
-  enteredZones: [],
-  loiteringZones: [],
-  zoneTimes: {},
-  speed: null,
-  stationary: false,
-});
+const event = (type: ObjectEvent['type']): ObjectEvent => objectEvent(type);
 
 /** The grey level of a JPEG's pixel (at the crop's centre: away from the drawn box). */
 async function greyAt(jpeg: Buffer, x: number, y: number): Promise<number> {

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { planClip, type Segment } from '../../../src/ingest/index.js';
 import { TS_PACKET, TsSplitter } from '../../../src/ingest/mpegts.js';
 import { Ring, StreamClock } from '../../../src/ingest/ring.js';
+import { waitFor } from '../../helpers/env.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
 
 /** A transport-stream packet: PID, unit start, random access, payload (padded with 0xff). */
@@ -245,10 +246,10 @@ describe('Ring', () => {
     const burst = [PAT, pmt(0x1b)];
     for (let ms = 0; ms < 3000; ms += 500) burst.push(frame(ms, { rai: ms % 1000 === 0 }), more());
     sock.write(Buffer.concat(burst));
-    await until(() => ring.list()[0]?.keyframes.length === 3);
+    await waitFor('three key frames', () => ring.list()[0]?.keyframes.length === 3, 2500);
     await clock.advance(480);
     sock.write(Buffer.concat([frame(3000, { rai: true }), more()]));
-    await until(() => ring.list().flatMap((s) => s.keyframes).length === 4);
+    await waitFor('the live key frame', () => ring.list().flatMap((s) => s.keyframes).length === 4, 2500);
     const keys = ring.list().flatMap((s) => s.keyframes.map((k) => k.ts - t0));
     assert.deepEqual(keys, [-2520, -1520, -520, 480]);
     assert.equal(ring.list()[0]!.start - t0, -2520);
@@ -258,8 +259,3 @@ describe('Ring', () => {
     assert.equal(bytes.length, TS_PACKET * (2 + 14));
   });
 });
-
-async function until(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(ok(), 'timed out');
-}
