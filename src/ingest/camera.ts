@@ -69,8 +69,8 @@ export interface CameraDeps {
   log: Logger;
   onFrame: (frame: Frame) => void;
   onStatus: (status: CameraStatus) => void;
-  /** The socket of the camera's ring of recent video (clips), when it keeps one. */
-  ringSocket?: () => string | undefined;
+  /** Where ffmpeg writes the stream for the camera's ring of recent video (clips), when it keeps one: called as it starts. */
+  ringInput?: () => string | undefined;
 }
 
 interface Run {
@@ -191,7 +191,7 @@ export class Camera {
       size: s.size,
       names: s.names,
       cache: s.cache,
-      ring: this.deps.ringSocket?.(),
+      ring: this.deps.ringInput?.(),
     });
     const ring = new StderrRing(100, s.secrets);
     const images = new FrameImages(s.size, s.cache.enabled);

@@ -35,7 +35,7 @@ export interface StreamOptions {
   names: FfmpegOptionNames;
   /** With the frame cache on, every frame's thumbnail, and pixels only of frames that changed. */
   cache: Pick<Config['cache'], 'enabled' | 'picture_threshold'>;
-  /** The Unix socket of the camera's ring (clips): the stream, copied as sent, goes there too. */
+  /** The named pipe of the camera's ring (clips): the stream, copied as sent, goes there too. */
   ring?: string | undefined;
 }
 
@@ -178,8 +178,10 @@ export function buildFfmpegArgs(
   const output = ['-filter_complex', graph];
   // The ring's output first (the images' target, pipe:1, ends the command line): the video as the
   // camera sent it, no decode or encode, in MPEG-TS (Argus cuts it at key frames), written at once.
+  // `-y`: the pipe exists, and ffmpeg would ask before writing to an existing file.
   if (stream.ring && scheme !== 'lavfi')
     output.push(
+      '-y',
       '-map',
       '0:v:0',
       '-c:v',
@@ -188,7 +190,7 @@ export function buildFfmpegArgs(
       'mpegts',
       '-flush_packets',
       '1',
-      `unix:${stream.ring}`,
+      `file:${stream.ring}`,
     );
   output.push(...streams.flatMap((s) => ['-map', `[${s}]`]));
   output.push('-c:v', 'ppm');

@@ -155,7 +155,7 @@ export class Ingest {
         log: this.log,
         onFrame: this.deps.onFrame,
         onStatus: this.deps.onStatus,
-        ringSocket: () => this.rings.get(name)?.socket,
+        ringInput: () => this.rings.get(name)?.input(),
       },
     );
     this.cameras.set(name, camera);

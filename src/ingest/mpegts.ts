@@ -8,7 +8,6 @@
 
 export const TS_PACKET = 188;
 const SYNC = 0x47;
-const EMPTY = Buffer.alloc(0);
 
 /** PMT stream types of the video codecs a camera may send. */
 const STREAM_TYPES: Record<number, string> = {
@@ -36,13 +35,25 @@ const WRAP = 2 ** 33;
  * Splits a transport stream, fed in chunks of any size, into pieces at each key frame, and
  * keeps the latest PAT and PMT packets, which a piece cut out of the stream needs in front of it
  * to be read on its own. Bytes out of sync (never from ffmpeg) are skipped to the next sync byte.
+ *
+ * It allocates nothing per chunk: a piece is a view of the chunk, or of the splitter's own
+ * packet buffer when a packet was split across chunks, valid until the next `push` (copy what
+ * you keep). So a caller may read into one buffer again and again, and the stream's bytes never
+ * become garbage for the collector (at a camera's rate, they made Node collect every few seconds).
  */
 export class TsSplitter {
-  private rest: Buffer = EMPTY;
+  /**
+   * The start of a packet split across chunks (`carried` bytes of it), in one of two buffers
+   * taken in turn: the packet completed from one is a piece while the next chunk's tail goes
+   * into the other.
+   */
+  private carries: [Buffer, Buffer] = [Buffer.alloc(TS_PACKET), Buffer.alloc(TS_PACKET)];
+  private carried = 0;
   private pmtPid = -1;
   private videoPid = -1;
-  private pat: Buffer | undefined;
-  private pmt: Buffer | undefined;
+  private readonly pat = Buffer.alloc(TS_PACKET);
+  private readonly pmt = Buffer.alloc(TS_PACKET);
+  private tables = 0;
   /** The video's codec as its PMT says (`h264`, `hevc`, …; `type 0x…` for others). */
   codec: string | undefined;
   /** Bytes skipped to find sync. */
@@ -50,27 +61,52 @@ export class TsSplitter {
   /** The last video PES's timestamps, as read (90 kHz), and the wraps of the 33-bit clock seen. */
   private lastRaw: number | undefined;
   private wraps = 0;
-  /** Timestamps of the piece being gathered. */
+  /** The piece being gathered: whether it starts a key frame, and its timestamps. */
+  private keyframe = false;
   private pts: number | undefined;
   private dts: number[] = [];
 
   /** The packets a piece needs in front of it (PAT then PMT), once both have been seen. */
   header(): Buffer | undefined {
-    return this.pat && this.pmt ? Buffer.concat([this.pat, this.pmt]) : undefined;
+    return this.tables === 3 ? Buffer.concat([this.pat, this.pmt]) : undefined;
   }
 
+  /** The pieces in `chunk` (with the end of a packet the last chunk began), views valid until the next push. */
   push(chunk: Buffer): TsPiece[] {
-    const buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
     const pieces: TsPiece[] = [];
-    let start = 0;
-    let keyframe = false;
-    let at = 0;
+    let from = 0;
+    const [carry, spare] = this.carries;
+    if (this.carried > 0) {
+      from = Math.min(TS_PACKET - this.carried, chunk.length);
+      chunk.copy(carry, this.carried, 0, from);
+      this.carried += from;
+      if (this.carried < TS_PACKET) return pieces;
+      this.carried = 0;
+      this.scan(carry, 0, pieces);
+      this.carries = [spare, carry];
+    }
+    const end = this.scan(chunk, from, pieces);
+    this.carried = chunk.copy(this.carries[0], 0, end);
+    return pieces;
+  }
+
+  /** Reads the whole packets of `buf` from `from` into pieces; where the packets end. */
+  private scan(buf: Buffer, from: number, pieces: TsPiece[]): number {
+    let start = from;
+    let at = from;
     const cut = (end: number): void => {
       if (end > start) {
-        pieces.push({ bytes: buf.subarray(start, end), keyframe, pts: this.pts, dts: this.dts });
+        pieces.push({
+          bytes: buf.subarray(start, end),
+          keyframe: this.keyframe,
+          pts: this.pts,
+          dts: this.dts,
+        });
+        this.keyframe = false;
         this.pts = undefined;
         this.dts = [];
       }
+      start = end;
     };
     while (at + TS_PACKET <= buf.length) {
       if (buf[at] !== SYNC) {
@@ -79,7 +115,6 @@ export class TsSplitter {
         const to = next < 0 ? buf.length : next;
         this.skipped += to - at;
         at = start = to;
-        keyframe = false;
         continue;
       }
       // Only a packet that starts a unit (a table, a frame) says anything: the rest are skipped.
@@ -90,16 +125,14 @@ export class TsSplitter {
       const read = this.read(buf.subarray(at, at + TS_PACKET));
       if (read.keyframe) {
         cut(at);
-        start = at;
-        keyframe = true;
+        this.keyframe = true;
         this.pts = read.pts;
       }
       if (read.dts !== undefined) this.dts.push(read.dts);
       at += TS_PACKET;
     }
     cut(at);
-    this.rest = at < buf.length ? Buffer.from(buf.subarray(at)) : EMPTY;
-    return pieces;
+    return at;
   }
 
   /**
@@ -112,12 +145,14 @@ export class TsSplitter {
     const hasField = (control & 0x2) !== 0;
     const fieldLength = hasField ? p[4]! : -1;
     if (pid === 0) {
-      this.pat = Buffer.from(p);
+      p.copy(this.pat);
+      this.tables |= 1;
       this.readPat(payload(p, control, fieldLength));
       return { keyframe: false };
     }
     if (pid === this.pmtPid) {
-      this.pmt = Buffer.from(p);
+      p.copy(this.pmt);
+      this.tables |= 2;
       this.readPmt(payload(p, control, fieldLength));
       return { keyframe: false };
     }

@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
+import { constants, openSync } from 'node:fs';
+import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { open, mkdir, readdir, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
@@ -154,8 +157,11 @@ function stamp(seg: Segment): void {
   if (seg.lastDts !== undefined) seg.end = Math.max(seg.start, seg.lastDts + seg.offset);
 }
 
-/** The socket file's longest path on Linux (sun_path is 108 bytes with its NUL). */
-const MAX_SOCKET_PATH = 107;
+/** The most a read of the pipe takes, into the run's one buffer. */
+const READ_BYTES = 64 * 1024;
+
+/** The two named pipes ffmpeg's runs write to in turn, in the camera's directory. */
+const PIPES = ['in-a.fifo', 'in-b.fifo'];
 
 /** The name of a camera's directory in the ring's: camera names may not fit a file name. */
 export const ringKey = (camera: string): string =>
@@ -163,7 +169,7 @@ export const ringKey = (camera: string): string =>
 
 /**
  * One camera's ring of recent video: ffmpeg, besides decoding, copies the stream as the camera
- * sent it (`-c:v copy -f mpegts`) to a Unix socket of Argus'; the ring cuts it at key frames into
+ * sent it (`-c:v copy -f mpegts`) to a named pipe of Argus'; the ring cuts it at key frames into
  * segment files of about `segmentMs`, remembers where each key frame starts and when it arrived,
  * and removes segments older than `keepMs` unless a clip in the making holds them, and the
  * oldest beyond `maxBytes`. Argus, not ffmpeg, writes the files: a full or slow disk costs
@@ -171,8 +177,8 @@ export const ringKey = (camera: string): string =>
  * survives a restart: the directory is emptied at start.
  */
 export class Ring {
-  private server: Server | undefined;
-  private socketPath: string | undefined;
+  /** The named pipes, once made. */
+  private pipes: string[] = [];
   private segments: Segment[] = [];
   private current: Writing | undefined;
   private run = 0;
@@ -202,34 +208,20 @@ export class Ring {
     this.log = deps.log.child({ camera, part: 'ring' });
   }
 
-  /** The socket ffmpeg writes to (`unix:<path>`), while the ring listens; else undefined. */
-  get socket(): string | undefined {
-    return this.server?.listening ? this.socketPath : undefined;
-  }
-
-  /** Empties the camera's directory and listens on its socket; a failure is logged, and no ring runs. */
+  /**
+   * Empties the camera's directory and makes its two named pipes (with `mkfifo`: Node has no
+   * call for it); a failure is logged, and no ring runs.
+   */
   async start(): Promise<void> {
     const dir = this.settings.dir;
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       for (const name of await readdir(dir))
-        if (/^\d+-\d+\.ts$|^ring\.sock$/.test(name)) await unlink(join(dir, name)).catch(() => undefined);
-      const path = join(dir, 'ring.sock');
-      if (Buffer.byteLength(path) > MAX_SOCKET_PATH)
-        throw new Error(
-          `the socket's path is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter clips.ring_dir`,
-        );
-      const server = createServer((socket) => this.accept(socket));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(path, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      server.on('error', (err) => this.log.warn({ err: err.message }, 'ring socket error'));
-      this.server = server;
-      this.socketPath = path;
+        if (/^\d+-\d+\.ts$|^ring\.sock$|^in-[ab]\.fifo$/.test(name))
+          await unlink(join(dir, name)).catch(() => undefined);
+      const pipes = PIPES.map((name) => join(dir, name));
+      await promisify(execFile)('mkfifo', ['-m', '600', ...pipes]);
+      this.pipes = pipes;
     } catch (err) {
       this.log.warn(
         { dir, err: (err as Error).message },
@@ -238,19 +230,57 @@ export class Ring {
     }
   }
 
-  /** A new connection is a new run of ffmpeg's: the old one, if any, has ended. */
-  private accept(socket: Socket): void {
+  /**
+   * A new run of ffmpeg's is starting: the path it writes the stream to (`file:<path>`), with the
+   * ring already reading it, or undefined when the ring does not run. The old run, if any, has
+   * ended. Runs take the two pipes in turn, so what an old run left in its pipe never reaches the
+   * new one. Called as ffmpeg is spawned, and not before: ffmpeg's open waits for a reader.
+   */
+  input(): string | undefined {
+    const path = this.pipes[this.run % PIPES.length];
+    if (!path) return undefined;
+    let fd: number;
+    try {
+      // Non-blocking: opening for reading does not wait for ffmpeg; no end is seen before it opens.
+      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch (err) {
+      this.fault('write_failed', (err as Error).message, { file: path });
+      return undefined;
+    }
+    this.read(fd);
+    return path;
+  }
+
+  /**
+   * Reads a run from the pipe `fd` into one buffer of its own, again and again: the stream's bytes
+   * are copied out at once (into the segment being gathered), never kept as chunks for the
+   * collector (a chunk allocated per read made Node collect every few seconds).
+   */
+  private read(fd: number): void {
     this.connection?.destroy();
     this.finish();
-    this.connection = socket;
     const run = ++this.run;
     const splitter = new TsSplitter();
     const clock = new StreamClock();
-    socket.on('data', (chunk: Buffer) => {
-      if (this.connection !== socket) return;
-      const now = this.clock.now();
-      for (const piece of splitter.push(chunk)) this.take(piece, splitter, { run, clock }, now);
-    });
+    const onread: OnReadOpts = {
+      buffer: Buffer.allocUnsafeSlow(READ_BYTES),
+      callback: (n: number, buf: Uint8Array) => {
+        if (this.connection !== socket) return false;
+        const now = this.clock.now();
+        const chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
+        for (const piece of splitter.push(chunk)) this.take(piece, splitter, { run, clock }, now);
+        return true;
+      },
+    };
+    // `onread` is an option of the constructor (Node's docs); @types/node 20 lists it only for connect().
+    const options: SocketConstructorOpts & { onread: OnReadOpts } = {
+      fd,
+      readable: true,
+      writable: false,
+      onread,
+    };
+    const socket = new Socket(options);
+    this.connection = socket;
     const ended = (): void => {
       if (this.connection === socket) {
         this.connection = undefined;
@@ -497,15 +527,12 @@ export class Ring {
     };
   }
 
-  /** Closes the socket and the current segment; the files stay for clips still being made. */
+  /** Stops reading the pipe and closes the current segment; the files stay for clips still being made. */
   async stop(): Promise<void> {
     this.connection?.destroy();
     this.connection = undefined;
     this.finish();
     await this.closing;
-    const server = this.server;
-    this.server = undefined;
-    if (server) await new Promise<void>((r) => server.close(() => r()));
   }
 
   /** Removes the camera's directory (a camera removed, or its clips turned off). */

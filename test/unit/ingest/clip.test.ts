@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -49,7 +49,14 @@ describe('MPEG-TS splitter', () => {
     for (const size of [1, 7, 188, 200, 1000, stream.length]) {
       const s = new TsSplitter();
       const pieces = [];
-      for (let i = 0; i < stream.length; i += size) pieces.push(...s.push(stream.subarray(i, i + size)));
+      // As the ring reads: every chunk into the same buffer, the pieces copied before the next
+      // read, which then overwrites it (the splitter may keep no view of a chunk).
+      const reused = Buffer.alloc(size);
+      for (let i = 0; i < stream.length; i += size) {
+        const n = stream.copy(reused, 0, i, i + size);
+        pieces.push(...s.push(reused.subarray(0, n)).map((p) => ({ ...p, bytes: Buffer.from(p.bytes) })));
+        reused.fill(0xff);
+      }
       // Glued back together, the pieces are the stream; each key frame starts one.
       assert.deepEqual(Buffer.concat(pieces.map((p) => p.bytes)), stream, `chunks of ${size}`);
       const starts: number[] = [];
@@ -237,9 +244,9 @@ describe('Ring', () => {
     );
     await ring.start();
     t.after(() => ring.stop());
-    const sock = connect(ring.socket!);
+    const sock = createWriteStream(ring.input()!);
     t.after(() => sock.destroy());
-    await once(sock, 'connect');
+    await once(sock, 'open');
     const t0 = clock.now();
     // The first 3 s (key frames each second) come at once, at t0; then the stream is live, the next
     // frame 20 ms sooner after its time than the burst's last: it sets the offset.
@@ -257,5 +264,37 @@ describe('Ring', () => {
     // The file holds the tables, then every packet from the first key frame.
     const bytes = await readFile(ring.list()[0]!.file);
     assert.equal(bytes.length, TS_PACKET * (2 + 14));
+  });
+
+  it("reads each of ffmpeg's runs from the other pipe: a run's end closes its segment, the next starts its own", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-ring-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const ring = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 2000 },
+      { clock: new FakeClock(), log: silentLog },
+    );
+    await ring.start();
+    t.after(() => ring.stop());
+    const write = async (path: string, bytes: Buffer): Promise<void> => {
+      const w = createWriteStream(path);
+      await once(w, 'open');
+      await new Promise<void>((resolve, reject) => w.end(bytes, () => resolve()).once('error', reject));
+    };
+    const first = ring.input()!;
+    await write(first, Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
+    await waitFor("the first run's end", () => ring.list()[0]?.open === false, 2500);
+    const second = ring.input()!;
+    assert.notEqual(second, first);
+    await write(second, Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more(), more()]));
+    await waitFor("the second run's end", () => ring.list()[1]?.open === false, 2500);
+    await ring.settle();
+    assert.deepEqual(
+      ring.list().map((s) => [s.run, s.bytes / TS_PACKET]),
+      [
+        [1, 4],
+        [2, 5],
+      ],
+    );
   });
 });

@@ -101,11 +101,12 @@ describe('ffmpeg argument builder', () => {
     ]);
   });
 
-  it("with a ring, also copies the camera's video as sent, in MPEG-TS, to the ring's socket (first output)", () => {
-    const a = args({ ring: '/var/lib/argus/ring/ab/ring.sock' });
+  it("with a ring, also copies the camera's video as sent, in MPEG-TS, to the ring's pipe (first output)", () => {
+    const a = args({ ring: '/var/lib/argus/ring/ab/in-a.fifo' });
     const plain = args();
-    const at = a.output.indexOf('unix:/var/lib/argus/ring/ab/ring.sock');
-    assert.deepEqual(a.output.slice(at - 8, at + 1), [
+    const at = a.output.indexOf('file:/var/lib/argus/ring/ab/in-a.fifo');
+    assert.deepEqual(a.output.slice(at - 9, at + 1), [
+      '-y',
       '-map',
       '0:v:0',
       '-c:v',
@@ -114,14 +115,14 @@ describe('ffmpeg argument builder', () => {
       'mpegts',
       '-flush_packets',
       '1',
-      'unix:/var/lib/argus/ring/ab/ring.sock',
+      'file:/var/lib/argus/ring/ab/in-a.fifo',
     ]);
     // The images' output is as without the ring, after it: its target (pipe:1) ends the line.
     assert.deepEqual(a.output.slice(at + 1), plain.output.slice(2));
     assert.deepEqual(a.input, plain.input);
     // A lavfi camera sends no encoded stream: no ring output.
-    const lavfi = args({ url: 'lavfi:testsrc', ring: '/r/ring.sock' });
-    assert.ok(!lavfi.output.some((x) => x.startsWith('unix:')));
+    const lavfi = args({ url: 'lavfi:testsrc', ring: '/r/in-a.fifo' });
+    assert.ok(!lavfi.output.some((x) => x.startsWith('file:')));
   });
 
   it('without the frame cache sends every frame as a picture, and no thumbnails', () => {
