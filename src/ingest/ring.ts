@@ -2,12 +2,14 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { constants, openSync } from 'node:fs';
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
-import { open, mkdir, readdir, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, readdir, rm, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { TsSplitter, type TsPiece } from './mpegts.js';
+import { SegmentWriter, type SegmentFile } from './segment-writer.js';
+import { StreamClock } from './stream-clock.js';
 
 /**
  * A key frame in a segment: where it starts in the file, and when the camera sent it (ms since
@@ -71,30 +73,6 @@ export interface RingStats {
   bytesDropped: number;
 }
 
-/** A segment being written: its file, its writes in order, and the bytes not yet handed to them. */
-interface Writing {
-  seg: Segment;
-  file: Promise<FileHandle | undefined>;
-  chain: Promise<void>;
-  /** Bytes gathered (`used` of them) for the next write. */
-  gather: Buffer | undefined;
-  used: number;
-}
-
-/**
- * Bytes gathered before they are written: a segment is written in a few large writes (at its
- * end, or each 512 KiB), not one per chunk ffmpeg sends (each a trip through libuv's threads).
- * They are copied at once into a buffer the ring reuses, so the socket's chunks die young: held
- * until the segment's end, they lived long enough for V8 to move them to its old space, and a
- * camera's stream made a full collection every few seconds.
- */
-const GATHER_BYTES = 512 * 1024;
-/** Gather buffers a ring keeps for reuse (one filling, one being written). */
-const SPARE_BUFFERS = 2;
-
-/** Bytes queued for the disk, beyond which a segment is given up (a disk slower than the camera). */
-const MAX_QUEUED = 16 * 1024 * 1024;
-
 /** Why a stretch of the ring is missing, for the clip that needed it. */
 export type RingFault = 'disk_full' | 'write_failed' | 'disk_slow' | 'ring_full';
 
@@ -104,50 +82,8 @@ export interface RingHold {
   release(): void;
 }
 
-/** A jump of the stream's timestamps against the wall clock beyond this (ms) starts another epoch. */
-const JUMP_MS = 10_000;
-/** The offset is the least delay seen over the last one or two windows of this long (ms). */
-const WINDOW_MS = 10_000;
 /** How far back (ms) segments are stamped again when the offset is found to be less. */
 const RESTAMP_MS = 30_000;
-
-/**
- * When the camera sent each frame, from its timestamps. Frames reach the ring late by a varying
- * delay, and in bursts: at a connection ffmpeg holds the first seconds of the stream while it
- * works out the stream and its filters, then writes them at once. A frame's decode time on the
- * stream's clock plus an offset is its wall time; the offset is the least (arrival − decode time)
- * over the last 10–20 s (the frame that came with the least delay; a window, so a camera's clock
- * running slower or faster than this machine's is followed). A jump in the stream's timestamps
- * (another clock after a camera's restart within one connection) starts another epoch.
- */
-export class StreamClock {
-  private cur = Infinity;
-  private prev = Infinity;
-  private since = -Infinity;
-  epoch = 0;
-
-  get offset(): number {
-    return Math.min(this.cur, this.prev);
-  }
-
-  /** A frame of decode time `dts` (stream ms) arrived at `now`; whether the offset went down. */
-  see(dts: number, now: number): boolean {
-    const d = now - dts;
-    const before = this.offset;
-    if (Number.isFinite(before) && Math.abs(d - before) > JUMP_MS) {
-      this.epoch++;
-      this.cur = this.prev = d;
-      this.since = now;
-      return false;
-    }
-    if (now - this.since >= WINDOW_MS) {
-      this.prev = this.cur;
-      this.cur = d;
-      this.since = now;
-    } else this.cur = Math.min(this.cur, d);
-    return this.offset < before;
-  }
-}
 
 /** Stamps a segment's times from its stream times and offset (those without stay as they are). */
 function stamp(seg: Segment): void {
@@ -180,23 +116,22 @@ export class Ring {
   /** The named pipes, once made. */
   private pipes: string[] = [];
   private segments: Segment[] = [];
-  private current: Writing | undefined;
+  private current: SegmentFile<Segment> | undefined;
   private run = 0;
   private seq = 0;
-  private queued = 0;
   private holds = new Set<RingHold>();
-  /** Gather buffers free for reuse. */
-  private spares: Buffer[] = [];
   /** When each segment's first bytes arrived. */
   private arrivals = new WeakMap<Segment, number>();
   private connection: Socket | undefined;
-  /** The last finished segment's writes and close. */
-  private closing: Promise<void> = Promise.resolve();
+  private readonly writer = new SegmentWriter<Segment>({
+    kept: (seg) => this.segments.includes(seg),
+    lost: (seg, err) => this.lose(seg, err),
+  });
   private readonly log: Logger;
   private readonly clock: Clock;
   /** The last time a segment was lost, and why. */
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
-  private counters = { bytesWritten: 0, segmentsWritten: 0, segmentsLost: 0, bytesDropped: 0 };
+  private counters = { segmentsLost: 0, bytesDropped: 0 };
   codec: string | undefined;
 
   constructor(
@@ -333,7 +268,7 @@ export class Ring {
     if (last !== undefined && seg.offset !== undefined) seg.lastDts = Math.max(seg.lastDts ?? last, last);
     seg.end = now;
     stamp(seg);
-    this.append(this.current!, piece.bytes);
+    this.writer.append(this.current!, piece.bytes);
   }
 
   /** When a segment began, on the wall clock as it arrived (segments are cut by this). */
@@ -373,69 +308,11 @@ export class Ring {
       codec,
       open: true,
     };
-    const handle = open(file, 'wx', 0o600).catch((err: unknown) => {
-      this.lose(seg, err);
-      return undefined;
-    });
-    // Its writes follow the last segment's (and its close): settle() then waits for every write.
-    const c: Writing = { seg, file: handle, chain: this.closing, gather: undefined, used: 0 };
-    this.current = c;
-    this.arrivals.set(seg, now);
     this.segments.push(seg);
-    this.append(c, header);
+    this.current = this.writer.open(seg);
+    this.arrivals.set(seg, now);
+    this.writer.append(this.current, header);
     this.evict(now);
-  }
-
-  private append(c: Writing, bytes: Buffer): void {
-    const { seg } = c;
-    seg.bytes += bytes.length;
-    if (!this.segments.includes(seg)) return; // lost: its bytes go nowhere
-    if (this.queued + bytes.length > MAX_QUEUED) {
-      this.lose(seg, Object.assign(new Error('the disk is slower than the camera'), { code: 'SLOW' }));
-      return;
-    }
-    this.queued += bytes.length;
-    if (c.used + bytes.length > GATHER_BYTES) this.flush(c);
-    if (bytes.length >= GATHER_BYTES) {
-      // Larger than a gather buffer (never from ffmpeg's writes): written on its own.
-      this.write(c, Buffer.from(bytes), false);
-      return;
-    }
-    c.gather ??= this.spares.pop() ?? Buffer.allocUnsafeSlow(GATHER_BYTES);
-    bytes.copy(c.gather, c.used);
-    c.used += bytes.length;
-  }
-
-  /** Hands the bytes gathered to the segment's writes. */
-  private flush(c: Writing): void {
-    if (!c.gather || c.used === 0) return;
-    const data = c.gather.subarray(0, c.used);
-    c.gather = undefined;
-    c.used = 0;
-    this.write(c, data, true);
-  }
-
-  /** Writes `data` after the segment's earlier writes; a gather buffer goes back to the spares. */
-  private write(c: Writing, data: Buffer, spare: boolean): void {
-    const { seg } = c;
-    c.chain = c.chain.then(async () => {
-      try {
-        const f = await c.file;
-        if (!f || !this.segments.includes(seg)) return;
-        for (let at = 0; at < data.length;) {
-          const { bytesWritten } = await f.write(data, at, data.length - at);
-          if (bytesWritten <= 0) throw new Error('the disk took no bytes');
-          at += bytesWritten;
-        }
-        this.counters.bytesWritten += data.length;
-      } catch (err) {
-        this.lose(seg, err);
-      } finally {
-        this.queued -= data.length;
-        if (spare && this.spares.length < SPARE_BUFFERS)
-          this.spares.push(Buffer.from(data.buffer, data.byteOffset, GATHER_BYTES));
-      }
-    });
   }
 
   /** The current segment is complete (a new key frame, or the run ended). */
@@ -443,14 +320,8 @@ export class Ring {
     const c = this.current;
     if (!c) return;
     this.current = undefined;
-    this.flush(c);
     c.seg.open = false;
-    c.chain = c.chain.then(async () => {
-      const f = await c.file;
-      await f?.close().catch(() => undefined);
-      if (this.segments.includes(c.seg)) this.counters.segmentsWritten++;
-    });
-    this.closing = c.chain;
+    this.writer.close(c);
   }
 
   /** A segment that could not be written is dropped, its file removed; why is kept for the clips. */
@@ -515,14 +386,15 @@ export class Ring {
 
   /** Waits until what has been received so far is on disk (the current segment's writes). */
   async settle(): Promise<void> {
-    if (this.current) this.flush(this.current);
-    await Promise.all([this.closing, this.current?.chain]);
+    await this.writer.settle(this.current);
   }
 
   stats(): RingStats {
     return {
       segments: this.segments.length,
       bytes: this.segments.reduce((n, s) => n + s.bytes, 0),
+      bytesWritten: this.writer.bytesWritten,
+      segmentsWritten: this.writer.segmentsWritten,
       ...this.counters,
     };
   }
@@ -532,7 +404,7 @@ export class Ring {
     this.connection?.destroy();
     this.connection = undefined;
     this.finish();
-    await this.closing;
+    await this.writer.settle();
   }
 
   /** Removes the camera's directory (a camera removed, or its clips turned off). */

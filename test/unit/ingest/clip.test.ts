@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { planClip, type Segment } from '../../../src/ingest/index.js';
 import { TS_PACKET, TsSplitter } from '../../../src/ingest/mpegts.js';
-import { Ring, StreamClock } from '../../../src/ingest/ring.js';
+import { Ring } from '../../../src/ingest/ring.js';
+import { StreamClock } from '../../../src/ingest/stream-clock.js';
 import { waitFor } from '../../helpers/env.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
 
