@@ -2,9 +2,8 @@
  * A clip out of a camera's ring: which segments, from which key frame, to when (`planClip`,
  * pure), and the MP4 made from them by ffmpeg without re-encoding (`remuxClip`).
  */
+import { spawn } from 'node:child_process';
 import { open, type FileHandle } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import ffmpeg from 'fluent-ffmpeg';
 import type { RingFault, Segment } from './ring.js';
 
 /** Why a clip is shorter than asked (or missing). */
@@ -110,29 +109,21 @@ export const BROWSER_CODECS: readonly string[] = ['h264'];
 /** Codecs that go into an MP4 without re-encoding. */
 export const MP4_CODECS: readonly string[] = ['h264', 'hevc', 'mpeg4', 'mpeg2video', 'mpeg1video'];
 
-/** Reads the plan's parts, opened, as one transport stream: the first from its key frame, after its header. */
-async function* partsBytes(parts: readonly { part: ClipPart; file: FileHandle }[]): AsyncGenerator<Buffer> {
-  const CHUNK = 256 * 1024;
-  for (const { part: p, file: f } of parts) {
-    const ranges: [number, number][] =
-      p.offset > p.headerBytes
-        ? [
-            [0, p.headerBytes],
-            [p.offset, Infinity],
-          ]
-        : [[0, Infinity]];
-    for (const [from, to] of ranges) {
-      let at = from;
-      while (at < to) {
-        const want = Math.min(CHUNK, to - at);
-        const buf = Buffer.allocUnsafe(want);
-        const { bytesRead } = await f.read(buf, 0, want, at);
-        if (bytesRead === 0) break;
-        at += bytesRead;
-        yield buf.subarray(0, bytesRead);
-      }
-    }
-  }
+/**
+ * ffmpeg's input for the plan's parts, opened by Argus and handed to ffmpeg as its file
+ * descriptors 3, 4, …: one transport stream, the first part from its key frame after its header
+ * (ffmpeg's `concat` and `subfile` protocols; `/dev/fd/N` opens a file ffmpeg was given even if the
+ * ring has removed it meanwhile). ffmpeg reads the files itself: no byte of them passes through
+ * Node.
+ */
+export function concatInput(parts: readonly ClipPart[]): string {
+  const inputs = parts.flatMap((p, i) => {
+    const fd = `/dev/fd/${3 + i}`;
+    return p.offset > p.headerBytes
+      ? [`subfile,,start,0,end,${p.headerBytes},,:${fd}`, `subfile,,start,${p.offset},end,0,,:${fd}`]
+      : [fd];
+  });
+  return `concat:${inputs.join('|')}`;
 }
 
 /** The longest a remux may take before it is killed. */
@@ -151,64 +142,67 @@ export async function remuxClip(
 ): Promise<void> {
   // Every part opened first: the ring may remove a file meanwhile (its bytes bound), and an open
   // file is still read whole.
-  const files: { part: ClipPart; file: FileHandle }[] = [];
+  const files: FileHandle[] = [];
   try {
-    for (const part of plan.parts) files.push({ part, file: await open(part.file, 'r') });
+    for (const part of plan.parts) files.push(await open(part.file, 'r'));
     await runRemux(ffmpegPath, plan, files, out, durationS);
   } finally {
-    for (const { file } of files) await file.close().catch(() => undefined);
+    for (const file of files) await file.close().catch(() => undefined);
   }
 }
 
+/**
+ * Runs ffmpeg on the opened parts. Spawned directly, not through fluent-ffmpeg, which cannot hand
+ * a child more file descriptors than its three standard ones.
+ */
 function runRemux(
   ffmpegPath: string,
   plan: ClipPlan,
-  files: readonly { part: ClipPart; file: FileHandle }[],
+  files: readonly FileHandle[],
   out: string,
   durationS: number,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const lines: string[] = [];
-    const input = Readable.from(partsBytes(files), { objectMode: false });
-    const cmd = ffmpeg({ stdoutLines: 0 })
-      .setFfmpegPath(ffmpegPath)
-      .input(input)
-      .inputFormat('mpegts')
-      .inputOptions('-hide_banner', '-loglevel', 'error')
-      .outputOptions(
-        '-map',
-        '0:v:0',
-        '-c',
-        'copy',
-        '-t',
-        durationS.toFixed(3),
-        '-movflags',
-        '+faststart',
-        // Safari plays H.265 in MP4 only under this tag.
-        ...(plan.codec === 'hevc' ? ['-tag:v', 'hvc1'] : []),
-        '-f',
-        'mp4',
-        '-y',
-      )
-      .output(out);
-    const timer = setTimeout(() => cmd.kill('SIGKILL'), REMUX_TIMEOUT_MS);
-    cmd.on('stderr', (line: string) => lines.push(line));
-    input.on('error', (err) => {
-      cmd.kill('SIGKILL');
-      lines.push(err.message);
-    });
-    // ffmpeg stops reading at -t: the rest of the input is not wanted.
-    cmd.on('end', () => {
+    const args = [
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-f',
+      'mpegts',
+      '-i',
+      concatInput(plan.parts),
+      '-map',
+      '0:v:0',
+      '-c',
+      'copy',
+      '-t',
+      durationS.toFixed(3),
+      '-movflags',
+      '+faststart',
+      // Safari plays H.265 in MP4 only under this tag.
+      ...(plan.codec === 'hevc' ? ['-tag:v', 'hvc1'] : []),
+      '-f',
+      'mp4',
+      '-y',
+      out,
+    ];
+    const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe', ...files.map((f) => f.fd)] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4096)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), REMUX_TIMEOUT_MS);
+    child.once('error', (err) => {
       clearTimeout(timer);
-      input.destroy();
-      resolve();
+      reject(err);
     });
-    cmd.on('error', (err: Error) => {
+    child.once('close', (code, signal) => {
       clearTimeout(timer);
-      input.destroy();
-      const last = lines.filter((l) => l.trim()).at(-1);
-      reject(new Error(last ?? err.message));
+      if (code === 0) return resolve();
+      const last = stderr
+        .split('\n')
+        .filter((l) => l.trim())
+        .at(-1);
+      reject(new Error(last ?? `ffmpeg ${signal ? `killed by ${signal}` : `exited with code ${code}`}`));
     });
-    cmd.run();
   });
 }

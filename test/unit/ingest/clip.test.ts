@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { concatInput, remuxClip } from '../../../src/ingest/clip.js';
+import { defaultFfmpegPath } from '../../../src/ingest/ffmpeg-process.js';
 import { planClip, type Segment } from '../../../src/ingest/index.js';
 import { TS_PACKET, TsSplitter } from '../../../src/ingest/mpegts.js';
 import { Ring } from '../../../src/ingest/ring.js';
@@ -296,6 +299,98 @@ describe('Ring', () => {
         [1, 4],
         [2, 5],
       ],
+    );
+  });
+});
+
+const NONE = { start_s: 0, end_s: 0, reasons: [] };
+
+describe('remuxClip', () => {
+  it('names the parts as ffmpeg reads them: the descriptors it is given, the first part from its key frame', () => {
+    assert.equal(
+      concatInput([
+        { file: '/r/1-4.ts', offset: 9024, headerBytes: 376 },
+        { file: '/r/1-5.ts', offset: 376, headerBytes: 376 },
+      ]),
+      'concat:subfile,,start,0,end,376,,:/dev/fd/3|subfile,,start,9024,end,0,,:/dev/fd/3|/dev/fd/4',
+    );
+  });
+
+  it('makes an MP4 with real ffmpeg from a key frame in the middle of a part, reading the files itself', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-remux-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const ffmpegPath = await defaultFfmpegPath();
+    const ts = join(dir, '1-0.ts');
+    // 3 s at 10 frames/s, a key frame each second.
+    const made = spawnSync(ffmpegPath, [
+      ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10'],
+      ...[
+        '-t',
+        '3',
+        '-c:v',
+        'libx264',
+        '-g',
+        '10',
+        '-keyint_min',
+        '10',
+        '-sc_threshold',
+        '0',
+        '-f',
+        'mpegts',
+        ts,
+      ],
+    ]);
+    assert.equal(made.status, 0, made.stderr.toString());
+    const s = new TsSplitter();
+    let at = 0;
+    const keys: number[] = [];
+    for (const p of s.push(await readFile(ts))) {
+      if (p.keyframe) keys.push(at);
+      at += p.bytes.length;
+    }
+    assert.equal(keys.length, 3);
+    const headerBytes = s.header()!.length;
+    const out = join(dir, 'clip.mp4');
+    await remuxClip(
+      ffmpegPath,
+      {
+        parts: [{ file: ts, offset: keys[1]!, headerBytes }],
+        start: 0,
+        end: 0,
+        codec: 'h264',
+        missing: NONE,
+      },
+      out,
+      10,
+    );
+    // From the second key frame: 2 s of the 3, every frame decodes.
+    const probe = spawnSync(ffmpegPath, ['-hide_banner', '-i', out, '-f', 'null', '-']);
+    const text = probe.stderr.toString();
+    assert.equal(probe.status, 0, text);
+    assert.match(text, /Duration: 00:00:02\.0/);
+    assert.match(text, /frame=\s*20 /);
+    assert.doesNotMatch(text, /error|non-existing PPS/i);
+  });
+
+  it("rejects with ffmpeg's own words when the input is not a transport stream", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-remux-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const junk = join(dir, '1-0.ts');
+    await writeFile(junk, 'not video');
+    await assert.rejects(
+      remuxClip(
+        await defaultFfmpegPath(),
+        {
+          parts: [{ file: junk, offset: 0, headerBytes: 0 }],
+          start: 0,
+          end: 0,
+          codec: 'h264',
+          missing: NONE,
+        },
+        join(dir, 'clip.mp4'),
+        10,
+      ),
+      (err: Error) => err.message.length > 0 && !/exited with code/.test(err.message),
     );
   });
 });
