@@ -114,13 +114,17 @@ export const MP4_CODECS: readonly string[] = ['h264', 'hevc', 'mpeg4', 'mpeg2vid
  * descriptors 3, 4, …: one transport stream, the first part from its key frame after its header
  * (ffmpeg's `concat` and `subfile` protocols; `/dev/fd/N` opens a file ffmpeg was given even if the
  * ring has removed it meanwhile). ffmpeg reads the files itself: no byte of them passes through
- * Node.
+ * Node. `sizes`: each part's size when opened. A subfile's end is given in full: with `end,0`
+ * ("to the end") ffmpeg's concat misjudges its size and stops a part or two early.
  */
-export function concatInput(parts: readonly ClipPart[]): string {
+export function concatInput(parts: readonly ClipPart[], sizes: readonly number[]): string {
   const inputs = parts.flatMap((p, i) => {
     const fd = `/dev/fd/${3 + i}`;
     return p.offset > p.headerBytes
-      ? [`subfile,,start,0,end,${p.headerBytes},,:${fd}`, `subfile,,start,${p.offset},end,0,,:${fd}`]
+      ? [
+          `subfile,,start,0,end,${p.headerBytes},,:${fd}`,
+          `subfile,,start,${p.offset},end,${sizes[i]},,:${fd}`,
+        ]
       : [fd];
   });
   return `concat:${inputs.join('|')}`;
@@ -145,7 +149,8 @@ export async function remuxClip(
   const files: FileHandle[] = [];
   try {
     for (const part of plan.parts) files.push(await open(part.file, 'r'));
-    await runRemux(ffmpegPath, plan, files, out, durationS);
+    const sizes = await Promise.all(files.map(async (f) => (await f.stat()).size));
+    await runRemux(ffmpegPath, concatInput(plan.parts, sizes), plan.codec, files, out, durationS);
   } finally {
     for (const file of files) await file.close().catch(() => undefined);
   }
@@ -157,7 +162,8 @@ export async function remuxClip(
  */
 function runRemux(
   ffmpegPath: string,
-  plan: ClipPlan,
+  input: string,
+  codec: string,
   files: readonly FileHandle[],
   out: string,
   durationS: number,
@@ -171,7 +177,7 @@ function runRemux(
       '-f',
       'mpegts',
       '-i',
-      concatInput(plan.parts),
+      input,
       '-map',
       '0:v:0',
       '-c',
@@ -181,7 +187,7 @@ function runRemux(
       '-movflags',
       '+faststart',
       // Safari plays H.265 in MP4 only under this tag.
-      ...(plan.codec === 'hevc' ? ['-tag:v', 'hvc1'] : []),
+      ...(codec === 'hevc' ? ['-tag:v', 'hvc1'] : []),
       '-f',
       'mp4',
       '-y',

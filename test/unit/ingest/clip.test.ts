@@ -308,67 +308,60 @@ const NONE = { start_s: 0, end_s: 0, reasons: [] };
 describe('remuxClip', () => {
   it('names the parts as ffmpeg reads them: the descriptors it is given, the first part from its key frame', () => {
     assert.equal(
-      concatInput([
-        { file: '/r/1-4.ts', offset: 9024, headerBytes: 376 },
-        { file: '/r/1-5.ts', offset: 376, headerBytes: 376 },
-      ]),
-      'concat:subfile,,start,0,end,376,,:/dev/fd/3|subfile,,start,9024,end,0,,:/dev/fd/3|/dev/fd/4',
+      concatInput(
+        [
+          { file: '/r/1-4.ts', offset: 9024, headerBytes: 376 },
+          { file: '/r/1-5.ts', offset: 376, headerBytes: 376 },
+        ],
+        [50_000, 60_000],
+      ),
+      'concat:subfile,,start,0,end,376,,:/dev/fd/3|subfile,,start,9024,end,50000,,:/dev/fd/3|/dev/fd/4',
     );
   });
 
-  it('makes an MP4 with real ffmpeg from a key frame in the middle of a part, reading the files itself', async (t) => {
+  it('makes an MP4 with real ffmpeg from a key frame in the middle of the first part, and the parts after it whole', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-remux-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     const ffmpegPath = await defaultFfmpegPath();
-    const ts = join(dir, '1-0.ts');
-    // 3 s at 10 frames/s, a key frame each second.
+    // 4 s at 10 frames/s, a key frame each second, in three files as the ring cuts them: 0–2 s, 2–3 s, 3–4 s.
     const made = spawnSync(ffmpegPath, [
-      ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10'],
       ...[
-        '-t',
-        '3',
-        '-c:v',
-        'libx264',
-        '-g',
-        '10',
-        '-keyint_min',
-        '10',
-        '-sc_threshold',
-        '0',
+        '-hide_banner',
+        '-loglevel',
+        'error',
         '-f',
-        'mpegts',
-        ts,
+        'lavfi',
+        '-i',
+        'testsrc=size=160x120:rate=10',
+        '-t',
+        '4',
       ],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-keyint_min', '10', '-sc_threshold', '0'],
+      ...['-f', 'segment', '-segment_times', '2,3', '-segment_format', 'mpegts', join(dir, '1-%d.ts')],
     ]);
     assert.equal(made.status, 0, made.stderr.toString());
     const s = new TsSplitter();
     let at = 0;
     const keys: number[] = [];
-    for (const p of s.push(await readFile(ts))) {
+    for (const p of s.push(await readFile(join(dir, '1-0.ts')))) {
       if (p.keyframe) keys.push(at);
       at += p.bytes.length;
     }
-    assert.equal(keys.length, 3);
+    assert.equal(keys.length, 2);
     const headerBytes = s.header()!.length;
+    const parts = [
+      { file: join(dir, '1-0.ts'), offset: keys[1]!, headerBytes },
+      { file: join(dir, '1-1.ts'), offset: headerBytes, headerBytes },
+      { file: join(dir, '1-2.ts'), offset: headerBytes, headerBytes },
+    ];
     const out = join(dir, 'clip.mp4');
-    await remuxClip(
-      ffmpegPath,
-      {
-        parts: [{ file: ts, offset: keys[1]!, headerBytes }],
-        start: 0,
-        end: 0,
-        codec: 'h264',
-        missing: NONE,
-      },
-      out,
-      10,
-    );
-    // From the second key frame: 2 s of the 3, every frame decodes.
+    await remuxClip(ffmpegPath, { parts, start: 0, end: 0, codec: 'h264', missing: NONE }, out, 10);
+    // From the first part's second key frame to the end: 3 s of the 4, every frame decodes.
     const probe = spawnSync(ffmpegPath, ['-hide_banner', '-i', out, '-f', 'null', '-']);
     const text = probe.stderr.toString();
     assert.equal(probe.status, 0, text);
-    assert.match(text, /Duration: 00:00:02\.0/);
-    assert.match(text, /frame=\s*20 /);
+    assert.match(text, /Duration: 00:00:03\.0/);
+    assert.match(text, /frame=\s*30 /);
     assert.doesNotMatch(text, /error|non-existing PPS/i);
   });
 
