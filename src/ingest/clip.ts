@@ -194,13 +194,14 @@ function runRemux(
       out,
     ];
     const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe', ...files.map((f) => f.fd)] });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4096)));
     const timer = setTimeout(() => child.kill('SIGKILL'), REMUX_TIMEOUT_MS);
+    // First: a spawn that fails (no ffmpeg, too many open files) says so here, with no stderr.
     child.once('error', (err) => {
       clearTimeout(timer);
       reject(err);
     });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4096)));
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) return resolve();

@@ -75,15 +75,21 @@ export class TsSplitter {
   push(chunk: Buffer): TsPiece[] {
     const pieces: TsPiece[] = [];
     let from = 0;
-    const [carry, spare] = this.carries;
-    if (this.carried > 0) {
-      from = Math.min(TS_PACKET - this.carried, chunk.length);
-      chunk.copy(carry, this.carried, 0, from);
-      this.carried += from;
+    while (this.carried > 0) {
+      const [carry, spare] = this.carries;
+      const take = Math.min(TS_PACKET - this.carried, chunk.length - from);
+      chunk.copy(carry, this.carried, from, from + take);
+      this.carried += take;
+      from += take;
       if (this.carried < TS_PACKET) return pieces;
-      this.carried = 0;
-      this.scan(carry, 0, pieces);
-      this.carries = [spare, carry];
+      const used = this.scan(carry, 0, pieces);
+      if (used === TS_PACKET) {
+        this.carried = 0;
+        this.carries = [spare, carry];
+      } else {
+        // Out of sync (never from ffmpeg): the sync byte found in it starts the packet to complete.
+        this.carried = carry.copy(carry, 0, used);
+      }
     }
     const end = this.scan(chunk, from, pieces);
     this.carried = chunk.copy(this.carries[0], 0, end);

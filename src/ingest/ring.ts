@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { constants, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, rmSync } from 'node:fs';
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { mkdir, readdir, rm, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -99,6 +99,24 @@ const READ_BYTES = 64 * 1024;
 /** The two named pipes ffmpeg's runs write to in turn, in the camera's directory. */
 const PIPES = ['in-a.fifo', 'in-b.fifo'];
 
+/**
+ * Opens a ring's pipe to read, without waiting for ffmpeg (and no end is seen before it opens).
+ * A pipe gone, or a file in its place (ffmpeg makes one where the pipe is missing), is made again.
+ */
+function openPipe(path: string): number {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK;
+  try {
+    const fd = openSync(path, flags);
+    if (fstatSync(fd).isFIFO()) return fd;
+    closeSync(fd);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  rmSync(path, { force: true });
+  execFileSync('mkfifo', ['-m', '600', path]);
+  return openSync(path, flags);
+}
+
 /** The name of a camera's directory in the ring's: camera names may not fit a file name. */
 export const ringKey = (camera: string): string =>
   createHash('sha256').update(camera).digest('hex').slice(0, 16);
@@ -174,16 +192,16 @@ export class Ring {
   input(): string | undefined {
     const path = this.pipes[this.run % PIPES.length];
     if (!path) return undefined;
-    let fd: number;
+    let fd: number | undefined;
     try {
-      // Non-blocking: opening for reading does not wait for ffmpeg; no end is seen before it opens.
-      fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      fd = openPipe(path);
+      this.read(fd);
+      return path;
     } catch (err) {
+      if (fd !== undefined && this.connection === undefined) closeSync(fd);
       this.fault('write_failed', (err as Error).message, { file: path });
       return undefined;
     }
-    this.read(fd);
-    return path;
   }
 
   /**
@@ -193,6 +211,7 @@ export class Ring {
    */
   private read(fd: number): void {
     this.connection?.destroy();
+    this.connection = undefined;
     this.finish();
     const run = ++this.run;
     const splitter = new TsSplitter();
@@ -401,6 +420,9 @@ export class Ring {
 
   /** Stops reading the pipe and closes the current segment; the files stay for clips still being made. */
   async stop(): Promise<void> {
+    // The pipes go first: an ffmpeg that opens one after its reader is gone would wait forever.
+    for (const path of this.pipes) rmSync(path, { force: true });
+    this.pipes = [];
     this.connection?.destroy();
     this.connection = undefined;
     this.finish();

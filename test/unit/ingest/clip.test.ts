@@ -86,6 +86,29 @@ describe('MPEG-TS splitter', () => {
     assert.equal(mjpeg.codec, 'type 0x6');
   });
 
+  it('finds sync again after bytes out of sync in the middle, wherever the chunks are cut', () => {
+    const junk = Buffer.from([1, 2, 3]);
+    const before = [PAT, pmt(0x1b), key(), more()];
+    const after = [inter(), more(), key(), more()];
+    const stream = Buffer.concat([...before, junk, ...after]);
+    for (let size = 1; size <= stream.length; size++) {
+      const s = new TsSplitter();
+      const pieces = [];
+      for (let i = 0; i < stream.length; i += size)
+        pieces.push(
+          ...s.push(stream.subarray(i, i + size)).map((p) => ({ ...p, bytes: Buffer.from(p.bytes) })),
+        );
+      // Every packet is kept, the junk alone is skipped, and both key frames start a piece.
+      assert.deepEqual(
+        Buffer.concat(pieces.map((p) => p.bytes)),
+        Buffer.concat([...before, ...after]),
+        `chunks of ${size}`,
+      );
+      assert.equal(s.skipped, 3, `chunks of ${size}`);
+      assert.equal(pieces.filter((p) => p.keyframe).length, 2, `chunks of ${size}`);
+    }
+  });
+
   it('knows no key frame before the tables: a random-access packet on an unknown PID is not one', () => {
     const s = new TsSplitter();
     const pieces = s.push(Buffer.concat([key(), PAT, pmt(0x1b), key()]));
