@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -311,7 +311,11 @@ describe('Ring', () => {
     const first = ring.input()!;
     await write(first, Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
     await waitFor("the first run's end", () => ring.list()[0]?.open === false, 2500);
+    // The next pipe replaced by a file (ffmpeg makes one where a pipe is missing): made again.
+    await rm(join(dir, 'in-b.fifo'));
+    await writeFile(join(dir, 'in-b.fifo'), 'not a pipe');
     const second = ring.input()!;
+    assert.ok((await stat(second)).isFIFO());
     assert.notEqual(second, first);
     await write(second, Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more(), more()]));
     await waitFor("the second run's end", () => ring.list()[1]?.open === false, 2500);
