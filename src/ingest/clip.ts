@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RingFault, Segment } from './ring.js';
+import { StderrRing } from './stderr.js';
 
 /** Why a clip is shorter than asked (or missing). */
 export type ClipShortfall = RingFault | 'camera_reconnected' | 'not_recorded_yet' | 'stream_ended';
@@ -200,15 +201,12 @@ function runRemux(
       clearTimeout(timer);
       reject(err);
     });
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4096)));
+    const stderr = new StderrRing(5);
+    child.stderr?.on('data', (d: Buffer) => stderr.push(d.toString()));
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) return resolve();
-      const last = stderr
-        .split('\n')
-        .filter((l) => l.trim())
-        .at(-1);
+      const last = stderr.get().at(-1);
       reject(new Error(last ?? `ffmpeg ${signal ? `killed by ${signal}` : `exited with code ${code}`}`));
     });
   });
