@@ -622,6 +622,31 @@ const events = z
     high_score: z.number().gt(0).max(1).default(0.5),
     /** An object that has not moved materially for this long becomes stationary. */
     stationary_after_s: z.number().min(1).max(86400).default(10),
+    /**
+     * Labels the model confuses for one object (a van called `truck` and `car` by turns): one
+     * track, labelled by the vote of its detections' scores. A label belongs to one group at most.
+     */
+    label_groups: z
+      .array(z.array(topicLevel).min(2).max(20))
+      .max(20)
+      .default([
+        ['car', 'truck', 'bus'],
+        ['bicycle', 'motorcycle'],
+      ])
+      .superRefine((groups, ctx) => {
+        const seen = new Set<string>();
+        groups.forEach((g, i) =>
+          g.forEach((label, j) => {
+            if (seen.has(label))
+              ctx.addIssue({ code: 'custom', path: [i, j], message: `'${label}' is in more than one group` });
+            seen.add(label);
+          }),
+        );
+      }),
+    /** Colour histograms of the objects join the motion cost, so crossing objects keep their ids. */
+    appearance: z.boolean().default(true),
+    /** A lost object whose place something else covers (a walker behind a bus) is held this long at most. */
+    hold_hidden_s: z.number().min(0).max(600).default(15),
     /** An `update` is sent when the box's centre moved this many box diagonals from the last report... */
     update_move: z.number().gt(0).max(100).default(1),
     /** ...or its best score rose this much. */

@@ -188,7 +188,7 @@ export class ObjectEvents {
     if (!cam || !detecting(cam)) return;
     const tracker = this.tracker(r.camera);
     const dets = applyCameraFilters(r.detections, cam);
-    const events = tracker.update(dets, r.ts, r.detections);
+    const events = tracker.update(dets, r.ts, { others: r.detections, cached: r.cached, pixels: r });
     this.identified.set(r.camera, { seq: r.seq, detections: dets, tracks: tracker.identify(dets) });
     if (cam.snapshots) this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
     this.emit(events);

@@ -3,6 +3,15 @@ import type { Detection } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import type { Config } from '../config/index.js';
 import { assign } from './assign.js';
+import {
+  blend,
+  colourHistogram,
+  coveredCells,
+  patchChanged,
+  patchOf,
+  similarity,
+  type Pixels,
+} from './appearance.js';
 import type { ZonedDetection } from './filters.js';
 import { centreDistance2, GATE_99, initiate, predict, toBox, update, type KalmanState } from './kalman.js';
 import { crossings, type LineConfig, type Side } from './lines.js';
@@ -72,8 +81,59 @@ export interface Reach {
   radius: number;
 }
 
-/** A pair costs less than 2 (both terms at most 1); this limit lets every gated pair be made. */
-const COST_LIMIT = 2.001;
+/**
+ * Where motion is ambiguous (a track could take more than one detection, or a detection more
+ * than one track: two walkers whose boxes cross), appearance counts this many times over.
+ */
+export const AMBIGUOUS = 3;
+
+/** A pair costs less than 5 (motion under 2, appearance at most AMBIGUOUS); every gated pair can be made. */
+const COST_LIMIT = 2 + AMBIGUOUS + 0.001;
+
+/**
+ * Appearance (appearance.ts: a colour histogram of the middle of each box) joins the motion
+ * cost as 1 − the Bhattacharyya coefficient of the detection's histogram and the object's
+ * running mean: when two walkers' boxes cross, or a lost object is looked for after a gap, the
+ * one that looks like it wins. Two crops of one walker score 0.8–0.95; two people in different
+ * clothes 0.3–0.6.
+ */
+export const LOOK_RATE = 0.2;
+/**
+ * An object unseen in more than END_AFTER_MISSES answered frames (out of view, behind
+ * something) is matched again only to a detection at least this alike: another object coming
+ * in where it was does not take its id.
+ */
+export const LOOK_GATE = 0.6;
+
+/**
+ * A detection of the same label group whose box overlaps one matched in the same frame this
+ * much (IoU) is the same object under another label (the detector's `car` box inside the van's
+ * `truck` box): it votes for that object's label and starts nothing.
+ */
+export const DUPLICATE_IOU = 0.6;
+
+/**
+ * The label vote's lead (tracker `relabel`): a confirmed object's label changes only when another
+ * label's vote (the sum of its detections' scores) exceeds its label's by 10 % of it plus 1 (two
+ * confident detections).
+ */
+export const LABEL_LEAD = 0.1;
+export const LABEL_MARGIN = 1;
+
+/**
+ * An object missed while it has not moved for this long (or is stationary) is held as long as
+ * the picture where it stands has not changed (appearance.ts `patchChanged`): the detector
+ * missing a parked car does not end it; the car driving off does.
+ */
+export const HOLD_STILL_MS = 2000;
+
+/**
+ * A lost object is hidden while its predicted centre lies inside another detection's box (any
+ * label: the bus a walker passed behind, a walker in front of a parked car), or one covers this
+ * much of its predicted box; it is then held for `events.hold_hidden_s` at most, and a
+ * detection coming out there is matched to it (by place and looks) before a new track starts.
+ */
+export const HIDDEN_HOLD = 0.4;
 
 export interface ObjectEvent {
   type: 'new' | 'update' | 'end';
@@ -165,7 +225,19 @@ export interface TrackCounts {
 
 interface Track {
   id: string;
+  /** Its label: the one with the highest vote (the sum of its detections' scores per label). */
   label: string;
+  /** Its label group (`events.label_groups`, or the label alone): detections of the group may be it. */
+  group: string;
+  votes: Map<string, number>;
+  /** The running mean of its colour histograms (appearance.ts), when pixels are given. */
+  look: Float32Array | undefined;
+  /** The picture where it stood at its last match, while it stood still. */
+  patch: Uint8Array | undefined;
+  /** Why a lost object is kept past `end_after_s`: the place still shows it, or something is in front. */
+  held: 'still' | 'hidden' | null;
+  /** The box it was last hidden behind. */
+  hiddenBy: Box | null;
   /** The filter's state at time `at` (the last match). */
   kf: KalmanState;
   at: number;
@@ -190,7 +262,39 @@ interface Track {
   /** The side of each line it was last firmly on; crossings seen before it was confirmed. */
   sides: Map<string, Side>;
   unconfirmedCrossings: LineCrossing[];
-  reported: { box: Box; score: number; zones: string[]; loitering: string[]; stationary: boolean } | null;
+  reported: {
+    label: string;
+    box: Box;
+    score: number;
+    zones: string[];
+    loitering: string[];
+    stationary: boolean;
+  } | null;
+}
+
+/** One frame's update, as its stages share it. */
+interface Step {
+  ts: number;
+  others: readonly Detection[];
+  fresh: boolean;
+  pixels: Pixels | undefined;
+  /** Each detection's colour histogram, when pixels came and appearance is on. */
+  looks: Map<ZonedDetection, Float32Array>;
+  events: TrackerEvent[];
+}
+
+/** What `Tracker.update` may know of a frame besides its detections. */
+export interface TrackFrame {
+  /** Every detection of the frame, also those the camera's filters dropped (what may stand in front). */
+  others?: readonly Detection[];
+  /**
+   * Answered from the cache: the detections are the last analysed frame's, repeated. They keep
+   * their objects seen, but teach neither the filters nor speeds nor lines anything: an old box
+   * at a new time would read as a halt, then a jump.
+   */
+  cached?: boolean;
+  /** The picture the model saw, for appearance and for whether a still object's place changed. */
+  pixels?: Pixels;
 }
 
 const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
@@ -213,17 +317,19 @@ export const PARTIAL = 0.6;
  */
 export const HIDDEN = 0.2;
 
+/** Where two boxes overlap (an empty box, of area 0, where they do not). */
+const intersection = (a: Readonly<Box>, b: Readonly<Box>): Box => [
+  Math.max(a[0], b[0]),
+  Math.max(a[1], b[1]),
+  Math.min(a[2], b[2]),
+  Math.min(a[3], b[3]),
+];
+
 /** Whether a detection other than `d` covers at least HIDDEN of `predicted`. */
 function hidden(predicted: Readonly<Box>, d: ZonedDetection, others: readonly Detection[]): boolean {
   return others.some((o) => {
     if (o.box.every((v, i) => v === d.box[i])) return false;
-    const overlap: Box = [
-      Math.max(predicted[0], o.box[0]),
-      Math.max(predicted[1], o.box[1]),
-      Math.min(predicted[2], o.box[2]),
-      Math.min(predicted[3], o.box[3]),
-    ];
-    return area(overlap) >= HIDDEN * area(predicted);
+    return area(intersection(predicted, o.box)) >= HIDDEN * area(predicted);
   });
 }
 
@@ -327,6 +433,8 @@ export class Tracker {
   private zoneAreas: ReadonlyMap<string, ZoneArea> | undefined;
   private loiterS = new Map<string, number>();
   private lines: Readonly<Record<string, LineConfig>> = namedRecord();
+  /** Each grouped label's group (`events.label_groups`). */
+  private readonly groups = new Map<string, string>();
 
   constructor(
     readonly camera: string,
@@ -334,6 +442,14 @@ export class Tracker {
     areas: TrackerAreas = {},
   ) {
     this.setAreas(areas);
+    (cfg.label_groups ?? []).forEach((labels, i) => {
+      for (const l of labels) this.groups.set(l, `group ${i}`);
+    });
+  }
+
+  /** A label's group: the detections that may be one object (a label alone is its own). */
+  private groupOf(label: string): string {
+    return this.groups.get(label) ?? `label ${label}`;
   }
 
   /**
@@ -398,7 +514,7 @@ export class Tracker {
    * Where the object (its filtered box's bottom centre) stands on each calibrated zone's ground;
    * its speed there is then known (speed.ts). Then its zones, by their inertia and speed thresholds.
    */
-  private place(t: Track, d: ZonedDetection, ts: number): boolean {
+  private place(t: Track, d: ZonedDetection, ts: number, fresh: boolean): boolean {
     const areas = this.areas(d.zones, t);
     const foot = anchorPoint(toBox(t.kf), 'bottom_center');
     const speeds = new Map<string, number | undefined>();
@@ -406,7 +522,8 @@ export class Tracker {
       if (!a.ground) continue;
       let g = t.ground.get(z);
       if (!g) t.ground.set(z, (g = new GroundTrack(a.ground)));
-      speeds.set(z, g.add(ts, foot, d.zones.includes(z)));
+      // A cached answer's box is an old one: no position at this time, the speed as it was.
+      speeds.set(z, fresh ? g.add(ts, foot, d.zones.includes(z)) : g.speed());
     }
     const changed = t.presence.update(d.zones, ts, areas, (z) => speeds.get(z));
     const measured = t.presence.current.find((z) => t.ground.has(z));
@@ -416,6 +533,7 @@ export class Tracker {
 
   private report(type: 'new' | 'update', t: Track): ObjectEvent {
     t.reported = {
+      label: t.label,
       box: t.box,
       score: t.topScore,
       zones: t.presence.current,
@@ -430,7 +548,10 @@ export class Tracker {
    * `others`: every detection of the frame, also those the camera's filters dropped (what may
    * stand in front of a tracked object).
    */
-  update(dets: readonly ZonedDetection[], ts: number, others: readonly Detection[] = dets): TrackerEvent[] {
+  update(dets: readonly ZonedDetection[], ts: number, frame: TrackFrame = {}): TrackerEvent[] {
+    const others = frame.others ?? dets;
+    const fresh = frame.cached !== true;
+    const pixels = fresh ? frame.pixels : undefined;
     this.seen = [];
     // An outage (no answer for longer than HORIZON_S): the filters' clocks skip it.
     const gap = ts - this.lastFrame;
@@ -438,47 +559,121 @@ export class Tracker {
     this.lastFrame = Math.max(this.lastFrame, ts);
     const events: TrackerEvent[] = [];
     for (const t of this.tracks) t.misses++;
-    const labels = new Set([...this.tracks.map((t) => t.label), ...dets.map((d) => d.label)]);
-    for (const label of labels) {
-      const tracks = this.tracks.filter((t) => t.label === label);
-      const own = dets.filter((d) => d.label === label);
-      const predicted = new Map(tracks.map((t) => [t, predict(t.kf, since(t, ts))]));
-      const high = own.filter((d) => d.score >= this.cfg.high_score);
-      const low = own.filter((d) => d.score < this.cfg.high_score);
-      /** Assigns `ds` to `pool`, updates the matched tracks; returns what is left of each. */
-      const match = (pool: Track[], ds: ZonedDetection[]): { tracks: Track[]; dets: ZonedDetection[] } => {
-        const a = assign(
-          pool.map((t) => ds.map((d) => matchCost(predicted.get(t)!, d.box, reachOf(t, ts)))),
-          ds.length,
-          COST_LIMIT,
-        );
-        for (const [r, c] of a.pairs)
-          this.matched(pool[r]!, predicted.get(pool[r]!)!, ds[c]!, ts, others, events);
-        return { tracks: a.unmatchedRows.map((r) => pool[r]!), dets: a.unmatchedCols.map((c) => ds[c]!) };
-      };
-      const first = match(
-        tracks.filter((t) => t.confirmed),
-        high,
-      );
-      match(first.tracks, low);
-      const tentative = tracks.filter((t) => !t.confirmed);
-      const third = match(tentative, first.dets);
-      const dropped = new Set(third.tracks);
-      this.tracks = this.tracks.filter((t) => !dropped.has(t));
-      for (const d of third.dets) this.start(d, ts, events);
-    }
-    events.push(...this.endLost());
+    const looks = new Map<ZonedDetection, Float32Array>();
+    if (pixels && this.cfg.appearance !== false)
+      for (const d of dets) {
+        const h = colourHistogram(pixels, d.box);
+        if (h) looks.set(d, h);
+      }
+    const step: Step = { ts, others, fresh, pixels, looks, events };
+    const groups = new Set([...this.tracks.map((t) => t.group), ...dets.map((d) => this.groupOf(d.label))]);
+    for (const group of groups) this.updateGroup(group, dets, step);
+    events.push(...this.endLost(others, frame.pixels));
     return events;
+  }
+
+  /** One label group's part of `update`: the ByteTrack stages, duplicates, objects coming out from behind others. */
+  private updateGroup(group: string, dets: readonly ZonedDetection[], step: Step): void {
+    const { ts } = step;
+    const tracks = this.tracks.filter((t) => t.group === group);
+    const own = dets.filter((d) => this.groupOf(d.label) === group);
+    const predicted = new Map(tracks.map((t) => [t, predict(t.kf, since(t, ts))]));
+    const high = own.filter((d) => d.score >= this.cfg.high_score);
+    const low = own.filter((d) => d.score < this.cfg.high_score);
+    const matchedHere: { t: Track; d: ZonedDetection }[] = [];
+    /**
+     * Assigns `ds` to `pool` by `cost` plus what unlike looks add (`lookCost`), AMBIGUOUS times
+     * over where a track could take more than one detection or a detection more than one track;
+     * updates the matched tracks; returns what is left of each.
+     */
+    const match = (
+      pool: Track[],
+      ds: ZonedDetection[],
+      cost: (t: Track, d: ZonedDetection) => number,
+    ): { tracks: Track[]; dets: ZonedDetection[] } => {
+      const m = pool.map((t) => ds.map((d) => cost(t, d)));
+      const rows = m.map((r) => r.filter(Number.isFinite).length);
+      const cols = ds.map((_, c) => m.filter((r) => Number.isFinite(r[c])).length);
+      for (const [r, t] of pool.entries())
+        for (const [c, d] of ds.entries()) {
+          if (!Number.isFinite(m[r]![c])) continue;
+          const look = this.lookCost(t, step.looks.get(d));
+          m[r]![c]! += rows[r]! > 1 || cols[c]! > 1 ? AMBIGUOUS * look : look;
+        }
+      const a = assign(m, ds.length, COST_LIMIT);
+      for (const [r, c] of a.pairs) {
+        this.matched(pool[r]!, predicted.get(pool[r]!)!, ds[c]!, step);
+        matchedHere.push({ t: pool[r]!, d: ds[c]! });
+      }
+      return { tracks: a.unmatchedRows.map((r) => pool[r]!), dets: a.unmatchedCols.map((c) => ds[c]!) };
+    };
+    const motion = (t: Track, d: ZonedDetection): number =>
+      matchCost(predicted.get(t)!, d.box, reachOf(t, ts));
+    const first = match(
+      tracks.filter((t) => t.confirmed),
+      high,
+      motion,
+    );
+    match(first.tracks, low, motion);
+    const tentative = tracks.filter((t) => !t.confirmed);
+    const third = match(tentative, first.dets, motion);
+    // Another label's box on an object matched in this frame is that object.
+    let left = third.dets.filter((d) => {
+      const same = matchedHere.find((m) => iou(m.d.box, d.box) >= DUPLICATE_IOU);
+      if (!same) return true;
+      same.t.votes.set(d.label, (same.t.votes.get(d.label) ?? 0) + d.score);
+      this.seen.push({ id: same.t.id, label: same.t.label, detection: d });
+      return false;
+    });
+    // An object coming out from behind another, before anything new starts there.
+    const hidden = tracks.filter((t) => t.held === 'hidden' && t.misses > 0);
+    if (hidden.length && left.length)
+      left = match(hidden, left, (t, d) => this.comeOutCost(t, predicted.get(t)!, d, step)).dets;
+    const dropped = new Set(third.tracks);
+    this.tracks = this.tracks.filter((t) => !dropped.has(t));
+    for (const d of left) this.start(d, step);
+  }
+
+  /** What unlike looks add to a pair's cost (0–1); Infinity after a gap when they are too unlike. */
+  private lookCost(t: Track, look: Float32Array | undefined): number {
+    if (!t.look || !look) return 0;
+    const s = similarity(t.look, look);
+    if (t.misses > END_AFTER_MISSES && s < LOOK_GATE) return Infinity;
+    return 1 - s;
+  }
+
+  /**
+   * Pairing a hidden object with a detection coming out near what hid it: allowed within the
+   * box it was hidden behind (grown by the object's own size) or its reach, when the looks agree.
+   */
+  private comeOutCost(t: Track, p: KalmanState, d: ZonedDetection, step: Step): number {
+    const pb = toBox(p);
+    const c = centre(d.box);
+    const [w, h] = [pb[2] - pb[0], pb[3] - pb[1]];
+    const by = t.hiddenBy;
+    const nearCover =
+      by !== null && c[0] >= by[0] - w && c[0] <= by[2] + w && c[1] >= by[1] - h && c[1] <= by[3] + h;
+    const reach = REACH_PER_S * Math.max(diagonal(pb), diagonal(d.box)) * since(t, step.ts);
+    if (!nearCover && distance(c, centre(pb)) > reach) return Infinity;
+    const diag = Math.max(diagonal(pb), diagonal(d.box));
+    return Math.min(1, distance(c, centre(pb)) / (diag * (1 + since(t, step.ts))));
   }
 
   /**
    * Ends the confirmed objects the camera's answered frames have not shown for more than
-   * `end_after_s` (END_AFTER_MISSES of them in a row at least); tentative ones were dropped at
-   * their first miss.
+   * `end_after_s` (END_AFTER_MISSES of them in a row at least), unless they are held: a still
+   * object whose place shows what it showed, or one hidden behind another detection (for
+   * `hold_hidden_s` at most). Tentative ones were dropped at their first miss.
    */
-  private endLost(): ObjectEvent[] {
+  private endLost(others: readonly Detection[], pixels: Pixels | undefined): ObjectEvent[] {
     const events: ObjectEvent[] = [];
     this.tracks = this.tracks.filter((t) => {
+      if (t.misses === 0) {
+        t.held = null;
+        return true;
+      }
+      t.held = this.holds(t, others, pixels);
+      if (t.held) return true;
       if (t.misses < END_AFTER_MISSES || this.lastFrame - t.lastSeen <= this.cfg.end_after_s * 1000)
         return true;
       events.push(this.event('end', t));
@@ -487,10 +682,56 @@ export class Tracker {
     return events;
   }
 
-  private start(d: ZonedDetection, ts: number, events: TrackerEvent[]): void {
+  /**
+   * Why a lost object is kept, if it is (endLost): it stood still and the part of its place
+   * that nothing else stands in front of shows what it showed (`still`); or others' boxes
+   * cover its predicted centre or HIDDEN_HOLD of its predicted box, for `hold_hidden_s` at most
+   * (`hidden`).
+   */
+  private holds(t: Track, others: readonly Detection[], pixels: Pixels | undefined): Track['held'] {
+    if (!t.confirmed) return null;
+    const boxes = others.map((o) => o.box);
+    if (t.patch && (t.stationary || t.lastSeen - t.anchorAt >= HOLD_STILL_MS)) {
+      // Without a new picture (a cached answer repeats the last), what was held stays held.
+      if (!pixels) return t.held === 'still' ? 'still' : null;
+      const now = patchOf(pixels, t.box);
+      const covered = coveredCells(t.box, boxes);
+      const visible = covered.length - covered.reduce((a, b) => a + b, 0);
+      if (now && visible >= (1 - HIDDEN_HOLD) * covered.length && !patchChanged(t.patch, now, covered))
+        return 'still';
+    }
+    if (this.lastFrame - t.lastSeen > this.cfg.hold_hidden_s * 1000) return null;
+    const pb = toBox(predict(t.kf, since(t, this.lastFrame)));
+    const c = centre(pb);
+    const over = boxes.filter((b) => c[0] >= b[0] && c[0] <= b[2] && c[1] >= b[1] && c[1] <= b[3]);
+    // About to come out: still within what hid it (grown by its size), which is still there.
+    const by = t.hiddenBy;
+    if (t.held === 'hidden' && by && !over.length && boxes.some((b) => iou(b, by) >= 0.5)) {
+      const [w, h] = [pb[2] - pb[0], pb[3] - pb[1]];
+      if (c[0] >= by[0] - w && c[0] <= by[2] + w && c[1] >= by[1] - h && c[1] <= by[3] + h) return 'hidden';
+    }
+    const covered = coveredCells(pb, boxes);
+    if (!over.length && covered.reduce((a, b) => a + b, 0) < HIDDEN_HOLD * covered.length) return null;
+    const covers = over.length ? over : boxes.filter((b) => area(intersection(b, pb)) > 0);
+    t.hiddenBy = covers.reduce<Box>(
+      (u, b) => [Math.min(u[0], b[0]), Math.min(u[1], b[1]), Math.max(u[2], b[2]), Math.max(u[3], b[3])],
+      [...covers[0]!],
+    );
+    return 'hidden';
+  }
+
+  private start(d: ZonedDetection, step: Step): void {
+    const { ts, events } = step;
+    const look = step.looks.get(d);
     const t: Track = {
       id: `${ts}-${this.camera}-${++this.counter}`,
       label: d.label,
+      group: this.groupOf(d.label),
+      votes: new Map([[d.label, d.score]]),
+      look: look && Float32Array.from(look),
+      patch: undefined,
+      held: null,
+      hiddenBy: null,
       kf: initiate(d.box),
       at: ts,
       box: d.box,
@@ -512,7 +753,7 @@ export class Tracker {
       reported: null,
     };
     crossings(this.lines, t.sides, t.label, d.box);
-    this.place(t, d, ts);
+    this.place(t, d, ts, step.fresh);
     this.loiter(t, ts);
     this.tracks.push(t);
     this.seen.push({ id: t.id, label: t.label, detection: d });
@@ -527,34 +768,39 @@ export class Tracker {
     t.unconfirmedCrossings = [];
   }
 
-  private matched(
-    t: Track,
-    p: KalmanState,
-    d: ZonedDetection,
-    ts: number,
-    others: readonly Detection[],
-    events: TrackerEvent[],
-  ): void {
+  private matched(t: Track, p: KalmanState, d: ZonedDetection, step: Step): void {
+    const { ts, others, fresh, events } = step;
+    t.votes.set(d.label, (t.votes.get(d.label) ?? 0) + d.score);
     const pb = toBox(p);
-    const whole = t.confirmed && hidden(pb, d, others) ? wholeObject(d.box, pb) : d.box;
-    t.kf = update(p, whole);
-    t.at = Math.max(t.at, ts);
+    const covered = t.confirmed && hidden(pb, d, others);
+    const whole = covered ? wholeObject(d.box, pb) : d.box;
+    // A cached answer repeats the last analysed box: the object is still there, nothing more.
+    if (fresh) {
+      t.kf = update(p, whole);
+      t.at = Math.max(t.at, ts);
+    }
     t.box = d.box;
     t.topScore = Math.max(t.topScore, d.score);
     t.lastSeen = Math.max(t.lastSeen, ts);
-    this.place(t, d, ts);
+    this.place(t, d, ts, fresh);
     this.loiter(t, ts);
     t.misses = 0;
+    t.held = null;
     t.hits++;
+    const look = step.looks.get(d);
+    if (look && !covered) t.look = t.look ? blend(t.look, look, LOOK_RATE) : Float32Array.from(look);
+    this.relabel(t);
     this.seen.push({ id: t.id, label: t.label, detection: d });
-    const crossed = crossings(this.lines, t.sides, t.label, whole).map((c): LineCrossing => ({
-      type: 'crossing',
-      id: t.id,
-      camera: this.camera,
-      label: t.label,
-      ...c,
-      ts,
-    }));
+    const crossed = fresh
+      ? crossings(this.lines, t.sides, t.label, toBox(t.kf)).map((c): LineCrossing => ({
+          type: 'crossing',
+          id: t.id,
+          camera: this.camera,
+          label: t.label,
+          ...c,
+          ts,
+        }))
+      : [];
     if (!t.confirmed) {
       t.unconfirmedCrossings.push(...crossed);
       if (t.hits >= this.cfg.min_frames) this.confirm(t, ts, events);
@@ -567,11 +813,16 @@ export class Tracker {
       t.anchorAt = ts;
       t.stationary = false;
     } else if (ts - t.anchorAt >= this.cfg.stationary_after_s * 1000) t.stationary = true;
+    // Where it stands still, what its place looks like: it is held while that does not change.
+    if (step.pixels && !covered && (t.stationary || ts - t.anchorAt >= HOLD_STILL_MS))
+      t.patch = patchOf(step.pixels, d.box);
+    else if (fresh && !t.stationary && ts - t.anchorAt < HOLD_STILL_MS) t.patch = undefined;
     const r = t.reported!;
     const moved =
       !t.stationary && distance(centre(t.box), centre(r.box)) > this.cfg.update_move * diagonal(r.box);
     if (
       moved ||
+      t.label !== r.label ||
       t.stationary !== r.stationary ||
       !sameZones(t.presence.current, r.zones) ||
       !sameZones(t.loitering, r.loitering) ||
@@ -579,6 +830,23 @@ export class Tracker {
     )
       events.push(this.report('update', t));
     events.push(...crossed);
+  }
+
+  /**
+   * Its label: the one with the highest vote. Once announced, another label takes over only when
+   * its vote exceeds the current one's by LABEL_LEAD (a fraction of it, plus a margin): labels
+   * that alternate evenly do not flip it back and forth.
+   */
+  private relabel(t: Track): void {
+    const current = t.votes.get(t.label) ?? 0;
+    let best = t.label;
+    let top = t.confirmed ? current * (1 + LABEL_LEAD) + LABEL_MARGIN : current;
+    for (const [label, v] of t.votes)
+      if (v > top) {
+        best = label;
+        top = v;
+      }
+    t.label = best;
   }
 
   /**
@@ -650,7 +918,10 @@ export class Tracker {
       return m;
     };
     for (const t of this.tracks) {
-      if (!t.confirmed || (t.misses >= END_AFTER_MISSES && this.lastFrame - t.lastSeen > COUNT_HOLD_MS))
+      if (
+        !t.confirmed ||
+        (t.held === null && t.misses >= END_AFTER_MISSES && this.lastFrame - t.lastSeen > COUNT_HOLD_MS)
+      )
         continue;
       add(out.labels, t.label, !t.stationary);
       for (const z of t.presence.current)

@@ -827,7 +827,7 @@ describe('tracker: occlusion', () => {
               const all = f.car ? [...f.dets, f.car] : f.dets;
               return carTracked
                 ? step(t, all, f.ts)
-                : t.update(f.dets, f.ts, all).filter((e): e is ObjectEvent => !isCrossing(e));
+                : t.update(f.dets, f.ts, { others: all }).filter((e): e is ObjectEvent => !isCrossing(e));
             });
             const people = [...events, ...(lapse(t, 20_000) as ObjectEvent[])].filter(
               (e) => e.label === 'person',
@@ -856,7 +856,7 @@ describe('tracker: occlusion', () => {
         },
       });
       const crossed = behindCar(5, 1, 0.4).flatMap((f) =>
-        t.update(f.dets, f.ts, f.car ? [...f.dets, f.car] : f.dets).filter(isCrossing),
+        t.update(f.dets, f.ts, { others: f.car ? [...f.dets, f.car] : f.dets }).filter(isCrossing),
       );
       assert.deepEqual(crossed, [], anchor);
     }

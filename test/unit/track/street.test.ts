@@ -1,0 +1,409 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Box, Letterbox } from '../../../src/core/geometry.js';
+import { sectionConfig } from '../../../src/config/index.js';
+import type { ZonedDetection } from '../../../src/track/filters.js';
+import {
+  colourHistogram,
+  patchChanged,
+  patchOf,
+  similarity,
+  type Pixels,
+} from '../../../src/track/appearance.js';
+import { groundPlane } from '../../../src/track/speed.js';
+import { Tracker, type ObjectEvent, type TrackerEvent, type TrackFrame } from '../../../src/track/tracker.js';
+
+/**
+ * Issue 42's rules, each on its own: one object whatever label it flickers between, still and
+ * hidden objects held while they are there, appearance where motion is ambiguous, and speeds
+ * that cached answers do not bend. Frames are made here with their pixels (a 640×480 picture,
+ * letterbox 1:1), so the checks on pixels run on real bytes.
+ */
+
+const settings = sectionConfig('events', {});
+const W = 640;
+const H = 480;
+const geometry: Letterbox = {
+  srcW: W,
+  srcH: H,
+  dstW: W,
+  dstH: H,
+  scale: 1,
+  innerW: W,
+  innerH: H,
+  padLeft: 0,
+  padTop: 0,
+};
+
+type Rgb = [number, number, number];
+
+/** A background with texture (so a patch of it is not flat), and painted boxes on it, in order. */
+function picture(boxes: { box: Box; rgb: Rgb; stripes?: boolean }[] = []): Pixels {
+  const data = Buffer.alloc(W * H * 3);
+  for (let y = 0; y < H; y++)
+    for (let x = 0; x < W; x++) {
+      const v = 90 + ((x >> 4) % 3) * 20 + ((y >> 5) % 2) * 15;
+      data.fill(v, (y * W + x) * 3, (y * W + x) * 3 + 3);
+    }
+  for (const { box, rgb, stripes } of boxes)
+    for (let y = Math.max(0, Math.round(box[1])); y < Math.min(H, Math.round(box[3])); y++)
+      for (let x = Math.max(0, Math.round(box[0])); x < Math.min(W, Math.round(box[2])); x++) {
+        const dark = stripes && ((y - box[1]) >> 3) % 2 === 0 ? 0.4 : 1;
+        const o = (y * W + x) * 3;
+        data[o] = rgb[0] * dark;
+        data[o + 1] = rgb[1] * dark;
+        data[o + 2] = rgb[2] * dark;
+      }
+  return { data, geometry };
+}
+
+const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({
+  label,
+  score,
+  box,
+  zones,
+});
+
+const objectEvents = (events: TrackerEvent[]): ObjectEvent[] =>
+  events.filter((e): e is ObjectEvent => e.type !== 'crossing');
+
+const feed = (
+  t: Tracker,
+  frames: { ts: number; dets: ZonedDetection[]; frame?: TrackFrame }[],
+): ObjectEvent[] => frames.flatMap((f) => objectEvents(t.update(f.dets, f.ts, f.frame)));
+
+const times = (fps: number, from: number, to: number): number[] =>
+  Array.from({ length: Math.floor(((to - from) * fps) / 1000) + 1 }, (_, i) =>
+    Math.round(from + (i * 1000) / fps),
+  );
+
+const RED: Rgb = [200, 40, 40];
+const BLUE: Rgb = [40, 60, 200];
+const WHITE: Rgb = [235, 235, 235];
+const YELLOW: Rgb = [220, 200, 40];
+
+describe('appearance and still pictures (appearance.ts)', () => {
+  it('a crop is like another crop of the same colours, and unlike one of others', () => {
+    const p = picture([
+      { box: [100, 100, 160, 260], rgb: RED },
+      { box: [300, 100, 360, 260], rgb: BLUE },
+      { box: [400, 120, 460, 280], rgb: RED },
+    ]);
+    const a = colourHistogram(p, [100, 100, 160, 260])!;
+    const b = colourHistogram(p, [300, 100, 360, 260])!;
+    const c = colourHistogram(p, [402, 118, 462, 282])!;
+    assert.ok(similarity(a, c) > 0.9, `same colours: ${similarity(a, c)}`);
+    assert.ok(similarity(a, b) < 0.3, `other colours: ${similarity(a, b)}`);
+    assert.equal(colourHistogram(p, [700, 100, 760, 200]), undefined, 'outside the picture');
+  });
+
+  it('a place looks the same under noise and a brightness shift, and changed when something stands in front or left', () => {
+    const car: Box = [200, 200, 400, 300];
+    const parked = patchOf(picture([{ box: car, rgb: WHITE, stripes: true }]), car)!;
+    const again = picture([{ box: car, rgb: WHITE, stripes: true }]);
+    for (let i = 0; i < again.data.length; i += 7) again.data[i] = Math.min(255, again.data[i]! + 6);
+    assert.equal(patchChanged(parked, patchOf(again, car)!), false, 'noise');
+    const darker = picture([{ box: car, rgb: [205, 205, 205], stripes: true }]);
+    assert.equal(patchChanged(parked, patchOf(darker, car)!), false, 'a cloud');
+    const walkerInFront = picture([
+      { box: car, rgb: WHITE, stripes: true },
+      { box: [260, 160, 320, 320], rgb: BLUE },
+    ]);
+    assert.equal(patchChanged(parked, patchOf(walkerInFront, car)!), true, 'a walker in front');
+    assert.equal(patchChanged(parked, patchOf(picture(), car)!), true, 'gone');
+  });
+});
+
+describe('tracker: one object whatever its label flickers between (label_groups)', () => {
+  it('a parked van called truck in every frame and also car in half of them is one event, labelled truck', () => {
+    const t = new Tracker('plaza', settings);
+    const van: Box = [300, 200, 420, 300];
+    const events = feed(
+      t,
+      times(5, 0, 60_000).map((ts, i) => ({
+        ts,
+        dets: [
+          zd('truck', 0.7, [van[0] + (i % 3), van[1], van[2] + (i % 2), van[3]]),
+          ...(i % 2 ? [zd('car', 0.55, [van[0] + 4, van[1] + 6, van[2] - 3, van[3]])] : []),
+        ],
+      })),
+    );
+    const news = events.filter((e) => e.type === 'new');
+    assert.equal(news.length, 1, events.map((e) => `${e.type} ${e.label} ${e.id}`).join('\n'));
+    assert.equal(news[0]!.label, 'truck');
+    assert.ok(events.every((e) => e.label === 'truck' && e.id === news[0]!.id));
+    // The car box is said to show the van too (…/detections carries its id).
+    t.update([zd('truck', 0.7, van), zd('car', 0.6, [302, 204, 418, 300])], 60_200);
+    assert.deepEqual(
+      t.identify(t.sightings().map((s) => s.detection)).map((d) => d.id),
+      [news[0]!.id, news[0]!.id],
+    );
+  });
+
+  it('an object whose label alternates between two classes is one event; a change of the vote is one update', () => {
+    const t = new Tracker('road', { ...settings, min_frames: 2 });
+    // car 0.6 and truck 0.8 by turns for 4 s (truck leads), then car alone at 0.9 (car takes over once).
+    const frames = times(5, 0, 12_000).map((ts, i) => {
+      const x = 20 + ts / 40;
+      const label = ts < 4000 ? (i % 2 ? 'truck' : 'car') : 'car';
+      const score = label === 'truck' ? 0.8 : ts < 4000 ? 0.6 : 0.9;
+      return { ts, dets: [zd(label, score, [x, 200, x + 160, 300])] };
+    });
+    const events = [
+      ...feed(t, frames),
+      ...objectEvents(t.update([], 20_000)),
+      ...objectEvents(t.update([], 20_001)),
+    ];
+    assert.equal(new Set(events.map((e) => e.id)).size, 1, 'one object');
+    assert.equal(events[0]!.type, 'new');
+    assert.equal(events[0]!.label, 'truck', 'the vote after two frames: truck 0.8 against car 0.6');
+    assert.deepEqual([events.at(-1)!.type, events.at(-1)!.label], ['end', 'car']);
+    const relabels = events.filter((e, i) => i > 0 && e.label !== events[i - 1]!.label);
+    assert.equal(relabels.length, 1, 'one label change');
+  });
+
+  it('labels outside a group stay apart: a person and a dog in one box are two objects', () => {
+    const t = new Tracker('yard', settings);
+    const events = feed(
+      t,
+      times(5, 0, 2000).map((ts) => ({
+        ts,
+        dets: [zd('person', 0.9, [100, 100, 160, 260]), zd('dog', 0.9, [102, 102, 158, 258])],
+      })),
+    );
+    assert.deepEqual(
+      events
+        .filter((e) => e.type === 'new')
+        .map((e) => e.label)
+        .sort(),
+      ['dog', 'person'],
+    );
+    const none = new Tracker('yard', { ...settings, label_groups: [] });
+    const split = feed(
+      none,
+      times(5, 0, 2000).map((ts, i) => ({
+        ts,
+        dets: [zd(i % 2 ? 'car' : 'truck', 0.9, [100, 100, 260, 200])],
+      })),
+    );
+    assert.equal(
+      split.filter((e) => e.type === 'new').length,
+      0,
+      'without groups a flickering label never confirms',
+    );
+  });
+});
+
+describe('tracker: parked and hidden objects hold while they are there', () => {
+  const car: Box = [200, 240, 400, 340];
+  const parked = (extra: { box: Box; rgb: Rgb }[] = []): Pixels =>
+    picture([{ box: car, rgb: WHITE, stripes: true }, ...extra]);
+
+  it('a parked car the detector misses for a minute is not ended while its place looks the same; it ends once it drove off', () => {
+    const t = new Tracker('lot', settings);
+    const seen = times(5, 0, 15_000).map((ts) => ({
+      ts,
+      dets: [zd('car', 0.8, car)],
+      frame: { pixels: parked() },
+    }));
+    const missed = times(5, 15_200, 75_000).map((ts) => ({ ts, dets: [], frame: { pixels: parked() } }));
+    const events = feed(t, [...seen, ...missed]);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['new', 'update'],
+      'new, then stationary: no end while it stands there',
+    );
+    assert.equal(t.counts().labels.get('car')?.inView, 1, 'still counted');
+    const gone = feed(
+      t,
+      times(5, 75_200, 80_000).map((ts) => ({ ts, dets: [], frame: { pixels: picture() } })),
+    );
+    assert.deepEqual(
+      gone.map((e) => e.type),
+      ['end'],
+    );
+    assert.equal(gone[0]!.endTs, 15_000, 'its end is when it was last seen');
+  });
+
+  it('without pixels, or while walkers cover it, a missed parked car ends as any lost object', () => {
+    const t = new Tracker('lot', settings);
+    const events = feed(t, [
+      ...times(5, 0, 15_000).map((ts) => ({ ts, dets: [zd('car', 0.8, car)] })),
+      ...times(5, 15_200, 30_000).map((ts) => ({ ts, dets: [] })),
+    ]);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['new', 'update', 'end'],
+    );
+  });
+
+  it('a parked car hidden by walkers for 10 s keeps its one event, and ends when it has driven off', () => {
+    const t = new Tracker('lot', settings);
+    const frames: { ts: number; dets: ZonedDetection[]; frame: TrackFrame }[] = [];
+    for (const ts of times(5, 0, 40_000)) {
+      // Walkers pass in front between 15 and 25 s; the car is not detected meanwhile.
+      const walkers: Box[] =
+        ts >= 15_000 && ts < 25_000
+          ? [0, 1].map((k) => {
+              const x = 150 + ((ts - 15_000) / 10_000) * 300 + k * 70;
+              return [x, 200, x + 60, 360] as Box;
+            })
+          : [];
+      // It drives off at 30 s.
+      const carBox: Box | null =
+        ts < 30_000
+          ? car
+          : ts < 31_000
+            ? [car[0] + (ts - 30_000) / 2, car[1], car[2] + (ts - 30_000) / 2, car[3]]
+            : null;
+      const pixels = picture([
+        ...(carBox ? [{ box: carBox, rgb: WHITE, stripes: true }] : []),
+        ...walkers.map((box) => ({ box, rgb: BLUE })),
+      ]);
+      frames.push({
+        ts,
+        dets: [
+          ...(carBox && !walkers.length ? [zd('car', 0.8, carBox)] : []),
+          ...walkers.map((box) => zd('person', 0.85, box)),
+        ],
+        frame: { pixels },
+      });
+    }
+    const events = feed(t, frames);
+    events.push(...objectEvents(t.update([], 45_000, { pixels: picture() })));
+    events.push(...objectEvents(t.update([], 45_001, { pixels: picture() })));
+    const cars = events.filter((e) => e.label === 'car');
+    assert.equal(
+      new Set(cars.map((e) => e.id)).size,
+      1,
+      cars.map((e) => `${e.type} ${e.id} ${e.endTs}`).join('\n'),
+    );
+    assert.equal(cars.filter((e) => e.type === 'end').length, 1);
+  });
+
+  it('a walker behind a bus for 4 s (longer than end_after_s) keeps its id, counted meanwhile', () => {
+    const t = new Tracker('street', settings);
+    const events: ObjectEvent[] = [];
+    let hiddenCounts = 0;
+    for (const ts of times(5, 0, 10_000)) {
+      const x = 40 + ts * 0.08; // 80 px/s
+      const walker: Box = [x, 200, x + 50, 340];
+      const bus: Box = [260, 120, 620, 380];
+      const busThere = ts >= 2000 && ts <= 9000;
+      const behind = busThere && x + 50 > 265 && x < 615;
+      const dets = [
+        ...(behind ? [] : [zd('person', 0.85, walker)]),
+        ...(busThere ? [zd('bus', 0.9, bus)] : []),
+      ];
+      events.push(...objectEvents(t.update(dets, ts)));
+      if (behind && ts > 6000) hiddenCounts += t.counts().labels.get('person')?.inView ?? 0;
+    }
+    const people = events.filter((e) => e.label === 'person');
+    assert.equal(new Set(people.map((e) => e.id)).size, 1, people.map((e) => `${e.type} ${e.id}`).join('\n'));
+    assert.ok(!people.some((e) => e.type === 'end'), 'not ended');
+    assert.ok(hiddenCounts > 0, 'counted while hidden');
+  });
+
+  it('a hidden object is held hold_hidden_s at most', () => {
+    const t = new Tracker('street', { ...settings, hold_hidden_s: 6 });
+    const bus: Box = [100, 100, 600, 400];
+    const events = feed(t, [
+      ...times(5, 0, 2000).map((ts) => ({ ts, dets: [zd('person', 0.9, [300, 200, 350, 340])] })),
+      ...times(5, 2200, 20_000).map((ts) => ({ ts, dets: [zd('bus', 0.9, bus)] })),
+    ]);
+    const end = events.find((e) => e.type === 'end' && e.label === 'person');
+    assert.ok(end, 'ended');
+    assert.equal(end.endTs, 2000);
+  });
+});
+
+describe('tracker: appearance where motion is ambiguous', () => {
+  /**
+   * Two walkers (red and blue) meet in the middle at 2 frames a second and both turn back: motion
+   * alone predicts they walked on through each other, and swaps their ids.
+   */
+  function bounce(appearance: boolean): ObjectEvent[] {
+    const t = new Tracker('plaza', { ...settings, appearance });
+    const frames = times(2, 0, 8000).map((ts) => {
+      const leg = ts <= 4000 ? ts : 8000 - ts; // towards each other, then back
+      const red: Box = [100 + leg * 0.05, 200, 150 + leg * 0.05, 340];
+      const blue: Box = [480 - leg * 0.05, 200, 530 - leg * 0.05, 340];
+      return {
+        ts,
+        dets: [zd('person', 0.9, red), zd('person', 0.9, blue)],
+        frame: {
+          pixels: picture([
+            { box: red, rgb: RED },
+            { box: blue, rgb: BLUE },
+          ]),
+        },
+      };
+    });
+    return feed(t, frames);
+  }
+  const redId = (events: ObjectEvent[]): Set<string> =>
+    new Set(events.filter((e) => e.box[0] < 200 && e.type !== 'new').map((e) => e.id));
+
+  it('with appearance, each keeps its id; without, motion swaps them', () => {
+    const withLooks = bounce(true);
+    assert.equal(new Set(withLooks.map((e) => e.id)).size, 2);
+    const first = withLooks.find((e) => e.type === 'new' && e.box[0] < 200)!.id;
+    assert.deepEqual([...redId(withLooks)], [first], 'the red walker is the same id on its way back');
+    const motionOnly = bounce(false);
+    const firstM = motionOnly.find((e) => e.type === 'new' && e.box[0] < 200)!.id;
+    assert.notDeepEqual([...redId(motionOnly)], [firstM], 'motion alone swaps them (what appearance fixes)');
+  });
+
+  it('a lost object is not matched again to a detection that does not look like it', () => {
+    const t = new Tracker('plaza', settings);
+    const box = (ts: number): Box => [100 + ts * 0.05, 200, 150 + ts * 0.05, 340];
+    feed(
+      t,
+      times(5, 0, 3000).map((ts) => ({
+        ts,
+        dets: [zd('person', 0.9, box(ts))],
+        frame: { pixels: picture([{ box: box(ts), rgb: RED }]) },
+      })),
+    );
+    // Unseen for 1.2 s (six frames), then someone in blue where it would be.
+    feed(
+      t,
+      times(5, 3200, 4200).map((ts) => ({ ts, dets: [], frame: { pixels: picture() } })),
+    );
+    const events = feed(
+      t,
+      [4400, 4600].map((ts) => ({
+        ts,
+        dets: [zd('person', 0.9, box(ts))],
+        frame: { pixels: picture([{ box: box(ts), rgb: BLUE }]) },
+      })),
+    );
+    assert.equal(events.filter((e) => e.type === 'new').length, 1, 'a new object, not the lost one');
+  });
+});
+
+describe('tracker: speed with cached answers', () => {
+  it('answers from the cache (the last box again, at a later time) do not bend the speed', () => {
+    // 20 px a metre; a walker at 1.8 m/s (6.48 km/h) is 36 px/s; every second answer is cached.
+    const ground = groundPlane(
+      [
+        [0, 0],
+        [640, 0],
+        [640, 480],
+        [0, 480],
+      ],
+      [32, 24, 32, 24],
+    );
+    const t = new Tracker('gate', settings, { zones: { walk: { inertia: 1, ground } } });
+    let last: Box = [0, 0, 0, 0];
+    const events: ObjectEvent[] = [];
+    for (const [i, ts] of times(5, 0, 10_000).entries()) {
+      const cached = i % 3 !== 0;
+      if (!cached) last = [50 + ts * 0.036, 200, 90 + ts * 0.036, 300];
+      events.push(...objectEvents(t.update([zd('person', 0.9, last, ['walk'])], ts, { cached })));
+    }
+    const speed = events.at(-1)!.speed!;
+    assert.ok(Math.abs(speed.max - 6.48) <= 0.65, `max ${speed.max} km/h, truth 6.48`);
+    assert.ok(speed.current !== null && Math.abs(speed.current - 6.48) <= 0.65, `current ${speed.current}`);
+  });
+});
