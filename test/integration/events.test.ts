@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import type { CrossingPayload, DetectionsPayload, EventPayload } from '../../src/publish/topics.js';
 import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { needsShared, shared, tempDir, waitFor } from '../helpers/env.js';
+import { busyCores } from '../helpers/load.js';
 import { Subscriber } from '../helpers/mqtt.js';
 import { freePort, startRtspServer } from '../helpers/rtsp.js';
 import { EVENTS_SCENE, writeSceneClip } from '../helpers/synthetic-scene.js';
@@ -14,7 +15,8 @@ import { EVENTS_SCENE, writeSceneClip } from '../helpers/synthetic-scene.js';
  * synthetic-scene.ts): a person walking left to right, a bus driving right to left, then two
  * people crossing each other, each passing the line x = 640 once. Real ffmpeg pulls the clip
  * from a real RTSP server, real ONNX Runtime runs YOLOv8n, and the assertions are on what a
- * subscriber of Argus' embedded broker receives.
+ * subscriber of Argus' embedded broker receives. Every core is kept busy the whole time (an
+ * edge box is busy; the walker passing the bus once ended behind it on a loaded machine).
  */
 const STARTED = '"msg":"argus started"';
 
@@ -26,6 +28,7 @@ describe('events end to end (synthetic clip with known truth)', () => {
       const dir = await tempDir(t);
       const clip = join(dir, 'scene.mp4');
       await writeSceneClip(EVENTS_SCENE, shared('media/bus.jpg'), clip);
+      t.diagnostic(`${busyCores(t)} cores kept busy by spinning processes`);
       // The daemon starts first and retries the camera until the server is up: the clip then
       // plays from its start (12 s of empty background before the first object).
       const rtsp = await startRtspServer(
