@@ -25,6 +25,12 @@ export interface Mover {
   end: [number, number];
   from: number;
   to: number;
+  /**
+   * Points passed on the way, in time order between `from` and `to`: the bottom centre moves in
+   * straight lines from `start` through each `at` (reached at `t`, seconds into the clip) to
+   * `end`. Two stops at one place make the mover stand there. Without it, one straight line.
+   */
+  via?: { t: number; at: [number, number] }[];
 }
 
 export interface Scene {
@@ -52,6 +58,17 @@ function blit(frame: Buffer, w: number, h: number, s: Sprite, x: number, y: numb
   }
 }
 
+/** The bottom centre of `m` at time `t` (within `from`–`to`): along its `via` points, if any. */
+function positionAt(m: Mover, t: number): [number, number] {
+  const stops = [{ t: m.from, at: m.start }, ...(m.via ?? []), { t: m.to, at: m.end }];
+  let i = 0;
+  while (i < stops.length - 2 && t > stops[i + 1]!.t) i++;
+  const a = stops[i]!;
+  const b = stops[i + 1]!;
+  const k = b.t > a.t ? (t - a.t) / (b.t - a.t) : 1;
+  return [a.at[0] + (b.at[0] - a.at[0]) * k, a.at[1] + (b.at[1] - a.at[1]) * k];
+}
+
 /**
  * Where each mover's box is at time `t` (s), in drawing order (farther first: a smaller
  * `bottom` y is farther away), or nothing when it is not in the clip at that time.
@@ -60,9 +77,7 @@ export function boxesAt(scene: Scene, t: number): { mover: Mover; box: [number, 
   return scene.movers
     .filter((m) => t >= m.from && t <= m.to)
     .map((m) => {
-      const k = (t - m.from) / (m.to - m.from);
-      const cx = m.start[0] + (m.end[0] - m.start[0]) * k;
-      const bottom = m.start[1] + (m.end[1] - m.start[1]) * k;
+      const [cx, bottom] = positionAt(m, t);
       const [x1, y1, x2, y2] = CUTS[m.cut];
       const w = Math.round(((x2 - x1) * m.height) / (y2 - y1));
       const box: [number, number, number, number] = [
@@ -192,5 +207,148 @@ export const EVENTS_SCENE: Scene = {
       from: 22,
       to: 28,
     },
+  ],
+};
+
+/*
+ * The tracking bench's scenes (bench/tracking.ts scores what Argus publishes of them against
+ * these movers). All 1280×720 at 10 frames/s; the parked vehicle is the `bus` cut (no car is
+ * cut from bus.jpg), labelled `bus`.
+ */
+
+/**
+ * A bus stands in the middle (x 526–755) for the whole clip. A person walks left to right
+ * behind it (76 px/s, wholly hidden from 10.1 s to 11.9 s, crossing x = 640 while hidden);
+ * another walks right to left in front of it (99 px/s, at x = 640 at 19 s). The two pass each
+ * other at x ≈ 980, 15.5 s, at different depths.
+ */
+export const WALKERS_BUS_SCENE: Scene = {
+  width: 1280,
+  height: 720,
+  fps: 10,
+  seconds: 28,
+  movers: [
+    { cut: 'bus', label: 'bus', height: 380, start: [640, 620], end: [640, 620], from: 0, to: 28 },
+    { cut: 'personB', label: 'person', height: 240, start: [-40, 560], end: [1320, 560], from: 2, to: 20 },
+    { cut: 'personB', label: 'person', height: 280, start: [1330, 700], end: [-50, 700], from: 12, to: 26 },
+  ],
+};
+
+/**
+ * A parked vehicle (the bus cut, where WALKERS_BUS_SCENE has it: x 526–755, the bottom at 620)
+ * hidden by two pairs of near walkers passing in front of it, one pair each way, from 7.8 s to
+ * 18.5 s (covering 90 % of its height, at times its whole width; the pairs pass each other in
+ * front of it at 12.5 s); it drives off to the left at 28 s and is out of view by 31.5 s.
+ */
+export const PARKED_SCENE: Scene = {
+  width: 1280,
+  height: 720,
+  fps: 10,
+  seconds: 34,
+  movers: [
+    {
+      cut: 'bus',
+      label: 'bus',
+      height: 380,
+      start: [640, 620],
+      via: [{ t: 28, at: [640, 620] }],
+      end: [-200, 620],
+      from: 0,
+      to: 32,
+    },
+    { cut: 'personB', label: 'person', height: 440, start: [-80, 700], end: [1360, 700], from: 2, to: 18 },
+    { cut: 'personA', label: 'person', height: 430, start: [-200, 690], end: [1240, 690], from: 2, to: 18 },
+    { cut: 'personA', label: 'person', height: 440, start: [1360, 715], end: [-80, 715], from: 7, to: 23 },
+    { cut: 'personB', label: 'person', height: 430, start: [1480, 710], end: [40, 710], from: 7, to: 23 },
+  ],
+};
+
+/**
+ * Two people walk towards each other at nearly the same depth and cross paths at x ≈ 640, 8 s:
+ * the nearer (personB, right to left) hides the farther for a moment.
+ */
+export const CROSSING_SCENE: Scene = {
+  width: 1280,
+  height: 720,
+  fps: 10,
+  seconds: 17,
+  movers: [
+    { cut: 'personA', label: 'person', height: 260, start: [-40, 600], end: [1320, 600], from: 2, to: 14 },
+    { cut: 'personB', label: 'person', height: 270, start: [1330, 610], end: [-50, 610], from: 2, to: 14 },
+  ],
+};
+
+/** Three people walk in, stand still for 26–28 s, and walk out the way they came. */
+export const STANDING_SCENE: Scene = {
+  width: 1280,
+  height: 720,
+  fps: 10,
+  seconds: 36,
+  movers: [
+    {
+      cut: 'personA',
+      label: 'person',
+      height: 240,
+      start: [-40, 600],
+      via: [
+        { t: 5, at: [300, 600] },
+        { t: 31, at: [300, 600] },
+      ],
+      end: [-40, 600],
+      from: 1,
+      to: 35,
+    },
+    {
+      cut: 'personB',
+      label: 'person',
+      height: 260,
+      start: [1330, 640],
+      via: [
+        { t: 5, at: [700, 640] },
+        { t: 31, at: [700, 640] },
+      ],
+      end: [1330, 640],
+      from: 1,
+      to: 35,
+    },
+    {
+      cut: 'personA',
+      label: 'person',
+      height: 200,
+      start: [1320, 520],
+      via: [
+        { t: 3, at: [950, 520] },
+        { t: 31, at: [950, 520] },
+      ],
+      end: [1320, 520],
+      from: 0.5,
+      to: 34,
+    },
+  ],
+};
+
+/** One person walks left to right in 24 s (57 px/s): at 0.5 analysed frames/s, 113 px a frame. */
+export const SLOW_SCENE: Scene = {
+  width: 1280,
+  height: 720,
+  fps: 10,
+  seconds: 30,
+  movers: [
+    { cut: 'personB', label: 'person', height: 260, start: [-50, 640], end: [1330, 640], from: 2, to: 26 },
+  ],
+};
+
+/**
+ * One person walks left to right at a constant 140 px/s along y = 600, across a zone drawn as
+ * the rectangle x 140–1140, y 500–700: at 100 px a metre (`distances: [10, 2, 10, 2]`), 1.4 m/s
+ * (5.04 km/h), in the zone from 2.43 s to 9.57 s.
+ */
+export const SPEED_SCENE: Scene = {
+  width: 1280,
+  height: 720,
+  fps: 10,
+  seconds: 13,
+  movers: [
+    { cut: 'personB', label: 'person', height: 260, start: [-60, 600], end: [1340, 600], from: 1, to: 11 },
   ],
 };
