@@ -10,6 +10,7 @@ import {
   type OverloadRun,
 } from './overload.js';
 import type { PipelineRow } from './pipeline.js';
+import type { TrackingRun } from './tracking.js';
 import { median } from './common.js';
 
 const f = (n: number | null | undefined, d = 1): string =>
@@ -47,6 +48,57 @@ function eventsSection(model: string, e: EventsRow): string[] {
     `| persons per detections message (score ≥ 0.5), max / mean | ${e.frame_persons_max} / ${f(e.frame_persons_mean, 2)} |`,
     `| out-of-order publishes: detections (frame number went back) / events (id out of sequence) | ${e.frames_out_of_order} / ${e.events_out_of_order} |`,
   ];
+}
+
+function trackingSection(t: NonNullable<BenchResults['tracking']>): string[] {
+  const md = [
+    `**Tracking** (issue 42): synthetic scenes with known truth (test/helpers/synthetic-scene.ts) and \`vtest.mp4\`, each played in real time to \`argus run\` as a \`file:\` camera, ${t.model}, default \`events:\` settings, cache on${t.busy ? `, with ${t.busy} spinning processes keeping every core busy` : ''}; scored from the camera's detections (ids), \`argus/events\` and \`argus/crossings\` (bench/tracking-score.ts). Goals: 1.00 ids per object, 0 switches, 0 early ends; vtest ≤ 1.1 \`new\` per person, one event per parked vehicle, ≤ 5 % of ids crossing the line more than once; speeds within 10 %.`,
+    '',
+    '| daemon | scene | fps | frames (cached) | objects | ids per object | switches | IDF1 | early ends | `new` (per object) | ids never matched | crossings: truth / published / wrong |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const run of t.runs)
+    for (const r of run.scenes) {
+      const s = r.score;
+      md.push(
+        `| ${run.root} | ${r.name} | ${r.fps} | ${r.frames} (${r.cached}) | ${s.objects} | ${f(s.ids_per_object, 2)} | ${s.switches} | ${f(s.idf1, 2)} | ${s.early_ends} | ${s.new_events} (${f(s.new_per_object, 2)}) | ${s.unmatched_ids} | ${s.crossings.truth} / ${s.crossings.published} / ${s.crossings.wrong} |`,
+      );
+    }
+  const speeds = t.runs.flatMap((run) =>
+    run.scenes.flatMap((r) => (r.speed ? [[run, r.speed] as const] : [])),
+  );
+  if (speeds.length)
+    md.push(
+      '',
+      '| daemon | truth | `current` readings | `current` min–max | worst `current` error | `max` | `max` error |',
+      '|---|---|---|---|---|---|---|',
+      ...speeds.map(
+        ([run, s]) =>
+          `| ${run.root} | ${s.truth} ${s.unit} | ${s.readings} | ${f(s.current_min, 2)}–${f(s.current_max, 2)} | ${s.current_error === null ? '–' : `${f(s.current_error * 100, 0)} %`} | ${f(s.max, 2)} | ${s.max_error === null ? '–' : `${f(s.max_error * 100, 0)} %`} |`,
+      ),
+    );
+  const streets = t.runs.filter((run): run is TrackingRun & { street: NonNullable<TrackingRun['street']> } =>
+    Boolean(run.street),
+  );
+  if (streets.length)
+    md.push(
+      '',
+      '| daemon | vtest.mp4 | frames (cached) | `new` person | `new` per person (goal ≤ 1.1) | ids per person | `new` per parked vehicle (van, car) | ids crossing x = 240 | crossing more than once (goal ≤ 5 %) |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...streets.map(
+        ({ root, street: v }) =>
+          `| ${root} | ${v.loops} × 79.5 s at ${v.fps} fps | ${v.frames} (${v.cached}) | ${v.person_new} | ${f(v.new_per_person, 2)} | ${f(v.ids_per_person, 2)} | ${v.parked_new.join(', ')} | ${v.line_ids} | ${v.line_multi} (${f(v.line_multi_share * 100, 0)} %) |`,
+      ),
+      ...streets.flatMap(({ root, street: v }) =>
+        v.line_multi_detail.length
+          ? [
+              '',
+              `Ids crossing more than once (${root}): ${v.line_multi_detail.map((d) => `${d.label} ${d.id}: ${d.crossings.join(', ')}`).join('; ')}.`,
+            ]
+          : [],
+      ),
+    );
+  return md;
 }
 
 function idleSection(r: IdleResult): string[] {
@@ -285,6 +337,7 @@ export function renderMarkdown(r: BenchResults): string {
   }
   if (r.idle) md.push(...idleSection(r.idle), '');
   if (r.events) md.push(...eventsSection(r.events.model, r.events.row), '');
+  if (r.tracking) md.push(...trackingSection(r.tracking), '');
   if (r.overload) md.push(...overloadSection(r.overload), '');
   if (r.soak) {
     const s = r.soak;

@@ -11,6 +11,7 @@ import type { IdleResult } from './idle.js';
 import type { OverloadResult } from './overload.js';
 import type { PipelineRow } from './pipeline.js';
 import type { RemoteBench } from './remote.js';
+import type { TrackingRun } from './tracking.js';
 import type { Efficiency, LiveSaturation } from './saturation.js';
 
 export interface BenchResults {
@@ -40,6 +41,8 @@ export interface BenchResults {
   hashes: Awaited<ReturnType<typeof benchHash>>[];
   idle: IdleResult | null;
   events: { model: string; row: EventsRow } | null;
+  /** Absent in results written before the section existed. */
+  tracking?: { model: string; busy: number; runs: TrackingRun[] } | null;
   overload: OverloadResult | null;
   soak: PipelineRow | null;
 }

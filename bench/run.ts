@@ -8,6 +8,12 @@
  *   npm run bench -- --full    1–16 cameras, every lever, 7 repeats, 30 s runs, a 10-minute
  *                              8-camera soak sampling RSS (≈ 35 min)
  *   npm run bench -- --provider cuda --batches 1,2,4,8,16 --sections models,limit,pipeline
+ *   npm run bench -- --sections tracking [--busy] [--root ../argus-old] [--tracking-scenes crossing,vtest]
+ *                              synthetic scenes with known truth and vtest.mp4 four times, scored
+ *                              from what the daemon publishes (bench/tracking.ts); --busy keeps
+ *                              every core spinning meanwhile; --root runs another built
+ *                              checkout's daemon instead, --baseline runs it as well;
+ *                              --tracking-loops N plays vtest.mp4 N times (4)
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
  *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
@@ -38,6 +44,8 @@ import { benchIdle } from './idle.js';
 import { benchOverload, type OverloadModel } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
 import { benchRemote } from './remote.js';
+import { benchTracking } from './tracking.js';
+import { busyCores } from '../test/helpers/load.js';
 import { renderMarkdown } from './report.js';
 import type { BenchResults } from './results.js';
 import { benchLiveSaturation, efficiencyOf } from './saturation.js';
@@ -56,6 +64,7 @@ const SECTIONS = [
   'hash',
   'idle',
   'events',
+  'tracking',
   'overload',
   'soak',
 ] as const;
@@ -72,6 +81,10 @@ const { values } = parseArgs({
     'idle-cameras': { type: 'string' },
     'idle-ring-dir': { type: 'string' },
     baseline: { type: 'string' },
+    root: { type: 'string' },
+    busy: { type: 'boolean' },
+    'tracking-scenes': { type: 'string' },
+    'tracking-loops': { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -127,6 +140,7 @@ async function main(): Promise<void> {
     hashes: [],
     idle: null,
     events: null,
+    tracking: null,
     overload: null,
     soak: null,
   };
@@ -394,6 +408,45 @@ async function main(): Promise<void> {
         log('events: vtest.mp4 once at 5 frames/s (≈ 90 s)');
         const row = await benchEvents({ root, model: pipeModel, clip, fps: 5, detector: base.detector });
         out.events = { model: pipeName, row };
+      }
+    }
+
+    // 7a. Tracking scored against known truth, and the pedestrian clip four times (issue 42).
+    if (sections.has('tracking')) {
+      const bus = join(shared, 'media', 'bus.jpg');
+      const clip = join(shared, 'media', 'vtest.mp4');
+      const v8Prepared = v8 && preparedOf.get(v8);
+      if (!v8Prepared || !existsSync(bus)) log(`tracking: the YOLOv8n model or ${bus} not found, skipped`);
+      else {
+        const scenes = values['tracking-scenes'];
+        const daemons = [values.root === undefined ? root : resolve(values.root)];
+        if (baseline) daemons.unshift(baseline);
+        // One spinning process per core (test/helpers/load.ts), killed when the section ends.
+        const stops: (() => void)[] = [];
+        const hogs = values.busy ? busyCores({ after: (fn) => stops.push(fn) }) : 0;
+        if (hogs) log(`tracking: ${hogs} spinning processes keep every core busy`);
+        try {
+          const runs = [];
+          for (const from of daemons) {
+            log(`tracking: the daemon of ${from}`);
+            runs.push(
+              await benchTracking(
+                {
+                  root: from,
+                  model: v8Prepared,
+                  busJpg: bus,
+                  clip: existsSync(clip) ? clip : undefined,
+                  only: scenes === undefined ? undefined : new Set(scenes.split(',')),
+                  loops: Number(values['tracking-loops'] ?? 4),
+                },
+                log,
+              ),
+            );
+          }
+          out.tracking = { model: `${basename(v8)} → ${precision}`, busy: hogs, runs };
+        } finally {
+          for (const stop of stops) stop();
+        }
       }
     }
 
