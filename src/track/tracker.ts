@@ -685,8 +685,8 @@ export class Tracker {
   /**
    * Why a lost object is kept, if it is (endLost): it stood still and the part of its place
    * that nothing else stands in front of shows what it showed (`still`); or others' boxes
-   * cover its predicted centre or HIDDEN_HOLD of its predicted box, for `hold_hidden_s` at most
-   * (`hidden`).
+   * cover its predicted centre, the centre where it was last seen, or HIDDEN_HOLD of its
+   * predicted box, for `hold_hidden_s` at most (`hidden`).
    */
   private holds(t: Track, others: readonly Detection[], pixels: Pixels | undefined): Track['held'] {
     if (!t.confirmed) return null;
@@ -703,7 +703,9 @@ export class Tracker {
     if (this.lastFrame - t.lastSeen > this.cfg.hold_hidden_s * 1000) return null;
     const pb = toBox(predict(t.kf, since(t, this.lastFrame)));
     const c = centre(pb);
-    const over = boxes.filter((b) => c[0] >= b[0] && c[0] <= b[2] && c[1] >= b[1] && c[1] <= b[3]);
+    // Where it is predicted, or where it was last seen (it may have stopped behind the other).
+    const at = [c, centre(toBox(t.kf))];
+    const over = boxes.filter((b) => at.some(([x, y]) => x >= b[0] && x <= b[2] && y >= b[1] && y <= b[3]));
     // About to come out: still within what hid it (grown by its size), which is still there.
     const by = t.hiddenBy;
     if (t.held === 'hidden' && by && !over.length && boxes.some((b) => iou(b, by) >= 0.5)) {
