@@ -80,7 +80,6 @@ const times = (fps: number, from: number, to: number): number[] =>
 const RED: Rgb = [200, 40, 40];
 const BLUE: Rgb = [40, 60, 200];
 const WHITE: Rgb = [235, 235, 235];
-const YELLOW: Rgb = [220, 200, 40];
 
 describe('appearance and still pictures (appearance.ts)', () => {
   it('a crop is like another crop of the same colours, and unlike one of others', () => {
