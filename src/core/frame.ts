@@ -33,7 +33,11 @@ export interface Frame extends Picture {
   camera: string;
   /** 1, 2, 3… per camera, across ffmpeg restarts. */
   seq: number;
-  /** When the last byte of the frame arrived (ms since the epoch, from the injected clock). */
+  /**
+   * When the camera took the picture (ms since the epoch): its time on the stream's own clock,
+   * mapped to the wall clock by the least delay seen (ingest/stamps.ts); when ffmpeg gave no time,
+   * when its last byte arrived (from the injected clock). Never earlier than the frame before.
+   */
   ts: number;
   /** This frame's own thumbnail (THUMB_SIZE² RGB24), when ingest made one (the cache is on). */
   thumb?: Uint8Array;

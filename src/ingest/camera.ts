@@ -8,8 +8,9 @@ import { redactUrl, scrub } from '../redact.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import { buildFfmpegArgs, type FfmpegOptionNames } from './ffmpeg-args.js';
 import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
-import { FrameImages } from './frame-images.js';
+import { FrameImages, type FrameImage } from './frame-images.js';
 import { PnmError, PnmSplitter } from './pnm.js';
+import { FrameStamps } from './stamps.js';
 import {
   classifyExit,
   lastErrorLine,
@@ -77,6 +78,8 @@ interface Run {
   handle: FfmpegHandle;
   splitter: PnmSplitter;
   ring: StderrRing;
+  /** Each frame's time, from ffmpeg's probe lines. */
+  stamps: FrameStamps;
   startedAt: number;
   streamingSince: number | null;
   lastFrameAt: number | null;
@@ -193,7 +196,8 @@ export class Camera {
       cache: s.cache,
       ring: this.deps.ringInput?.(),
     });
-    const ring = new StderrRing(100, s.secrets);
+    const stamps = new FrameStamps(this.deps.clock);
+    const ring = new StderrRing(100, s.secrets, (line) => stamps.line(line));
     const images = new FrameImages(s.size, s.cache.enabled);
     let markExited!: () => void;
     const exited = new Promise<void>((r) => (markExited = r));
@@ -201,9 +205,10 @@ export class Camera {
       handle: undefined as unknown as FfmpegHandle,
       splitter: new PnmSplitter(Math.max(s.size, THUMB_SIZE) ** 2 * 3, (image) => {
         const frame = images.take(image);
-        if (frame) this.onFrameData(run, frame.data, frame.thumb);
+        if (frame) this.onFrameData(run, frame);
       }),
       ring,
+      stamps,
       startedAt: this.deps.clock.now(),
       streamingSince: null,
       lastFrameAt: null,
@@ -270,7 +275,7 @@ export class Camera {
     void this.terminate(run, false);
   }
 
-  private onFrameData(run: Run, data: Buffer, thumb?: Buffer): void {
+  private onFrameData(run: Run, image: FrameImage): void {
     const now = this.deps.clock.now();
     this.status.framesReceived++;
     this.status.lastFrameAt = now;
@@ -281,15 +286,12 @@ export class Camera {
       this.setState('streaming');
     }
     run.lastFrameAt = now;
-    const frame: Frame = {
-      camera: this.settings.name,
-      seq: ++this.seq,
-      ts: now,
-      data,
-      geometry: this.geometry,
-    };
-    if (thumb) frame.thumb = thumb;
-    this.deps.onFrame(frame);
+    const geometry = this.geometry;
+    run.stamps.frame(image.index, now, (ts) => {
+      const frame: Frame = { camera: this.settings.name, seq: ++this.seq, ts, data: image.data, geometry };
+      if (image.thumb) frame.thumb = image.thumb;
+      this.deps.onFrame(frame);
+    });
   }
 
   /**
@@ -314,6 +316,7 @@ export class Camera {
 
   private onExit(run: Run, code: number | null, signal: NodeJS.Signals | null, error?: Error): void {
     run.markExited();
+    run.stamps.close();
     if (this.run !== run) return;
     this.run = null;
     if (this.watchdog) {

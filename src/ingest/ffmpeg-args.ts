@@ -114,6 +114,55 @@ export function pictureBlockSad(pictureThreshold: number): number {
 }
 
 /**
+ * The probes that tell Argus each frame's time: a `showinfo` logs every frame that passes it,
+ * `n:` (its count since the graph was configured) and `pts:` (in the time base it logs once as
+ * `config in time_base:`), on stderr at info level. Each taps its own branch, cropped to 2×2
+ * (crop only moves pointers): showinfo's checksums and statistics of a whole decoded 1080p frame
+ * cost 2.8 ms (7 % of a core at 25 frames/s, per probe), of 2×2 pixels nothing measurable.
+ *
+ * - `source`: every decoded frame, with the stream's own timestamp (for RTSP the camera's, from
+ *   its RTP time), before anything restamps it;
+ * - `paced`: RTSP only, every decoded frame again, with the wall-clock time the fps filter paces by;
+ * - `frame`: every frame the fps filter lets out (one per frame Argus reads), on its output clock.
+ *
+ * `stamps.ts` finds which decoded frame each output frame is (fps keeps the last frame whose
+ * rounded time is not past the output's slot), and so its timestamp on the stream's clock. A GPU
+ * decoder's frames stay on the GPU until after fps, where a probe cannot read them: such a
+ * camera has only the `frame` probe, and its frames are timed by their fps slot.
+ */
+export const STAMP_PROBES = ['source', 'paced', 'frame'] as const;
+export type StampProbe = (typeof STAMP_PROBES)[number];
+
+/** A probe's branch: its input, cropped to 2×2, logged, and dropped. */
+function probe(name: StampProbe): string {
+  return `crop=2:2:0:0,showinfo@${name},nullsink`;
+}
+
+/**
+ * The head of the graph as chains: probes, the wall-clock restamp (RTSP), fps, a GPU decoder's
+ * download, and the `frame` probe; its output is `[head]`.
+ */
+function headChains(fps: number, restamp: boolean, decodeFilters: string[]): string[] {
+  const chains: string[] = [];
+  const cpuFrames = decodeFilters.length === 0;
+  let from = '[0:v]';
+  let filters: string[] = [];
+  const tap = (name: StampProbe, out: string): void => {
+    chains.push(`${from}${[...filters, `split=2[${out}][${name}]`].join(',')}`, `[${name}]${probe(name)}`);
+    from = `[${out}]`;
+    filters = [];
+  };
+  if (cpuFrames) tap('source', 'decoded');
+  if (restamp) {
+    filters.push(WALLCLOCK_PTS);
+    if (cpuFrames) tap('paced', 'walled');
+  }
+  filters.push(`fps=${fps}`, ...decodeFilters);
+  tap('frame', 'head');
+  return chains;
+}
+
+/**
  * The filter graph, and the streams it writes to stdout, in this order, as `image2pipe`
  * images whose headers tell them apart:
  *
@@ -128,18 +177,22 @@ export function pictureBlockSad(pictureThreshold: number): number {
  *   for the muxer: it holds back the packet with the latest time until every stream has a later
  *   one (or one a microsecond later, with `-max_interleave_delta 1`), so without a stream ahead
  *   a frame's thumbnail would wait a whole frame for the next.
+ *
+ * Before them, `headChains`: the probes of each frame's time.
  */
 function filterGraph(
-  head: string,
+  head: string[],
   size: number,
   cache: StreamOptions['cache'],
 ): { graph: string; streams: string[] } {
-  if (!cache.enabled) return { graph: `[0:v]${head},${letterboxFilter(size)}[frames]`, streams: ['frames'] };
+  if (!cache.enabled)
+    return { graph: [...head, `[head]${letterboxFilter(size)}[frames]`].join(';'), streams: ['frames'] };
   const sad = pictureBlockSad(cache.picture_threshold);
   const changed = sad > 0 ? `mpdecimate=hi=${sad}:lo=${sad}:frac=1,` : '';
   return {
     graph: [
-      `[0:v]${head},split=2[live][all]`,
+      ...head,
+      '[head]split=2[live][all]',
       `[live]${changed}${letterboxFilter(size)}[frames]`,
       `[all]${thumbnailFilter()},split=2[thumbs][next]`,
       '[next]crop=2:2:0:0,format=gray,setpts=PTS+1[ticks]',
@@ -159,14 +212,14 @@ export function buildFfmpegArgs(
   const decode = decodePreset(camera.hwaccel ?? 'none', camera.hwaccel_device);
   const input = ['-hide_banner', '-nostats', '-loglevel', 'verbose', ...camera.hwaccel_args, ...decode.input];
   let url = stream.url;
-  const head = [`fps=${camera.fps}`, ...decode.filters];
+  let restamp = false;
   if (scheme === 'lavfi') {
     // A synthetic camera: an ffmpeg filter graph, paced in real time.
     input.push('-re', '-f', 'lavfi');
     url = stream.url.slice('lavfi:'.length);
   } else if (scheme === 'rtsp' || scheme === 'rtsps') {
     input.push('-rtsp_transport', camera.rtsp_transport, `-${stream.names.rtspTimeout}`, micros);
-    head.unshift(WALLCLOCK_PTS);
+    restamp = true;
   } else if (scheme === 'http' || scheme === 'https' || scheme === 'rtmp') {
     input.push('-rw_timeout', micros);
   }
@@ -174,7 +227,11 @@ export function buildFfmpegArgs(
   // 5 frames/s); a box of cameras spreads its ffmpeg processes over its cores.
   if (ffmpeg.threads > 0) input.push('-threads', String(ffmpeg.threads));
   input.push('-fflags', '+genpts+discardcorrupt', ...camera.input_args);
-  const { graph, streams } = filterGraph(head.join(','), stream.size, stream.cache);
+  const { graph, streams } = filterGraph(
+    headChains(camera.fps, restamp, decode.filters),
+    stream.size,
+    stream.cache,
+  );
   const output = ['-filter_complex', graph];
   // The ring's output first (the images' target, pipe:1, ends the command line): the video as the
   // camera sent it, no decode or encode, in MPEG-TS (Argus cuts it at key frames), written at once.

@@ -5,6 +5,8 @@ import { PnmError, type PnmImage } from './pnm.js';
 export interface FrameImage {
   data: Buffer;
   thumb?: Buffer;
+  /** The frame's count among the frames ffmpeg sent (0, 1, 2…), with those that made no frame. */
+  index: number;
 }
 
 /**
@@ -15,6 +17,7 @@ export interface FrameImage {
  */
 export class FrameImages {
   private pixels: Buffer | undefined;
+  private ended = 0;
 
   constructor(
     private readonly size: number,
@@ -26,13 +29,15 @@ export class FrameImages {
     const is = (format: PnmImage['format'], side: number, depth: number): boolean =>
       image.format === format && image.width === side && image.height === side && image.depth === depth;
     if (is('P6', this.size, 3)) {
-      if (!this.thumbnails) return { data: image.data };
+      if (!this.thumbnails) return { data: image.data, index: this.ended++ };
       this.pixels = image.data;
       return undefined;
     }
-    if (this.thumbnails && is('P7', THUMB_SIZE, 3))
+    if (this.thumbnails && is('P7', THUMB_SIZE, 3)) {
+      const index = this.ended++;
       // ffmpeg sends the first frame's picture whatever it shows (mpdecimate keeps a first frame).
-      return this.pixels && { data: this.pixels, thumb: image.data };
+      return this.pixels && { data: this.pixels, thumb: image.data, index };
+    }
     if (this.thumbnails && image.format === 'P5') return undefined;
     throw new PnmError(`unexpected ${image.format} image of ${image.width}x${image.height}`);
   }

@@ -3,7 +3,10 @@ import { scrub } from '../redact.js';
 /** Why a camera's ffmpeg stopped. */
 export type FailureCause = 'auth' | 'unreachable' | 'not_found' | 'decode' | 'stall' | 'crashed' | 'exited';
 
-/** The last lines of ffmpeg's stderr, passwords scrubbed as they come in. */
+/**
+ * The last lines of ffmpeg's stderr, passwords scrubbed as they come in. A line `tap` takes
+ * (returns true for: the frame-time probes, several a frame) is neither kept nor returned.
+ */
 export class StderrRing {
   private lines: string[] = [];
   private carry = '';
@@ -11,9 +14,10 @@ export class StderrRing {
   constructor(
     private readonly capacity = 100,
     private readonly secrets: readonly string[] = [],
+    private readonly tap?: (line: string) => boolean,
   ) {}
 
-  /** Feeds raw stderr text; returns the complete lines it contained (scrubbed). */
+  /** Feeds raw stderr text; returns the complete lines it contained (scrubbed), but those tapped. */
   push(text: string): string[] {
     const parts = (this.carry + text).split(/\r?\n|\r/);
     this.carry = parts.pop() ?? '';
@@ -23,7 +27,7 @@ export class StderrRing {
     }
     const out: string[] = [];
     for (const raw of parts) {
-      if (!raw.trim()) continue;
+      if (!raw.trim() || this.tap?.(raw)) continue;
       const line = scrub(raw, this.secrets);
       out.push(line);
       this.lines.push(line);

@@ -49,6 +49,17 @@ const args = (o: Over = {}) =>
   );
 
 const WALLCLOCK = "setpts='(RTCTIME-RTCSTART)/(TB*1000000)'";
+/** A frame-time probe's branch. */
+const probe = (name: string): string => `[${name}]crop=2:2:0:0,showinfo@${name},nullsink`;
+/** An RTSP camera's head at 5 fps: the stream's time, the wall-clock time fps paces by, each output's slot. */
+const RTSP_HEAD = [
+  '[0:v]split=2[decoded][source]',
+  probe('source'),
+  `[decoded]${WALLCLOCK},split=2[walled][paced]`,
+  probe('paced'),
+  '[walled]fps=5,split=2[head][frame]',
+  probe('frame'),
+];
 /** The filter graph of a command line. */
 const graph = (a: { output: string[] }): string => a.output[a.output.indexOf('-filter_complex') + 1]!;
 
@@ -73,7 +84,8 @@ describe('ffmpeg argument builder', () => {
     assert.deepEqual(a.output, [
       '-filter_complex',
       [
-        `[0:v]${WALLCLOCK},fps=5,split=2[live][all]`,
+        ...RTSP_HEAD,
+        '[head]split=2[live][all]',
         `[live]mpdecimate=hi=768:lo=768:frac=1,${letterboxFilter(640)}[frames]`,
         `[all]${thumbnailFilter()},split=2[thumbs][next]`,
         '[next]crop=2:2:0:0,format=gray,setpts=PTS+1[ticks]',
@@ -129,7 +141,7 @@ describe('ffmpeg argument builder', () => {
     const a = args({ cache: false });
     assert.deepEqual(a.output, [
       '-filter_complex',
-      `[0:v]${WALLCLOCK},fps=5,${letterboxFilter(640)}[frames]`,
+      [...RTSP_HEAD, `[head]${letterboxFilter(640)}[frames]`].join(';'),
       '-map',
       '[frames]',
       '-c:v',
@@ -148,7 +160,7 @@ describe('ffmpeg argument builder', () => {
     for (const url of [URL, 'rtsps://10.0.0.5:322/stream1']) {
       const a = args({ url });
       assert.ok(!a.input.includes('-use_wallclock_as_timestamps'), url);
-      assert.ok(graph(a).startsWith(`[0:v]${WALLCLOCK},fps=5,split=2`), url);
+      assert.ok(graph(a).startsWith(RTSP_HEAD.join(';')), url);
     }
   });
 
@@ -160,8 +172,28 @@ describe('ffmpeg argument builder', () => {
       'lavfi:testsrc2',
     ]) {
       const a = args({ url });
-      assert.ok(graph(a).startsWith('[0:v]fps=5,split=2'), url);
+      assert.ok(
+        graph(a).startsWith(
+          [
+            '[0:v]split=2[decoded][source]',
+            probe('source'),
+            '[decoded]fps=5,split=2[head][frame]',
+            probe('frame'),
+            '[head]split=2[live][all]',
+          ].join(';'),
+        ),
+        url,
+      );
       assert.ok(!a.input.includes('-use_wallclock_as_timestamps'), url);
+    }
+  });
+
+  it("logs each frame's time with showinfo on 2×2 crops only, which it sends nowhere", () => {
+    for (const cache of [true, false]) {
+      const g = graph(args({ cache }));
+      assert.equal(g.match(/showinfo/g)?.length, 3, g);
+      assert.equal(g.match(/showinfo@\w+,nullsink/g)?.length, 3, g);
+      assert.equal(g.match(/crop=2:2:0:0,showinfo/g)?.length, 3, g);
     }
   });
 
