@@ -474,3 +474,40 @@ describe('ffmpeg children never outlive their process', () => {
     await waitFor('ffmpeg processes to exit', () => h.pids.every((p) => !isAlive(p)), 15_000);
   });
 });
+
+describe("frames' times follow the stream, not Node's event loop", () => {
+  it("keeps a 5 frames/s camera's frames 200 ms apart across a 500 ms busy wait", async (t) => {
+    const { config } = parseConfig(
+      [
+        'model:',
+        '  path: m.onnx',
+        'cameras:',
+        '  cam:',
+        '    url: "lavfi:testsrc2=size=320x240:rate=5"',
+        '    fps: 5',
+      ].join('\n'),
+      join(repoRoot, 'test.yaml'),
+      {},
+    );
+    const frames: { ts: number; read: number }[] = [];
+    const ingest = new Ingest(
+      { cameras: config.cameras, ffmpeg: config.ffmpeg, size: () => SIZE, secrets: [], cache: config.cache },
+      { log, onFrame: (f) => frames.push({ ts: f.ts, read: Date.now() }), onStatus: () => undefined },
+    );
+    await ingest.start();
+    t.after(() => ingest.stop());
+    // The least delay is found in the first frames; then Node is kept busy for 500 ms.
+    await waitFor('3 s of frames', () => frames.length >= 15, 20_000);
+    const before = frames.length;
+    const end = Date.now() + 500;
+    while (Date.now() < end);
+    await waitFor('2 s more', () => frames.length >= before + 10, 10_000);
+    const reads = frames.slice(before - 1).map((f, i, a) => (i === 0 ? 0 : f.read - a[i - 1]!.read));
+    assert.ok(Math.max(...reads) >= 400, `the busy wait held frames back: read ${reads.join(', ')} ms apart`);
+    const gaps = frames.slice(5).map((f, i) => f.ts - frames[i + 4]!.ts);
+    assert.ok(
+      gaps.every((g) => Math.abs(g - 200) <= 25),
+      `frame times ${gaps.map((g) => g.toFixed(0)).join(', ')} ms apart`,
+    );
+  });
+});
