@@ -181,13 +181,20 @@ export function scoreTracking(
     const withId = f.seen.filter((s): s is SeenBox & { id: string } => s.id !== null);
     seenTotal += withId.length;
     for (const s of withId) idCounts.set(s.id, idCounts.get(s.id) ?? 0);
-    const matches = new Map(
-      greedyMatch(
-        f.truth.map((t) => clip(t.box, o.width, o.height)),
-        withId.map((s) => s.box),
+    // Visible truth first: a detection shows the nearer of two objects over each other (the
+    // hidden one gets what is left), or a hidden walker would take the id of the one in front.
+    const visible = f.truth.map((_, i) => i).filter((i) => counts(f.truth, i, o));
+    const rest = f.truth.map((_, i) => i).filter((i) => !visible.includes(i));
+    const matches = new Map<number, number>();
+    for (const group of [visible, rest]) {
+      const free = withId.map((_, j) => j).filter((j) => ![...matches.values()].includes(j));
+      for (const [a, b] of greedyMatch(
+        group.map((i) => clip(f.truth[i]!.box, o.width, o.height)),
+        free.map((j) => withId[j]!.box),
         o.iou,
-      ),
-    );
+      ))
+        matches.set(group[a]!, free[b]!);
+    }
     f.truth.forEach((t, i) => {
       const rec = objects.get(t.object) ?? { label: t.label, frames: 0, seq: [], lastInView: -Infinity };
       objects.set(t.object, rec);

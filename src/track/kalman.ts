@@ -145,3 +145,9 @@ export function centreDistance2(s: KalmanState, box: Readonly<Box>): number {
 
 /** Chi-square 0.99 quantile with two degrees of freedom: the gate on `centreDistance2`. */
 export const GATE_99 = 9.2103;
+
+/** The state of an object known to stand still: its velocity set to 0 (its uncertainty kept). */
+export function halt(s: KalmanState): KalmanState {
+  const still = (a: Axis): Axis => ({ ...a, v: 0 });
+  return { cx: still(s.cx), cy: still(s.cy), w: still(s.w), h: still(s.h) };
+}

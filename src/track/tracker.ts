@@ -13,7 +13,16 @@ import {
   type Pixels,
 } from './appearance.js';
 import type { ZonedDetection } from './filters.js';
-import { centreDistance2, GATE_99, initiate, predict, toBox, update, type KalmanState } from './kalman.js';
+import {
+  centreDistance2,
+  GATE_99,
+  halt,
+  initiate,
+  predict,
+  toBox,
+  update,
+  type KalmanState,
+} from './kalman.js';
 import { crossings, type LineConfig, type Side } from './lines.js';
 import { GroundTrack, SPEED_UNITS, type SpeedUnit } from './speed.js';
 import { ZonePresence, type ZoneArea } from './zones.js';
@@ -126,6 +135,11 @@ export const LABEL_MARGIN = 1;
  * missing a parked car does not end it; the car driving off does.
  */
 export const HOLD_STILL_MS = 2000;
+/**
+ * A detection overlapping where a still object stood this much (IoU) is it, seen again; a
+ * confident one overlapping less, not hidden, says it has moved on (its place is forgotten).
+ */
+export const STILL_IOU = 0.5;
 
 /**
  * A lost object is hidden while its predicted centre lies inside another detection's box (any
@@ -232,8 +246,11 @@ interface Track {
   votes: Map<string, number>;
   /** The running mean of its colour histograms (appearance.ts), when pixels are given. */
   look: Float32Array | undefined;
-  /** The picture where it stood at its last match, while it stood still. */
-  patch: Uint8Array | undefined;
+  /**
+   * Where it stood still, and what its place looked like, at its last clear match there: kept
+   * through odd low-scored boxes (merged with passers-by), dropped once it is seen clearly elsewhere.
+   */
+  still: { box: Box; patch: Uint8Array } | undefined;
   /** Why a lost object is kept past `end_after_s`: the place still shows it, or something is in front. */
   held: 'still' | 'hidden' | null;
   /** The box it was last hidden behind. */
@@ -303,10 +320,13 @@ const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
 /**
  * A detection much smaller than its object's predicted box along an axis (under PARTIAL of it)
  * while something in front covers the object shows part of it: the head of a walker above a
- * passer-by, or a parked car. The filter is then fed the whole object (`wholeObject`), and so are
- * line crossings. Fed the part, the filter would shrink the object and learn a false velocity
- * from its centre jumping, then lose the object when it comes out whole. Without anything in
- * front, a smaller detection is taken as it is: the object has changed size (walking away).
+ * passer-by, or a parked car. One much larger (over 1 / PARTIAL of it) shows the object merged
+ * with what is in front: a parked bus and the walkers passing it in one low-scored box. The
+ * filter is then fed the whole object (`wholeObject`), and so are line crossings. Fed the part
+ * or the merge, the filter would change the object's size and learn a false velocity from its
+ * centre jumping, then lose the object when it comes out whole (or a bus standing on a line
+ * would cross it). Without anything in front, a detection is taken as it is: the object has
+ * changed size (walking away).
  */
 export const PARTIAL = 0.6;
 
@@ -325,6 +345,9 @@ const intersection = (a: Readonly<Box>, b: Readonly<Box>): Box => [
   Math.min(a[3], b[3]),
 ];
 
+/** A detection with another this much inside its box may show both (`merged`). */
+export const MERGED = 0.6;
+
 /** Whether a detection other than `d` covers at least HIDDEN of `predicted`. */
 function hidden(predicted: Readonly<Box>, d: ZonedDetection, others: readonly Detection[]): boolean {
   return others.some((o) => {
@@ -333,9 +356,19 @@ function hidden(predicted: Readonly<Box>, d: ZonedDetection, others: readonly De
   });
 }
 
+/** A detection other than `d` lies mostly (MERGED of it) inside `d`'s box: `d` may show both. */
+function merged(d: Detection, others: readonly Detection[]): boolean {
+  return others.some(
+    (o) =>
+      o !== d &&
+      !o.box.every((v, i) => v === d.box[i]) &&
+      area(intersection(o.box, d.box)) >= MERGED * area(o.box),
+  );
+}
+
 /**
- * `det` grown to the predicted extent along each axis where it is under PARTIAL of it, from its
- * edge that agrees best with the prediction.
+ * `det` made the predicted extent along each axis where it is under PARTIAL of it or over
+ * 1 / PARTIAL of it, from its edge that agrees best with the prediction.
  */
 export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
   const out: Box = [...det];
@@ -344,7 +377,8 @@ export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
     [1, 3],
   ] as const) {
     const size = predicted[hi] - predicted[lo];
-    if (det[hi] - det[lo] >= PARTIAL * size) continue;
+    const seen = det[hi] - det[lo];
+    if (seen >= PARTIAL * size && seen * PARTIAL <= size) continue;
     if (Math.abs(det[lo] - predicted[lo]) <= Math.abs(det[hi] - predicted[hi])) out[hi] = det[lo] + size;
     else out[lo] = det[hi] - size;
   }
@@ -625,10 +659,11 @@ export class Tracker {
       this.seen.push({ id: same.t.id, label: same.t.label, detection: d });
       return false;
     });
-    // An object coming out from behind another, before anything new starts there.
-    const hidden = tracks.filter((t) => t.held === 'hidden' && t.misses > 0);
-    if (hidden.length && left.length)
-      left = match(hidden, left, (t, d) => this.comeOutCost(t, predicted.get(t)!, d, step)).dets;
+    // An object coming out from behind another, or seen again where it stood, before anything
+    // new starts there.
+    const held = tracks.filter((t) => t.held !== null && t.misses > 0);
+    if (held.length && left.length)
+      left = match(held, left, (t, d) => this.comeOutCost(t, predicted.get(t)!, d, step)).dets;
     const dropped = new Set(third.tracks);
     this.tracks = this.tracks.filter((t) => !dropped.has(t));
     for (const d of left) this.start(d, step);
@@ -643,18 +678,27 @@ export class Tracker {
   }
 
   /**
-   * Pairing a hidden object with a detection coming out near what hid it: allowed within the
-   * box it was hidden behind (grown by the object's own size) or its reach, when the looks agree.
+   * Pairing a held object with a detection: where a still one stood (IoU ≥ STILL_IOU), or, for a
+   * hidden one, coming out where it hid: allowed only within the
+   * box it was hidden behind, grown by the object's own size (matchCost's gate, which grows with
+   * the time unseen, may reach across the view: someone else coming in at the edge is not it);
+   * the nearer the prediction, the cheaper, and `match` adds the looks.
    */
   private comeOutCost(t: Track, p: KalmanState, d: ZonedDetection, step: Step): number {
+    if (t.still) {
+      const overlap = iou(t.still.box, d.box);
+      if (overlap >= STILL_IOU) return 1 - overlap;
+      // A box holding its place and what stands in front of it (`merged`) shows it too.
+      const inside = area(intersection(t.still.box, d.box)) / area(t.still.box);
+      if (inside >= 1 - HIDDEN_HOLD / 2 && merged(d, step.others)) return 1 - overlap;
+    }
+    if (t.held !== 'hidden') return Infinity;
     const pb = toBox(p);
     const c = centre(d.box);
     const [w, h] = [pb[2] - pb[0], pb[3] - pb[1]];
     const by = t.hiddenBy;
-    const nearCover =
-      by !== null && c[0] >= by[0] - w && c[0] <= by[2] + w && c[1] >= by[1] - h && c[1] <= by[3] + h;
-    const reach = REACH_PER_S * Math.max(diagonal(pb), diagonal(d.box)) * since(t, step.ts);
-    if (!nearCover && distance(c, centre(pb)) > reach) return Infinity;
+    if (by === null || c[0] < by[0] - w || c[0] > by[2] + w || c[1] < by[1] - h || c[1] > by[3] + h)
+      return Infinity;
     const diag = Math.max(diagonal(pb), diagonal(d.box));
     return Math.min(1, distance(c, centre(pb)) / (diag * (1 + since(t, step.ts))));
   }
@@ -691,20 +735,24 @@ export class Tracker {
   private holds(t: Track, others: readonly Detection[], pixels: Pixels | undefined): Track['held'] {
     if (!t.confirmed) return null;
     const boxes = others.map((o) => o.box);
-    if (t.patch && (t.stationary || t.lastSeen - t.anchorAt >= HOLD_STILL_MS)) {
+    const still = t.still;
+    if (still) {
       // Without a new picture (a cached answer repeats the last), what was held stays held.
       if (!pixels) return t.held === 'still' ? 'still' : null;
-      const now = patchOf(pixels, t.box);
-      const covered = coveredCells(t.box, boxes);
+      const now = patchOf(pixels, still.box);
+      const covered = coveredCells(still.box, boxes);
       const visible = covered.length - covered.reduce((a, b) => a + b, 0);
-      if (now && visible >= (1 - HIDDEN_HOLD) * covered.length && !patchChanged(t.patch, now, covered))
+      if (now && visible >= (1 - HIDDEN_HOLD) * covered.length && !patchChanged(still.patch, now, covered)) {
+        // It stands where it stood: looked for there, not where a velocity would take it.
+        t.kf = halt(t.kf);
         return 'still';
+      }
     }
     if (this.lastFrame - t.lastSeen > this.cfg.hold_hidden_s * 1000) return null;
     const pb = toBox(predict(t.kf, since(t, this.lastFrame)));
     const c = centre(pb);
     // Where it is predicted, or where it was last seen (it may have stopped behind the other).
-    const at = [c, centre(toBox(t.kf))];
+    const at = [c, centre(still ? still.box : toBox(t.kf))];
     const over = boxes.filter((b) => at.some(([x, y]) => x >= b[0] && x <= b[2] && y >= b[1] && y <= b[3]));
     // About to come out: still within what hid it (grown by its size), which is still there.
     const by = t.hiddenBy;
@@ -731,7 +779,7 @@ export class Tracker {
       group: this.groupOf(d.label),
       votes: new Map([[d.label, d.score]]),
       look: look && Float32Array.from(look),
-      patch: undefined,
+      still: undefined,
       held: null,
       hiddenBy: null,
       kf: initiate(d.box),
@@ -774,7 +822,7 @@ export class Tracker {
     const { ts, others, fresh, events } = step;
     t.votes.set(d.label, (t.votes.get(d.label) ?? 0) + d.score);
     const pb = toBox(p);
-    const covered = t.confirmed && hidden(pb, d, others);
+    const covered = t.confirmed && (hidden(pb, d, others) || merged(d, others));
     const whole = covered ? wholeObject(d.box, pb) : d.box;
     // A cached answer repeats the last analysed box: the object is still there, nothing more.
     if (fresh) {
@@ -816,9 +864,19 @@ export class Tracker {
       t.stationary = false;
     } else if (ts - t.anchorAt >= this.cfg.stationary_after_s * 1000) t.stationary = true;
     // Where it stands still, what its place looks like: it is held while that does not change.
-    if (step.pixels && !covered && (t.stationary || ts - t.anchorAt >= HOLD_STILL_MS))
-      t.patch = patchOf(step.pixels, d.box);
-    else if (fresh && !t.stationary && ts - t.anchorAt < HOLD_STILL_MS) t.patch = undefined;
+    const patch =
+      step.pixels && !covered && (t.stationary || ts - t.anchorAt >= HOLD_STILL_MS)
+        ? patchOf(step.pixels, d.box)
+        : undefined;
+    if (patch) t.still = { box: [...d.box], patch };
+    else if (
+      fresh &&
+      !covered &&
+      d.score >= this.cfg.high_score &&
+      t.still &&
+      iou(d.box, t.still.box) < STILL_IOU
+    )
+      t.still = undefined;
     const r = t.reported!;
     const moved =
       !t.stationary && distance(centre(t.box), centre(r.box)) > this.cfg.update_move * diagonal(r.box);

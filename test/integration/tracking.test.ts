@@ -90,6 +90,11 @@ describe('tracking end to end (synthetic scenes with known truth)', () => {
           events: sub.json<EventPayload>('argus/events'),
           crossings: sub.json<CrossingPayload>('argus/crossings'),
         };
+        if (process.env.ARGUS_TRACKING_DUMP)
+          await writeFile(
+            join(process.env.ARGUS_TRACKING_DUMP, `${name}.json`),
+            JSON.stringify(sub.json<DetectionsPayload>('argus/cameras/scene/detections')),
+          );
         const row = scoreScene(spec, rec);
         const s = row.score;
         const story = [

@@ -52,6 +52,20 @@ describe('bench: tracking scores (issue 42)', () => {
     assert.deepEqual([s.new_events, s.new_per_object, s.unmatched_ids], [2, 1, 0]);
   });
 
+  it('a detection over two objects, one behind the other, shows the nearer: the hidden one does not take its id', () => {
+    // b stands behind a (bottom 250 against 260: farther), 90 % covered; the one detection is a's.
+    const near: Box = [100, 110, 150, 260];
+    const far: Box = [102, 100, 150, 250];
+    // The detection overlaps the hidden one a little more (IoU 0.92 against 0.91).
+    const shown: Box = [101, 104, 150, 255];
+    const frames = [0, 1, 2].map((k) => frame(k, [truth('b', far), truth('a', near)], [seen(shown, 'x')]));
+    const s = scoreTracking(frames, [ev('new', 'x')], [], [], OPTS);
+    const a = s.per_object.find((p) => p.object === 'a')!;
+    const b = s.per_object.find((p) => p.object === 'b')!;
+    assert.deepEqual([a.ids, a.switches], [['x'], 0]);
+    assert.deepEqual(b.ids, []);
+  });
+
   it('an id that changes mid-way: a switch, two ids, an early end, IDF1 by the best mapping', () => {
     const frames = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((k) =>
       frame(k, [truth('a', at(A, k * 10))], [seen(at(A, k * 10), k < 4 ? 'x' : 'z')]),

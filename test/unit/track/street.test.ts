@@ -79,6 +79,7 @@ const times = (fps: number, from: number, to: number): number[] =>
 
 const RED: Rgb = [200, 40, 40];
 const BLUE: Rgb = [40, 60, 200];
+const YELLOW_BUS: Rgb = [220, 200, 40];
 const WHITE: Rgb = [235, 235, 235];
 
 describe('appearance and still pictures (appearance.ts)', () => {
@@ -404,5 +405,65 @@ describe('tracker: speed with cached answers', () => {
     const speed = events.at(-1)!.speed!;
     assert.ok(Math.abs(speed.max - 6.48) <= 0.65, `max ${speed.max} km/h, truth 6.48`);
     assert.ok(speed.current !== null && Math.abs(speed.current - 6.48) <= 0.65, `current ${speed.current}`);
+  });
+});
+
+describe('tracker: boxes that merge an object with what passes in front of it', () => {
+  it('a parked bus on a line, boxed together with the walkers passing it, stays one stationary object and crosses nothing', () => {
+    const bus: Box = [220, 160, 420, 400];
+    const t = new Tracker('stop', settings, {
+      lines: {
+        kerb: {
+          points: [
+            [320, 0],
+            [320, 480],
+          ],
+          directions: ['in', 'out'],
+          anchor: 'center',
+        },
+      },
+    });
+    const events: TrackerEvent[] = [];
+    for (const ts of times(5, 0, 40_000)) {
+      const walkers: Box[] =
+        ts >= 15_000 && ts < 25_000
+          ? [0, 1].map((k) => {
+              const x = 80 + ((ts - 15_000) / 10_000) * 500 + k * 60;
+              return [x, 180, x + 50, 420] as Box;
+            })
+          : [];
+      const pixels = picture([
+        { box: bus, rgb: YELLOW_BUS, stripes: true },
+        ...walkers.map((box) => ({ box, rgb: BLUE })),
+      ]);
+      // While walkers pass, the detector sees the bus only as one low-scored box with them (or not at all).
+      const near = walkers.filter((w) => w[2] > bus[0] - 40 && w[0] < bus[2] + 40);
+      const busDet = !walkers.length
+        ? [zd('bus', 0.85, bus)]
+        : near.length && ts % 600 === 0
+          ? [
+              zd('bus', 0.35, [
+                Math.min(bus[0], ...near.map((w) => w[0])),
+                bus[1],
+                Math.max(bus[2], ...near.map((w) => w[2])),
+                bus[3],
+              ]),
+            ]
+          : [];
+      events.push(...t.update([...busDet, ...walkers.map((w) => zd('person', 0.85, w))], ts, { pixels }));
+    }
+    const buses = objectEvents(events).filter((e) => e.label === 'bus');
+    assert.equal(
+      new Set(buses.map((e) => e.id)).size,
+      1,
+      buses.map((e) => `${e.type} ${e.id} [${e.box.join(',')}]`).join('\n'),
+    );
+    assert.ok(!buses.some((e) => e.type === 'end'), 'not ended');
+    assert.deepEqual(
+      events.filter((e) => e.type === 'crossing' && e.label === 'bus'),
+      [],
+      'a bus standing on the line does not cross it',
+    );
+    assert.equal(buses.at(-1)!.stationary, true);
   });
 });
