@@ -13,7 +13,8 @@
  *                              from what the daemon publishes (bench/tracking.ts); --busy keeps
  *                              every core spinning meanwhile; --root runs another built
  *                              checkout's daemon instead, --baseline runs it as well;
- *                              --tracking-loops N plays vtest.mp4 N times (4)
+ *                              --tracking-loops N plays vtest.mp4 N times (4);
+ *                              --tracking-events appearance=false sets events: keys for every run
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
  *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
@@ -85,6 +86,7 @@ const { values } = parseArgs({
     busy: { type: 'boolean' },
     'tracking-scenes': { type: 'string' },
     'tracking-loops': { type: 'string' },
+    'tracking-events': { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -438,6 +440,12 @@ async function main(): Promise<void> {
                   clip: existsSync(clip) ? clip : undefined,
                   only: scenes === undefined ? undefined : new Set(scenes.split(',')),
                   loops: Number(values['tracking-loops'] ?? 4),
+                  events: Object.fromEntries(
+                    (values['tracking-events'] ?? '')
+                      .split(',')
+                      .filter(Boolean)
+                      .map((kv) => kv.split('=') as [string, string]),
+                  ),
                 },
                 log,
               ),

@@ -276,6 +276,8 @@ export interface TrackingOptions {
   /** Scene names to run (and `vtest`); all when absent. */
   only?: Set<string>;
   loops: number;
+  /** Settings under `events:` for every run (`appearance: false` to measure without it). */
+  events?: Record<string, string | number>;
 }
 
 /** Parked vehicles of vtest.mp4 (yolov8n on frames at 0, 40 and 78 s): the white van, the car at the edge. */
@@ -307,7 +309,7 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
         ...(spec.lines ? { lines: spec.lines } : {}),
         ...(spec.zones ? { zones: spec.zones } : {}),
       };
-      const events: Record<string, string> = spec.speed === undefined ? {} : { speed_unit: 'm/s' };
+      const events = { ...opts.events, ...(spec.speed === undefined ? {} : { speed_unit: 'm/s' }) };
       const rec = await record(opts.root, opts.model, cameraYaml(camera, events), spec.scene.seconds + 60, 5);
       const row = scoreScene(spec, rec);
       const s = row.score;
@@ -334,7 +336,13 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
           },
         },
       };
-      const rec = await record(opts.root, opts.model, cameraYaml(camera), opts.loops * VTEST_SECONDS + 90, 6);
+      const rec = await record(
+        opts.root,
+        opts.model,
+        cameraYaml(camera, opts.events),
+        opts.loops * VTEST_SECONDS + 90,
+        6,
+      );
       const t0 = rec.frames[0]?.ts ?? 0;
       const street = summariseStreet(
         rec.frames,
