@@ -6,11 +6,12 @@ export type LineConfig = Omit<CameraConfig['lines'][string], 'enabled'>;
 
 /**
  * How far (a fraction of the box's diagonal) an object's anchor must be from a line to be on
- * one side of it. Between the two bands it is on the line: nothing changes, so a box that jitters
- * or an object that wanders about on the line is not counted again and again. 10 % of a person's
- * 60×160 box is 17 px: above a detector's jitter, below one step at 5 fps.
+ * one side of it: the hysteresis. Between the two bands it is on the line: nothing changes, so a
+ * box that jitters, or an object that wanders about on the line or steps over it and back (a
+ * walker turning round at the line in vtest.mp4, 25 px past it), is not counted again and again.
+ * A quarter of a person's 60×160 box is 43 px: well above a detector's jitter, about a step.
  */
-export const LINE_MARGIN = 0.1;
+export const LINE_MARGIN = 0.25;
 
 /** The side of a line a track was last firmly on, and where. */
 export interface Side {

@@ -660,8 +660,8 @@ describe('tracker: line crossings', () => {
     const [crossing] = events.filter(isCrossing);
     const id = events.find((e) => e.type === 'new')!.id;
     assert.equal(crossing!.id, id);
-    // The centre is at x = 30 + 203.3·t; beyond 640 + 17 (the margin) from t = 3.08 s: the frame at 3.2 s.
-    assert.equal(crossing!.ts, 3200);
+    // The centre is at x = 30 + 203.3·t; beyond 640 + 43 (the margin) from t = 3.21 s: the frame at 3.4 s.
+    assert.equal(crossing!.ts, 3400);
   });
 
   it('an object wandering on the line (within the margin) is not counted, however often it wobbles', () => {
@@ -712,10 +712,11 @@ describe('tracker: line crossings', () => {
   });
 
   it('a crossing seen before the object is confirmed comes right after its new event', () => {
-    const t = new Tracker('cam', { ...settings, min_frames: 4 });
+    const t = new Tracker('cam', { ...settings, min_frames: 5 });
     t.setAreas({ lines: line() });
-    // Centres 600 (left), 630 (on the line), 660 (right: crossed while tentative), 690 (confirmed).
-    const events = [570, 600, 630, 660].flatMap((x, i) =>
+    // Centres 550, 590 (left), 670 (on the line: within a quarter of the diagonal, 43 px), 730
+    // (right: crossed while tentative), 770 (confirmed).
+    const events = [520, 560, 640, 700, 740].flatMap((x, i) =>
       t.update([zd('person', 0.9, [x, 300, x + 60, 460])], i * 200),
     );
     assert.deepEqual(
