@@ -14,7 +14,8 @@
  *                              every core spinning meanwhile; --root runs another built
  *                              checkout's daemon instead, --baseline runs it as well;
  *                              --tracking-loops N plays vtest.mp4 N times (4);
- *                              --tracking-events appearance=false sets events: keys for every run
+ *                              --tracking-events appearance=false sets events: keys for every run;
+ *                              --tracking-dump DIR keeps each scene's recording (DIR/<scene>.json)
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
  *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
@@ -87,6 +88,7 @@ const { values } = parseArgs({
     'tracking-scenes': { type: 'string' },
     'tracking-loops': { type: 'string' },
     'tracking-events': { type: 'string' },
+    'tracking-dump': { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -446,6 +448,7 @@ async function main(): Promise<void> {
                       .filter(Boolean)
                       .map((kv) => kv.split('=') as [string, string]),
                   ),
+                  dump: values['tracking-dump'],
                 },
                 log,
               ),

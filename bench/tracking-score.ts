@@ -22,6 +22,8 @@ export interface TruthBox {
 /** A published detection: `id` is the object's event id once its track is confirmed. */
 export interface SeenBox {
   label: string;
+  /** Its score, where the recording kept it (replays). */
+  score?: number;
   box: Box;
   id: string | null;
 }

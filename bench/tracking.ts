@@ -173,7 +173,7 @@ async function record(
         ts: Date.parse(d.ts),
         frame: d.frame,
         cached: d.cached,
-        seen: d.detections.map((x) => ({ label: x.label, box: x.box, id: x.id ?? null })),
+        seen: d.detections.map((x) => ({ label: x.label, score: x.score, box: x.box, id: x.id ?? null })),
       });
     } else if (topic === 'argus/events') {
       const e = JSON.parse(text) as EventPayload;
@@ -278,6 +278,8 @@ export interface TrackingOptions {
   loops: number;
   /** Settings under `events:` for every run (`appearance: false` to measure without it). */
   events?: Record<string, string | number>;
+  /** A directory to write each run's recording to (`<scene>.json`), to replay it through a tracker. */
+  dump?: string;
 }
 
 /** Parked vehicles of vtest.mp4 (yolov8n on frames at 0, 40 and 78 s): the white van, the car at the edge. */
@@ -311,6 +313,7 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
       };
       const events = { ...opts.events, ...(spec.speed === undefined ? {} : { speed_unit: 'm/s' }) };
       const rec = await record(opts.root, opts.model, cameraYaml(camera, events), spec.scene.seconds + 60, 5);
+      if (opts.dump) await writeFile(join(opts.dump, `${spec.name}.json`), JSON.stringify(rec));
       const row = scoreScene(spec, rec);
       const s = row.score;
       log(

@@ -81,6 +81,15 @@ const sizes = (s: KalmanState): [w: number, h: number] => [
   Math.max(MIN_SIZE, s.h.x),
 ];
 
+/**
+ * How far a prediction may change a box's size: within [1 / SIZE_SPAN, SIZE_SPAN] of it. A size's
+ * velocity is learnt from boxes that grow and shrink for other reasons than distance (a walker
+ * coming out from behind another grows by half a box a frame), and extrapolated over a second
+ * or two it would make the box vanish or fill the view; nothing real halves or doubles in size
+ * between two frames a detector answers.
+ */
+export const SIZE_SPAN = 1.5;
+
 /** The state `dt` seconds later (a negative dt counts as 0). The box never shrinks below 1 px. */
 export function predict(s: KalmanState, dt: number): KalmanState {
   const t = Math.max(0, dt);
@@ -91,8 +100,8 @@ export function predict(s: KalmanState, dt: number): KalmanState {
     w: predictAxis(s.w, t, w),
     h: predictAxis(s.h, t, h),
   };
-  next.w.x = Math.max(MIN_SIZE, next.w.x);
-  next.h.x = Math.max(MIN_SIZE, next.h.x);
+  next.w.x = Math.max(MIN_SIZE, Math.min(w * SIZE_SPAN, Math.max(w / SIZE_SPAN, next.w.x)));
+  next.h.x = Math.max(MIN_SIZE, Math.min(h * SIZE_SPAN, Math.max(h / SIZE_SPAN, next.h.x)));
   return next;
 }
 

@@ -91,6 +91,14 @@ export interface Reach {
 }
 
 /**
+ * What each answered frame an object was not seen in adds to pairing it (up to LOST_COST_MAX):
+ * of two alike walkers crossing, one hidden behind the other a frame ago, the detection goes to
+ * the one it showed, not to the one that just went behind.
+ */
+export const LOST_COST = 0.1;
+export const LOST_COST_MAX = 0.5;
+
+/**
  * Where motion is ambiguous (a track could take more than one detection, or a detection more
  * than one track: two walkers whose boxes cross), appearance counts this many times over.
  */
@@ -241,6 +249,8 @@ interface Track {
   id: string;
   /** Its label: the one with the highest vote (the sum of its detections' scores per label). */
   label: string;
+  /** Its box's size at its last analysed match with nothing over it: what a covered detection shows part of. */
+  size: [w: number, h: number] | undefined;
   /** Its label group (`events.label_groups`, or the label alone): detections of the group may be it. */
   group: string;
   votes: Map<string, number>;
@@ -322,13 +332,20 @@ const sameZones = (a: readonly string[], b: readonly string[]): boolean =>
  * while something in front covers the object shows part of it: the head of a walker above a
  * passer-by, or a parked car. One much larger (over 1 / PARTIAL of it) shows the object merged
  * with what is in front: a parked bus and the walkers passing it in one low-scored box. The
- * filter is then fed the whole object (`wholeObject`), and so are line crossings. Fed the part
+ * filter is then fed the whole object (`wholeObject`: at the size it had before anything covered
+ * it, when known), and so are line crossings. Fed the part
  * or the merge, the filter would change the object's size and learn a false velocity from its
  * centre jumping, then lose the object when it comes out whole (or a bus standing on a line
  * would cross it). Without anything in front, a detection is taken as it is: the object has
  * changed size (walking away).
  */
 export const PARTIAL = 0.6;
+
+/**
+ * Against the size an object had at its last match with nothing over it (`Track.size`), a
+ * covered detection is partial (or merged) beyond this: 0.8 of it (or 1.25 times it).
+ */
+export const KNOWN_PARTIAL = 0.8;
 
 /**
  * Something is in front when another detection (of any label, tracked or not: a camera that
@@ -370,15 +387,22 @@ function merged(d: Detection, others: readonly Detection[]): boolean {
  * `det` made the predicted extent along each axis where it is under PARTIAL of it or over
  * 1 / PARTIAL of it, from its edge that agrees best with the prediction.
  */
-export function wholeObject(det: Readonly<Box>, predicted: Readonly<Box>): Box {
+export function wholeObject(
+  det: Readonly<Box>,
+  predicted: Readonly<Box>,
+  known?: readonly [w: number, h: number],
+): Box {
   const out: Box = [...det];
   for (const [lo, hi] of [
     [0, 2],
     [1, 3],
   ] as const) {
-    const size = predicted[hi] - predicted[lo];
+    // Against the size it had before something covered it, when known: an object hidden a little
+    // more at each frame shrinks its prediction with it, and would never look partial against that.
+    const size = known ? known[lo] : predicted[hi] - predicted[lo];
     const seen = det[hi] - det[lo];
-    if (seen >= PARTIAL * size && seen * PARTIAL <= size) continue;
+    const partial = known ? KNOWN_PARTIAL : PARTIAL;
+    if (seen >= partial * size && seen * partial <= size) continue;
     if (Math.abs(det[lo] - predicted[lo]) <= Math.abs(det[hi] - predicted[hi])) out[hi] = det[lo] + size;
     else out[lo] = det[hi] - size;
   }
@@ -611,7 +635,8 @@ export class Tracker {
     const { ts } = step;
     const tracks = this.tracks.filter((t) => t.group === group);
     const own = dets.filter((d) => this.groupOf(d.label) === group);
-    const predicted = new Map(tracks.map((t) => [t, predict(t.kf, since(t, ts))]));
+    // A cached answer shows the picture of the last analysed frame: its boxes are where they were.
+    const predicted = new Map(tracks.map((t) => [t, predict(t.kf, step.fresh ? since(t, ts) : 0)]));
     const high = own.filter((d) => d.score >= this.cfg.high_score);
     const low = own.filter((d) => d.score < this.cfg.high_score);
     const matchedHere: { t: Track; d: ZonedDetection }[] = [];
@@ -641,8 +666,10 @@ export class Tracker {
       }
       return { tracks: a.unmatchedRows.map((r) => pool[r]!), dets: a.unmatchedCols.map((c) => ds[c]!) };
     };
+    // A detection either of two could be goes to the one the last frame showed (LOST_COST).
     const motion = (t: Track, d: ZonedDetection): number =>
-      matchCost(predicted.get(t)!, d.box, reachOf(t, ts));
+      matchCost(predicted.get(t)!, d.box, reachOf(t, ts)) +
+      Math.min(LOST_COST_MAX, LOST_COST * (t.misses - 1));
     const first = match(
       tracks.filter((t) => t.confirmed),
       high,
@@ -777,6 +804,7 @@ export class Tracker {
       id: `${ts}-${this.camera}-${++this.counter}`,
       label: d.label,
       group: this.groupOf(d.label),
+      size: undefined,
       votes: new Map([[d.label, d.score]]),
       look: look && Float32Array.from(look),
       still: undefined,
@@ -823,12 +851,15 @@ export class Tracker {
     t.votes.set(d.label, (t.votes.get(d.label) ?? 0) + d.score);
     const pb = toBox(p);
     const covered = t.confirmed && (hidden(pb, d, others) || merged(d, others));
-    const whole = covered ? wholeObject(d.box, pb) : d.box;
-    // A cached answer repeats the last analysed box: the object is still there, nothing more.
-    if (fresh) {
-      t.kf = update(p, whole);
-      t.at = Math.max(t.at, ts);
-    }
+    const whole = covered ? wholeObject(d.box, pb, t.size) : d.box;
+    if (fresh && !covered) t.size = [d.box[2] - d.box[0], d.box[3] - d.box[1]];
+    // A cached answer repeats the last analysed box: the picture has not changed, so the object
+    // is there and has not moved (its velocity goes to 0: a walker who stopped in a still scene
+    // is not predicted on across the view when the next analysed frame comes); no position at
+    // this time for the filter, speeds or lines.
+    if (fresh) t.kf = update(p, whole);
+    else t.kf = halt(t.kf);
+    t.at = Math.max(t.at, ts);
     t.box = d.box;
     t.topScore = Math.max(t.topScore, d.score);
     t.lastSeen = Math.max(t.lastSeen, ts);

@@ -6,6 +6,7 @@ import {
   GATE_99,
   initiate,
   predict,
+  SIZE_SPAN,
   toBox,
   update,
   type KalmanState,
@@ -81,5 +82,16 @@ describe('kalman', () => {
     );
     const walker = predict(initiate(person(0)), 0.5);
     assert.ok(centreDistance2(walker, person(102)) < GATE_99, 'walker 1.7 widths on');
+  });
+});
+
+describe('kalman: a size learnt from a box being covered is not extrapolated away', () => {
+  it('a box that shrank for a few frames is predicted at most SIZE_SPAN smaller, however long ahead', () => {
+    let s = initiate([100, 100, 260, 540]);
+    for (const w of [150, 130, 110, 90]) s = update(predict(s, 0.2), [100, 100, 100 + w, 540]);
+    const w0 = toBox(s)[2] - toBox(s)[0];
+    const later = toBox(predict(s, 5));
+    assert.ok(later[2] - later[0] >= w0 / SIZE_SPAN - 1e-9, `${later[2] - later[0]} px against ${w0}`);
+    assert.ok(later[2] - later[0] <= w0 * SIZE_SPAN + 1e-9);
   });
 });

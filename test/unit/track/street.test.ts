@@ -467,3 +467,32 @@ describe('tracker: boxes that merge an object with what passes in front of it', 
     assert.equal(buses.at(-1)!.stationary, true);
   });
 });
+
+describe('tracker: a still scene answered from the cache', () => {
+  it('two walkers who stop while every answer comes from the cache keep their ids when the next analysed frame comes', () => {
+    const t = new Tracker('hall', settings);
+    const a = (ts: number): Box => {
+      const x = 40 + Math.min(ts, 4000) * 0.115; // walks right 115 px/s, stops at 4 s (x 500)
+      return [x, 200, x + 60, 360];
+    };
+    const b = (ts: number): Box => {
+      const x = 1200 - Math.min(ts, 4000) * 0.125; // walks left 125 px/s, stops at 4 s (x 700)
+      return [x, 200, x + 60, 360];
+    };
+    const seen = new Map<string, Set<string>>([
+      ['a', new Set()],
+      ['b', new Set()],
+    ]);
+    let last: ZonedDetection[] = [];
+    for (const ts of times(5, 0, 20_000)) {
+      // From 4 s the picture does not change: answers come from the cache, but every 10 s.
+      const cached = ts > 4000 && ts % 10_000 !== 0;
+      if (!cached) last = [zd('person', 0.9, a(ts)), zd('person', 0.9, b(ts))];
+      t.update(last, ts, { cached });
+      t.identify(last).forEach((d, i) => d.id && seen.get(i === 0 ? 'a' : 'b')!.add(d.id));
+    }
+    assert.equal(seen.get('a')!.size, 1, [...seen.get('a')!].join(' '));
+    assert.equal(seen.get('b')!.size, 1, [...seen.get('b')!].join(' '));
+    assert.notDeepEqual([...seen.get('a')!], [...seen.get('b')!]);
+  });
+});
