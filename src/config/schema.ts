@@ -646,7 +646,7 @@ const events = z
     /** Colour histograms of the objects join the motion cost, so crossing objects keep their ids. */
     appearance: z.boolean().default(true),
     /** A lost object whose place something else covers (a walker behind a bus) is held this long at most. */
-    hold_hidden_s: z.number().min(0).max(600).default(15),
+    hold_hidden_s: z.number().min(0).max(600).default(10),
     /** An `update` is sent when the box's centre moved this many box diagonals from the last report... */
     update_move: z.number().gt(0).max(100).default(1),
     /** ...or its best score rose this much. */

@@ -157,6 +157,13 @@ export const STILL_IOU = 0.5;
  */
 export const HIDDEN_HOLD = 0.4;
 
+/**
+ * An object slower than this (box diagonals a second: a walker goes about 0.8) may be hidden
+ * where it was last seen, having stopped behind what hides it; a faster one only where it is
+ * predicted.
+ */
+export const SLOW_PER_S = 1.2;
+
 export interface ObjectEvent {
   type: 'new' | 'update' | 'end';
   id: string;
@@ -666,10 +673,14 @@ export class Tracker {
       }
       return { tracks: a.unmatchedRows.map((r) => pool[r]!), dets: a.unmatchedCols.map((c) => ds[c]!) };
     };
-    // A detection either of two could be goes to the one the last frame showed (LOST_COST).
+    // A detection either of two could be goes to the one the last frame showed (LOST_COST). An
+    // object unseen since its prediction left the picture has gone: someone coming in where it
+    // went out is someone else.
     const motion = (t: Track, d: ZonedDetection): number =>
-      matchCost(predicted.get(t)!, d.box, reachOf(t, ts)) +
-      Math.min(LOST_COST_MAX, LOST_COST * (t.misses - 1));
+      this.gone(t, predicted.get(t)!, step)
+        ? Infinity
+        : matchCost(predicted.get(t)!, d.box, reachOf(t, ts)) +
+          Math.min(LOST_COST_MAX, LOST_COST * (t.misses - 1));
     const first = match(
       tracks.filter((t) => t.confirmed),
       high,
@@ -694,6 +705,15 @@ export class Tracker {
     const dropped = new Set(third.tracks);
     this.tracks = this.tracks.filter((t) => !dropped.has(t));
     for (const d of left) this.start(d, step);
+  }
+
+  /** Whether `t`, unseen in the last frame, is predicted outside the picture (its size known from its pixels). */
+  private gone(t: Track, p: KalmanState, step: Step): boolean {
+    const g = step.pixels?.geometry;
+    if (!g || t.misses <= 1) return false;
+    const x = p.cx.x;
+    const y = p.cy.x;
+    return x < 0 || y < 0 || x > g.srcW || y > g.srcH;
   }
 
   /** What unlike looks add to a pair's cost (0–1); Infinity after a gap when they are too unlike. */
@@ -778,8 +798,11 @@ export class Tracker {
     if (this.lastFrame - t.lastSeen > this.cfg.hold_hidden_s * 1000) return null;
     const pb = toBox(predict(t.kf, since(t, this.lastFrame)));
     const c = centre(pb);
-    // Where it is predicted, or where it was last seen (it may have stopped behind the other).
-    const at = [c, centre(still ? still.box : toBox(t.kf))];
+    // Where it is predicted, or, for a slow one, where it was last seen (it may have stopped
+    // behind the other; a bus gone at speed is not held because a walker crosses where it was).
+    const last = toBox(t.kf);
+    const slow = Math.hypot(t.kf.cx.v, t.kf.cy.v) <= SLOW_PER_S * diagonal(last);
+    const at = still ? [c, centre(still.box)] : slow ? [c, centre(last)] : [c];
     const over = boxes.filter((b) => at.some(([x, y]) => x >= b[0] && x <= b[2] && y >= b[1] && y <= b[3]));
     // About to come out: still within what hid it (grown by its size), which is still there.
     const by = t.hiddenBy;
