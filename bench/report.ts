@@ -52,7 +52,13 @@ function eventsSection(model: string, e: EventsRow): string[] {
 
 function trackingSection(t: NonNullable<BenchResults['tracking']>): string[] {
   const md = [
-    `**Tracking** (issue 42): synthetic scenes with known truth (test/helpers/synthetic-scene.ts) and \`vtest.mp4\`, each played in real time to \`argus run\` as a \`file:\` camera, ${t.model}, default \`events:\` settings, cache on${t.busy ? `, with ${t.busy} spinning processes keeping every core busy` : ''}; scored from the camera's detections (ids), \`argus/events\` and \`argus/crossings\` (bench/tracking-score.ts). Goals: 1.00 ids per object, 0 switches, 0 early ends; vtest ≤ 1.1 \`new\` per person, one event per parked vehicle, ≤ 5 % of ids crossing the line more than once; speeds within 10 %.`,
+    `**Tracking** (issue 42): synthetic scenes with known truth (test/helpers/synthetic-scene.ts) and \`vtest.mp4\`, each played in real time to \`argus run\` as a \`file:\` camera, ${t.model}, ${
+      t.events && Object.keys(t.events).length
+        ? `\`events:\` ${Object.entries(t.events)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(', ')}, otherwise default`
+        : 'default `events:` settings'
+    }, cache on${t.busy ? `, with ${t.busy} spinning processes keeping every core busy` : ''}; scored from the camera's detections (ids), \`argus/events\` and \`argus/crossings\` (bench/tracking-score.ts). Goals: 1.00 ids per object, 0 switches, 0 early ends; vtest ≤ 1.1 \`new\` per person, one event per parked vehicle, ≤ 5 % of ids crossing the line more than once; speeds within 10 %.`,
     '',
     '| daemon | scene | fps | frames (cached) | objects | ids per object | switches | IDF1 | early ends | `new` (per object) | ids never matched | crossings: truth / published / wrong |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',

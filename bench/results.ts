@@ -42,7 +42,13 @@ export interface BenchResults {
   idle: IdleResult | null;
   events: { model: string; row: EventsRow } | null;
   /** Absent in results written before the section existed. */
-  tracking?: { model: string; busy: number; runs: TrackingRun[] } | null;
+  tracking?: {
+    model: string;
+    busy: number;
+    /** `--tracking-events`: keys set under `events:` for every run. */
+    events?: Record<string, string>;
+    runs: TrackingRun[];
+  } | null;
   overload: OverloadResult | null;
   soak: PipelineRow | null;
 }

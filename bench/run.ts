@@ -423,6 +423,12 @@ async function main(): Promise<void> {
       if (!v8Prepared || !existsSync(bus)) log(`tracking: the YOLOv8n model or ${bus} not found, skipped`);
       else {
         const scenes = values['tracking-scenes'];
+        const trackingEvents = Object.fromEntries(
+          (values['tracking-events'] ?? '')
+            .split(',')
+            .filter(Boolean)
+            .map((kv) => kv.split('=') as [string, string]),
+        );
         const daemons = [values.root === undefined ? root : resolve(values.root)];
         if (baseline) daemons.unshift(baseline);
         // One spinning process per core (test/helpers/load.ts), killed when the section ends.
@@ -442,19 +448,19 @@ async function main(): Promise<void> {
                   clip: existsSync(clip) ? clip : undefined,
                   only: scenes === undefined ? undefined : new Set(scenes.split(',')),
                   loops: Number(values['tracking-loops'] ?? 4),
-                  events: Object.fromEntries(
-                    (values['tracking-events'] ?? '')
-                      .split(',')
-                      .filter(Boolean)
-                      .map((kv) => kv.split('=') as [string, string]),
-                  ),
+                  events: trackingEvents,
                   dump: values['tracking-dump'],
                 },
                 log,
               ),
             );
           }
-          out.tracking = { model: `${basename(v8)} → ${precision}`, busy: hogs, runs };
+          out.tracking = {
+            model: `${basename(v8)} → ${precision}`,
+            busy: hogs,
+            events: trackingEvents,
+            runs,
+          };
         } finally {
           for (const stop of stops) stop();
         }
