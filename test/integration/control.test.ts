@@ -193,6 +193,9 @@ describe('control end to end (argus run, real MQTT clients)', () => {
       const sub = new Subscriber(url, 'argus/#', { username: 'viewer', password: users.viewer });
       t.after(() => sub.end());
       await sub.waitFor('the states', () => lastState(sub, 'priority') === '5', 60_000);
+      // The states are published before Argus has finished starting, and a command heard then is
+      // kept but not applied (issue 44): the commands below wait for the start.
+      await waitFor('the daemon to start', () => daemon.output().includes('"msg":"argus started"'), 60_000);
       const pub = (user: string | undefined, topic: string, message: string) => {
         const login = user ? ['-u', user, '-P', users[user as keyof typeof users]] : [];
         const r = spawnSync(
