@@ -707,13 +707,12 @@ export class Tracker {
     for (const d of left) this.start(d, step);
   }
 
-  /** Whether `t`, unseen in the last frame, is predicted outside the picture (its size known from its pixels). */
+  /** Whether `t`, unseen in the last frame, is predicted wholly outside the picture (its size known from its pixels). */
   private gone(t: Track, p: KalmanState, step: Step): boolean {
     const g = step.pixels?.geometry;
     if (!g || t.misses <= 1) return false;
-    const x = p.cx.x;
-    const y = p.cy.x;
-    return x < 0 || y < 0 || x > g.srcW || y > g.srcH;
+    const [x1, y1, x2, y2] = toBox(p);
+    return x2 < 0 || y2 < 0 || x1 > g.srcW || y1 > g.srcH;
   }
 
   /** What unlike looks add to a pair's cost (0–1); Infinity after a gap when they are too unlike. */
