@@ -10,7 +10,7 @@
  * cover less than `hiddenCover` of it; one that does not count is still matched when a
  * detection finds it, but is no miss when none does.
  */
-import type { Box } from '../src/core/geometry.js';
+import { area, iou, type Box } from '../src/core/geometry.js';
 
 /** One truth object in a frame; a frame's list is in drawing order (farther first). */
 export interface TruthBox {
@@ -99,19 +99,6 @@ export interface TrackingScore {
   per_object: ObjectScore[];
 }
 
-const area = (b: Box): number => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
-
-function overlap(a: Box, b: Box): number {
-  const w = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
-  const h = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
-  return w > 0 && h > 0 ? w * h : 0;
-}
-
-export function boxIou(a: Box, b: Box): number {
-  const i = overlap(a, b);
-  return i > 0 ? i / (area(a) + area(b) - i) : 0;
-}
-
 /** `b` cut to the picture. */
 const clip = (b: Box, w: number, h: number): Box => [
   Math.max(0, b[0]),
@@ -142,7 +129,7 @@ export function greedyMatch(truth: readonly Box[], seen: readonly Box[], min: nu
   const pairs: [number, number, number][] = [];
   truth.forEach((t, i) =>
     seen.forEach((s, j) => {
-      const v = boxIou(t, s);
+      const v = iou(t, s);
       if (v >= min) pairs.push([v, i, j]);
     }),
   );
@@ -304,7 +291,7 @@ export function bestOffset(
     for (const f of frames) {
       const truth = truthAt(offset + (f.ts - t0) / 1000).map((t) => t.box);
       const seen = f.seen.map((s) => s.box);
-      for (const [i, j] of greedyMatch(truth, seen, min)) total += boxIou(truth[i]!, seen[j]!);
+      for (const [i, j] of greedyMatch(truth, seen, min)) total += iou(truth[i]!, seen[j]!);
       n += Math.max(truth.length, seen.length);
     }
     const meanIou = n ? total / n : 0;
@@ -390,7 +377,7 @@ export function summariseStreet(
     frames.flatMap((f) => f.seen.filter((s) => s.label === 'person' && s.id !== null).map((s) => s.id)),
   );
   const parkedNew = opts.parked.map(
-    (p) => events.filter((e) => e.type === 'new' && VEHICLES.has(e.label) && boxIou(e.box, p) >= 0.5).length,
+    (p) => events.filter((e) => e.type === 'new' && VEHICLES.has(e.label) && iou(e.box, p) >= 0.5).length,
   );
   const byId = new Map<string, (SeenCrossing & { label: string })[]>();
   for (const c of crossings) byId.set(c.id, [...(byId.get(c.id) ?? []), c]);

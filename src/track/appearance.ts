@@ -1,4 +1,4 @@
-import type { Box, Letterbox } from '../core/geometry.js';
+import { toModel, type Box, type Letterbox } from '../core/geometry.js';
 
 /**
  * What the tracker reads of a frame's pixels (the picture the model saw: letterboxed RGB24, and
@@ -31,10 +31,11 @@ const INNER_H = 0.8;
 function inPicture(p: Pixels, box: Readonly<Box>): Box | undefined {
   const g = p.geometry;
   if (p.data.length < g.dstW * g.dstH * 3) return undefined;
-  const x1 = Math.max(0, Math.floor(g.padLeft + box[0] * g.scale));
-  const y1 = Math.max(0, Math.floor(g.padTop + box[1] * g.scale));
-  const x2 = Math.min(g.dstW, Math.ceil(g.padLeft + box[2] * g.scale));
-  const y2 = Math.min(g.dstH, Math.ceil(g.padTop + box[3] * g.scale));
+  const m = toModel(g, box);
+  const x1 = Math.max(0, Math.floor(m[0]));
+  const y1 = Math.max(0, Math.floor(m[1]));
+  const x2 = Math.min(g.dstW, Math.ceil(m[2]));
+  const y2 = Math.min(g.dstH, Math.ceil(m[3]));
   return x2 - x1 >= 2 && y2 - y1 >= 2 ? [x1, y1, x2, y2] : undefined;
 }
 

@@ -372,10 +372,13 @@ const intersection = (a: Readonly<Box>, b: Readonly<Box>): Box => [
 /** A detection with another this much inside its box may show both (`merged`). */
 export const MERGED = 0.6;
 
+/** Whether `o` is `d`'s own box (the same detection, or its copy). */
+const sameBox = (o: Readonly<Box>, d: Readonly<Box>): boolean => o.every((v, i) => v === d[i]);
+
 /** Whether a detection other than `d` covers at least HIDDEN of `predicted`. */
 function hidden(predicted: Readonly<Box>, d: ZonedDetection, others: readonly Detection[]): boolean {
   return others.some((o) => {
-    if (o.box.every((v, i) => v === d.box[i])) return false;
+    if (sameBox(o.box, d.box)) return false;
     return area(intersection(predicted, o.box)) >= HIDDEN * area(predicted);
   });
 }
@@ -383,10 +386,7 @@ function hidden(predicted: Readonly<Box>, d: ZonedDetection, others: readonly De
 /** A detection other than `d` lies mostly (MERGED of it) inside `d`'s box: `d` may show both. */
 function merged(d: Detection, others: readonly Detection[]): boolean {
   return others.some(
-    (o) =>
-      o !== d &&
-      !o.box.every((v, i) => v === d.box[i]) &&
-      area(intersection(o.box, d.box)) >= MERGED * area(o.box),
+    (o) => o !== d && !sameBox(o.box, d.box) && area(intersection(o.box, d.box)) >= MERGED * area(o.box),
   );
 }
 
