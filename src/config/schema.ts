@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { addressProblem } from '../addresses.js';
 import { namedRecord } from '../core/names.js';
 
 /**
@@ -403,6 +404,34 @@ const http = z
      * with `Authorization: Bearer <token>`; a secret. Without it, only local requests may.
      */
     token: z.string().min(16, 'must be at least 16 characters (a guessable token guards nothing)').optional(),
+    /**
+     * Addresses of the reverse proxies in front (IPs or CIDR blocks, e.g. 127.0.0.1): their
+     * X-Forwarded-For / Forwarded / X-Real-IP name the client in logs; a request from one is never
+     * taken as local.
+     */
+    trusted_proxies: z
+      .array(
+        z.string().superRefine((s, ctx) => {
+          const problem = addressProblem(s);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }),
+      )
+      .max(64)
+      .default([]),
+    /**
+     * Names this server answers to besides IP addresses, localhost, this machine's name and
+     * public_url's (a proxy that passes the browser's Host, e.g. argus.example.com): a request
+     * naming another host gets 403, so a DNS-rebinding page reads nothing. `.example.com` allows
+     * the domain and its subdomains; `*` allows any name (the check off).
+     */
+    allowed_hosts: z
+      .array(
+        z
+          .string()
+          .regex(/^(\*|\.?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?)$/, 'must be a host name, .domain or *'),
+      )
+      .max(64)
+      .default([]),
   })
   .prefault({});
 

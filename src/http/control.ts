@@ -1,5 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { ChangeRequest, Control } from '../control/index.js';
 import { errorMessage } from '../core/errors.js';
 import { HttpError } from './errors.js';
@@ -46,56 +44,6 @@ export function controlRoute(path: string): ControlRoute | undefined {
     404,
     'no such route: /api/control, /api/control/mode, /api/control/cameras/<camera>/<key> or …/lines/<line>/reset',
   );
-}
-
-/** 127.0.0.0/8, ::1, and IPv4 loopback as IPv6 (::ffff:127.x.x.x). */
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  return address === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address);
-}
-
-/** A Host header that names this machine by loopback (`localhost`, `127.x`, `[::1]`), any port. */
-function hostIsLoopback(host: string): boolean {
-  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
-  return name.toLowerCase() === 'localhost' || isLoopback(name);
-}
-
-/** The two strings are equal, found out in a time that does not depend on where they differ. */
-function sameSecret(given: string, secret: string): boolean {
-  const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(given), digest(secret));
-}
-
-/**
- * Whether a request may change settings, and how the change's log line names its client (`by`);
- * else why not (a 403). A request with `Authorization: Bearer <http.token>` may. So may one from
- * this machine, which counts as local only when it comes from a loopback address, its Host names
- * loopback too (a web page elsewhere whose name was made to point at 127.0.0.1, DNS rebinding, has
- * its own name there), and no proxy says it forwarded it (`Forwarded`, `X-Forwarded-For`).
- */
-export function mayChange(
-  address: string | undefined,
-  headers: IncomingHttpHeaders,
-  token: string | undefined,
-): { ok: true; by: string } | { ok: false; error: string } {
-  const by = `http ${address ?? 'unknown'}`;
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
-  if (token !== undefined && bearer !== undefined && sameSecret(bearer, token)) return { ok: true, by };
-  const local =
-    isLoopback(address) &&
-    (headers.host === undefined || hostIsLoopback(headers.host)) &&
-    headers.forwarded === undefined &&
-    headers['x-forwarded-for'] === undefined;
-  if (local) return { ok: true, by };
-  if (token === undefined)
-    return { ok: false, error: 'settings change only from this machine (set http.token to allow others)' };
-  return {
-    ok: false,
-    error:
-      bearer === undefined
-        ? 'settings change from elsewhere only with Authorization: Bearer <http.token>'
-        : 'the token is not http.token',
-  };
 }
 
 /** A PUT's body as the JSON value it holds. */

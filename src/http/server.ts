@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errorMessage } from '../core/errors.js';
@@ -14,10 +15,10 @@ import { argusVersion } from '../version.js';
 import { HttpError } from './errors.js';
 import { asciiJson, type BoxCounts } from './geometry.js';
 import { readBody, readImageUpload } from './upload.js';
+import { AllowedHosts, mayChange, Proxies } from './trust.js';
 import {
   changeRequest,
   controlRoute,
-  mayChange,
   MAX_CONTROL_BODY,
   type ControlApi,
   type ControlRoute,
@@ -80,10 +81,17 @@ export class HttpServer {
   private inference: InferenceService | undefined;
 
   constructor(
-    private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb' | 'inference' | 'token'>,
+    private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb' | 'inference' | 'token'> &
+      Partial<Pick<Config['http'], 'public_url' | 'trusted_proxies' | 'allowed_hosts'>>,
     private readonly source: HttpSource,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.proxies = new Proxies(cfg.trusted_proxies ?? []);
+    this.hosts = new AllowedHosts([...(cfg.allowed_hosts ?? []), ...ownNames(cfg.public_url)]);
+  }
+
+  private readonly proxies: Proxies;
+  private readonly hosts: AllowedHosts;
 
   private get maxBodyBytes(): number {
     return Math.round(this.cfg.max_body_mb * 1024 * 1024);
@@ -119,6 +127,14 @@ export class HttpServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Every route, reads too: a page whose name was pointed at this machine (DNS rebinding) gets
+    // nothing, not the events, frames, clips or metrics.
+    const foreign = this.hosts.foreign(req.headers);
+    if (foreign !== undefined)
+      throw new HttpError(
+        403,
+        `Host '${foreign.slice(0, 100)}' is not a name of this server (add it to http.allowed_hosts, or set http.public_url)`,
+      );
     const path = new URL(req.url ?? '/', 'http://argus').pathname;
     if (this.inference && (path === '/v2' || path.startsWith('/v2/'))) return this.kserve(req, res, path);
     const control = controlRoute(path);
@@ -195,7 +211,7 @@ export class HttpServer {
     if (!control) throw new HttpError(404, 'no runtime settings in this process');
     if (route.kind !== 'view') {
       if (!control.enabled) throw new HttpError(403, 'control is off (control.enabled: false)');
-      const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token);
+      const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token, this.proxies);
       if (!who.ok) {
         // Says that a token would be heard (the page asks for it then).
         if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
@@ -281,7 +297,7 @@ export class HttpServer {
       res.setHeader('Allow', 'DELETE');
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
     }
-    const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token);
+    const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token, this.proxies);
     if (!who.ok) {
       if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
       throw new HttpError(403, who.error);
@@ -350,6 +366,13 @@ export class HttpServer {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
   }
+}
+
+/** This machine's own names, and public_url's: a request naming them is for this server. */
+function ownNames(publicUrl: string | undefined): string[] {
+  const names = [hostname(), `${hostname()}.local`];
+  if (publicUrl !== undefined) names.push(new URL(publicUrl).hostname.replace(/^\[|\]$/g, ''));
+  return names.filter((n) => /^[A-Za-z0-9._-]+$/.test(n) || n.includes(':'));
 }
 
 /**

@@ -8,7 +8,7 @@ import { repoRoot } from '../helpers/env.js';
  * The import graph follows the pipeline (docs/architecture.md). Each part of src/ may import
  * the parts before it in this list, never one after it; a stage is reached only through its
  * index.ts (its public interface), never its internals. `core` (the shared vocabulary) imports
- * nothing at all; redact.ts, log.ts, listen.ts, backoff.ts and version.ts are ground-floor helpers every part
+ * nothing at all; redact.ts, log.ts, listen.ts, addresses.ts, backoff.ts and version.ts are ground-floor helpers every part
  * may use.
  */
 const LAYERS = [
@@ -16,6 +16,7 @@ const LAYERS = [
   'redact.ts',
   'log.ts',
   'listen.ts',
+  'addresses.ts',
   'backoff.ts',
   'version.ts',
   'state',
