@@ -13,7 +13,9 @@ export {
 export {
   cameraFps,
   cameraPriority,
+  cameraSettings,
   configSchema,
+  FPS_MIN,
   LIMITS,
   NO_MODE,
   modelConfig,

@@ -462,20 +462,40 @@ const labelFilter = z.strictObject({
   mask: masks,
 });
 
-/** The settings a camera can be switched to at run time (control topics, modes, PUT /api/control). */
-export const cameraFps = z.number().gt(0).max(60);
+/**
+ * The slowest a camera may run: a frame every 10 s. Slower, a camera sends nothing for longer than
+ * `ffmpeg.stall_timeout_s` (20 s by default) and its ffmpeg is restarted as stalled; a rate of
+ * 5e-324 makes ffmpeg's fps filter fail (`Invalid argument`) at every start.
+ */
+export const FPS_MIN = 0.1;
+/** The frame rate and priority a camera runs at; also their ranges at run time (`cameraSettings`). */
+export const cameraFps = z.number().min(FPS_MIN).max(60);
 export const cameraPriority = int().min(1).max(10);
+
+/**
+ * The camera settings that can be changed at run time, each with its one range: the file, a
+ * mode, and every runtime path (control topics, PUT /api/control, control.json) check a value
+ * with these, so nothing runs that the file could not hold. A zone's or line's `enabled` is a
+ * switch too (`z.boolean()`).
+ */
+export const cameraSettings = {
+  enabled: z.boolean(),
+  detect: z.boolean(),
+  snapshots: z.boolean(),
+  fps: cameraFps,
+  priority: cameraPriority,
+};
 
 const camera = z
   .strictObject({
     /** Also `lavfi:<filtergraph>`: a synthetic camera made by ffmpeg (demos, tests). */
     url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file', 'lavfi']),
     /** Off: its ffmpeg does not run. */
-    enabled: z.boolean().default(true),
+    enabled: cameraSettings.enabled.default(true),
     /** Off: ffmpeg goes on decoding (the live view updates) but no frame reaches the model: no events. */
-    detect: z.boolean().default(true),
+    detect: cameraSettings.detect.default(true),
     /** Off: its events carry no snapshot (none on MQTT, in the history or over HTTP). */
-    snapshots: z.boolean().default(true),
+    snapshots: cameraSettings.snapshots.default(true),
     /**
      * A video clip per event, with pre-roll, from the stream as the camera sends it (absent:
      * `events.clips.enabled`). Not for `lavfi:` cameras, which send no encoded stream.
@@ -483,9 +503,9 @@ const camera = z
     clips: z.boolean().optional(),
     /** The name of the model that analyses its frames (`default`: `model:`). */
     model: z.string().min(1).default('default'),
-    fps: cameraFps.default(5),
+    fps: cameraSettings.fps.default(5),
     /** 1..10; higher is served first when the detector is busy. */
-    priority: cameraPriority.default(5),
+    priority: cameraSettings.priority.default(5),
     rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
     /** Extra ffmpeg arguments placed before -i. */
     input_args: z.array(z.string()).default([]),
@@ -694,11 +714,11 @@ const events = z
 
 /** What a mode (or a runtime change) may set on a camera: every key optional. */
 const switchable = z.strictObject({
-  enabled: z.boolean().optional(),
-  detect: z.boolean().optional(),
-  snapshots: z.boolean().optional(),
-  fps: cameraFps.optional(),
-  priority: cameraPriority.optional(),
+  enabled: cameraSettings.enabled.optional(),
+  detect: cameraSettings.detect.optional(),
+  snapshots: cameraSettings.snapshots.optional(),
+  fps: cameraSettings.fps.optional(),
+  priority: cameraSettings.priority.optional(),
   zones: namedMap(z.strictObject({ enabled: z.boolean() }), { max: LIMITS.zones, what: 'zones' }),
   lines: namedMap(z.strictObject({ enabled: z.boolean() }), { max: LIMITS.lines, what: 'lines' }),
 });
