@@ -491,20 +491,102 @@ const labelFilter = z.strictObject({
   mask: masks,
 });
 
-/** The settings a camera can be switched to at run time (control topics, modes, PUT /api/control). */
-export const cameraFps = z.number().gt(0).max(60);
+/**
+ * The slowest a camera may run: a frame every 10 s. Slower, a camera sends nothing for longer than
+ * `ffmpeg.stall_timeout_s` (20 s by default) and its ffmpeg is restarted as stalled; a rate of
+ * 5e-324 makes ffmpeg's fps filter fail (`Invalid argument`) at every start.
+ */
+export const FPS_MIN = 0.1;
+/** The frame rate and priority a camera runs at; also their ranges at run time (`cameraSettings`). */
+export const cameraFps = z.number().min(FPS_MIN).max(60);
 export const cameraPriority = int().min(1).max(10);
+
+/**
+ * The camera settings that can be changed at run time, each with its one range: the file, a
+ * mode, and every runtime path (control topics, PUT /api/control, control.json) check a value
+ * with these, so nothing runs that the file could not hold. A zone's or line's `enabled` is a
+ * switch too (`z.boolean()`).
+ */
+export const cameraSettings = {
+  enabled: z.boolean(),
+  detect: z.boolean(),
+  snapshots: z.boolean(),
+  fps: cameraFps,
+  priority: cameraPriority,
+};
+
+/**
+ * The words Argus' own topics use where a label, a zone, a line or a direction is a topic level
+ * (src/publish/topics.ts; docs/config.md, "Reserved names"), so a name that is one would land on
+ * a topic of another kind: a label `status` on the camera's status, a direction `state` under a
+ * label `enabled` on a line's switch state, a direction `set` on a command topic Argus reads.
+ * The one list: every such name is checked against it, in the file and in a model's labels.
+ */
+export const RESERVED_NAMES: readonly string[] = [
+  'status',
+  'detections',
+  'zones',
+  'lines',
+  'active',
+  'snapshot',
+  'dwell_s',
+  'state',
+  'set',
+  'reset',
+  ...Object.keys(cameraSettings),
+];
+
+/** Why a label, zone, line or direction name cannot be a topic level of Argus' topics, or undefined. */
+export function topicWordProblem(name: string): string | undefined {
+  const problem = topicLevelProblem(name);
+  if (problem) return problem;
+  if (RESERVED_NAMES.includes(name))
+    return `must not be one of the words of Argus' own topics (${RESERVED_NAMES.join(', ')}): it would publish onto, or be read as, another of its topics`;
+  return undefined;
+}
+
+/** A label (or direction) that becomes a topic level: not a word of Argus' own topics. */
+const topicWord = z.string().superRefine((s, ctx) => {
+  const problem = topicWordProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/**
+ * The names in a camera that become topic levels under it, each checked as a `topicWord` at its
+ * line: its zones' and lines' names, their `objects`, the lines' directions (objects.track is a
+ * list of `topicWord`s).
+ */
+function checkTopicWords(
+  cam: {
+    zones: Record<string, { objects?: string[] | undefined }>;
+    lines: Record<string, { objects?: string[] | undefined; directions: readonly string[] }>;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const flag = (path: (string | number)[], name: string, atKey = false): void => {
+    const problem = RESERVED_NAMES.includes(name) ? topicWordProblem(name) : undefined;
+    if (problem)
+      ctx.addIssue({ code: 'custom', path, message: problem, ...(atKey ? { params: { atKey } } : {}) });
+  };
+  for (const kind of ['zones', 'lines'] as const)
+    for (const [name, area] of Object.entries<{ objects?: string[] | undefined }>(cam[kind])) {
+      flag([kind, name], name, true);
+      area.objects?.forEach((label, i) => flag([kind, name, 'objects', i], label));
+    }
+  for (const [name, line] of Object.entries(cam.lines))
+    line.directions.forEach((d, i) => flag(['lines', name, 'directions', i], d));
+}
 
 const camera = z
   .strictObject({
     /** Also `lavfi:<filtergraph>`: a synthetic camera made by ffmpeg (demos, tests). */
     url: urlWithSchemes('camera', ['rtsp', 'rtsps', 'rtmp', 'http', 'https', 'file', 'lavfi']),
     /** Off: its ffmpeg does not run. */
-    enabled: z.boolean().default(true),
+    enabled: cameraSettings.enabled.default(true),
     /** Off: ffmpeg goes on decoding (the live view updates) but no frame reaches the model: no events. */
-    detect: z.boolean().default(true),
+    detect: cameraSettings.detect.default(true),
     /** Off: its events carry no snapshot (none on MQTT, in the history or over HTTP). */
-    snapshots: z.boolean().default(true),
+    snapshots: cameraSettings.snapshots.default(true),
     /**
      * A video clip per event, with pre-roll, from the stream as the camera sends it (absent:
      * `events.clips.enabled`). Not for `lavfi:` cameras, which send no encoded stream.
@@ -512,9 +594,9 @@ const camera = z
     clips: z.boolean().optional(),
     /** The name of the model that analyses its frames (`default`: `model:`). */
     model: z.string().min(1).default('default'),
-    fps: cameraFps.default(5),
+    fps: cameraSettings.fps.default(5),
     /** 1..10; higher is served first when the detector is busy. */
-    priority: cameraPriority.default(5),
+    priority: cameraSettings.priority.default(5),
     rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
     /** Extra ffmpeg arguments placed before -i. */
     input_args: z.array(z.string()).default([]),
@@ -526,7 +608,7 @@ const camera = z
     objects: z
       .strictObject({
         /** Labels to report; absent means all. */
-        track: z.array(topicLevel).min(1).optional(),
+        track: z.array(topicWord).min(1).optional(),
         filters: namedMap(labelFilter, { max: LIMITS.filters, what: 'filters' }),
         /** Polygons where every label is dropped before tracking. */
         mask: masks,
@@ -628,6 +710,7 @@ const camera = z
             });
         });
   })
+  .superRefine((cam, ctx) => checkTopicWords(cam, ctx))
   .superRefine((cam, ctx) => {
     if (cam.hwaccel !== 'none' && cam.hwaccel_args.length > 0)
       ctx.addIssue({ code: 'custom', path: ['hwaccel'], message: 'set hwaccel or hwaccel_args, not both' });
@@ -723,11 +806,11 @@ const events = z
 
 /** What a mode (or a runtime change) may set on a camera: every key optional. */
 const switchable = z.strictObject({
-  enabled: z.boolean().optional(),
-  detect: z.boolean().optional(),
-  snapshots: z.boolean().optional(),
-  fps: cameraFps.optional(),
-  priority: cameraPriority.optional(),
+  enabled: cameraSettings.enabled.optional(),
+  detect: cameraSettings.detect.optional(),
+  snapshots: cameraSettings.snapshots.optional(),
+  fps: cameraSettings.fps.optional(),
+  priority: cameraSettings.priority.optional(),
   zones: namedMap(z.strictObject({ enabled: z.boolean() }), { max: LIMITS.zones, what: 'zones' }),
   lines: namedMap(z.strictObject({ enabled: z.boolean() }), { max: LIMITS.lines, what: 'lines' }),
 });
@@ -755,7 +838,7 @@ const homeAssistant = z
     /** The name of the device that stands for this Argus in Home Assistant. */
     device_name: z.string().min(1).max(128).default('Argus'),
     /** Labels given entities on cameras without `objects.track` (which report every label). */
-    default_labels: z.array(topicLevel).min(1).default(['person']),
+    default_labels: z.array(topicWord).min(1).default(['person']),
   })
   .prefault({});
 

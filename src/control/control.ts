@@ -10,6 +10,7 @@ import type { EmbeddedBroker } from '../broker/index.js';
 import type { Inbox } from '../publish/index.js';
 import { commandFilters, parseCommand } from './commands.js';
 import {
+  checkStored,
   effectiveCameras,
   emptyState,
   keysOf,
@@ -22,9 +23,15 @@ import {
   type SettingValue,
 } from './settings.js';
 
-/** What became of a change: applied (or already so), or refused with why (and an HTTP status). */
+/**
+ * What became of a change: applied (or already so) and kept in control.json; refused with why
+ * (and an HTTP status); or applied but not kept (control.json could not be written: a 500 that
+ * says so, as the change lasts only until Argus stops).
+ */
 export type ChangeOutcome =
-  { ok: true; changed: boolean } | { ok: false; status: 400 | 403 | 404; error: string };
+  | { ok: true; changed: boolean }
+  | { ok: false; status: 400 | 403 | 404; error: string }
+  | { ok: false; status: 500; error: string; applied: true };
 
 /** The settings as GET /api/control shows them. */
 export interface ControlView {
@@ -110,9 +117,20 @@ export class Control {
     return this.file.control.enabled;
   }
 
-  /** Reads the state kept by the last run (a missing or corrupt file: none). */
+  /**
+   * Reads the state kept by the last run (a missing or corrupt file: none). A change no setting's
+   * range takes (an edited file: `fps` -5, `detect` 7) is dropped, one line each, so the file's
+   * (or the mode's) value runs.
+   */
   async load(): Promise<void> {
-    this.state = (await this.store?.load()) ?? emptyState();
+    const { state, problems } = checkStored((await this.store?.load()) ?? emptyState());
+    for (const { camera, key, value, error } of problems)
+      this.deps.log.warn(
+        { camera, setting: key, value, file: this.store?.path },
+        `control: a runtime change kept in ${CONTROL_FILE} is out of range (${error}): dropped, the file's value runs`,
+      );
+    this.state = state;
+    if (problems.length) this.store?.save(state);
   }
 
   /**
@@ -199,7 +217,8 @@ export class Control {
       return;
     }
     void this.change(req, by).then((o) => {
-      if (!o.ok)
+      // One applied but not kept was logged by change().
+      if (!o.ok && !('applied' in o))
         this.deps.log.warn(
           { ...where, payload: payload.slice(0, 64) },
           `control: ${o.error}; nothing changed`,
@@ -224,7 +243,7 @@ export class Control {
     const parsed = parseValue(cam, req.key, req.value);
     if ('error' in parsed) return { ok: false, status: 400, error: parsed.error };
     const { value } = parsed;
-    if (readKey(cam, req.key) === value) return { ok: true, changed: false };
+    if (readKey(cam, req.key) === value) return this.kept(false);
     const base = readKey(withMode(this.file, this.state.mode)[req.camera]!, req.key)!;
     const keys = (this.state.overrides[req.camera] ??= namedRecord());
     if (value === base) delete keys[req.key];
@@ -235,8 +254,20 @@ export class Control {
       { camera: req.camera, setting: req.key, value, client: by },
       'control: camera setting changed',
     );
-    await this.deps.apply();
-    return { ok: true, changed: true };
+    const [outcome] = await Promise.all([this.kept(true), this.deps.apply()]);
+    return outcome;
+  }
+
+  /**
+   * Whether control.json holds the settings now in force (a write that failed before is tried
+   * again): ok, or a 500 that says the change runs but lasts only until Argus stops (logged).
+   */
+  private async kept(changed: boolean): Promise<ChangeOutcome> {
+    const why = await this.store?.saved();
+    if (why === undefined) return { ok: true, changed };
+    const error = `applied, but not saved to ${this.store!.path} (${why}): it lasts only until Argus stops`;
+    if (changed) this.deps.log.warn({ file: this.store!.path, err: why }, `control: ${error}`);
+    return { ok: false, status: 500, error, applied: true };
   }
 
   private async setMode(mode: string, by: string): Promise<ChangeOutcome> {
@@ -246,7 +277,7 @@ export class Control {
         status: 404,
         error: `there is no mode '${mode}' (the modes are ${[NO_MODE, ...Object.keys(this.file.modes)].join(', ')})`,
       };
-    if (mode === this.state.mode) return { ok: true, changed: false };
+    if (mode === this.state.mode) return this.kept(false);
     // The mode's own settings win over earlier runtime changes of the same keys.
     for (const [cam, sw] of Object.entries(own(this.file.modes, mode)?.cameras ?? {})) {
       const keys = own(this.state.overrides, cam);
@@ -263,8 +294,8 @@ export class Control {
     this.state.mode = mode;
     this.store?.save(this.state);
     this.deps.log.info({ mode, client: by }, 'control: mode changed');
-    await this.deps.apply();
-    return { ok: true, changed: true };
+    const [outcome] = await Promise.all([this.kept(true), this.deps.apply()]);
+    return outcome;
   }
 
   /** Publishes every setting's state (and the mode), retained; from now on each change's. */

@@ -1,4 +1,5 @@
-import { cameraFps, cameraPriority, NO_MODE, type CameraConfig, type Config } from '../config/index.js';
+import { z } from 'zod';
+import { cameraSettings, NO_MODE, type CameraConfig, type Config } from '../config/index.js';
 import { namedRecord, own } from '../core/names.js';
 
 /**
@@ -78,6 +79,24 @@ export function keysOf(cam: CameraConfig): SettingKey[] {
 }
 
 /**
+ * The one range of a setting, by its key: the schema's own (`cameraSettings`, which the file and
+ * the modes use too), a switch for a zone's or line's `enabled`; undefined for no setting at all.
+ */
+export function settingSchema(key: string): z.ZodBoolean | z.ZodNumber | undefined {
+  if (areaOf(key)) return z.boolean();
+  return Object.hasOwn(cameraSettings, key) ? cameraSettings[key as keyof typeof cameraSettings] : undefined;
+}
+
+/** What a key takes, read from its schema: `ON or OFF`, `a number from 0.1 to 60`. */
+export function rangeOf(schema: z.ZodBoolean | z.ZodNumber): string {
+  if (schema instanceof z.ZodBoolean) return 'ON or OFF (true or false in JSON)';
+  return `${schema.isInt ? 'a whole number' : 'a number'} from ${schema.minValue} to ${schema.maxValue}`;
+}
+
+/** A number as a control topic's payload may write it: decimal, with an exponent at most (no `0x10`). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/**
  * A value for a key, from a control topic's payload (`ON`/`OFF`, a number as text) or a JSON
  * body (true/false, a number): the value, or what is wrong with it.
  */
@@ -86,22 +105,46 @@ export function parseValue(
   key: string,
   raw: unknown,
 ): { value: SettingValue } | { error: string } {
-  const current = readKey(cam, key);
-  if (current === undefined) return { error: `no setting '${key}'` };
-  if (typeof current === 'boolean') {
-    const word = typeof raw === 'string' ? raw.trim().toUpperCase() : raw;
-    if (word === 'ON' || word === true) return { value: true };
-    if (word === 'OFF' || word === false) return { value: false };
-    return { error: `${key} takes ON or OFF (true or false in JSON)` };
+  const schema = settingSchema(key);
+  if (readKey(cam, key) === undefined || !schema) return { error: `no setting '${key}'` };
+  let value = raw;
+  if (typeof raw === 'string') {
+    const text = raw.trim();
+    const word = text.toUpperCase();
+    if (schema instanceof z.ZodBoolean) value = word === 'ON' ? true : word === 'OFF' ? false : raw;
+    else value = DECIMAL.test(text) ? Number(text) : raw;
   }
-  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-  const schema = key === 'fps' ? cameraFps : cameraPriority;
-  const parsed = schema.safeParse(n);
-  if (!parsed.success)
-    return {
-      error: `${key} takes ${key === 'fps' ? 'a number over 0, at most 60' : 'a whole number from 1 to 10'}`,
-    };
-  return { value: parsed.data };
+  const parsed = schema.safeParse(value);
+  return parsed.success ? { value: parsed.data } : { error: `${key} takes ${rangeOf(schema)}` };
+}
+
+/** A runtime change kept in control.json that its key's range refuses (an edited or older file). */
+export interface StoredProblem {
+  camera: string;
+  key: string;
+  value: unknown;
+  error: string;
+}
+
+/**
+ * The state read from control.json less the changes no setting's range takes (`fps` -5 or
+ * `true`, `detect` 7, a key that is no setting): each is dropped, so the file ⊕ mode value runs.
+ */
+export function checkStored(state: ControlState): { state: ControlState; problems: StoredProblem[] } {
+  const overrides = namedRecord<Record<string, Override>>();
+  const problems: StoredProblem[] = [];
+  for (const [camera, keys] of Object.entries(state.overrides)) {
+    const kept = namedRecord<Override>();
+    for (const [key, o] of Object.entries(keys)) {
+      const schema = settingSchema(key);
+      if (!schema) problems.push({ camera, key, value: o.value, error: `no setting '${key}'` });
+      else if (!schema.safeParse(o.value).success)
+        problems.push({ camera, key, value: o.value, error: `${key} takes ${rangeOf(schema)}` });
+      else kept[key] = o;
+    }
+    if (Object.keys(kept).length) overrides[camera] = kept;
+  }
+  return { state: { mode: state.mode, overrides }, problems };
 }
 
 /** The cameras of the file with a mode's settings on them (`none`: the file's). */

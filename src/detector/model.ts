@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { errorMessage } from '../core/errors.js';
-import { topicLevelProblem, type ModelConfig } from '../config/index.js';
+import { topicWordProblem, type ModelConfig } from '../config/index.js';
 import { extname } from 'node:path';
 import {
   ModelFormatError,
@@ -33,12 +33,13 @@ export type ModelOptions = { path: string } & Partial<Pick<ModelConfig, 'labels'
 
 /**
  * Labels become MQTT topic levels (counts per label), like camera names: '#' in one would make
- * Argus publish to a wildcard, which brokers refuse by disconnecting it. Throws naming `source`
- * and where to rename the label (`renameIn`).
+ * Argus publish to a wildcard, which brokers refuse by disconnecting it, and one of Argus' own
+ * topic words (`status`, `set`: config RESERVED_NAMES) would land on another topic. Throws naming
+ * `source` and where to rename the label (`renameIn`).
  */
 export function checkLabels(labels: readonly string[], source: string, renameIn: string): void {
   labels.forEach((label, i) => {
-    const problem = topicLevelProblem(label);
+    const problem = topicWordProblem(label);
     if (problem)
       throw new ModelError(
         `${source}: label ${i} ${JSON.stringify(label)} ${problem}; rename it in ${renameIn}`,

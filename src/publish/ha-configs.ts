@@ -51,9 +51,8 @@ export const CAMERA_SWITCHES = {
 } as const;
 
 /**
- * The frame rate's step (and so its least value) in Home Assistant: the schema takes any rate
- * over 0 (0.2: a frame every 5 s), so the number is fractional; Home Assistant refuses a state
- * below `min`, and its step must be at least 0.001.
+ * The frame rate's step in Home Assistant: the schema takes fractional rates from 0.1 (0.2: a
+ * frame every 5 s); Home Assistant refuses a state below `min`, and its step must be at least 0.001.
  */
 export const FPS_STEP = 0.01;
 
@@ -61,7 +60,7 @@ export const CAMERA_NUMBERS = {
   fps: {
     name: 'FPS',
     icon: 'mdi:speedometer',
-    min: FPS_STEP,
+    min: cameraFps.minValue!,
     max: cameraFps.maxValue!,
     step: FPS_STEP,
     unit: 'fps' as string | undefined,

@@ -35,6 +35,8 @@ export class JsonFile<T> {
   private timer: Timer | null = null;
   private writing: Promise<void> = Promise.resolve();
   private lastError = '';
+  /** Why the last value saved is not on disk; undefined once it is. */
+  private unsaved: string | undefined;
   /** Set when the file exists but could not be read: it is not written over. */
   private unreadable = false;
 
@@ -117,35 +119,53 @@ export class JsonFile<T> {
     await this.write();
   }
 
+  /**
+   * Writes what is pending now (as `flush`) and says whether the last value saved is on disk:
+   * undefined when it is, else why not (it is written again at the next change or flush, where
+   * a retry can succeed).
+   */
+  async saved(): Promise<string | undefined> {
+    await this.flush();
+    return this.unsaved;
+  }
+
   private write(): Promise<void> {
     this.writing = this.writing.then(async () => {
       const value = this.pending;
       this.pending = undefined;
       if (value === undefined) return;
+      const failed = await this.writeNow(value);
+      this.unsaved = failed?.why;
       // A value that could not be written is written again next time, unless a newer one came.
-      if (!(await this.writeNow(value))) this.pending ??= value;
+      if (failed?.retry) this.pending ??= value;
     });
     return this.writing;
   }
 
-  /** Returns whether the value is on disk (or never will be: too big, or the file is not ours to write). */
-  private async writeNow(value: T): Promise<boolean> {
-    if (this.unreadable) return true;
+  /**
+   * Writes the value; undefined when it is on disk, else why not, and whether a retry may succeed
+   * (not for a value too big, or a file that is not ours to write).
+   */
+  private async writeNow(value: T): Promise<{ why: string; retry: boolean } | undefined> {
+    if (this.unreadable)
+      return { why: 'the file could not be read at start, so it is left as it is', retry: false };
     const text = `${JSON.stringify(this.opts.serialize ? this.opts.serialize(value) : value)}\n`;
     const bytes = Buffer.byteLength(text);
     if (bytes > this.opts.maxBytes) {
-      this.report(`${bytes} bytes is over the limit of ${this.opts.maxBytes}`, 'not written');
-      return true;
+      const why = `${bytes} bytes is over the limit of ${this.opts.maxBytes}`;
+      this.report(why, 'not written');
+      return { why, retry: false };
     }
     try {
       await mkdir(dirname(this.path), { recursive: true, mode: 0o750 });
       await writeAtomic(this.path, text);
       if (this.lastError) this.opts.log.info({ file: this.path }, 'state file written again');
       this.lastError = '';
-      return true;
+      return undefined;
     } catch (err) {
-      this.report((err as Error).message, 'cannot write the state file; will try again at the next change');
-      return false;
+      const why = (err as Error).message;
+      this.report(why, 'cannot write the state file; will try again at the next change');
+      return { why, retry: true };
     }
   }
 

@@ -799,7 +799,7 @@ describe('argus run, end to end (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)',
     const { code } = await daemon.exited;
     assert.equal(code, 1);
     assert.match(daemon.output(), /argus\.yaml:7: cameras\.a\/b: name must not contain/);
-    assert.match(daemon.output(), /argus\.yaml:9: cameras\.a\/b\.fps: must be greater than 0/);
+    assert.match(daemon.output(), /argus\.yaml:9: cameras\.a\/b\.fps: must be at least 0\.1/);
     assert.match(daemon.output(), /not starting/);
   });
 

@@ -190,7 +190,7 @@ describe('config', () => {
       { path: 'model.conf', line: 3, message: 'must be at most 1' },
       { path: 'scheduler.max_batch', line: 5, message: 'must be at least 1' },
       { path: 'http.port', line: 7, message: 'must be at most 65535' },
-      { path: 'cameras.a.fps', line: 11, message: 'must be greater than 0' },
+      { path: 'cameras.a.fps', line: 11, message: 'must be at least 0.1' },
       { path: 'cameras.a.priority', line: 12, message: 'must be at most 10' },
     ]);
   });

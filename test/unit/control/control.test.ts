@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Control, CONTROL_FILE } from '../../../src/control/index.js';
@@ -205,7 +205,7 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     );
     assert.deepEqual(await refused({ kind: 'set', camera: 'porch', key: 'fps', value: '0' }), [
       400,
-      'fps takes a number over 0, at most 60',
+      'fps takes a number from 0.1 to 60',
     ]);
     assert.deepEqual(await refused({ kind: 'reset', camera: 'porch', line: 'road' }), [
       404,
@@ -227,6 +227,7 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     control.onCommand('argus/cameras/porch/detect/set', 'OFF', true, 'c1', 'argus');
     control.onCommand('argus/cameras/porch/colour/set', 'red', false, 'c1', 'argus');
     control.onCommand('argus/cameras/porch/fps/set', 'fast', false, 'c1', 'argus');
+    control.onCommand('argus/cameras/porch/fps/set', '5e-324', false, 'c1', 'argus');
     control.onCommand('argus/cameras/porch/lines/gate/reset/set', 'PRESS', false, 'c1', 'argus');
     control.onCommand('argus/cameras/porch/detect/set', 'OFF', false, 'c2', 'argus');
     await new Promise((r) => setImmediate(r));
@@ -235,11 +236,117 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
       'control: no such command topic; nothing changed',
       'control: line counts reset',
       'control: camera setting changed',
-      'control: fps takes a number over 0, at most 60; nothing changed',
+      'control: fps takes a number from 0.1 to 60; nothing changed',
+      'control: fps takes a number from 0.1 to 60; nothing changed',
     ]);
+    assert.equal(control.cameras().porch!.fps, 5);
     assert.deepEqual(resets, ['porch/gate']);
     assert.equal(applied(), 1);
     assert.equal(control.cameras().porch!.detect, false);
+  });
+
+  it('a control.json value out of range is dropped with one line naming camera, key and value; the file’s value runs', async (t) => {
+    const dir = await tempDir(t);
+    const kept = { 'zones.door.enabled': { value: false, base: true } };
+    await writeFile(
+      join(dir, CONTROL_FILE),
+      JSON.stringify({
+        version: 1,
+        mode: 'none',
+        overrides: {
+          porch: {
+            fps: { value: -5, base: 5 },
+            detect: { value: 7, base: true },
+            enabled: { value: 2, base: true },
+            priority: { value: 1e9, base: 5 },
+            ...kept,
+          },
+          yard: { fps: { value: true, base: 5 }, snapshots: { value: 0, base: true } },
+        },
+      }),
+    );
+    const { running, lines, control } = await setUp(t, file(), dir);
+    const porch = running.cameras.porch!;
+    assert.deepEqual(
+      [porch.fps, porch.detect, porch.enabled, porch.priority, porch.zones.door!.enabled],
+      [5, true, true, 5, false],
+    );
+    assert.deepEqual([running.cameras.yard!.fps, running.cameras.yard!.snapshots], [5, true]);
+    const dropped = lines
+      .filter((l) => l.msg.includes('out of range'))
+      .map((l) => {
+        const f = l as unknown as Record<string, unknown>;
+        return [f.camera, f.setting, f.value];
+      });
+    assert.deepEqual(dropped, [
+      ['porch', 'fps', -5],
+      ['porch', 'detect', 7],
+      ['porch', 'enabled', 2],
+      ['porch', 'priority', 1e9],
+      ['yard', 'fps', true],
+      ['yard', 'snapshots', 0],
+    ]);
+    assert.match(
+      lines.find((l) => l.msg.includes('out of range'))!.msg,
+      /fps takes a number from 0\.1 to 60/,
+    );
+    await control.stop();
+    assert.deepEqual(JSON.parse(await readFile(join(dir, CONTROL_FILE), 'utf8')), {
+      version: 1,
+      mode: 'none',
+      overrides: { porch: kept },
+    });
+  });
+
+  it('a change that cannot be saved runs, answers 500 saying so, and is saved by a retry once it can be', async (t) => {
+    // The state directory's place taken by a file: control.json cannot be written.
+    const dir = join(await tempDir(t), 'state');
+    const { control, lines, applied, out } = await setUp(t, file(), dir);
+    await writeFile(dir, 'not a directory');
+    const off = { kind: 'set', camera: 'porch', key: 'detect', value: 'OFF' } as const;
+    const o = await control.change(off, 'ha');
+    assert.equal(o.ok, false);
+    assert.ok(!o.ok && 'applied' in o && o.status === 500, JSON.stringify(o));
+    assert.match(
+      o.error,
+      /^applied, but not saved to .*control\.json \(.+\): it lasts only until Argus stops$/,
+    );
+    assert.equal(control.cameras().porch!.detect, false, 'it runs');
+    assert.equal(applied(), 1);
+    out.sent = [];
+    control.setCameras();
+    assert.deepEqual(states(out), { 'argus/cameras/porch/detect/state': 'OFF' }, 'its state says what runs');
+    assert.equal(lines.filter((l) => l.msg.startsWith('control: applied, but not saved')).length, 1);
+    // The same again: nothing to change, but still not saved.
+    assert.equal((await control.change(off, 'ha')).ok, false);
+    // Over MQTT: the change's own line says so, and nothing claims it was refused.
+    control.onCommand('argus/cameras/porch/snapshots/set', 'OFF', false, 'c1', 'argus');
+    await control.stop().catch(() => undefined);
+    const msgs = lines.map((l) => l.msg);
+    assert.equal(msgs.filter((m) => m.startsWith('control: applied, but not saved')).length, 2);
+    assert.ok(!msgs.some((m) => m.endsWith('nothing changed')), JSON.stringify(msgs));
+    await rm(dir);
+    assert.deepEqual(await control.change(off, 'ha'), { ok: true, changed: false }, 'the retry saved it');
+    const saved = JSON.parse(await readFile(join(dir, CONTROL_FILE), 'utf8')) as { overrides: unknown };
+    assert.deepEqual(saved.overrides, {
+      porch: { detect: { value: false, base: true }, snapshots: { value: false, base: true } },
+    });
+  });
+
+  it('with a control.json Argus may not write (a link in its place), a change runs and says it is not saved', async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, 'elsewhere.json'), '{}');
+    await symlink(join(dir, 'elsewhere.json'), join(dir, CONTROL_FILE));
+    const { control } = await setUp(t, file(), dir);
+    const o = await control.change({ kind: 'mode', mode: 'away' }, 'x');
+    assert.ok(!o.ok && o.status === 500, JSON.stringify(o));
+    assert.match(o.error, /could not be read at start/);
+    assert.equal(control.view().mode, 'away');
+    assert.equal(
+      await readFile(join(dir, 'elsewhere.json'), 'utf8'),
+      '{}',
+      'the link is not written through',
+    );
   });
 
   it('a corrupt control.json is kept aside and the file’s settings run', async (t) => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { commandFilters, parseCommand } from '../../../src/control/commands.js';
 import {
+  checkStored,
   effectiveCameras,
   emptyState,
   parseValue,
@@ -72,6 +73,119 @@ describe('control settings (keys, values, modes, precedence)', () => {
     for (const bad of ['0', '11', '2.5'])
       assert.match((parseValue(cam, 'priority', bad) as { error: string }).error, /priority takes/, bad);
     assert.match((parseValue(cam, 'url', 'x') as { error: string }).error, /no setting/);
+  });
+
+  /**
+   * One range for every way a value arrives: the YAML file (a camera, a mode), a control topic's
+   * payload, a JSON body, control.json. Each value is taken by all of them or by none.
+   */
+  const BOUNDARIES: [key: string, value: unknown, takes: boolean][] = [
+    ['fps', 0.1, true],
+    ['fps', 60, true],
+    ['fps', 2.5, true],
+    ['fps', 0.09, false],
+    ['fps', 5e-324, false],
+    ['fps', 0, false],
+    ['fps', -5, false],
+    ['fps', 60.5, false],
+    ['fps', true, false],
+    ['priority', 1, true],
+    ['priority', 10, true],
+    ['priority', 0, false],
+    ['priority', 11, false],
+    ['priority', 2.5, false],
+    ['priority', 1e9, false],
+    ['priority', false, false],
+    ['detect', true, true],
+    ['detect', false, true],
+    ['detect', 7, false],
+    ['enabled', 2, false],
+    ['enabled', 0, false],
+    ['snapshots', 1, false],
+  ];
+
+  const yamlTakes = (yaml: string): boolean => {
+    try {
+      parseConfig(yaml, 'argus.yaml');
+      return true;
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, String(err));
+      return false;
+    }
+  };
+
+  it('takes a value in YAML, in a mode, over MQTT, in JSON and from control.json alike, or refuses it everywhere', () => {
+    const cam = cameraConfig();
+    for (const [key, value, takes] of BOUNDARIES) {
+      const what = `${key} ${String(value)}`;
+      const v = JSON.stringify(value);
+      const head = 'model: { path: m.onnx }\n';
+      assert.equal(
+        yamlTakes(`${head}cameras: { a: { url: "lavfi:a", ${key}: ${v} } }`),
+        takes,
+        `YAML ${what}`,
+      );
+      assert.equal(
+        yamlTakes(
+          `${head}cameras: { a: { url: "lavfi:a" } }\nmodes: { m: { cameras: { a: { ${key}: ${v} } } } }`,
+        ),
+        takes,
+        `mode ${what}`,
+      );
+      assert.equal('value' in parseValue(cam, key, value), takes, `JSON ${what}`);
+      // A control topic's payload: a number as text, a switch as ON/OFF (the text of 7 is no switch).
+      const payload = typeof value === 'boolean' ? (value ? 'ON' : 'OFF') : String(value);
+      const asText = typeof value === 'boolean' && typeof readKey(cam, key) !== 'boolean' ? 'true' : payload;
+      assert.equal('value' in parseValue(cam, key, asText), takes, `MQTT ${what} (${asText})`);
+      const stored = checkStored({
+        mode: 'none',
+        overrides: { a: { [key]: { value: value as number, base: 5 } } },
+      });
+      assert.equal(stored.problems.length === 0, takes, `control.json ${what}`);
+    }
+  });
+
+  it('says what each key takes, from its schema', () => {
+    const cam = cameraConfig();
+    const error = (key: string, raw: unknown): string =>
+      (parseValue(cam, key, raw) as { error: string }).error;
+    assert.equal(error('fps', '5e-324'), 'fps takes a number from 0.1 to 60');
+    assert.equal(error('priority', '1e9'), 'priority takes a whole number from 1 to 10');
+    assert.equal(error('detect', '7'), 'detect takes ON or OFF (true or false in JSON)');
+    // Only decimal numbers: no hexadecimal, no words JavaScript reads as numbers.
+    for (const raw of ['0x5', 'Infinity', '0b1', ' ', '5 fps'])
+      assert.equal(error('fps', raw), 'fps takes a number from 0.1 to 60', raw);
+    assert.deepEqual(parseValue(cam, 'fps', ' 1e1 '), { value: 10 });
+    assert.deepEqual(parseValue(cam, 'fps', '.5'), { value: 0.5 });
+  });
+
+  it('drops the changes kept in control.json that no range takes, saying which, and keeps the rest', () => {
+    const state = {
+      mode: 'away',
+      overrides: {
+        porch: {
+          fps: { value: -5, base: 5 },
+          detect: { value: 7, base: true },
+          'zones.door.enabled': { value: false, base: true },
+          'zones.door.points': { value: 1, base: 1 },
+        },
+        yard: { priority: { value: 1e9, base: 5 } },
+      },
+    };
+    const { state: kept, problems } = checkStored(state);
+    assert.deepEqual(plain(kept), {
+      mode: 'away',
+      overrides: { porch: { 'zones.door.enabled': { value: false, base: true } } },
+    });
+    assert.deepEqual(
+      problems.map((p) => [p.camera, p.key, p.value, p.error]),
+      [
+        ['porch', 'fps', -5, 'fps takes a number from 0.1 to 60'],
+        ['porch', 'detect', 7, 'detect takes ON or OFF (true or false in JSON)'],
+        ['porch', 'zones.door.points', 1, "no setting 'zones.door.points'"],
+        ['yard', 'priority', 1e9, 'priority takes a whole number from 1 to 10'],
+      ],
+    );
   });
 
   it('puts a mode on the file; none is the file', () => {

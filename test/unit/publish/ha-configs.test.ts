@@ -357,7 +357,7 @@ describe('Home Assistant discovery configs with control on', () => {
     const fps = byId.get('argus-gate-fps')!.payload;
     assert.deepEqual(
       [fps.command_topic, fps.state_topic, fps.min, fps.max, fps.step, fps.unit_of_measurement, fps.mode],
-      ['argus/cameras/gate/fps/set', 'argus/cameras/gate/fps/state', 0.01, 60, 0.01, 'fps', 'box'],
+      ['argus/cameras/gate/fps/set', 'argus/cameras/gate/fps/state', 0.1, 60, 0.01, 'fps', 'box'],
     );
     const priority = byId.get('argus-gate-priority')!.payload;
     assert.deepEqual([priority.min, priority.max, priority.step], [1, 10, 1]);
