@@ -129,9 +129,9 @@ export class Daemon {
       stats,
       ...{ history, control },
       ...{ counts: (c) => events.countsOf(c), zoneDwell: (c) => events.dwellOf(c) },
-      lineCounts: () => events.lineCountsNow(),
+      ...{ lineCounts: () => events.lineCountsNow(), eventFaults: events.faults },
       cameras: () => this.loaded.config.cameras,
-      metrics: createMetrics({ ...sources, broker, latency }),
+      metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
     });
     // Those that hear of results, statuses and reloads, in order; the latency last.
     const list = [discovery, control, view, events, detections, statuses, latency];

@@ -153,6 +153,13 @@ export function reportingParts(
     defaultLabels: () => discovery.defaultLabels(),
     clipSource: deps.clipSource,
     publicUrl: config.http?.public_url,
+    // Called with the first fault, after the statuses below are made (no frame comes before).
+    onFault: (camera) => statuses.faultsChanged(camera),
+  });
+  const statuses = new CameraStatuses(config.cameras, {
+    ...deps,
+    faults: (camera) => events.faultsOf(camera),
+    log: log.child({ stage: 'status' }),
   });
   return {
     discovery,
@@ -162,7 +169,7 @@ export function reportingParts(
       tracksOf: (r) => events.tracksOf(r),
     }),
     events,
-    statuses: new CameraStatuses(config.cameras, { ...deps, log: log.child({ stage: 'status' }) }),
+    statuses,
     latency: new PublishLatency(config.cameras, clock),
   };
 }

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import {
+  CST,
   isAlias,
+  Lexer,
   isMap,
   isPair,
   isScalar,
@@ -74,6 +76,43 @@ interface Found {
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 /** YAML aliases resolved at most (each counted once per use, as the yaml library counts them). */
 const MAX_ALIASES = 100;
+
+/**
+ * The most YAML nodes (keys, values, lists, mappings, list items) a file may hold (docs/config.md,
+ * "Limits"): a thousand cameras take about 20,000. The YAML parser keeps some 1.5 KB for each, so
+ * a 100,000-point mask cost 500 MB to refuse (at this limit, about 150 MB); they are counted first, by the lexer, which keeps
+ * nothing.
+ */
+export const MAX_NODES = 50_000;
+
+/** The token types of the lexer that each begin a node. */
+const NODE_TOKENS = new Set<string | null>([
+  'scalar',
+  'single-quoted-scalar',
+  'double-quoted-scalar',
+  'flow-seq-start',
+  'flow-map-start',
+  'seq-item-ind',
+  'alias',
+]);
+
+/** The lexer's markers, which stand for no text of the file. */
+const MARKERS = new Set([CST.DOCUMENT, CST.FLOW_END, CST.SCALAR]);
+
+/** The line where the file's nodes pass MAX_NODES, or undefined while they do not. */
+function tooManyNodes(text: string): { line: number } | undefined {
+  let nodes = 0;
+  let offset = 0;
+  for (const token of new Lexer().lex(text)) {
+    if (NODE_TOKENS.has(CST.tokenType(token)) && ++nodes > MAX_NODES) {
+      let line = 1;
+      for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+      return { line };
+    }
+    if (!MARKERS.has(token)) offset += token.length;
+  }
+  return undefined;
+}
 
 /** Mappings and lists inside one another at most this deep (a config needs about 8). */
 const MAX_DEPTH = 64;
@@ -325,6 +364,15 @@ function zodIssues(error: z.ZodError, data: unknown): Found[] {
 export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   if (Buffer.byteLength(text) > MAX_CONFIG_BYTES)
     throw new ConfigError(file, [{ path: '', message: tooBig(Buffer.byteLength(text)) }]);
+  const many = tooManyNodes(text);
+  if (many)
+    throw new ConfigError(file, [
+      {
+        path: '',
+        line: many.line,
+        message: `YAML: the file holds more than ${MAX_NODES} keys, values and list items (docs/config.md, "Limits")`,
+      },
+    ]);
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
   const deep = tooDeep(doc, lc);

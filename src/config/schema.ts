@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { addressProblem } from '../addresses.js';
 import { namedRecord } from '../core/names.js';
+import { calibrationProblem, polygonProblem } from '../core/polygon.js';
 
 /**
  * The configuration schema: the one definition of what a config file may contain, used both to
@@ -461,24 +462,26 @@ const ffmpeg = z
 
 const point = z.tuple([z.number().min(0), z.number().min(0)]);
 
-/** A polygon's area (the shoelace formula), whichever way round its points go. */
-function polygonArea(points: readonly (readonly [number, number])[]): number {
-  let twice = 0;
-  points.forEach(([x, y], i) => {
-    const [nx, ny] = points[(i + 1) % points.length]!;
-    twice += x * ny - nx * y;
-  });
-  return Math.abs(twice) / 2;
-}
-
-/** A polygon in source pixels: at least three points that enclose some area. */
+/**
+ * A polygon in source pixels: at least three points, at most LIMITS.points (counted before any
+ * other check), that enclose some area without crossing themselves (core/polygon.ts).
+ */
 const polygon = z
   .array(point)
   .min(3)
   .max(LIMITS.points)
-  .refine((p) => p.length < 3 || polygonArea(p) > 0, {
-    message: 'the points enclose no area (they are all on one line): no object could ever be inside',
+  .superRefine((p, ctx) => {
+    if (p.length > LIMITS.points) return;
+    const problem = polygonProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
+
+/**
+ * A side of a calibrated zone, in metres (docs/config.md, "Speed"): from 10 cm (less is below what
+ * a box's jitter allows to measure) to 10 km (more is no patch of flat ground one camera sees).
+ */
+export const DISTANCE_M = { min: 0.1, max: 10_000 };
+const distance = z.number().min(DISTANCE_M.min).max(DISTANCE_M.max);
 
 /** Masks: polygons in source pixels (a detection whose box's bottom centre is inside one is dropped). */
 const masks = z.array(polygon).max(LIMITS.zones).default([]);
@@ -640,14 +643,7 @@ const camera = z
            * The real lengths, in metres, of the zone's four sides (points 1→2, 2→3, 3→4, 4→1): the
            * zone is then a calibrated patch of flat ground and objects in it get a speed.
            */
-          distances: z
-            .tuple([
-              z.number().positive(),
-              z.number().positive(),
-              z.number().positive(),
-              z.number().positive(),
-            ])
-            .optional(),
+          distances: z.tuple([distance, distance, distance, distance]).optional(),
           /** With distances: an object enters the zone only faster than this (in events.speed_unit). */
           speed_threshold: z.number().positive().optional(),
         })
@@ -658,6 +654,11 @@ const camera = z
         .refine((zn) => zn.speed_threshold === undefined || zn.distances !== undefined, {
           message: 'speed_threshold needs distances (a calibrated zone)',
           path: ['speed_threshold'],
+        })
+        .superRefine((zn, ctx) => {
+          // A polygon that is no polygon is refused as such, once.
+          const problem = zn.distances && !polygonProblem(zn.points) && calibrationProblem(zn.points);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['points'] });
         }),
       { max: LIMITS.zones, what: 'zones' },
     ),

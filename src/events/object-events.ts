@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
+import { errorMessage } from '../core/errors.js';
 import { namedRecord, own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
@@ -8,9 +9,12 @@ import { Publisher, type EventPayload, type Output, type Topics } from '../publi
 import {
   applyCameraFilters,
   groundPlane,
+  project,
   SPEED_UNITS,
   Tracker,
   type DetectionTrack,
+  type ObjectEvent,
+  type Homography,
   type SpeedUnit,
   type ZonedDetection,
   type TrackerAreas,
@@ -20,6 +24,7 @@ import {
 import { Clips, type ClipSource } from './clips.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
+import { EventFaults, type EventFault } from './faults.js';
 import { LineCounts, type LineCount } from './line-counts.js';
 import { Snapshots } from './snapshots.js';
 
@@ -41,21 +46,52 @@ export interface ObjectEventsDeps {
   clipSource?: () => ClipSource | undefined;
   /** `http.public_url`: clips' `url`. */
   publicUrl?: string | undefined;
+  /** A camera's event faults changed (its status says which parts fail). */
+  onFault?: (camera: string) => void;
 }
 
-/** A camera's enabled zones with `loiter_s`, and its enabled lines, for its tracker. */
-function areasOf(cam: CameraConfig | undefined, speedUnit: SpeedUnit): TrackerAreas {
+/**
+ * A calibrated zone's ground plane, checked: its own corners must land on finite metres (the
+ * config refuses degenerate corners and distances; this stands guard should one slip through).
+ */
+export function checkedGroundPlane(zone: string, z: CameraConfig['zones'][string]): Homography | undefined {
+  if (!z.distances) return undefined;
+  try {
+    const plane = groundPlane(z.points, z.distances);
+    if (!z.points.every((p) => project(plane, p).every(Number.isFinite)))
+      throw new RangeError('its corners do not map to finite metres');
+    return plane;
+  } catch (err) {
+    throw new RangeError(
+      `zone ${zone}'s calibration cannot be used (${errorMessage(err)}): it runs without speed`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * A camera's enabled zones with `loiter_s`, and its enabled lines, for its tracker; `plane`
+ * gives each calibrated zone's ground plane (undefined: the zone runs without speed).
+ */
+function areasOf(
+  cam: CameraConfig | undefined,
+  speedUnit: SpeedUnit,
+  plane: (zone: string, z: CameraConfig['zones'][string]) => Homography | undefined,
+): TrackerAreas {
   const zones = namedRecord<ZoneArea>();
-  for (const [name, z] of Object.entries(cam?.zones ?? {}))
-    if (z.enabled)
-      zones[name] = {
-        inertia: z.inertia,
-        ...(z.loiter_s === undefined ? {} : { loiterS: z.loiter_s }),
-        ...(z.distances ? { ground: groundPlane(z.points, z.distances) } : {}),
-        ...(z.speed_threshold === undefined
-          ? {}
-          : { speedThreshold: z.speed_threshold / SPEED_UNITS[speedUnit] }),
-      };
+  for (const [name, z] of Object.entries(cam?.zones ?? {})) {
+    if (!z.enabled) continue;
+    const ground = plane(name, z);
+    zones[name] = {
+      inertia: z.inertia,
+      ...(z.loiter_s === undefined ? {} : { loiterS: z.loiter_s }),
+      ...(ground ? { ground } : {}),
+      // Without its ground plane a zone with a threshold admits nothing: no speed is over it.
+      ...(z.speed_threshold === undefined
+        ? {}
+        : { speedThreshold: z.speed_threshold / SPEED_UNITS[speedUnit] }),
+    };
+  }
   const lines = namedRecord<CameraConfig['lines'][string]>();
   for (const [name, l] of Object.entries(cam?.lines ?? {})) if (l.enabled) lines[name] = l;
   return { zones, lines };
@@ -89,6 +125,8 @@ export class ObjectEvents {
   private readonly clips: Clips;
   /** The last payload of events whose clip is still to come. */
   private readonly awaitingClip = new Map<string, EventPayload>();
+  /** Faults of each camera's parts, each contained where it happened (faults.ts). */
+  readonly faults: EventFaults;
 
   constructor(
     private cameras: Record<string, CameraConfig>,
@@ -97,6 +135,7 @@ export class ObjectEvents {
   ) {
     const { clock, log, stateDir, history } = deps;
     this.mqtt = new Publisher(deps.out);
+    this.faults = new EventFaults({ clock, log, onChange: deps.onFault });
     this.lineCounts = new LineCounts(stateDir, { clock, log });
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history });
     this.counts = new InViewCounts(this.mqtt, deps.topics, deps.defaultLabels ?? (() => []));
@@ -173,72 +212,127 @@ export class ObjectEvents {
     this.timer = this.deps.clock.setTimeout(tick, TICK_MS);
   }
 
+  /** A camera's failed parts now (`/healthz`, its status). */
+  faultsOf(camera: string): EventFault[] {
+    return this.faults.of(camera);
+  }
+
+  /** A camera's zones and lines for its tracker; a calibration it cannot use is a `speed` fault. */
+  private areas(camera: string, cam: CameraConfig | undefined): TrackerAreas {
+    return areasOf(cam, this.events.speed_unit, (name, z) =>
+      this.faults.guard(camera, 'speed', () => checkedGroundPlane(name, z), undefined),
+    );
+  }
+
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      t = new Tracker(camera, this.events, areasOf(own(this.cameras, camera), this.events.speed_unit));
+      t = new Tracker(camera, this.events, this.areas(camera, own(this.cameras, camera)));
       this.trackers.set(camera, t);
     }
     return t;
   }
 
+  /**
+   * One answered frame: tracked, then its snapshots offered, its events and crossings published,
+   * its counts published, each part on its own (a part that throws is a fault of that camera's
+   * part, faults.ts: the others go on).
+   */
   onResult(r: Result): void {
-    const cam = own(this.cameras, r.camera);
+    const camera = r.camera;
+    const cam = own(this.cameras, camera);
     // A frame answered just after detection was switched off is not an event.
     if (!cam || !detecting(cam)) return;
-    const tracker = this.tracker(r.camera);
-    const dets = applyCameraFilters(r.detections, cam);
-    const events = tracker.update(dets, r.ts, { others: r.detections, cached: r.cached, pixels: r });
-    this.identified.set(r.camera, { seq: r.seq, detections: dets, tracks: tracker.identify(dets) });
-    if (cam.snapshots) this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id));
-    this.emit(events);
-    this.counts.publish(r.camera, tracker.counts());
+    const tracked = this.faults.guard(
+      camera,
+      'tracking',
+      () => {
+        const tracker = this.tracker(camera);
+        const dets = applyCameraFilters(r.detections, cam);
+        const events = tracker.update(dets, r.ts, { others: r.detections, cached: r.cached, pixels: r });
+        this.identified.set(camera, { seq: r.seq, detections: dets, tracks: tracker.identify(dets) });
+        return { tracker, events };
+      },
+      undefined,
+    );
+    if (!tracked) return;
+    const { tracker, events } = tracked;
+    if (cam.snapshots)
+      this.faults.guard(
+        camera,
+        'snapshots',
+        () => this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id)),
+        undefined,
+      );
+    this.emit(camera, events);
+    this.faults.guard(camera, 'counts', () => this.counts.publish(camera, tracker.counts()), undefined);
   }
 
-  private emit(events: TrackerEvent[]): void {
+  /** Publishes events and crossings, each part of each on its own (faults.ts). */
+  private emit(camera: string, events: TrackerEvent[]): void {
+    const { faults } = this;
     for (const e of events) {
       if (e.type === 'crossing') {
-        const { camera, line, label, direction } = e;
-        const count = this.lineCounts.add(camera, line, label, direction);
-        this.mqtt.event(this.deps.topics.crossings, {
+        const { line, label, direction } = e;
+        const count = faults.guard(
           camera,
-          line,
-          direction,
-          id: e.id,
-          label,
-          ts: isoTime(e.ts),
-          count,
-        });
-        this.publishLineCount({ camera, line, label, direction, count });
+          'line_counts',
+          () => this.lineCounts.add(camera, line, label, direction),
+          null,
+        );
+        const crossing = { camera, line, direction, id: e.id, label, ts: isoTime(e.ts), count };
+        faults.guard(
+          camera,
+          'events',
+          () => this.mqtt.event(this.deps.topics.crossings, crossing),
+          undefined,
+        );
+        if (count !== null)
+          faults.guard(
+            camera,
+            'line_counts',
+            () => this.publishLineCount({ camera, line, label, direction, count }),
+            undefined,
+          );
         continue;
       }
-      const { startTs, endTs, currentZones, enteredZones, loiteringZones, zoneTimes, ...rest } = e;
-      const payload: EventPayload = {
-        ...rest,
-        start_ts: isoTime(startTs),
-        end_ts: endTs === null ? null : isoTime(endTs),
-        current_zones: currentZones,
-        entered_zones: enteredZones,
-        loitering_zones: loiteringZones,
-        zone_time_s: zoneTimes,
-        snapshot: this.snapshots.onEvent(e),
-        clip: this.clips.onEvent(e),
-      };
-      if (payload.clip?.state === 'recording') this.awaitingClip.set(e.id, payload);
-      else this.awaitingClip.delete(e.id);
-      this.mqtt.event(this.deps.topics.events, payload);
-      const stored = {
-        id: e.id,
-        camera: e.camera,
-        label: e.label,
-        zones: enteredZones,
-        start: startTs,
-        event: payload,
-      };
-      if (e.type === 'new') this.deps.history?.add(stored);
-      else this.deps.history?.update(stored);
+      faults.guard(e.camera, 'events', () => this.emitEvent(e), undefined);
     }
-    this.snapshots.render();
+    faults.guard(camera, 'snapshots', () => this.snapshots.render(), undefined);
+  }
+
+  /** One object event: its payload (with its snapshot and clip, if they can be had), published and kept. */
+  private emitEvent(e: ObjectEvent): void {
+    const { faults } = this;
+    const { startTs, endTs, currentZones, enteredZones, loiteringZones, zoneTimes, ...rest } = e;
+    const payload: EventPayload = {
+      ...rest,
+      start_ts: isoTime(startTs),
+      end_ts: endTs === null ? null : isoTime(endTs),
+      current_zones: currentZones,
+      entered_zones: enteredZones,
+      loitering_zones: loiteringZones,
+      zone_time_s: zoneTimes,
+      snapshot: faults.guard(e.camera, 'snapshots', () => this.snapshots.onEvent(e), null),
+      clip: faults.guard(e.camera, 'clips', () => this.clips.onEvent(e), null),
+    };
+    if (payload.clip?.state === 'recording') this.awaitingClip.set(e.id, payload);
+    else this.awaitingClip.delete(e.id);
+    this.mqtt.event(this.deps.topics.events, payload);
+    const stored = {
+      id: e.id,
+      camera: e.camera,
+      label: e.label,
+      zones: enteredZones,
+      start: startTs,
+      event: payload,
+    };
+    faults.guard(
+      e.camera,
+      'history',
+      () => (e.type === 'new' ? this.deps.history?.add(stored) : this.deps.history?.update(stored)),
+      undefined,
+    );
   }
 
   private lineCountTopic(c: LineCount): ReturnType<Topics['lineCount']> {
@@ -272,10 +366,12 @@ export class ObjectEvents {
       // now, as a removed camera's do.
       const cam = own(cameras, camera);
       if (detecting(cam)) {
-        t.setAreas(areasOf(cam, this.events.speed_unit));
+        // A camera whose section changed may be mended: its faults are forgotten, found again if not.
+        if (JSON.stringify(cam) !== JSON.stringify(own(this.cameras, camera))) this.faults.forget(camera);
+        t.setAreas(this.areas(camera, cam));
         continue;
       }
-      this.emit(t.endAll());
+      this.emit(camera, t.endAll());
       this.counts.publish(camera, t.counts());
       this.trackers.delete(camera);
     }
@@ -309,7 +405,7 @@ export class ObjectEvents {
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
     for (const [camera, t] of this.trackers) {
-      this.emit(t.endAll());
+      this.emit(camera, t.endAll());
       this.counts.publish(camera, t.counts());
     }
     await this.snapshots.idle();

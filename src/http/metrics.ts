@@ -18,6 +18,8 @@ interface Snapshot {
   latency: Map<string, HistogramSnapshot>;
   /** Clip-keeping cameras' rings. */
   rings: Record<string, RingStats>;
+  /** Faults of the events path since start, per camera and part. */
+  faults: { camera: string; part: string; count: number }[];
 }
 
 type Set = (labels: Record<string, string>, v: number) => void;
@@ -34,6 +36,7 @@ export function createMetrics(
   src: StatsSources & {
     broker?: { stats(): BrokerStats };
     latency?: { latency(): Map<string, HistogramSnapshot> };
+    eventFaults?: { total(): { camera: string; part: string; count: number }[] };
   },
 ): Registry {
   const registry = new Registry();
@@ -48,6 +51,7 @@ export function createMetrics(
         broker: src.broker?.stats(),
         latency: src.latency?.latency() ?? new Map<string, HistogramSnapshot>(),
         rings: src.ingest.ringStats?.() ?? {},
+        faults: src.eventFaults?.total() ?? [],
       };
       setImmediate(() => (snap = undefined));
     }
@@ -111,6 +115,15 @@ export function createMetrics(
     'ffmpeg restarts',
     ['camera'],
     perCamera((c) => c.restarts),
+  );
+  metric(
+    'counter',
+    'argus_event_faults_total',
+    "Faults caught in a part of the camera's events path (the others went on)",
+    ['camera', 'part'],
+    (s, set) => {
+      for (const f of s.faults) set({ camera: f.camera, part: f.part }, f.count);
+    },
   );
   const perRing = (pick: (r: RingStats) => number) => (s: Snapshot, set: Set) => {
     for (const [camera, r] of Object.entries(s.rings)) set({ camera }, pick(r));

@@ -31,6 +31,8 @@ export interface Health {
   models: Record<string, { ready_workers: number; provider: string | null }>;
   mqtt: { connected: boolean; last_error: { cause: string; message: string } | null };
   cameras: Record<string, string>;
+  /** Per camera, the parts of its events path that fail now (contained: the others go on). */
+  event_faults: Record<string, { part: string; count: number; message: string; last: string }[]>;
 }
 
 /** A camera's latest frame as latest.jpg answers it: the JPEG, its time, and the boxes drawn on it, counted. */

@@ -3,7 +3,7 @@ import type { Control } from '../control/index.js';
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
-import { isoTimeOrNull } from '../core/time.js';
+import { isoTime, isoTimeOrNull } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { ServedModel } from '../kserve/index.js';
@@ -46,6 +46,11 @@ export interface ViewSources extends StatsSources {
   zoneDwell?: (camera: string) => Record<string, number>;
   /** The event history; absent, GET /api/events answers an empty list. */
   history?: Pick<EventStore, 'list' | 'has' | 'snapshot' | 'openClip' | 'remove'> | undefined;
+  /** The cameras whose events path has failing parts, and those parts (events/faults.ts). */
+  eventFaults?: {
+    cameras(): string[];
+    of(camera: string): readonly { part: string; count: number; message: string; last: number }[];
+  };
   /** Runtime settings (GET and PUT /api/control...); absent in tools and tests without it. */
   control?: Pick<Control, 'enabled' | 'view' | 'change'> | undefined;
 }
@@ -161,7 +166,19 @@ export class LiveView implements HttpSource {
       models: byModel,
       mqtt: { connected: mqtt.connected, last_error: err && { cause: err.cause, message: err.message } },
       cameras,
+      event_faults: this.eventFaults(),
     };
+  }
+
+  /** Per camera with failing parts in its events path, each part's faults (`/healthz`). */
+  private eventFaults(): Health['event_faults'] {
+    const out = namedRecord<Health['event_faults'][string]>();
+    const faults = this.src.eventFaults;
+    for (const camera of faults?.cameras() ?? [])
+      out[camera] = faults!
+        .of(camera)
+        .map((f) => ({ part: f.part, count: f.count, message: f.message, last: isoTime(f.last) }));
+    return out;
   }
 
   cameraNames(): string[] {

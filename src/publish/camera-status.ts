@@ -31,6 +31,8 @@ export interface CameraStatusesDeps {
     of(camera: string): { lagMs: number | null; lagging: boolean } | undefined;
     afterS: number;
   };
+  /** The parts of a camera's events path that fail now (events/faults.ts); absent: none. */
+  faults?: (camera: string) => readonly { part: string; message: string; since: number }[];
 }
 
 /**
@@ -74,6 +76,11 @@ export class CameraStatuses {
   onResult(r: Result): void {
     if (!r.cached && this.detectorErrors.delete(r.camera)) this.publishOf(r.camera);
     if (this.laggingSince.has(r.camera)) this.checkLag(r.camera, this.deps.clock.now());
+  }
+
+  /** The parts of a camera's events path that fail changed: its status says so at once. */
+  faultsChanged(camera: string): void {
+    this.publishOf(camera);
   }
 
   /** A camera's status changed (ingest). */
@@ -152,6 +159,11 @@ export class CameraStatuses {
       last_error: lastError,
       retry_at: isoTimeOrNull(s.retryAt),
       lag_s: lagS,
+      event_faults: (this.deps.faults?.(camera) ?? []).map((f) => ({
+        part: f.part,
+        message: f.message,
+        since: isoTime(f.since),
+      })),
     });
   }
 

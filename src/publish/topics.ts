@@ -116,6 +116,11 @@ export interface CameraStatusPayload {
   retry_at: string | null;
   /** The age of its newest answered frame when this status was published (s); null before any frame. */
   lag_s: number | null;
+  /**
+   * The parts of its events path that fail (a fault contained: its other parts go on), each with
+   * its latest error and since when; empty while none fails.
+   */
+  event_faults: { part: string; message: string; since: string }[];
 }
 
 export interface DetectionsPayload {
@@ -193,8 +198,11 @@ export interface CrossingPayload {
   id: string;
   label: string;
   ts: string;
-  /** The line's count for this label and direction, this crossing included. */
-  count: number;
+  /**
+   * The line's count for this label and direction, this crossing included; null when the count
+   * could not be kept (a fault of the camera's `line_counts`, which its status names).
+   */
+  count: number | null;
 }
 
 export interface StatsPayload {

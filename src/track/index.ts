@@ -11,7 +11,15 @@ export {
   type ZonedDetection,
 } from './filters.js';
 export { crossings, type LineConfig, type Side } from './lines.js';
-export { groundPlane, GroundTrack, homography, project, SPEED_UNITS, type SpeedUnit } from './speed.js';
+export {
+  groundPlane,
+  GroundTrack,
+  homography,
+  project,
+  SPEED_UNITS,
+  type Homography,
+  type SpeedUnit,
+} from './speed.js';
 export { ZonePresence, type ZoneArea } from './zones.js';
 export {
   Tracker,

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
-import { ConfigError, loadConfig, MAX_CONFIG_BYTES, parseConfig } from '../../../src/config/load.js';
+import {
+  ConfigError,
+  loadConfig,
+  MAX_CONFIG_BYTES,
+  MAX_NODES,
+  parseConfig,
+} from '../../../src/config/load.js';
 import { LIMITS, topicLevelProblem } from '../../../src/config/schema.js';
 import { repoRoot } from '../../helpers/env.js';
 
@@ -578,7 +584,7 @@ describe('config', () => {
   });
 
   it('refuses nesting deeper than 64 levels and keys that are not names, each in one line', () => {
-    assert.deepEqual(errorsOf(`a: ${'['.repeat(50000)}${']'.repeat(50000)}\n`), [
+    assert.deepEqual(errorsOf(`a: ${'['.repeat(40000)}${']'.repeat(40000)}\n`), [
       { path: '', line: 1, message: 'YAML: nested more than 64 levels deep' },
     ]);
     assert.deepEqual(errorsOf(`${minimal}? [a, b]\n: 1\n`), [
@@ -655,6 +661,62 @@ describe('config', () => {
         line: 8,
         message: 'the points enclose no area (they are all on one line): no object could ever be inside',
       },
+    ]);
+  });
+
+  it('refuses, each at its line, the shapes the runtime cannot use: crossing polygons, degenerate calibrations, distances out of range', () => {
+    const zone = (name: string, points: string, distances?: string): string[] => [
+      `      ${name}:`,
+      `        points: ${points}`,
+      ...(distances ? [`        distances: ${distances}`] : []),
+    ];
+    const text = [
+      minimal.trimEnd(),
+      'cameras:',
+      '  a:',
+      '    url: rtsp://h/s',
+      '    objects:',
+      '      mask:',
+      '        - [[0, 0], [10, 10], [10, 0], [0, 10]]',
+      '    zones:',
+      ...zone('bow', '[[0, 0], [10, 10], [10, 0], [0, 10]]'),
+      ...zone('twice', '[[0, 0], [10, 0], [10, 0], [0, 10]]', '[4, 5, 4, 5]'),
+      ...zone('straight', '[[0, 0], [10, 0], [20, 0], [0, 10]]', '[4, 5, 4, 5]'),
+      ...zone('dent', '[[0, 0], [10, 0], [2, 2], [0, 10]]', '[4, 5, 4, 5]'),
+      ...zone('tiny', '[[0, 0], [10, 0], [10, 10], [0, 10]]', '[1e-300, 5, 1e300, 5]'),
+      ...zone('closed', '[[0, 0], [10, 0], [10, 10], [0, 0]]'),
+      '',
+    ].join('\n');
+    const crossing =
+      'the polygon crosses itself (the sides from point 1 and from point 3 meet): list the points in order around the area, without a bow-tie';
+    assert.deepEqual(
+      errorsOf(text).map((i) => `${i.line}: ${i.path}: ${i.message}`),
+      [
+        `8: cameras.a.objects.mask[0]: ${crossing}`,
+        `11: cameras.a.zones.bow.points: ${crossing}`,
+        '13: cameras.a.zones.twice.points: points 2 and 3 are the same point: a calibrated zone needs four distinct corners',
+        '16: cameras.a.zones.straight.points: points 1, 2, 3 are on one line: a calibrated zone needs four corners of a quadrilateral',
+        '19: cameras.a.zones.dent.points: the four points do not make a convex quadrilateral (a side crosses another, or one corner points inwards): give the corners of the patch of ground in order around it',
+        '23: cameras.a.zones.tiny.distances[0]: must be at least 0.1',
+        '23: cameras.a.zones.tiny.distances[2]: must be at most 10000',
+      ],
+      'a polygon closed onto its first point is one polygon, not a crossing',
+    );
+  });
+
+  it('refuses a file of more than MAX_NODES nodes before parsing it, at the line where they pass it (a 100,000-point mask)', () => {
+    const points = Array.from({ length: 100_000 }, (_, i) => `[${i % 1000}, ${Math.floor(i / 1000)}]`);
+    const text = `${minimal}cameras:\n  a:\n    url: rtsp://h/s\n    cache_mask:\n      - [${points.join(', ')}]\n`;
+    assert.deepEqual(errorsOf(text), [
+      {
+        path: '',
+        line: 7,
+        message: `YAML: the file holds more than ${MAX_NODES} keys, values and list items (docs/config.md, "Limits")`,
+      },
+    ]);
+    const fewer = `${minimal}cameras:\n  a:\n    url: rtsp://h/s\n    cache_mask:\n      - [${points.slice(0, LIMITS.points + 1).join(', ')}]\n`;
+    assert.deepEqual(errorsOf(fewer), [
+      { path: 'cameras.a.cache_mask[0]', line: 7, message: `must have at most ${LIMITS.points} items` },
     ]);
   });
 

@@ -16,6 +16,7 @@ function source(over: Partial<HttpSource> = {}): HttpSource {
       models: { default: { ready_workers: 0, provider: null } },
       mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
+      event_faults: {},
     }),
     cameras: () => [],
     cameraNames: () => ['gate'],
@@ -61,6 +62,7 @@ describe('HTTP server', () => {
       models: { default: { ready_workers: 0, provider: null } },
       mqtt: { connected: true, last_error: null },
       cameras: { gate: 'backoff' },
+      event_faults: {},
     });
   });
 

@@ -75,6 +75,7 @@ describe('live view (HTTP API models)', () => {
       }),
       mqtt: { connected: true, last_error: null },
       cameras: named({ gate: 'backoff' }),
+      event_faults: named({}),
     });
     plates.state = 'down';
     assert.equal(view.health().ok, false, 'a model no frame of its cameras can reach');
