@@ -30,6 +30,8 @@ export interface Health {
   models: Record<string, { ready_workers: number; provider: string | null }>;
   mqtt: { connected: boolean; last_error: { cause: string; message: string } | null };
   cameras: Record<string, string>;
+  /** Each clip-keeping camera's ring of recent video: whether its directory can be used, and why not. */
+  rings?: Record<string, { ok: boolean; error: string | null }>;
 }
 
 /** A camera's latest frame as latest.jpg answers it: the JPEG, its time, and the boxes drawn on it, counted. */

@@ -72,6 +72,8 @@ export interface RingStats {
   segmentsWritten: number;
   segmentsLost: number;
   bytesDropped: number;
+  /** Why the ring's directory cannot be used now (naming it); absent while it can. */
+  problem?: string;
 }
 
 /** Why a stretch of the ring is missing, for the clip that needed it. */
@@ -553,6 +555,7 @@ export class Ring {
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.counters,
+      ...(this.unusable !== undefined ? { problem: this.unusable } : {}),
     };
   }
 
