@@ -55,6 +55,16 @@ const evicted = (): ClipPayload => ({
   reasons: ['evicted'],
 });
 
+/** A camera's failed clips are logged once in this long (ms); the others are counted. */
+export const FAILURE_LOG_MS = 60_000;
+
+/** A camera's clip failures since its last warning: how many more, and the last one's error. */
+interface Failures {
+  since: number;
+  more: number;
+  last: string;
+}
+
 /** After a clip's end, the ring is given this long to have its last bytes. */
 const SETTLE_MS = 1500;
 /** At a stop, clips are begun for this long (ms); the one being written then is finished. */
@@ -72,6 +82,8 @@ export class Clips {
   private queue: Promise<void> = Promise.resolve();
   /** Stopping, out of time: clips not begun are not made. */
   private abandoned = false;
+  /** Each camera's failed clips since its last warning. */
+  private failures = new Map<string, Failures>();
 
   constructor(
     private readonly cfg: Config['events']['clips'],
@@ -109,8 +121,38 @@ export class Clips {
     return until <= cap ? { until, capped: false } : { until: cap, capped: true };
   }
 
+  /**
+   * A clip failed: the camera's first failure in `FAILURE_LOG_MS` is logged, the others counted,
+   * and said in one line when the interval is over (a full disk fails every clip).
+   */
+  private failed(p: Pending, error: string, now: number): void {
+    const f = this.failures.get(p.camera);
+    if (f && now < f.since + FAILURE_LOG_MS) {
+      f.more++;
+      f.last = error;
+      return;
+    }
+    if (f) this.summarise(p.camera, f);
+    this.failures.set(p.camera, { since: now, more: 0, last: error });
+    this.deps.log.warn({ id: p.id, camera: p.camera, err: error }, 'no clip for this event');
+  }
+
+  /** The failures counted since a camera's last warning, in one line. */
+  private summarise(camera: string, f: Failures): void {
+    if (f.more > 0)
+      this.deps.log.warn(
+        { camera, clips: f.more, seconds: Math.round(FAILURE_LOG_MS / 1000), err: f.last },
+        'more clips failed since the last warning',
+      );
+  }
+
   /** Makes the clips due at `now`. */
   tick(now: number): void {
+    for (const [camera, f] of this.failures)
+      if (now >= f.since + FAILURE_LOG_MS) {
+        this.summarise(camera, f);
+        this.failures.delete(camera);
+      }
     for (const p of this.pending.values()) {
       if (p.making || p.result) continue;
       if (now >= this.endOf(p).until + SETTLE_MS) this.make(p, now);
@@ -136,7 +178,7 @@ export class Clips {
     p.result = result;
     p.making = false;
     if (result.state === 'failed') {
-      this.deps.log.warn({ id: p.id, camera: p.camera, err: result.error }, 'no clip for this event');
+      this.failed(p, result.error, this.deps.clock.now());
       this.deps.history?.setFields(p.id, { clip: result });
     } else if (result.state === 'ready' && result.missing)
       this.deps.log.info(
@@ -168,12 +210,16 @@ export class Clips {
         error: `the camera's ${codec} cannot be copied into an MP4`,
         reasons: ['codec'],
       };
-    if (!plan)
+    if (!plan) {
+      // A ring whose directory is gone or cannot be used says which, and where.
+      const fault = ring.lastFault;
+      const where = fault && (fault.fault === 'ring_removed' || fault.fault === 'ring_unusable');
       return {
         state: 'failed',
-        error: 'the ring holds no video of this time',
-        reasons: [ring.lastFault?.fault ?? 'not_recorded_yet'],
+        error: ring.unusable ?? `the ring holds no video of this time${where ? `: ${fault.message}` : ''}`,
+        reasons: [ring.unusable !== undefined ? 'ring_unusable' : (fault?.fault ?? 'not_recorded_yet')],
       };
+    }
     const history = this.deps.history!;
     const tmp = await history.clipTemp(p.id);
     if (!tmp)
@@ -243,5 +289,7 @@ export class Clips {
     await this.within(this.queue, STOP_BUDGET_MS);
     for (const p of this.pending.values()) p.hold?.release();
     this.pending.clear();
+    for (const [camera, f] of this.failures) this.summarise(camera, f);
+    this.failures.clear();
   }
 }

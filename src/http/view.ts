@@ -5,7 +5,7 @@ import type { Detection, Picture, Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import { isoTime, isoTimeOrNull } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
-import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
+import { ImageError, loadLetterboxed, type CameraStatus, type RingStats } from '../ingest/index.js';
 import type { ServedModel } from '../kserve/index.js';
 import { providerOf, readySessions } from '../models/index.js';
 import { annotatedJpeg } from '../draw/index.js';
@@ -94,6 +94,8 @@ export interface CameraView {
   /** zone → the longest an object now in it has been there (s); empty while nothing provides it. */
   zone_dwell_s: Record<string, number>;
   geometry: CameraGeometry;
+  /** Its ring of recent video (clips): whether its directory can be used, why not, what it holds; null without one. */
+  ring: { ok: boolean; error: string | null; bytes: number } | null;
 }
 
 /**
@@ -112,6 +114,11 @@ function lineCountsOf(rows: readonly LineCountRow[], camera: string): CameraView
     if (r.camera === camera)
       ((out[r.line] ??= namedRecord())[r.label] ??= namedRecord())[r.direction] = r.count;
   return out;
+}
+
+/** A camera's ring of recent video as /api/cameras shows it; null when it keeps none. */
+function ringView(r: RingStats | undefined): CameraView['ring'] {
+  return r ? { ok: r.problem === undefined, error: r.problem ?? null, bytes: r.bytes } : null;
 }
 
 /**
@@ -167,6 +174,7 @@ export class LiveView implements HttpSource {
       mqtt: { connected: mqtt.connected, last_error: err && { cause: err.cause, message: err.message } },
       cameras,
       event_faults: this.eventFaults(),
+      rings: this.rings(),
     };
   }
 
@@ -178,6 +186,14 @@ export class LiveView implements HttpSource {
       out[camera] = faults!
         .of(camera)
         .map((f) => ({ part: f.part, count: f.count, message: f.message, last: isoTime(f.last) }));
+    return out;
+  }
+
+  /** Each ring's directory: usable, or why not (a ring that cannot write does not fail the health: its camera still detects). */
+  private rings(): NonNullable<Health['rings']> {
+    const out = namedRecord<NonNullable<Health['rings']>[string]>();
+    for (const [name, r] of Object.entries(this.src.ingest.ringStats?.() ?? {}))
+      out[name] = { ok: r.problem === undefined, error: r.problem ?? null };
     return out;
   }
 
@@ -193,6 +209,7 @@ export class LiveView implements HttpSource {
     const sched = this.src.scheduler.stats();
     const rates = this.src.stats.rates(sched);
     const lines = this.src.lineCounts?.() ?? [];
+    const rings = this.src.ingest.ringStats?.() ?? {};
     return Object.entries(this.src.cameras()).map(([name, cfg]) => {
       const st = this.src.ingest.status(name);
       const latest = this.latest.get(name);
@@ -229,6 +246,7 @@ export class LiveView implements HttpSource {
         line_counts: lineCountsOf(lines, name),
         zone_dwell_s: this.src.zoneDwell?.(name) ?? namedRecord(),
         geometry: cameraGeometry(cfg, size ?? null),
+        ring: ringView(own(rings, name)),
       };
     });
   }

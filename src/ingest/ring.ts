@@ -1,13 +1,14 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, rmSync } from 'node:fs';
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
-import { mkdir, readdir, rm, unlink } from 'node:fs/promises';
+import { readdir, rm, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Clock } from '../core/clock.js';
+import type { Clock, Timer } from '../core/clock.js';
 import { TsSplitter, type TsPiece } from './mpegts.js';
+import { checkDir, DIR_ERRORS, sameDir, type DirId } from './ring-dir.js';
 import { SegmentWriter, type SegmentFile } from './segment-writer.js';
 import { StreamClock } from './stream-clock.js';
 
@@ -71,10 +72,23 @@ export interface RingStats {
   segmentsWritten: number;
   segmentsLost: number;
   bytesDropped: number;
+  /** Why the ring's directory cannot be used now (naming it); absent while it can. */
+  problem?: string;
 }
 
 /** Why a stretch of the ring is missing, for the clip that needed it. */
-export type RingFault = 'disk_full' | 'write_failed' | 'disk_slow' | 'ring_full';
+export type RingFault =
+  | 'disk_full'
+  | 'write_failed'
+  | 'disk_slow'
+  | 'ring_full'
+  /** The ring's directory was deleted or replaced under Argus: what it held is gone. */
+  | 'ring_removed'
+  /** The ring's directory cannot be used (a symbolic link, another user's, not writable). */
+  | 'ring_unusable';
+
+/** How often (ms) the ring's directory is checked, besides at once when a file in it fails. */
+export const RING_CHECK_MS = 2000;
 
 /** A hold on the segments that end at or after `from`: they stay until released (or `maxBytes`). */
 export interface RingHold {
@@ -151,6 +165,17 @@ export class Ring {
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
   private counters = { segmentsLost: 0, bytesDropped: 0 };
   codec: string | undefined;
+  /** The directory the ring writes in, as last checked (a deleted or replaced one is another). */
+  private dirId: DirId | undefined;
+  /** The directory held open: a deleted one's number is not given to the next made (ext4 reuses them). */
+  private dirFd: number | undefined;
+  /** Why the ring's directory cannot be used now (it names the path); undefined while it can. */
+  unusable: string | undefined;
+  /** A file in the directory failed as if the directory had: the next check tries a write. */
+  private suspect = false;
+  private checking: Promise<void> | undefined;
+  private timer: Timer | undefined;
+  private stopped = true;
 
   constructor(
     readonly camera: string,
@@ -162,24 +187,122 @@ export class Ring {
   }
 
   /**
-   * Empties the camera's directory and makes its two named pipes (with `mkfifo`: Node has no
-   * call for it); a failure is logged, and no ring runs.
+   * Makes the camera's directory (never through a symbolic link; see `checkDir`), empties it and
+   * makes its two named pipes (with `mkfifo`: Node has no call for it); a failure is logged, and
+   * the ring has no video until the directory can be used and ffmpeg starts again. From then on
+   * the directory is checked every `RING_CHECK_MS`, and mended or reported (`unusable`).
    */
   async start(): Promise<void> {
     const dir = this.settings.dir;
+    this.stopped = false;
+    await this.check();
+    if (this.unusable === undefined)
+      try {
+        for (const name of await readdir(dir))
+          if (/^\d+-\d+\.ts$|^ring\.sock$|^in-[ab]\.fifo$/.test(name))
+            await unlink(join(dir, name)).catch(() => undefined);
+        const pipes = PIPES.map((name) => join(dir, name));
+        await promisify(execFile)('mkfifo', ['-m', '600', ...pipes]);
+      } catch (err) {
+        this.log.warn(
+          { dir, err: (err as Error).message },
+          'cannot keep recent video for clips; this camera has no clips until its directory can be used',
+        );
+      }
+    this.pipes = PIPES.map((name) => join(dir, name));
+    this.schedule();
+  }
+
+  /** Checks the directory again after `RING_CHECK_MS`, until stopped. */
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.clock.setTimeout(() => {
+      void this.check().finally(() => this.schedule());
+    }, RING_CHECK_MS);
+  }
+
+  /**
+   * Checks the ring's directory (one check at a time): missing, a file in its place or its mode
+   * changed, it is mended; another directory in its place is taken, and the video the ring
+   * listed is dropped (its files went with the old one); one that cannot be used (a symbolic
+   * link, another user's, one that takes no file) is `unusable`, and nothing is written until a
+   * later check finds it usable.
+   */
+  check(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.checking ??= this.inspect().finally(() => {
+      this.checking = undefined;
+    });
+    return this.checking;
+  }
+
+  private async inspect(): Promise<void> {
+    const dir = this.settings.dir;
+    const probe = this.suspect || this.unusable !== undefined || this.dirId === undefined;
+    this.suspect = false;
+    const r = await checkDir(dir, probe);
+    if (this.stopped) return;
+    const id = r.id;
+    if (this.dirId !== undefined && (id === undefined || !sameDir(this.dirId, id)))
+      this.dropAll(`the ring directory ${dir} was removed or replaced under Argus: the video in it is lost`);
+    if (!r.ok) {
+      if (this.unusable !== r.error)
+        this.log.error(
+          { dir, err: r.error },
+          "the ring directory cannot be used: this camera's clips are refused",
+        );
+      this.unusable = r.error;
+      this.dirId = undefined;
+      this.holdDir(undefined);
+      this.lastFault = { fault: 'ring_unusable', at: this.clock.now(), message: r.error };
+      return;
+    }
+    if (!sameDir(this.dirId, r.id)) this.holdDir(r.id);
+    this.dirId = r.id;
+    if (r.mended)
+      this.log.warn({ dir, mended: r.mended }, 'the ring directory was changed under Argus: mended');
+    if (this.unusable !== undefined) {
+      this.log.info({ dir }, 'the ring directory can be used again: clips resume');
+      this.unusable = undefined;
+    }
+  }
+
+  /** Holds the directory `id` open (the one checked: never through a link), and lets the last go. */
+  private holdDir(id: DirId | undefined): void {
+    if (this.dirFd !== undefined) closeSync(this.dirFd);
+    this.dirFd = undefined;
+    if (!id) return;
     try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      for (const name of await readdir(dir))
-        if (/^\d+-\d+\.ts$|^ring\.sock$|^in-[ab]\.fifo$/.test(name))
-          await unlink(join(dir, name)).catch(() => undefined);
-      const pipes = PIPES.map((name) => join(dir, name));
-      await promisify(execFile)('mkfifo', ['-m', '600', ...pipes]);
-      this.pipes = pipes;
-    } catch (err) {
-      this.log.warn(
-        { dir, err: (err as Error).message },
-        'cannot keep recent video for clips; this camera has no clips until Argus restarts',
+      const fd = openSync(
+        this.settings.dir,
+        constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
       );
+      if (sameDir(id, fstatSync(fd))) this.dirFd = fd;
+      else closeSync(fd); // replaced since: the next check sees it
+    } catch {
+      // Gone since: the next check sees it.
+    }
+  }
+
+  /** The directory's video is gone with it: every segment is dropped, the current one too. */
+  private dropAll(message: string): void {
+    const lost = this.segments;
+    this.segments = [];
+    for (const s of lost) {
+      this.counters.segmentsLost++;
+      this.counters.bytesDropped += s.bytes;
+    }
+    this.finish();
+    this.fault('ring_removed', message, { dir: this.settings.dir });
+  }
+
+  /** Whether the directory is not (or no longer) the one last checked: read at once, without waiting. */
+  private dirMoved(): boolean {
+    try {
+      const st = lstatSync(this.settings.dir);
+      return !st.isDirectory() || !sameDir(this.dirId, st);
+    } catch {
+      return true;
     }
   }
 
@@ -192,6 +315,11 @@ export class Ring {
   input(): string | undefined {
     const path = this.pipes[this.run % PIPES.length];
     if (!path) return undefined;
+    if (this.unusable !== undefined || this.dirMoved()) {
+      // Never through a symbolic link: this run has no ring; a check mends the directory for the next.
+      void this.check();
+      return undefined;
+    }
     let fd: number | undefined;
     try {
       fd = openPipe(path);
@@ -271,7 +399,9 @@ export class Ring {
       this.codec = splitter.codec;
       this.begin(run, now, header, splitter.codec ?? 'unknown');
     } else if (!cur || cur.seg.run !== run) return; // before the run's first key frame
-    const seg = this.current!.seg;
+    const current = this.current;
+    if (!current) return; // the directory cannot take a segment now
+    const seg = current.seg;
     const timed = Number.isFinite(clock.offset);
     if (seg.keyframes.length === 0 && timed) {
       seg.offset = clock.offset;
@@ -287,7 +417,7 @@ export class Ring {
     if (last !== undefined && seg.offset !== undefined) seg.lastDts = Math.max(seg.lastDts ?? last, last);
     seg.end = now;
     stamp(seg);
-    this.writer.append(this.current!, piece.bytes);
+    this.writer.append(current, piece.bytes);
   }
 
   /** When a segment began, on the wall clock as it arrived (segments are cut by this). */
@@ -313,6 +443,12 @@ export class Ring {
   }
 
   private begin(run: number, now: number, header: Buffer, codec: string): void {
+    if (this.unusable !== undefined) return;
+    if (this.dirMoved()) {
+      // Deleted or replaced since the last check: no file is opened in it until the check has run.
+      void this.check();
+      return;
+    }
     const seq = this.seq++;
     const file = join(this.settings.dir, `${run}-${seq}.ts`);
     const seg: Segment = {
@@ -351,6 +487,10 @@ export class Ring {
     this.counters.segmentsLost++;
     this.counters.bytesDropped += seg.bytes;
     const code = (err as NodeJS.ErrnoException).code;
+    if (DIR_ERRORS.includes(code ?? '')) {
+      this.suspect = true;
+      void this.check();
+    }
     const fault: RingFault =
       code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : code === 'SLOW' ? 'disk_slow' : 'write_failed';
     this.fault(fault, (err as Error).message, { file: seg.file });
@@ -415,11 +555,17 @@ export class Ring {
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.counters,
+      ...(this.unusable !== undefined ? { problem: this.unusable } : {}),
     };
   }
 
   /** Stops reading the pipe and closes the current segment; the files stay for clips still being made. */
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.checking;
+    this.holdDir(undefined);
     // The pipes go first: an ffmpeg that opens one after its reader is gone would wait forever.
     for (const path of this.pipes) rmSync(path, { force: true });
     this.pipes = [];

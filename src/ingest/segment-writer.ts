@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 /** What the writer needs of a segment: its file, and its size so far (counted here, written or not). */
@@ -51,9 +52,13 @@ export class SegmentWriter<T extends SegmentTarget> {
 
   constructor(private readonly hooks: WriterHooks<T>) {}
 
-  /** Opens a new segment's file (it must not exist); its writes come after the last segment's. */
+  /**
+   * Opens a new segment's file (it must not exist, and a symbolic link in its place is not
+   * followed); its writes come after the last segment's.
+   */
   open(seg: T): SegmentFile<T> {
-    const file = open(seg.file, 'wx', 0o600).catch((err: unknown) => {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    const file = open(seg.file, flags, 0o600).catch((err: unknown) => {
       this.hooks.lost(seg, err);
       return undefined;
     });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, watch } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
+import { ringKey } from '../../src/ingest/ring.js';
 import type { ClipPayload, EventPayload } from '../../src/publish/topics.js';
 import { launchChromium, chromiumSkip as chromiumSkipFor } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
@@ -340,6 +341,84 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
     },
   );
 
+  it('the ring heals under a running daemon: deleted, a file in its place, unwritable; the camera never restarts and a later event gets a playable clip', async (t) => {
+    const dir = await tempDir(t);
+    // Long enough that the server's loop (a reconnection) does not come during the test; the
+    // square comes after the heals.
+    await squareClip(join(dir, 'cam.mp4'), { bframes: 0, from: 35, to: 39, seconds: 70 });
+    const server = await startRtspServer(t, [
+      { name: 'cam', source: { kind: 'clip', path: join(dir, 'cam.mp4') } },
+    ]);
+    const r = await run(t, server, { cam: 'cam' });
+    const ring = join(r.dir, 'state', 'ring', ringKey('cam'));
+    t.after(() => spawnSync('chattr', ['-i', ring]));
+    const view = async (): Promise<{ ok: boolean; error: string | null; bytes: number } | null> => {
+      const cams = (await (await fetch(`${r.base}/api/cameras`)).json()) as { camera: string; ring: never }[];
+      return cams.find((c) => c.camera === 'cam')?.ring ?? null;
+    };
+    const healed = async (what: string): Promise<void> => {
+      const from = Date.now();
+      // Bytes again, in a directory of its own (not a link, 0700): within a few seconds.
+      await until(
+        `the ring to heal (${what})`,
+        async () => {
+          const v = await view();
+          const st = await lstat(ring).catch(() => undefined);
+          return !!v?.ok && v.bytes > 0 && !!st?.isDirectory() && (st.mode & 0o777) === 0o700;
+        },
+        10_000,
+      );
+      t.diagnostic(`${what}: healed in ${((Date.now() - from) / 1000).toFixed(1)} s`);
+    };
+    await healed('at start');
+    await rm(ring, { recursive: true });
+    await healed('deleted');
+    await rm(ring, { recursive: true });
+    await writeFile(ring, 'not a directory');
+    await healed('a file in its place');
+    if (process.getuid?.() === 0) {
+      // Root writes whatever the mode says: the mode is set back all the same; `chattr +i` stops writes.
+      await chmod(ring, 0o500);
+      await healed('mode 0500 (root)');
+      if (spawnSync('chattr', ['+i', ring]).status === 0) {
+        await until('the ring to say it cannot write', async () => (await view())?.ok === false, 15_000);
+        const health = (await (await fetch(`${r.base}/healthz`)).json()) as {
+          rings: Record<string, { error: string }>;
+        };
+        assert.match(health.rings['cam']!.error, new RegExp(`ring directory ${ring} cannot be used`));
+        assert.equal(spawnSync('chattr', ['-i', ring]).status, 0);
+        await healed('immutable, then writable again');
+      } else t.diagnostic('chattr +i failed here: the unwritable case (as root) is not tested');
+    } else {
+      await chmod(ring, 0o500);
+      await healed('mode 0500');
+    }
+    // A later event gets a whole, playable clip.
+    const after = Date.now();
+    await r.sub.waitFor(
+      'a clip of an event after the heals',
+      () =>
+        clipsOf(r.sub, 'cam').some((e) => Date.parse(e.start_ts) > after && e.clip?.state !== 'recording'),
+      90_000,
+    );
+    const ev = clipsOf(r.sub, 'cam').find((e) => Date.parse(e.start_ts) > after)!;
+    t.diagnostic(`clip after the heals: ${JSON.stringify(ev.clip)}`);
+    assert.equal(ev.clip?.state, 'ready', JSON.stringify(ev.clip));
+    const file = join(dir, 'healed.mp4');
+    await fetchClip(r.base, ev.clip, file);
+    const p = await probe(file);
+    assert.equal(p.errors, '');
+    assert.ok(p.duration >= PRE_S + POST_S, `${p.duration} s`);
+    assert.ok((await stat(file)).size > 0);
+    // The camera kept streaming all along: one connection, no restart.
+    const restarts = r
+      .output()
+      .split('\n')
+      .filter((l) => /"msg":"(streaming|ffmpeg exited[^"]*)"/.test(l));
+    assert.equal(restarts.length, 1, restarts.join('\n'));
+    assert.match(r.output(), /the ring directory was changed under Argus: mended/);
+  });
+
   it('SIGKILL while a clip is written leaves no half clip served after a restart', async (t) => {
     const dir = await tempDir(t);
     await squareClip(join(dir, 'cam.mp4'), { bframes: 0, from: 3, to: 9, seconds: 14, bitrate: '8M' });
@@ -381,6 +460,15 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
     );
   });
 });
+
+/** Waits until `cond` (asked again every 200 ms) holds, `timeoutMs` at most. */
+async function until(what: string, cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
 
 /** The full-disk test mounts a small tmpfs: root on Linux only. */
 function fullDiskSkip(): string | false {

@@ -5,7 +5,8 @@ import type { EventStore } from '../../../src/events/index.js';
 import type { Ring, RingFault, Segment } from '../../../src/ingest/index.js';
 import type { ClipPayload } from '../../../src/publish/index.js';
 import type { ObjectEvent } from '../../../src/track/index.js';
-import { FakeClock, objectEvent, silentLog } from '../../helpers/fakes.js';
+import type { Logger } from 'pino';
+import { FakeClock, objectEvent, recordingLog, silentLog } from '../../helpers/fakes.js';
 
 const CFG = {
   enabled: true,
@@ -50,7 +51,13 @@ function fakeRing(segments: Segment[], fault?: RingFault): Ring & { held: number
 }
 
 function setup(
-  o: { ring?: Ring; keeps?: boolean; history?: boolean; clipTemp?: () => Promise<string | undefined> } = {},
+  o: {
+    ring?: Ring;
+    keeps?: boolean;
+    history?: boolean;
+    clipTemp?: () => Promise<string | undefined>;
+    log?: Logger;
+  } = {},
 ) {
   const clock = new FakeClock();
   const done: [string, ClipPayload][] = [];
@@ -63,7 +70,7 @@ function setup(
   const source: ClipSource = { ring: () => o.ring, ffmpeg: '/nonexistent/ffmpeg' };
   const clips = new Clips(CFG, {
     clock,
-    log: silentLog,
+    log: o.log ?? silentLog,
     history: o.history === false ? undefined : (history as unknown as EventStore),
     source: () => source,
     keeps: () => o.keeps ?? true,
@@ -131,6 +138,72 @@ describe('Clips', () => {
       assert.match(clip.state === 'failed' ? clip.error : '', /type 0x6 cannot be copied into an MP4/);
       assert.deepEqual(reasonsOf(clip), ['codec']);
     }
+  });
+
+  it("a ring whose directory cannot be used, or was removed, names it in the clip's error", async () => {
+    const unusable = Object.assign(fakeRing([], 'ring_unusable'), {
+      unusable: 'the ring directory /ring/abc is a symbolic link: Argus does not follow it',
+    });
+    const refused = await endedClip(unusable);
+    assert.deepEqual(reasonsOf(refused), ['ring_unusable']);
+    assert.match(
+      refused.state === 'failed' ? refused.error : '',
+      /ring directory \/ring\/abc is a symbolic link/,
+    );
+    const removed = fakeRing([], 'ring_removed');
+    removed.lastFault!.message = 'the ring directory /ring/abc was removed or replaced under Argus';
+    const lost = await endedClip(removed);
+    assert.deepEqual(reasonsOf(lost), ['ring_removed']);
+    assert.match(
+      lost.state === 'failed' ? lost.error : '',
+      /no video of this time: the ring directory \/ring\/abc was removed/,
+    );
+    // Other faults keep the short error.
+    const full = await endedClip(fakeRing([], 'disk_full'));
+    assert.equal(full.state === 'failed' && full.error, 'the ring holds no video of this time');
+  });
+
+  it('failed clips are logged once a minute per camera: the first, then a count of the others', async () => {
+    const { log, lines } = recordingLog();
+    const rings: Record<string, Ring> = { door: fakeRing([], 'disk_full'), yard: fakeRing([], 'disk_full') };
+    const clock = new FakeClock();
+    const clips = new Clips(CFG, {
+      clock,
+      log,
+      history: { setFields: () => undefined, has: () => true } as unknown as EventStore,
+      source: () => ({ ring: (c) => rings[c], ffmpeg: '/nonexistent/ffmpeg' }),
+      keeps: () => true,
+      done: () => undefined,
+    });
+    const fail = async (id: string, camera: string): Promise<void> => {
+      const start = clock.now() - 20_000;
+      clips.onEvent({ ...event('new', start), id, camera });
+      clips.onEvent({ ...event('end', start, start + 1000), id, camera });
+      clips.tick(clock.now());
+      await settle();
+    };
+    const warned = () => lines.filter((l) => l.msg === 'no clip for this event');
+    const counted = () => lines.filter((l) => l.msg === 'more clips failed since the last warning');
+    for (let i = 0; i < 5; i++) await fail(`d${i}`, 'door');
+    await fail('y0', 'yard');
+    assert.equal(warned().length, 2, 'the first of each camera');
+    assert.equal(counted().length, 0);
+    await clock.advance(59_999);
+    clips.tick(clock.now());
+    assert.equal(counted().length, 0, 'not before the minute is over');
+    await clock.advance(1);
+    clips.tick(clock.now());
+    assert.equal(counted().length, 1, 'door: the others counted; yard had none more');
+    assert.deepEqual(
+      [counted()[0]].map((l) => [(l as { camera?: string }).camera, (l as { clips?: number }).clips]),
+      [['door', 4]],
+    );
+    // A new minute: the next failure is logged again.
+    await fail('d5', 'door');
+    assert.equal(warned().length, 3);
+    await fail('d6', 'door');
+    await clips.stop();
+    assert.equal(counted().length, 2, 'what is counted at a stop is said');
   });
 
   it('caps a long event at max_clip_s from the pre-roll; the event carries the result until its end', async () => {

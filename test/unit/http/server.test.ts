@@ -307,6 +307,60 @@ describe('HTTP server', () => {
     assert.equal(parseRange('bytes=5-2', 10), undefined);
   });
 
+  it('answers the edges of Range as RFC 9110 says: a zero-length file, suffixes past the start, several ranges, spaces, case', () => {
+    // A zero-length clip: a suffix range is satisfiable (§14.1.1) but no Content-Range names zero
+    // bytes: the Range is ignored (the whole, empty file); any other range is unsatisfiable.
+    assert.equal(parseRange('bytes=-5', 0), undefined);
+    assert.equal(parseRange('bytes=0-', 0), 'unsatisfiable');
+    assert.equal(parseRange('bytes=0-0', 0), 'unsatisfiable');
+    assert.equal(parseRange('bytes=-0', 0), 'unsatisfiable');
+    // A suffix longer than the file is the whole file, as a range.
+    assert.deepEqual(parseRange('bytes=-11', 10), [0, 9]);
+    assert.deepEqual(parseRange('bytes=-99999999999999999999', 10), [0, 9]);
+    assert.equal(parseRange('bytes=99999999999999999999-', 10), 'unsatisfiable');
+    // Start past the end: invalid (ignored) when the end is given before the start, else 416.
+    assert.equal(parseRange('bytes=9-3', 10), undefined);
+    assert.equal(parseRange('bytes=12-20', 10), 'unsatisfiable');
+    // Several ranges: the whole file, unless none is satisfiable.
+    assert.equal(parseRange('bytes=0-1, 5-6', 10), undefined);
+    assert.equal(parseRange('bytes=10-, 20-30', 10), 'unsatisfiable');
+    assert.equal(parseRange('bytes=-0,12-', 10), 'unsatisfiable');
+    // A list may have spaces around its commas, and empty elements; the unit any case.
+    assert.deepEqual(parseRange('bytes=2-4 ,', 10), [2, 4]);
+    assert.deepEqual(parseRange('bytes=, 2-4', 10), [2, 4]);
+    assert.deepEqual(parseRange('Bytes=2-4', 10), [2, 4]);
+    assert.deepEqual(parseRange('  bytes=2-4  ', 10), [2, 4]);
+    // Not a range-spec: the header is ignored.
+    assert.equal(parseRange('bytes=2 - 4', 10), undefined);
+    assert.equal(parseRange('bytes =2-4', 10), undefined);
+    assert.equal(parseRange('bytes=,', 10), undefined);
+    assert.equal(parseRange('bytes=0x10-', 10), undefined);
+    assert.equal(parseRange('bytes=1-2,x', 10), undefined);
+  });
+
+  it('a zero-length clip: 200 and no bytes for a suffix range, 416 bytes */0 for one from a start', async (t) => {
+    const dir = await tempDir(t);
+    const file = join(dir, 'empty.mp4');
+    await writeFile(file, Buffer.alloc(0));
+    const base = await serve(
+      t,
+      source({
+        hasEvent: () => true,
+        eventClip: async () => ({ file: await open(file, 'r'), size: 0 }),
+      }),
+    );
+    const url = `${base}/api/events/1-gate-1/clip.mp4`;
+    const suffix = await fetch(url, { headers: { Range: 'bytes=-5' } });
+    assert.equal(suffix.status, 200);
+    assert.equal(suffix.headers.get('content-range'), null);
+    assert.equal(suffix.headers.get('content-length'), '0');
+    assert.equal((await suffix.arrayBuffer()).byteLength, 0);
+    const from = await fetch(url, { headers: { Range: 'bytes=0-' } });
+    assert.equal(from.status, 416);
+    assert.equal(from.headers.get('content-range'), 'bytes */0');
+    await from.text();
+  });
+
   it('deletes an event from this machine only (or with the token), 404 when there is none', async (t) => {
     const deleted: string[] = [];
     const base = await serve(

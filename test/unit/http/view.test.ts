@@ -76,7 +76,36 @@ describe('live view (HTTP API models)', () => {
       mqtt: { connected: true, last_error: null },
       cameras: named({ gate: 'backoff' }),
       event_faults: named({}),
+      rings: named(),
     });
+    // A ring whose directory cannot be used is said, by camera; the daemon stays healthy (it detects).
+    const ring = {
+      segments: 0,
+      bytes: 0,
+      bytesWritten: 0,
+      segmentsWritten: 0,
+      segmentsLost: 2,
+      bytesDropped: 9,
+    };
+    stages.rings = { gate: { ...ring, problem: 'the ring directory /r/abc is a symbolic link' }, yard: ring };
+    assert.deepEqual(
+      [view.health().ok, view.health().rings],
+      [
+        true,
+        named({
+          gate: { ok: false, error: 'the ring directory /r/abc is a symbolic link' },
+          yard: { ok: true, error: null },
+        }),
+      ],
+    );
+    assert.deepEqual(
+      view.cameras().map((c) => [c.camera, c.ring]),
+      [
+        ['gate', { ok: false, error: 'the ring directory /r/abc is a symbolic link', bytes: 0 }],
+        ['yard', { ok: true, error: null, bytes: 0 }],
+      ],
+    );
+    stages.rings = {};
     plates.state = 'down';
     assert.equal(view.health().ok, false, 'a model no frame of its cameras can reach');
   });
@@ -140,6 +169,7 @@ describe('live view (HTTP API models)', () => {
       zone_dwell_s: named(),
       // In the frame's source pixels (its geometry: 64×48 here), not the stream's reported size.
       geometry: { width: 64, height: 48, zones: named(), lines: named(), masks: [], cache_mask: [] },
+      ring: null,
     });
     assert.deepEqual([yard!.camera, yard!.state, yard!.has_frame], ['yard', 'disabled', false]);
     assert.deepEqual(view.cameraNames(), ['gate', 'yard']);

@@ -330,6 +330,44 @@ describe('Ring', () => {
   });
 });
 
+describe('Ring: a directory deleted under it', () => {
+  it('drops the video that went with it and writes the next segment in the directory made again, from the same run', async (t) => {
+    const root = await mkdtemp(join(tmpdir(), 'argus-ring-'));
+    t.after(() => rm(root, { recursive: true, force: true }));
+    const dir = join(root, 'cam');
+    const clock = new FakeClock();
+    const ring = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 2000 },
+      { clock, log: silentLog },
+    );
+    await ring.start();
+    t.after(() => ring.stop());
+    const sock = createWriteStream(ring.input()!);
+    t.after(() => sock.destroy());
+    await once(sock, 'open');
+    sock.write(Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
+    await waitFor('the first segment', () => ring.list().length === 1, 2500);
+    await ring.settle();
+    await rm(dir, { recursive: true });
+    // The pipe ffmpeg writes to is open: the stream goes on. The next key frame finds the directory gone.
+    await clock.advance(2000);
+    sock.write(Buffer.concat([frame(2000, { rai: true }), more()]));
+    await waitFor('the check', () => ring.lastFault?.fault === 'ring_removed', 2500);
+    await ring.check();
+    assert.deepEqual(ring.list(), [], 'what the deleted directory held is not listed');
+    await clock.advance(2000);
+    sock.write(Buffer.concat([frame(4000, { rai: true }), more()]));
+    await waitFor('a segment in the new directory', () => ring.list().length === 1, 2500);
+    await ring.settle();
+    const seg = ring.list()[0]!;
+    assert.equal(seg.run, 1, 'the same run of ffmpeg: no restart');
+    assert.equal((await stat(seg.file)).size, seg.bytes);
+    const st = ring.stats();
+    assert.ok(st.segmentsLost >= 1 && st.bytes === seg.bytes, JSON.stringify(st));
+  });
+});
+
 const NONE = { start_s: 0, end_s: 0, reasons: [] };
 
 describe('remuxClip', () => {
