@@ -9,7 +9,7 @@ import { InferenceService, type ServedModel } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
 import type { EventQuery, Snapshot } from '../events/index.js';
 import { parseEventQuery } from './events.js';
-import { LIVE_PAGE } from './page.js';
+import { LIVE_PAGE, PageScripts } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
 import { argusVersion } from '../version.js';
 import { HttpError } from './errors.js';
@@ -83,12 +83,15 @@ export interface HttpSource {
 export class HttpServer {
   private server: Server | undefined;
   private inference: InferenceService | undefined;
+  private scripts: PageScripts | undefined;
 
   constructor(
     private readonly cfg: Pick<Config['http'], 'host' | 'port' | 'max_body_mb' | 'inference' | 'token'> &
       Partial<Pick<Config['http'], 'public_url' | 'trusted_proxies' | 'allowed_hosts'>>,
     private readonly source: HttpSource,
     private readonly log: Logger,
+    /** Where the live page's modules are (dist/page/ unless told; tests give their own). */
+    private readonly pageDir?: URL,
   ) {
     this.proxies = new Proxies(cfg.trusted_proxies ?? []);
     this.hosts = new AllowedHosts([...(cfg.allowed_hosts ?? []), ...ownNames(cfg.public_url)]);
@@ -106,6 +109,8 @@ export class HttpServer {
   }
 
   async start(): Promise<void> {
+    this.scripts = await PageScripts.load(this.pageDir);
+    if (this.scripts.missing) this.log.warn(this.scripts.missing);
     if (this.cfg.inference)
       this.inference = new InferenceService(() => this.source.servedModels(), {
         version: argusVersion(),
@@ -178,6 +183,8 @@ export class HttpServer {
     const clip = /^\/api\/events\/([^/]+)\/clip\.mp4$/.exec(path);
     if (clip) return this.eventClip(req, res, clip[1]!);
     if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
+    const script = /^\/page\/([^/]+)$/.exec(path);
+    if (script) return this.pageScript(res, script[1]!);
     const m = /^\/api\/cameras\/([^/]+)\/latest\.jpg$/.exec(path);
     if (m) {
       let name: string;
@@ -198,6 +205,18 @@ export class HttpServer {
       return send(res, 200, 'image/jpeg', frame.jpeg);
     }
     return send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+
+  /** GET /page/<module>.js: one of the live page's modules, by its file name only. */
+  private pageScript(res: ServerResponse, name: string): void {
+    const source = this.scripts?.get(name);
+    if (!source) {
+      const unbuilt = name === 'main.js' && this.scripts?.missing !== undefined;
+      const why = unbuilt ? "the live page's script is not built on this server (see its log)" : 'not found';
+      return send(res, 404, 'text/plain; charset=utf-8', `${why}\n`);
+    }
+    res.setHeader('Cache-Control', 'no-cache');
+    return send(res, 200, 'text/javascript; charset=utf-8', source);
   }
 
   /**

@@ -9,7 +9,8 @@ import { repoRoot } from '../helpers/env.js';
  * the parts before it in this list, never one after it; a stage is reached only through its
  * index.ts (its public interface), never its internals. `core` (the shared vocabulary) imports
  * nothing at all; redact.ts, log.ts, listen.ts, addresses.ts, backoff.ts and version.ts are ground-floor helpers every part
- * may use.
+ * may use. `page` is the live page's browser code: it imports only its own modules (the browser
+ * loads them from /page/, nothing else), and nothing in src/ imports it (`http` serves its build).
  */
 const LAYERS = [
   'core',
@@ -36,6 +37,7 @@ const LAYERS = [
   'events',
   'control',
   'ops',
+  'page',
   'http',
   'parts.ts',
   'reload.ts',
@@ -86,11 +88,15 @@ describe('architecture', () => {
         const where = `${relative(src, file)} imports '${spec}'`;
         if (!target) {
           if (from === 'core') wrong.push(`${where}: core imports nothing`);
+          if (from === 'page') wrong.push(`${where}: the page runs in the browser: it imports only src/page`);
           continue;
         }
         const to = partOf(target);
         if (to === from) continue;
         if (from === 'core') wrong.push(`${where}: core imports nothing`);
+        else if (from === 'page')
+          wrong.push(`${where}: the page runs in the browser: it imports only src/page`);
+        else if (to === 'page') wrong.push(`${where}: the page is the browser's; http serves its build`);
         else if (LAYERS.indexOf(to as never) >= LAYERS.indexOf(from as never))
           wrong.push(`${where}: ${to} comes after ${from} in the pipeline`);
         else if (!DIRECT.has(to) && !to.endsWith('.ts') && relative(join(src, to), target) !== 'index.ts')

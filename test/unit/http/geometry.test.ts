@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { asciiJson, boxCounts, cameraGeometry } from '../../../src/http/geometry.js';
-import { lineArrow, toShown } from '../../../src/http/overlay.js';
+import { lineArrow, toShown } from '../../../src/page/overlay.js';
 import { crossings, type Side } from '../../../src/track/index.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { named, SPECIAL_NAMES } from '../../helpers/names.js';
@@ -87,7 +87,7 @@ describe('the page geometry (GET /api/cameras `geometry`)', () => {
   });
 });
 
-describe('the page overlay arithmetic (embedded in the page)', () => {
+describe('the page overlay arithmetic (src/page/overlay.ts, which the browser runs)', () => {
   it('maps source pixels onto the image as shown, each axis by its own scale', () => {
     // A 640×480 source letterboxed into 320 (padding cut away: the JPEG is 320×240), shown at 500×375.
     assert.deepEqual(

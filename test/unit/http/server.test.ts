@@ -3,8 +3,10 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { HttpError } from '../../../src/http/errors.js';
 import { HttpServer, parseRange, type HttpSource } from '../../../src/http/server.js';
-import { open, writeFile } from 'node:fs/promises';
+import { LIVE_PAGE, PageScripts } from '../../../src/http/page.js';
+import { mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { tempDir } from '../../helpers/env.js';
 import type { EventQuery } from '../../../src/events/index.js';
 
@@ -40,11 +42,13 @@ async function serve(
   src: HttpSource,
   maxBody = 1024,
   inference = false,
+  pageDir?: URL,
 ): Promise<string> {
   const server = new HttpServer(
     { host: '127.0.0.1', port: 0, max_body_mb: maxBody / (1024 * 1024), inference },
     src,
     pino({ level: 'silent' }),
+    pageDir,
   );
   await server.start();
   t.after(() => server.stop());
@@ -79,6 +83,59 @@ describe('HTTP server', () => {
     const big = await fetch(`${base}/api/detect`, { method: 'POST', body: new Uint8Array(2048) });
     assert.equal(big.status, 413);
     assert.equal((await fetch(`${base}/api/detect`, { method: 'POST', body: '' })).status, 400);
+  });
+
+  it('serves the live page and its modules (JavaScript, nosniff) by file name only; a foreign Host gets neither', async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, 'main.js'), "import { el } from './dom.js';\n");
+    await writeFile(join(dir, 'dom.js'), 'export const el = 1;\n');
+    await writeFile(join(dir, 'notes.txt'), 'not a module\n');
+    const base = await serve(t, source(), 1024, false, pathToFileURL(dir + '/'));
+    const page = await fetch(`${base}/`);
+    assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+    const html = await page.text();
+    assert.equal(html, LIVE_PAGE);
+    assert.match(html, /<script type="module" src="\/page\/main\.js"><\/script>/);
+    for (const [name, text] of [
+      ['main.js', "import { el } from './dom.js';\n"],
+      ['dom.js', 'export const el = 1;\n'],
+    ]) {
+      const res = await fetch(`${base}/page/${name}`);
+      assert.equal(res.status, 200, name);
+      assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(await res.text(), text);
+    }
+    for (const path of ['/page/notes.txt', '/page/%2e%2e%2fpackage.json', '/page/', '/page/main.js/x'])
+      assert.equal((await fetch(`${base}${path}`)).status, 404, path);
+    assert.equal((await fetch(`${base}/page/main.js`, { method: 'POST' })).status, 405);
+    for (const path of ['/', '/page/main.js']) {
+      const res = await fetch(`${base}${path}`, { headers: { 'x-forwarded-host': 'evil.test' } });
+      assert.equal(res.status, 403, path);
+      assert.match(
+        ((await res.json()) as { error: string }).error,
+        /^Host 'evil\.test' is not a name of this server/,
+      );
+    }
+  });
+
+  it('says when the live page was not built: main.js answers 404 with why, the log names the file', async (t) => {
+    const dir = await tempDir(t);
+    const unbuilt = pathToFileURL(join(dir, 'page') + '/');
+    const scripts = await PageScripts.load(unbuilt);
+    assert.equal(scripts.get('main.js'), undefined);
+    assert.equal(
+      scripts.missing,
+      `the live page's script is not built: ${join(dir, 'page', 'main.js')} is missing (npm run build builds it)`,
+    );
+    await mkdir(join(dir, 'page'));
+    await writeFile(join(dir, 'page', 'dom.js'), 'export {};\n');
+    assert.ok((await PageScripts.load(unbuilt)).missing, 'a folder without main.js is not the page');
+    const base = await serve(t, source(), 1024, false, unbuilt);
+    const res = await fetch(`${base}/page/main.js`);
+    assert.equal(res.status, 404);
+    assert.equal(await res.text(), "the live page's script is not built on this server (see its log)\n");
+    assert.equal(await (await fetch(`${base}/page/other.js`)).text(), 'not found\n');
   });
 
   it("says on latest.jpg the frame's time and the boxes drawn on it, as ASCII JSON", async (t) => {

@@ -1,6 +1,6 @@
 /**
- * The live page's overlay arithmetic, plain functions with no imports: the page embeds their
- * source (`toString()`), so what the browser runs is what the unit tests test.
+ * The live page's overlay arithmetic, plain functions with no imports and no DOM: the browser
+ * imports this module as the unit tests do, so what it runs is what they test.
  *
  * latest.jpg is the whole source frame (the letterbox padding is cut away), scaled; the browser
  * scales it again to the card. A point in source pixels therefore lands at the same fraction of

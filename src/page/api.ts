@@ -1,0 +1,78 @@
+/**
+ * What the page reads from the HTTP API (docs/http.md), as it reads it: only the fields it uses.
+ * The page runs in the browser and imports nothing from the daemon; these mirror the answers of
+ * `GET /api/cameras`, `/api/control` and `/api/events`.
+ */
+
+export type Point = [number, number];
+
+export interface BoxCounts {
+  labels: Record<string, number>;
+  zones: Record<string, Record<string, number>>;
+}
+
+export interface CameraGeometry {
+  width: number | null;
+  height: number | null;
+  zones: Record<string, { points: Point[]; enabled: boolean }>;
+  lines: Record<string, { points: [Point, Point]; directions: string[]; enabled: boolean }>;
+  masks: { label: string | null; points: Point[] }[];
+  cache_mask: Point[][];
+}
+
+/** One camera of `GET /api/cameras`. */
+export interface CameraView {
+  camera: string;
+  state: string;
+  last_error: { cause: string; message: string } | null;
+  fps_in: number;
+  fps_analysed: number;
+  has_frame: boolean;
+  last_frame_ts: string | null;
+  detections: unknown[];
+  counts: BoxCounts;
+  line_counts: Record<string, Record<string, Record<string, number>>>;
+  zone_dwell_s: Record<string, number>;
+  geometry: CameraGeometry;
+}
+
+export type SettingValue = boolean | number;
+
+/** `GET /api/control`, and the answer to each change. */
+export interface ControlView {
+  enabled: boolean;
+  mode: string;
+  modes: string[];
+  cameras: Record<string, Record<string, SettingValue>>;
+}
+
+export type Clip =
+  | { state: 'recording' }
+  | {
+      state: 'ready';
+      path: string;
+      duration_s: number;
+      codec: string;
+      browser_plays: boolean;
+      missing?: { start_s: number; end_s: number; reasons: string[] };
+    }
+  | { state: 'failed'; error: string };
+
+/** One event of `GET /api/events`. */
+export interface EventView {
+  id: string;
+  camera: string;
+  label: string;
+  start_ts: string;
+  end_ts: string | null;
+  entered_zones: string[];
+  snapshot: { ts: string; path: string; score: number } | null;
+  clip?: Clip | null;
+}
+
+/** A JSON answer, or an error saying what failed (the header shows it). */
+export async function json<T>(path: string): Promise<T> {
+  const res = await fetch(path);
+  if (!res.ok) throw new Error(path.split('?')[0] + ' answered ' + res.status);
+  return (await res.json()) as T;
+}

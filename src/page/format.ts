@@ -1,0 +1,54 @@
+/**
+ * The page's pure helpers: what it writes from the API's answers, with no DOM, so the unit tests
+ * test what the browser runs (test/unit/page).
+ */
+import type { CameraView, EventView, Point } from './api.js';
+
+/** Whether `o` has its own key `k` (names a user chose may be `constructor` or `__proto__`). */
+export const has = (o: unknown, k: string): boolean =>
+  o !== null && typeof o === 'object' && Object.prototype.hasOwnProperty.call(o, k);
+
+/** `o[k]`, or 0 where `o` has no such key of its own. */
+export const num = (o: Record<string, number>, k: string): number => (has(o, k) ? o[k]! : 0);
+
+/** The keys of all the objects, each once, in the order first seen. */
+export const union = (...objs: object[]): string[] => [...new Set(objs.flatMap((o) => Object.keys(o)))];
+
+/** Whole seconds from `a` to `b` (ISO times), never below 0. */
+export const seconds = (a: string, b: string): number =>
+  Math.max(0, Math.round((Date.parse(b) - Date.parse(a)) / 1000));
+
+/** A line's crossings in one direction, all labels together. */
+export function lineTotal(cam: Pick<CameraView, 'line_counts'>, line: string, direction: string): number {
+  const byLabel = has(cam.line_counts, line) ? cam.line_counts[line]! : {};
+  return Object.values(byLabel).reduce((n, byDir) => n + num(byDir, direction), 0);
+}
+
+/** An event in two lines: what (label, camera) and when (start, how long, the zones it entered). */
+export function describe(
+  ev: Pick<EventView, 'label' | 'camera' | 'start_ts' | 'end_ts' | 'entered_zones'>,
+  time: (iso: string) => string = (iso) => new Date(iso).toLocaleTimeString(),
+): { what: string; when: string } {
+  const zones = ev.entered_zones.length ? ' · ' + ev.entered_zones.join(', ') : '';
+  const how = ev.end_ts ? seconds(ev.start_ts, ev.end_ts) + ' s' : 'in view';
+  return { what: ev.label + ' on ' + ev.camera, when: time(ev.start_ts) + ' · ' + how + zones };
+}
+
+/** A setting's key as its switch is labelled: `zones.door.enabled` is `zone door`. */
+export const keyName = (key: string): string =>
+  key.replace(/^zones\.(.*)\.enabled$/, 'zone $1').replace(/^lines\.(.*)\.enabled$/, 'line $1');
+
+/** The line whose `enabled` a key is (it gets a reset button beside it); undefined for other keys. */
+export const lineOfKey = (key: string): string | undefined => /^lines\.(.*)\.enabled$/.exec(key)?.[1];
+
+/** The path under /api/control of a camera's setting (or line reset) `rest`. */
+export const camPath = (name: string, rest: string): string =>
+  '/cameras/' + encodeURIComponent(name) + '/' + rest;
+
+/** Points as an SVG `points` attribute, to 0.1 px. */
+export const pointList = (pts: readonly Point[]): string =>
+  pts.map((p) => p[0].toFixed(1) + ',' + p[1].toFixed(1)).join(' ');
+
+/** The topmost point (then leftmost): where a shape's name goes. */
+export const topPoint = (pts: readonly Point[]): Point =>
+  pts.reduce((a, b) => (b[1] < a[1] || (b[1] === a[1] && b[0] < a[0]) ? b : a));

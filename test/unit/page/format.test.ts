@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe as suite, it } from 'node:test';
+import {
+  camPath,
+  describe,
+  has,
+  keyName,
+  lineOfKey,
+  lineTotal,
+  num,
+  pointList,
+  seconds,
+  topPoint,
+  union,
+} from '../../../src/page/format.js';
+
+suite('the live page’s helpers (src/page/format.ts, which the browser runs)', () => {
+  it('reads only own keys: a name such as __proto__ or constructor counts as any other', () => {
+    const counts = JSON.parse('{"__proto__": 2, "person": 1}') as Record<string, number>;
+    assert.equal(num(counts, '__proto__'), 2);
+    assert.equal(num(counts, 'person'), 1);
+    assert.equal(num(counts, 'constructor'), 0);
+    assert.equal(num({}, 'toString'), 0);
+    assert.equal(has(null, 'x'), false);
+    assert.equal(has('text', 'length'), false);
+    assert.deepEqual(union({ a: 1, b: 2 }, { b: 3, c: 4 }, {}), ['a', 'b', 'c']);
+  });
+
+  it("adds a line's crossings in one direction over its labels, 0 for a line without any", () => {
+    const cam = { line_counts: { road: { car: { in: 3, out: 1 }, person: { in: 2 } } } };
+    assert.equal(lineTotal(cam, 'road', 'in'), 5);
+    assert.equal(lineTotal(cam, 'road', 'out'), 1);
+    assert.equal(lineTotal(cam, 'gate', 'in'), 0);
+    assert.equal(lineTotal({ line_counts: {} }, '__proto__', 'in'), 0);
+  });
+
+  it('describes an event: what, when, how long (whole seconds, never below 0) and its zones', () => {
+    const time = (iso: string): string => iso.slice(11, 19);
+    const ev = {
+      label: 'person',
+      camera: 'gate',
+      start_ts: '2024-05-01T10:00:00.000Z',
+      end_ts: '2024-05-01T10:00:12.600Z',
+      entered_zones: ['door', 'yard'],
+    };
+    assert.deepEqual(describe(ev, time), { what: 'person on gate', when: '10:00:00 · 13 s · door, yard' });
+    assert.deepEqual(describe({ ...ev, end_ts: null, entered_zones: [] }, time), {
+      what: 'person on gate',
+      when: '10:00:00 · in view',
+    });
+    assert.equal(seconds('2024-05-01T10:00:05Z', '2024-05-01T10:00:00Z'), 0);
+  });
+
+  it('labels settings as their switches are named, and finds the line a reset belongs to', () => {
+    assert.equal(keyName('detect'), 'detect');
+    assert.equal(keyName('zones.door.enabled'), 'zone door');
+    assert.equal(keyName('lines.road.enabled'), 'line road');
+    assert.equal(keyName('zones.front.door.enabled'), 'zone front.door');
+    assert.equal(lineOfKey('lines.road.enabled'), 'road');
+    assert.equal(lineOfKey('zones.road.enabled'), undefined);
+    assert.equal(lineOfKey('fps'), undefined);
+    assert.equal(camPath('front door', 'lines/a%2Fb/reset'), '/cameras/front%20door/lines/a%2Fb/reset');
+  });
+
+  it("writes points to 0.1 px, and puts a shape's name at its topmost, then leftmost, point", () => {
+    assert.equal(
+      pointList([
+        [1, 2.25],
+        [3.04, 4],
+      ]),
+      '1.0,2.3 3.0,4.0',
+    );
+    assert.deepEqual(
+      topPoint([
+        [5, 9],
+        [7, 2],
+        [3, 2],
+        [1, 8],
+      ]),
+      [3, 2],
+    );
+  });
+});
