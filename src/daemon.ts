@@ -100,7 +100,7 @@ export class Daemon {
     );
     this.ingest = ingest;
     const history = EventStore.inStateDir(config.state_dir, config.events.history, stage('events'), clock);
-    const { discovery, detections, events, statuses, latency } = reportingParts(config, {
+    const { discovery, detections, events, statuses, frameFit, latency } = reportingParts(config, {
       out: output,
       topics: t,
       clock,
@@ -134,7 +134,7 @@ export class Daemon {
       metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
     });
     // Those that hear of results, statuses and reloads, in order; the latency last.
-    const list = [discovery, control, view, events, detections, statuses, latency];
+    const list = [discovery, control, view, events, detections, statuses, frameFit, latency];
     const parts = new Parts(list, stage('parts'), clock);
 
     await this.begin('events', parts);

@@ -3,7 +3,7 @@ import type { Clock } from './core/clock.js';
 import { errorMessage } from './core/errors.js';
 import type { Result } from './core/frame.js';
 import type { CameraConfig, Config } from './config/index.js';
-import { ObjectEvents, type ClipSource, type EventStore } from './events/index.js';
+import { FrameFit, ObjectEvents, type ClipSource, type EventStore } from './events/index.js';
 import type { CameraStatus } from './ingest/index.js';
 import {
   CameraStatuses,
@@ -122,6 +122,8 @@ export interface Reporting {
   detections: DetectionsPublisher;
   events: ObjectEvents;
   statuses: CameraStatuses;
+  /** Warns of zones, lines and masks that lie outside a camera's picture, once it streams. */
+  frameFit: FrameFit;
   /** Last: it measures the time to publish of all the others. */
   latency: PublishLatency;
 }
@@ -170,6 +172,7 @@ export function reportingParts(
     }),
     events,
     statuses,
+    frameFit: new FrameFit(config.cameras, log.child({ stage: 'config' })),
     latency: new PublishLatency(config.cameras, clock),
   };
 }

@@ -13,3 +13,4 @@ export {
 export { Clips, type ClipSource, type ClipsDeps } from './clips.js';
 export { type CountsInView } from './counts.js';
 export { ObjectEvents, type ObjectEventsDeps } from './object-events.js';
+export { FrameFit, shapesOutside } from './frame-fit.js';
