@@ -1,32 +1,27 @@
 import type { Logger } from 'pino';
-import { FrameCache } from './cache/index.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { LoadedConfig } from './config/index.js';
-import { createMetrics, HttpServer, LiveView } from './http/index.js';
-import { Ingest } from './ingest/index.js';
-import { ModelRegistry } from './models/index.js';
+import type { ApplyOutcome } from './control/index.js';
+import type { Ingest } from './ingest/index.js';
 import { SystemdNotifier } from './ops/index.js';
-import { EmbeddedBroker } from './broker/index.js';
-import { Control } from './control/index.js';
-import { EventStore } from './events/index.js';
-import { Parts, reportingParts } from './parts.js';
-import { MqttOutput, StatsPublisher, topics } from './publish/index.js';
-import { redactUrl, scrub } from './redact.js';
-import { applyCameras, reloadFile, type Running } from './reload.js';
-import { Scheduler } from './scheduler/index.js';
+import { redactUrl } from './redact.js';
+import { applyCameras, assemble, reloadFile, RunningConfig, type Pipeline } from './root/index.js';
 import { Shutdown, type Stage } from './stop.js';
 
 /** A stop came while the daemon was starting: what had started is stopped again. */
 export class StoppedDuringStart extends Error {}
 
 /**
- * The composition root: builds the stages, starts them in pipeline order (detector to cameras)
- * and stops them in reverse, each stop on its own. It holds no state of the pipeline's own.
+ * The daemon's lifecycle: starts the pipeline as the root builds it (root/pipeline.ts: each
+ * stage started as it is built, detector to cameras), queues reloads and runtime changes, and
+ * stops the stages in reverse, each stop on its own. It holds no state of the pipeline's own.
  */
 export class Daemon {
   private started: { name: string; stage: Stage }[] = [];
-  /** The stages a reload reaches, once started. */
-  private running: Running | undefined;
+  /** The running pipeline, once started: what reloads and changes reach. */
+  private running: Pipeline | undefined;
+  /** The configuration that runs: the one place that holds it. */
+  private readonly config: RunningConfig;
   private readonly notifier: SystemdNotifier;
   /** Reloads run one after another; stopping waits for the one in progress. */
   private reloads: Promise<unknown> = Promise.resolve();
@@ -38,10 +33,11 @@ export class Daemon {
   private ingest: Ingest | undefined;
 
   constructor(
-    private loaded: LoadedConfig,
+    loaded: LoadedConfig,
     private readonly log: Logger,
     private readonly clock: Clock = systemClock,
   ) {
+    this.config = new RunningConfig(loaded);
     this.notifier = new SystemdNotifier(process.env, log.child({ stage: 'systemd' }));
     this.shutdown = new Shutdown(log, () => this.ingest?.killable() ?? []);
   }
@@ -50,9 +46,9 @@ export class Daemon {
    * Starts a stage and remembers to stop it. Once a stop was asked for, nothing more starts and
    * start-up goes no further than the stage in progress.
    */
-  private async begin(name: string, stage: Stage): Promise<void> {
+  private async begin(name: string, stage: Stage, slow?: string): Promise<void> {
     if (this.stopping) throw new StoppedDuringStart('stopped during start-up');
-    await stage.start();
+    await (slow ? this.notifier.extendWhile(Promise.resolve(stage.start()), slow) : stage.start());
     this.started.push({ name, stage });
     if (this.stopping) throw new StoppedDuringStart('stopped during start-up');
   }
@@ -63,93 +59,45 @@ export class Daemon {
   }
 
   private async startStages(): Promise<void> {
-    const { config: file, secrets } = this.loaded;
-    const { log, clock } = this;
-    const stage = (name: string): Logger => log.child({ stage: name });
-    const t = topics(file.mqtt.base_topic);
-    log.info({ models: Object.keys(file.models), state_dir: file.state_dir }, 'starting');
-
-    const models: ModelRegistry = new ModelRegistry(file.models, file.detector, {
-      ...{ log: stage('models'), clock, secrets },
-      onSwitch: (names) => scheduler.modelsChanged(names),
-      onAvailability: (_name, a) => this.running?.parts.tell('onModelAvailability', a),
-      engines: { stateDir: file.state_dir!, maxBatch: file.scheduler.max_batch }, // state_dir: resolved
+    const pipeline = await assemble(this.config, {
+      log: this.log,
+      clock: this.clock,
+      begin: (name, stage, slow) => this.begin(name, stage, slow),
+      hurried: () => this.shutdown.hurried,
+      apply: () => this.applyControl(),
     });
-    await this.notifier.extendWhile(this.begin('models', models), 'loading models'); // engines: minutes
+    this.ingest = pipeline.ingest;
+    this.running = pipeline;
 
-    const broker = file.mqtt.url
-      ? undefined
-      : new EmbeddedBroker(file.mqtt, stage('broker'), clock, file.control.enabled);
-    if (broker) await this.begin('broker', broker);
-    const { url, mqtt } = broker?.ownClient() ?? { url: file.mqtt.url!, mqtt: file.mqtt };
-    const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'), secrets);
-    await this.begin('mqtt', output);
-    // The cameras that run: the file's, with the mode and runtime changes kept in the state dir.
-    const control: Control = new Control(file, {
-      ...{ log: stage('control'), clock, out: output, topics: t },
-      apply: () => this.queue(async (r) => r && applyCameras(r, this.loaded, control.cameras(), log)),
-      resetLine: (camera, line) => events.resetLine(camera, line),
-    });
-    await control.load();
-    const config = (this.loaded = { ...this.loaded, config: control.effective(file) }).config;
-    control.listen(broker ? { broker } : { inbox: output }, config.mqtt.base_topic);
-
-    const ingest: Ingest = new Ingest(
-      { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets, clips: config.events.clips },
-      { log, clock, onFrame: (f) => scheduler.push(f), onStatus: (s) => parts.tell('onCameraStatus', s) },
-    );
-    this.ingest = ingest;
-    const history = EventStore.inStateDir(config.state_dir, config.events.history, stage('events'), clock);
-    const { discovery, detections, events, statuses, frameFit, latency } = reportingParts(config, {
-      out: output,
-      topics: t,
-      clock,
-      log,
-      history,
-      clipSource: () => ingest,
-      modes: () => Object.keys(this.loaded.config.modes),
-      cameraStatus: (name) => ingest.status(name),
-      availability: (model) => models.availability(model),
-      lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
-    });
-    const scheduler: Scheduler = new Scheduler(config.scheduler, config.cameras, {
-      models,
-      cache: new FrameCache(config.cache, (camera) => this.loaded.config.cameras[camera]?.cache_mask),
-      clock,
-      log: stage('scheduler'),
-      // Once the stop is hurried, results in flight are dropped.
-      onResult: (r) => this.shutdown.hurried || parts.tell('onResult', r),
-      onDetectorError: (camera, message) =>
-        this.shutdown.hurried || parts.tell('onDetectorError', camera, scrub(message, secrets)),
-    });
-    const sources = { scheduler, ingest, models, output };
-    const stats = new StatsPublisher(config, sources, { out: output, topics: t, clock });
-    const view: LiveView = new LiveView(config.http, {
-      ...sources,
-      stats,
-      ...{ history, control },
-      ...{ counts: (c) => events.countsOf(c), zoneDwell: (c) => events.dwellOf(c) },
-      ...{ lineCounts: () => events.lineCountsNow(), eventFaults: events.faults },
-      cameras: () => this.loaded.config.cameras,
-      metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
-    });
-    // Those that hear of results, statuses and reloads, in order; the latency last.
-    const list = [discovery, control, view, events, detections, statuses, frameFit, latency];
-    const parts = new Parts(list, stage('parts'), clock);
-
-    await this.begin('events', parts);
-    await this.begin('scheduler', scheduler);
-    await this.begin('stats', stats);
-    if (config.http.enabled) await this.begin('http', new HttpServer(config.http, view, stage('http')));
-    await this.begin('cameras', ingest);
-    this.running = { ingest, scheduler, parts, models, control };
-
+    const { models, view, url } = pipeline;
+    const config = this.config.cameras();
     this.notifier.startWatchdog(() => models.localReady()); // what a restart can mend
-    const enabled = Object.values(config.cameras).filter((c) => c.enabled).length;
-    const cameras = Object.keys(config.cameras).length;
+    const enabled = Object.values(config).filter((c) => c.enabled).length;
+    const cameras = Object.keys(config).length;
     const provider = view.health().detector.provider;
-    log.info({ cameras, enabled, models: models.names(), provider, mqtt: redactUrl(url) }, 'argus started');
+    this.log.info(
+      { cameras, enabled, models: models.names(), provider, mqtt: redactUrl(url) },
+      'argus started',
+    );
     await this.notifier.ready(`${enabled} cameras, ${provider ?? 'no'} detector`);
+  }
+
+  /**
+   * Applies Control's cameras (a command, a PUT, a mode) to the running pipeline, after the
+   * reloads and changes queued before it. One heard while Argus starts waits for the start (the
+   * pipeline being built took the cameras before it): applied once Argus runs, never dropped.
+   * Not applied while stopping: kept in control.json, it runs at the next start.
+   */
+  private async applyControl(): Promise<ApplyOutcome> {
+    await this.starting?.catch(() => undefined);
+    let outcome: ApplyOutcome = { applied: false, reason: 'Argus is stopping; it runs at the next start' };
+    await this.queue(async (r) => {
+      if (!r) return undefined;
+      const next = await applyCameras(r, this.config.current(), r.control.cameras(), this.log);
+      outcome = { applied: true };
+      return next;
+    });
+    return outcome;
   }
 
   /**
@@ -159,18 +107,18 @@ export class Daemon {
    * whether it applied.
    */
   reload(): Promise<boolean> {
-    return this.queue(async (r) => (r ? reloadFile(r, this.loaded, this.log) : undefined));
+    return this.queue(async (r) => (r ? reloadFile(r, this.config.current(), this.log) : undefined));
   }
 
   /**
    * Runs `job` with the running stages after the reloads and runtime changes (control topics,
    * modes, HTTP) queued before it; the configuration it returns runs from then on.
    */
-  private queue(job: (running: Running | undefined) => Promise<LoadedConfig | undefined>): Promise<boolean> {
+  private queue(job: (running: Pipeline | undefined) => Promise<LoadedConfig | undefined>): Promise<boolean> {
     const done = this.reloads.then(async () => {
       if (!this.running) this.log.warn('reload: Argus is starting or stopping; ignored');
       const next = await job(this.running);
-      if (next) this.loaded = next;
+      if (next) this.config.set(next);
       return !!next;
     });
     this.reloads = done.catch(() => undefined);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
 import { namedRecord, own } from '../core/names.js';
 import { NO_MODE, type CameraConfig, type Config } from '../config/index.js';
 import { Publisher, type Output, type Topics } from '../publish/index.js';
@@ -31,7 +32,14 @@ import {
 export type ChangeOutcome =
   | { ok: true; changed: boolean }
   | { ok: false; status: 400 | 403 | 404; error: string }
-  | { ok: false; status: 500; error: string; applied: true };
+  | { ok: false; status: 500; error: string; applied: true }
+  | { ok: false; status: 503; error: string; applied: false };
+
+/**
+ * What became of applying the cameras to the running pipeline: applied, or not (Argus is
+ * stopping: the change is kept and runs at the next start; or the apply failed).
+ */
+export type ApplyOutcome = { applied: true } | { applied: false; reason: string };
 
 /** The settings as GET /api/control shows them. */
 export interface ControlView {
@@ -48,10 +56,13 @@ export interface ControlDeps {
   clock: Clock;
   out: Output;
   topics: Topics;
-  /** Applies `cameras()` to the running pipeline, queued with the reloads; resolves once applied. */
-  apply: () => Promise<unknown>;
-  /** Sets a line's counts back to 0 and publishes them; false for a line that does not exist. */
-  resetLine: (camera: string, line: string) => boolean;
+  /**
+   * Applies `cameras()` to the running pipeline, queued with the reloads; a change heard while
+   * Argus starts waits for the start. Resolves once applied, or with why not.
+   */
+  apply: () => Promise<ApplyOutcome>;
+  /** Sets a line's counts back to 0 and publishes them (the line exists: Control checked). */
+  resetLine: (camera: string, line: string) => void;
 }
 
 /** The file in the state directory. */
@@ -159,9 +170,13 @@ export class Control {
     return { ...config, cameras };
   }
 
-  /** The cameras that run now (file, mode, runtime changes). */
+  /**
+   * The cameras that should run now (file, mode, runtime changes): a pure reading. `effective`
+   * (at start and at each reload) is where stale changes are dropped and the file rewritten.
+   */
   cameras(): Record<string, CameraConfig> {
-    return this.effective(this.file).cameras;
+    if (!this.file.control.enabled) return this.file.cameras;
+    return effectiveCameras(this.file, this.state).cameras;
   }
 
   view(): ControlView {
@@ -216,14 +231,22 @@ export class Control {
       );
       return;
     }
-    void this.change(req, by).then((o) => {
-      // One applied but not kept was logged by change().
-      if (!o.ok && !('applied' in o))
+    // MQTT has no answer: a refusal is one warn line (one applied but not kept, or kept but not
+    // applied, was logged by change()); a throw is one too, and the daemon goes on.
+    this.change(req, by).then(
+      (o) => {
+        if (!o.ok && !('applied' in o))
+          this.deps.log.warn(
+            { ...where, payload: payload.slice(0, 64) },
+            `control: ${o.error}; nothing changed`,
+          );
+      },
+      (err: unknown) =>
         this.deps.log.warn(
-          { ...where, payload: payload.slice(0, 64) },
-          `control: ${o.error}; nothing changed`,
-        );
-    });
+          { ...where, err: errorMessage(err) },
+          'control: the change failed; nothing changed',
+        ),
+    );
   }
 
   /** Applies a change (validated, kept, published); refused with why when it cannot be made. */
@@ -233,8 +256,9 @@ export class Control {
     const cam = own(this.cameras(), req.camera);
     if (!cam) return { ok: false, status: 404, error: `there is no camera '${req.camera}'` };
     if (req.kind === 'reset') {
-      if (!this.deps.resetLine(req.camera, req.line))
+      if (!own(cam.lines, req.line))
         return { ok: false, status: 404, error: `camera '${req.camera}' has no line '${req.line}'` };
+      this.deps.resetLine(req.camera, req.line);
       this.deps.log.info({ camera: req.camera, line: req.line, client: by }, 'control: line counts reset');
       return { ok: true, changed: true };
     }
@@ -254,8 +278,25 @@ export class Control {
       { camera: req.camera, setting: req.key, value, client: by },
       'control: camera setting changed',
     );
-    const [outcome] = await Promise.all([this.kept(true), this.deps.apply()]);
-    return outcome;
+    return this.applied();
+  }
+
+  /**
+   * Applies the change just kept, and says what became of it: kept and applied; applied but not
+   * kept (a 500, kept()); or kept but not applied (a 503 that says why: Argus is stopping, and
+   * the change runs at the next start, or the apply failed, logged).
+   */
+  private async applied(): Promise<ChangeOutcome> {
+    const [outcome, applied] = await Promise.all([
+      this.kept(true),
+      this.deps
+        .apply()
+        .catch((err: unknown): ApplyOutcome => ({ applied: false, reason: errorMessage(err) })),
+    ]);
+    if (applied.applied) return outcome;
+    const error = `not applied: ${applied.reason}`;
+    this.deps.log.warn(`control: ${error}`);
+    return { ok: false, status: 503, error, applied: false };
   }
 
   /**
@@ -294,8 +335,7 @@ export class Control {
     this.state.mode = mode;
     this.store?.save(this.state);
     this.deps.log.info({ mode, client: by }, 'control: mode changed');
-    const [outcome] = await Promise.all([this.kept(true), this.deps.apply()]);
-    return outcome;
+    return this.applied();
   }
 
   /** Publishes every setting's state (and the mode), retained; from now on each change's. */

@@ -12,7 +12,7 @@ import {
   project,
   SPEED_UNITS,
   Tracker,
-  type DetectionTrack,
+  type TrackedResult,
   type ObjectEvent,
   type Homography,
   type SpeedUnit,
@@ -48,6 +48,8 @@ export interface ObjectEventsDeps {
   publicUrl?: string | undefined;
   /** A camera's event faults changed (its status says which parts fail). */
   onFault?: (camera: string) => void;
+  /** Each answered frame as tracking saw it, once its events are out (the detections topic, the live view). */
+  onTracked?: (t: TrackedResult) => void;
 }
 
 /**
@@ -97,12 +99,6 @@ function areasOf(
   return { zones, lines };
 }
 
-/** A result's detections after the camera's filters, and what tracking made of each (same order). */
-export interface Tracked {
-  detections: readonly ZonedDetection[];
-  tracks: readonly DetectionTrack[];
-}
-
 /** Whether a camera's frames are analysed: it runs and its detection is on. */
 const detecting = (cam: CameraConfig | undefined): boolean => !!cam && cam.enabled && cam.detect;
 
@@ -119,7 +115,6 @@ export class ObjectEvents {
   private timer: Timer | null = null;
   private readonly mqtt: Publisher;
   private readonly lineCounts: LineCounts;
-  private readonly identified = new Map<string, { seq: number } & Tracked>();
   private readonly snapshots: Snapshots;
   private readonly counts: InViewCounts;
   private readonly clips: Clips;
@@ -166,16 +161,6 @@ export class ObjectEvents {
   /** The event history, as handed in (GET /api/events). */
   get history(): EventStore | undefined {
     return this.deps.history;
-  }
-
-  /**
-   * What tracking made of a result's detections after the camera's filters, in their order
-   * (undefined: not the last result tracked, e.g. detection is off). Read by the detections
-   * topic, which hears of each result after this part.
-   */
-  tracksOf(r: Pick<Result, 'camera' | 'seq'>): Tracked | undefined {
-    const got = this.identified.get(r.camera);
-    return got?.seq === r.seq ? got : undefined;
   }
 
   /** A camera's objects in view, as its count topics say. */
@@ -243,29 +228,36 @@ export class ObjectEvents {
     const cam = own(this.cameras, camera);
     // A frame answered just after detection was switched off is not an event.
     if (!cam || !detecting(cam)) return;
+    let detections: ZonedDetection[] | undefined;
     const tracked = this.faults.guard(
       camera,
       'tracking',
       () => {
+        detections = applyCameraFilters(r.detections, cam);
         const tracker = this.tracker(camera);
-        const dets = applyCameraFilters(r.detections, cam);
-        const events = tracker.update(dets, r.ts, { others: r.detections, cached: r.cached, pixels: r });
-        this.identified.set(camera, { seq: r.seq, detections: dets, tracks: tracker.identify(dets) });
-        return { tracker, events };
+        const events = tracker.update(detections, r.ts, {
+          others: r.detections,
+          cached: r.cached,
+          pixels: r,
+        });
+        return { tracker, events, tracks: tracker.identify(detections) };
       },
       undefined,
     );
-    if (!tracked) return;
-    const { tracker, events } = tracked;
-    if (cam.snapshots)
-      this.faults.guard(
-        camera,
-        'snapshots',
-        () => this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id)),
-        undefined,
-      );
-    this.emit(camera, events);
-    this.faults.guard(camera, 'counts', () => this.counts.publish(camera, tracker.counts()), undefined);
+    if (tracked) {
+      const { tracker, events } = tracked;
+      if (cam.snapshots)
+        this.faults.guard(
+          camera,
+          'snapshots',
+          () => this.snapshots.offer(r, tracker.sightings(), (id) => tracker.has(id)),
+          undefined,
+        );
+      this.emit(camera, events);
+      this.faults.guard(camera, 'counts', () => this.counts.publish(camera, tracker.counts()), undefined);
+    }
+    // Then the frame as tracking saw it, to those that show it (its events are out first).
+    if (detections) this.deps.onTracked?.({ result: r, detections, tracks: tracked?.tracks });
   }
 
   /** Publishes events and crossings, each part of each on its own (faults.ts). */

@@ -11,7 +11,7 @@ import { providerOf, readySessions } from '../models/index.js';
 import { annotatedJpeg } from '../draw/index.js';
 import type { CountsInView } from '../events/index.js';
 import { lagSeconds, type CameraRates, type StatsSources } from '../publish/index.js';
-import { applyCameraFilters, type ZonedDetection } from '../track/index.js';
+import { applyCameraFilters, type TrackedResult, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
 import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
@@ -84,7 +84,7 @@ export interface CameraView {
   has_frame: boolean;
   last_frame_ts: string | null;
   cached: boolean;
-  detections: ZonedDetection[];
+  detections: readonly ZonedDetection[];
   /** `detections` counted by label, and by zone and label: what the count chips show. */
   boxes: BoxCounts;
   /** The tracker's confirmed objects in view, as the count topics say. */
@@ -99,12 +99,20 @@ export interface CameraView {
 }
 
 /**
- * The detections a camera's latest frame shows now: those left by its filters as they are now,
- * none while its detection is off (its objects have ended, its counts are 0: a box left on the
- * last frame would say it still detects).
+ * The detections a camera's latest frame shows now: those its filters left (as tracking saw
+ * the frame: filtered once, there; setCameras filters them again after a reload), none while its detection is off (its objects have ended, its
+ * counts are 0: a box left on the last frame would say it still detects).
  */
-function shownDetections(r: Result | undefined, cfg: CameraConfig): ZonedDetection[] {
-  return r && cfg.enabled && cfg.detect ? applyCameraFilters(r.detections, cfg) : [];
+function shownDetections(shown: Shown | undefined, cfg: CameraConfig): readonly ZonedDetection[] {
+  if (!shown || !cfg.enabled || !cfg.detect) return [];
+  // A frame tracking did not see (its tracking failed, or a view fed results alone) is filtered here.
+  return shown.detections ?? applyCameraFilters(shown.result.detections, cfg);
+}
+
+/** A camera's latest answered frame, and its detections once tracking has seen it. */
+interface Shown {
+  result: Result;
+  detections: readonly ZonedDetection[] | undefined;
 }
 
 /** The rows of one camera as line → label → direction → count (objects without a prototype). */
@@ -129,8 +137,8 @@ function ringView(r: RingStats | undefined): CameraView['ring'] {
  */
 export class LiveView implements HttpSource {
   readonly name = 'live view';
-  /** Each camera's latest answered frame, as the model answered it. */
-  private latest = new Map<string, Result>();
+  /** Each camera's latest answered frame, as the model answered it, with its filtered detections. */
+  private latest = new Map<string, Shown>();
 
   constructor(
     private readonly cfg: Pick<Config['http'], 'detect_priority'>,
@@ -139,12 +147,27 @@ export class LiveView implements HttpSource {
 
   /** Every answered camera frame passes here; the latest of each camera is kept. */
   onResult(r: Result): void {
-    if (Object.hasOwn(this.src.cameras(), r.camera)) this.latest.set(r.camera, r);
+    if (Object.hasOwn(this.src.cameras(), r.camera))
+      this.latest.set(r.camera, { result: r, detections: undefined });
   }
 
-  /** A reloaded camera section: what is kept for cameras no longer configured is dropped. */
+  /** The same frame as tracking saw it: its detections after the camera's filters. */
+  onTracked(t: TrackedResult): void {
+    const shown = this.latest.get(t.result.camera);
+    if (shown?.result === t.result) shown.detections = t.detections;
+  }
+
+  /**
+   * A reloaded camera section: what is kept for cameras no longer configured is dropped, and the
+   * latest frame of each other camera is shown through its filters as they are now (a reload
+   * that stops tracking a label hides it at once).
+   */
   setCameras(cameras: Record<string, CameraConfig>): void {
-    for (const name of this.latest.keys()) if (!Object.hasOwn(cameras, name)) this.latest.delete(name);
+    for (const [name, shown] of this.latest) {
+      const cam = own(cameras, name);
+      if (!cam) this.latest.delete(name);
+      else if (shown.detections) shown.detections = applyCameraFilters(shown.result.detections, cam);
+    }
   }
 
   /**
@@ -218,7 +241,8 @@ export class LiveView implements HttpSource {
       // As its MQTT status says: its model's being unavailable first, then its own failure.
       const away = this.src.models.unavailable?.(cfg.model);
       const detections = shownDetections(latest, cfg);
-      const size = latest ? { width: latest.geometry.srcW, height: latest.geometry.srcH } : st?.source;
+      const frame = latest?.result;
+      const size = frame ? { width: frame.geometry.srcW, height: frame.geometry.srcH } : st?.source;
       return {
         camera: name,
         model: cfg.model,
@@ -238,8 +262,8 @@ export class LiveView implements HttpSource {
         lag_s: lagSeconds(queue?.lagMs ?? null),
         lagging: queue?.lagging ?? false,
         has_frame: latest !== undefined,
-        last_frame_ts: isoTimeOrNull(latest?.ts),
-        cached: latest?.cached ?? false,
+        last_frame_ts: isoTimeOrNull(frame?.ts),
+        cached: frame?.cached ?? false,
         detections,
         boxes: boxCounts(detections),
         counts: this.src.counts?.(name) ?? { labels: namedRecord(), zones: namedRecord() },
@@ -254,14 +278,14 @@ export class LiveView implements HttpSource {
   /**
    * The latest frame with its detections drawn, and those boxes counted: the page's count chips
    * come from here, so they always count the boxes of the frame the card shows (GET
-   * /api/cameras may have answered for an older frame). Like `cameras()`, it applies the
-   * camera's filters as they are now: a reload that stops tracking a label hides it at once.
+   * /api/cameras may have answered for an older frame).
    */
   async latestJpeg(camera: string, width?: number): Promise<LatestFrame | undefined> {
-    const r = this.latest.get(camera);
+    const shown = this.latest.get(camera);
     const cfg = own(this.src.cameras(), camera);
-    if (!r || !cfg) return undefined;
-    const detections = shownDetections(r, cfg);
+    if (!shown || !cfg) return undefined;
+    const r = shown.result;
+    const detections = shownDetections(shown, cfg);
     const jpeg = await annotatedJpeg(r.data, r.geometry, detections, { width });
     return { jpeg, ts: r.ts, boxes: boxCounts(detections) };
   }

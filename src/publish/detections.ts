@@ -1,8 +1,7 @@
-import type { Result } from '../core/frame.js';
 import { own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
-import { applyCameraFilters, type DetectionTrack, type ZonedDetection } from '../track/index.js';
+import type { TrackedResult } from '../track/index.js';
 import { DetectionsGate } from './detections-gate.js';
 import type { Output } from './mqtt-output.js';
 import { Publisher } from './publisher.js';
@@ -21,28 +20,16 @@ export class DetectionsPublisher {
   constructor(
     private cameras: Record<string, CameraConfig>,
     cfg: Config['mqtt']['detections'],
-    private readonly deps: {
-      out: Output;
-      topics: Topics;
-      /**
-       * A result's filtered detections and what tracking made of them (ObjectEvents.tracksOf),
-       * when it tracked the result: they are not filtered twice.
-       */
-      tracksOf?: (
-        r: Result,
-      ) => { detections: readonly ZonedDetection[]; tracks: readonly DetectionTrack[] } | undefined;
-    },
+    private readonly deps: { out: Output; topics: Topics },
   ) {
     this.gate = new DetectionsGate(cfg);
     this.mqtt = new Publisher(deps.out);
   }
 
-  onResult(r: Result): void {
-    const cam = own(this.cameras, r.camera);
-    if (!cam) return;
-    const tracked = this.deps.tracksOf?.(r);
-    const dets = tracked?.detections ?? applyCameraFilters(r.detections, cam);
-    const tracks = tracked?.tracks;
+  /** A frame as tracking saw it (its detections filtered once, their ids): made before this hears of it. */
+  onTracked(t: TrackedResult): void {
+    const { result: r, detections: dets, tracks } = t;
+    if (!own(this.cameras, r.camera)) return;
     const tracking = tracks ? tracks.map((t) => t.id ?? t.track).join(' ') : '';
     if (!this.gate.due(r.camera, dets, r.ts, tracking)) return;
     this.mqtt.detection(this.deps.topics.detections(r.camera), {

@@ -33,3 +33,4 @@ export {
   type TrackerAreas,
   type TrackerEvent,
 } from './tracker.js';
+export { type TrackedResult } from './tracked.js';

@@ -4,7 +4,7 @@ import type { Result } from '../../src/core/frame.js';
 import type { CameraConfig, Config } from '../../src/config/index.js';
 import { EventStore, ObjectEvents } from '../../src/events/index.js';
 import type { CameraStatus } from '../../src/ingest/index.js';
-import { Parts, type Part } from '../../src/parts.js';
+import { Parts, type Part } from '../../src/root/index.js';
 import {
   CameraStatuses,
   DetectionsPublisher,
@@ -49,6 +49,7 @@ export class Reporter {
   ) {
     const { out, topics, clock, log, stateDir, homeAssistant } = deps;
     this.history = EventStore.inStateDir(stateDir, events.history, log, clock);
+    const detections = new DetectionsPublisher(cameras, deps.detections, { out, topics });
     this.events = new ObjectEvents(cameras, events, {
       out,
       topics,
@@ -57,6 +58,8 @@ export class Reporter {
       stateDir,
       history: this.history,
       defaultLabels: () => homeAssistant?.defaultLabels() ?? [],
+      // Each frame as tracking saw it, to the detections topic: a data dependency, not the list's order.
+      onTracked: (tracked) => detections.onTracked(tracked),
     });
     this.statuses = new CameraStatuses(cameras, {
       out,
@@ -70,13 +73,8 @@ export class Reporter {
     this.latencies = new PublishLatency(cameras, clock);
     const list: Part[] = [
       ...(homeAssistant ? [homeAssistant] : []),
-      // As the daemon orders them: a result is tracked, then its detections are published.
+      detections,
       this.events,
-      new DetectionsPublisher(cameras, deps.detections, {
-        out,
-        topics,
-        tracksOf: (r) => this.events.tracksOf(r),
-      }),
       this.statuses,
       this.latencies,
     ];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Control, CONTROL_FILE } from '../../../src/control/index.js';
+import { Control, CONTROL_FILE, type ApplyOutcome } from '../../../src/control/index.js';
 import type { Config } from '../../../src/config/index.js';
 import { topics } from '../../../src/publish/topics.js';
 import { config } from '../../helpers/config.js';
@@ -52,8 +52,8 @@ async function setUp(t: { after: (fn: () => Promise<void>) => void }, cfg = file
       clock: new FakeClock(),
       out,
       topics: topics('argus'),
-      apply: () => Promise.resolve(void applied++),
-      resetLine: (camera, line) => (line === 'gate' ? (resets.push(`${camera}/${line}`), true) : false),
+      apply: () => (applied++, Promise.resolve({ applied: true as const })),
+      resetLine: (camera, line) => void resets.push(`${camera}/${line}`),
     },
   );
   await control.load();
@@ -243,6 +243,51 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     assert.deepEqual(resets, ['porch/gate']);
     assert.equal(applied(), 1);
     assert.equal(control.cameras().porch!.detect, false);
+  });
+
+  it('says what became of a change the pipeline did not apply; a failing apply over MQTT is one warn line (issue 44)', async (t) => {
+    const cfg = file();
+    const { log, lines } = recordingLog();
+    let next: () => Promise<ApplyOutcome> = () =>
+      Promise.resolve({ applied: false, reason: 'Argus is stopping' });
+    const control = new Control(
+      { ...cfg, state_dir: await tempDir(t) },
+      {
+        log,
+        clock: new FakeClock(),
+        out: new FakeOutput(),
+        topics: topics('argus'),
+        apply: () => next(),
+        resetLine: () => undefined,
+      },
+    );
+    await control.load();
+    control.effective(cfg);
+    control.start();
+    // Kept, but not applied: said as it is (a 503 over HTTP), never `ok`.
+    assert.deepEqual(
+      await control.change({ kind: 'set', camera: 'porch', key: 'detect', value: false }, 'test'),
+      {
+        ok: false,
+        status: 503,
+        error: 'not applied: Argus is stopping',
+        applied: false,
+      },
+    );
+    assert.equal(control.cameras().porch!.detect, false, 'kept: it runs at the next start');
+    // An apply that throws, over MQTT (no one to answer): one warn line, no unhandled rejection.
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown): number => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    t.after(() => void process.off('unhandledRejection', onUnhandled));
+    next = () => Promise.reject(new Error('the scheduler is gone'));
+    control.onCommand('argus/cameras/porch/priority/set', '7', false, 'c1', 'argus');
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(unhandled, []);
+    assert.deepEqual(
+      lines.filter((l) => l.msg.includes('not applied')).map((l) => l.msg),
+      ['control: not applied: Argus is stopping', 'control: not applied: the scheduler is gone'],
+    );
   });
 
   it('a control.json value out of range is dropped with one line naming camera, key and value; the file’s value runs', async (t) => {

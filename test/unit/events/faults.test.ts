@@ -4,7 +4,7 @@ import type { Detection } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import { parseConfig } from '../../../src/config/index.js';
 import type { EventStore } from '../../../src/events/index.js';
-import { Parts, reportingParts } from '../../../src/parts.js';
+import { Parts, reportingParts } from '../../../src/root/index.js';
 import {
   topics,
   type CameraStatusPayload,
@@ -62,6 +62,8 @@ function setup(cfg: ReturnType<typeof config>, history?: EventStore) {
       log,
       history,
       cameraStatus: (camera) => cameraStatus(camera),
+      onTracked: (tracked) => parts.tell('onTracked', tracked),
+      onFault: (camera) => reporting.statuses.faultsChanged(camera),
     },
   );
   const { discovery, detections, events, statuses, latency } = reporting;

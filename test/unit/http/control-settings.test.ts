@@ -21,8 +21,8 @@ async function serve(t: { after: (fn: () => Promise<void>) => void }, stateDir: 
       clock: new FakeClock(),
       out: new FakeOutput(),
       topics: topics('argus'),
-      apply: () => Promise.resolve(),
-      resetLine: () => false,
+      apply: () => Promise.resolve({ applied: true as const }),
+      resetLine: () => undefined,
     },
   );
   await control.load();

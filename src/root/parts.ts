@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import type { Clock } from './core/clock.js';
-import { errorMessage } from './core/errors.js';
-import type { Result } from './core/frame.js';
-import type { CameraConfig, Config } from './config/index.js';
-import { FrameFit, ObjectEvents, type ClipSource, type EventStore } from './events/index.js';
-import type { CameraStatus } from './ingest/index.js';
+import type { Clock } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import type { Result } from '../core/frame.js';
+import type { CameraConfig, Config } from '../config/index.js';
+import { FrameFit, ObjectEvents, type ClipSource, type EventStore } from '../events/index.js';
+import type { CameraStatus } from '../ingest/index.js';
 import {
   CameraStatuses,
   DetectionsPublisher,
@@ -14,8 +14,9 @@ import {
   type Inbox,
   type Output,
   type Topics,
-} from './publish/index.js';
-import type { ModelAvailability } from './scheduler/index.js';
+} from '../publish/index.js';
+import type { ModelAvailability } from '../scheduler/index.js';
+import type { TrackedResult } from '../track/index.js';
 
 /**
  * A part of Argus that reacts to what the pipeline does: answered frames, camera statuses,
@@ -29,6 +30,8 @@ export interface Part {
   start?(): unknown;
   stop?(): unknown;
   onResult?(r: Result): void;
+  /** An answered frame as tracking saw it (the events part makes it, before this is heard). */
+  onTracked?(t: TrackedResult): void;
   onCameraStatus?(s: CameraStatus): void;
   onDetectorError?(camera: string, message: string): void;
   onModelAvailability?(a: ModelAvailability): void;
@@ -114,6 +117,10 @@ export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' |
   modes?: () => readonly string[];
   /** The cameras' rings of recent video (ingest), for event clips; absent: no clips. */
   clipSource?: () => ClipSource | undefined;
+  /** Each answered frame as tracking saw it (the root hands it to the parts' onTracked). */
+  onTracked?: (t: TrackedResult) => void;
+  /** A camera's event faults changed (the root tells its status: `statuses.faultsChanged`). */
+  onFault?: (camera: string) => void;
 }
 
 /** The parts that publish what the pipeline found, each reachable by name. */
@@ -155,8 +162,8 @@ export function reportingParts(
     defaultLabels: () => discovery.defaultLabels(),
     clipSource: deps.clipSource,
     publicUrl: config.http?.public_url,
-    // Called with the first fault, after the statuses below are made (no frame comes before).
-    onFault: (camera) => statuses.faultsChanged(camera),
+    onFault: deps.onFault,
+    onTracked: deps.onTracked,
   });
   const statuses = new CameraStatuses(config.cameras, {
     ...deps,
@@ -165,11 +172,8 @@ export function reportingParts(
   });
   return {
     discovery,
-    // After the events in the parts' order: a result is tracked before its detections are published.
-    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, {
-      ...{ out, topics },
-      tracksOf: (r) => events.tracksOf(r),
-    }),
+    // Hears each frame as the events part tracked it (onTracked), whatever the parts' order.
+    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, { out, topics }),
     events,
     statuses,
     frameFit: new FrameFit(config.cameras, log.child({ stage: 'config' })),

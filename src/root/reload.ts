@@ -5,12 +5,12 @@ import {
   type CameraChanges,
   type CameraConfig,
   type LoadedConfig,
-} from './config/index.js';
-import type { Control } from './control/index.js';
-import type { Ingest } from './ingest/index.js';
-import { loadVouchedConfig, planCameras, type ModelRegistry } from './models/index.js';
+} from '../config/index.js';
+import type { Control } from '../control/index.js';
+import type { Ingest } from '../ingest/index.js';
+import { loadVouchedConfig, planCameras, type ModelRegistry } from '../models/index.js';
 import type { Parts } from './parts.js';
-import type { Scheduler } from './scheduler/index.js';
+import type { Scheduler } from '../scheduler/index.js';
 
 /** The stages a reload reaches. */
 export interface Running {

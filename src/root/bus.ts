@@ -1,0 +1,45 @@
+import type { Frame, Result } from '../core/frame.js';
+import type { CameraStatus } from '../ingest/index.js';
+import type { ModelAvailability } from '../scheduler/index.js';
+import type { TrackedResult } from '../track/index.js';
+
+/**
+ * One typed channel from the stages that emit to those that listen. Emitters are handed
+ * `emit` when they are built; listeners are added once they exist, so the root builds the
+ * stages in pipeline order and never names one before it is built. A listener that throws is
+ * the emitter's to see: the parts (parts.ts) contain their own.
+ */
+export class Channel<A extends unknown[]> {
+  private readonly listeners: ((...args: A) => void)[] = [];
+
+  /** Hands `args` to every listener, in the order they were added. */
+  readonly emit = (...args: A): void => {
+    for (const listen of this.listeners) listen(...args);
+  };
+
+  on(listen: (...args: A) => void): void {
+    this.listeners.push(listen);
+  }
+}
+
+/** The journeys between the stages (docs/architecture.md): what each stage says, typed. */
+export class Bus {
+  /** A camera's frame, decoded and letterboxed (ingest → scheduler). */
+  readonly frames = new Channel<[Frame]>();
+  /** An answered frame (scheduler → the events part, which tracks it, and the parts). */
+  readonly results = new Channel<[Result]>();
+  /** An answered frame as tracking saw it (the events part → the detections topic, the live view). */
+  readonly tracked = new Channel<[TrackedResult]>();
+  /** A batch that failed, for one of its cameras, its message scrubbed (scheduler → the parts). */
+  readonly detectorErrors = new Channel<[camera: string, message: string]>();
+  /** A camera's state changed (ingest → the parts). */
+  readonly statuses = new Channel<[CameraStatus]>();
+  /** The models the scheduler may use changed (models → scheduler). */
+  readonly modelsSwitched = new Channel<[names: readonly string[]]>();
+  /** A remote model went away or came back (models → the parts). */
+  readonly availability = new Channel<[ModelAvailability]>();
+  /** A line's counts back to 0 (control → the events part). */
+  readonly lineResets = new Channel<[camera: string, line: string]>();
+  /** A camera's event faults changed (the events part → the camera statuses). */
+  readonly faults = new Channel<[camera: string]>();
+}

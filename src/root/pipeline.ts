@@ -1,0 +1,156 @@
+import type { Logger } from 'pino';
+import { EmbeddedBroker } from '../broker/index.js';
+import { FrameCache } from '../cache/index.js';
+import { Control, type ApplyOutcome } from '../control/index.js';
+import type { Clock } from '../core/clock.js';
+import { EventStore } from '../events/index.js';
+import { createMetrics, HttpServer, LiveView } from '../http/index.js';
+import { Ingest } from '../ingest/index.js';
+import { ModelRegistry } from '../models/index.js';
+import { MqttOutput, StatsPublisher, topics } from '../publish/index.js';
+import { scrub } from '../redact.js';
+import { Scheduler } from '../scheduler/index.js';
+import type { Stage } from '../stop.js';
+import { Bus } from './bus.js';
+import { Parts, reportingParts } from './parts.js';
+import type { Running } from './reload.js';
+import type { RunningConfig } from './running-config.js';
+
+/** What the daemon lends the root: its logger and clock, and its lifecycle. */
+export interface AssemblyEnv {
+  log: Logger;
+  clock: Clock;
+  /**
+   * Starts a stage and remembers to stop it (the daemon's lifecycle); `slow` names a start that
+   * may take minutes (systemd is told to wait).
+   */
+  begin: (name: string, stage: Stage, slow?: string) => Promise<void>;
+  /** The stop is hurried: results in flight are dropped. */
+  hurried: () => boolean;
+  /** Applies Control's cameras to the running pipeline (the daemon's queue, after the start). */
+  apply: () => Promise<ApplyOutcome>;
+}
+
+/** The pipeline, built and started: what a reload, a change, the health and the log line reach. */
+export interface Pipeline extends Running {
+  view: LiveView;
+  /** The broker Argus publishes to (the embedded one's URL, or `mqtt.url`). */
+  url: string;
+}
+
+/**
+ * Builds the pipeline in the order frames and commands flow and starts each stage as it is
+ * built: the models, the broker and Argus' MQTT client, Control (whose state makes the cameras
+ * that run), ingest, the parts that publish, the scheduler, the stats, HTTP, then the cameras.
+ * Stages talk through the bus (bus.ts), so each is built after those it needs and no name is
+ * used before it exists. The running config's cameras become Control's (mode, runtime changes).
+ */
+export async function assemble(running: RunningConfig, env: AssemblyEnv): Promise<Pipeline> {
+  const { log, clock, begin } = env;
+  const stage = (name: string): Logger => log.child({ stage: name });
+  const bus = new Bus();
+  const { config: file, secrets } = running.current();
+  const t = topics(file.mqtt.base_topic);
+  log.info({ models: Object.keys(file.models), state_dir: file.state_dir }, 'starting');
+
+  const models = new ModelRegistry(file.models, file.detector, {
+    log: stage('models'),
+    clock,
+    secrets,
+    onSwitch: bus.modelsSwitched.emit,
+    onAvailability: (_name, a) => bus.availability.emit(a),
+    engines: { stateDir: file.state_dir!, maxBatch: file.scheduler.max_batch }, // state_dir: resolved
+  });
+  await begin('models', models, 'loading models'); // TensorRT engines: minutes
+
+  const broker = file.mqtt.url
+    ? undefined
+    : new EmbeddedBroker(file.mqtt, stage('broker'), clock, file.control.enabled);
+  if (broker) await begin('broker', broker);
+  const { url, mqtt } = broker?.ownClient() ?? { url: file.mqtt.url!, mqtt: file.mqtt };
+  const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'), secrets);
+  await begin('mqtt', output);
+
+  // The cameras that run: the file's, with the mode and runtime changes kept in the state dir.
+  const control = new Control(file, {
+    log: stage('control'),
+    clock,
+    out: output,
+    topics: t,
+    apply: env.apply,
+    resetLine: bus.lineResets.emit,
+  });
+  await control.load();
+  running.set({ ...running.current(), config: control.effective(file) });
+  const config = running.current().config;
+  control.listen(broker ? { broker } : { inbox: output }, config.mqtt.base_topic);
+
+  const ingest = new Ingest(
+    { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets, clips: config.events.clips },
+    { log, clock, onFrame: bus.frames.emit, onStatus: bus.statuses.emit },
+  );
+  const scheduler = new Scheduler(config.scheduler, config.cameras, {
+    models,
+    cache: new FrameCache(config.cache, (camera) => running.cameras()[camera]?.cache_mask),
+    clock,
+    log: stage('scheduler'),
+    onResult: (r) => env.hurried() || bus.results.emit(r),
+    onDetectorError: (camera, message) =>
+      env.hurried() || bus.detectorErrors.emit(camera, scrub(message, secrets)),
+  });
+  const history = EventStore.inStateDir(config.state_dir, config.events.history, stage('events'), clock);
+  const reporting = reportingParts(config, {
+    out: output,
+    topics: t,
+    clock,
+    log,
+    history,
+    clipSource: () => ingest,
+    modes: () => Object.keys(running.current().config.modes),
+    cameraStatus: (name) => ingest.status(name),
+    availability: (model) => models.availability(model),
+    lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
+    onTracked: bus.tracked.emit,
+    onFault: bus.faults.emit,
+  });
+  const { discovery, detections, events, statuses, frameFit, latency } = reporting;
+  const sources = { scheduler, ingest, models, output };
+  const stats = new StatsPublisher(config, sources, { out: output, topics: t, clock });
+  const view = new LiveView(config.http, {
+    ...sources,
+    stats,
+    history,
+    control,
+    counts: (c) => events.countsOf(c),
+    zoneDwell: (c) => events.dwellOf(c),
+    eventFaults: events.faults,
+    lineCounts: () => events.lineCountsNow(),
+    cameras: () => running.cameras(),
+    metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
+  });
+  // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).
+  const parts = new Parts(
+    [discovery, control, view, events, detections, statuses, frameFit, latency],
+    stage('parts'),
+    clock,
+  );
+
+  // The journeys: a frame to its messages, a status, a command's line reset, a fault.
+  bus.frames.on((f) => scheduler.push(f));
+  bus.modelsSwitched.on((names) => scheduler.modelsChanged(names));
+  bus.results.on((r) => parts.tell('onResult', r));
+  bus.tracked.on((tracked) => parts.tell('onTracked', tracked));
+  bus.detectorErrors.on((camera, message) => parts.tell('onDetectorError', camera, message));
+  bus.statuses.on((s) => parts.tell('onCameraStatus', s));
+  bus.lineResets.on((camera, line) => events.resetLine(camera, line));
+  bus.faults.on((camera) => statuses.faultsChanged(camera));
+
+  await begin('events', parts);
+  await begin('scheduler', scheduler);
+  await begin('stats', stats);
+  if (config.http.enabled) await begin('http', new HttpServer(config.http, view, stage('http')));
+  await begin('cameras', ingest);
+  // A model away or back is said once the parts run (one found at loading is in its status).
+  bus.availability.on((a) => parts.tell('onModelAvailability', a));
+  return { ingest, scheduler, parts, models, control, view, url };
+}
