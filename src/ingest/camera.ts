@@ -43,6 +43,11 @@ export interface CameraStatus {
   source: { width: number; height: number } | null;
 }
 
+/** A camera's counts, which only go up: Ingest keeps them by name across the camera's restarts. */
+export type ReceivedCounts = Pick<CameraStatus, 'restarts' | 'framesReceived' | 'bytesReceived'>;
+
+export const receivedCounts = (): ReceivedCounts => ({ restarts: 0, framesReceived: 0, bytesReceived: 0 });
+
 /** A stream that ran this long before failing restarts the backoff from its first step. */
 export const STABLE_AFTER_MS = 30_000;
 
@@ -72,6 +77,8 @@ export interface CameraDeps {
   onStatus: (status: CameraStatus) => void;
   /** Where ffmpeg writes the stream for the camera's ring of recent video (clips), when it keeps one: called as it starts. */
   ringInput?: () => string | undefined;
+  /** Where its counts go on (its earlier runs' totals); absent, they start at 0. */
+  counts?: ReceivedCounts;
 }
 
 interface Run {
@@ -97,7 +104,8 @@ interface Run {
  * and jitter; disabled; stopped. It never throws into its caller: every failure becomes a state.
  */
 export class Camera {
-  private status: CameraStatus;
+  private status: Omit<CameraStatus, keyof ReceivedCounts>;
+  private readonly counts: ReceivedCounts;
   private run: Run | null = null;
   private timer: Timer | null = null;
   private watchdog: Timer | null = null;
@@ -118,13 +126,11 @@ export class Camera {
     const f = settings.ffmpeg;
     this.backoff = { initialMs: f.backoff_initial_s * 1000, maxMs: f.backoff_max_s * 1000, factor: 2 };
     this.geometry = letterbox(settings.size, settings.size, settings.size);
+    this.counts = deps.counts ?? receivedCounts();
     this.status = {
       camera: settings.name,
       state: 'stopped',
       since: deps.clock.now(),
-      restarts: 0,
-      framesReceived: 0,
-      bytesReceived: 0,
       lastFrameAt: null,
       lastError: null,
       retryAt: null,
@@ -137,7 +143,14 @@ export class Camera {
   }
 
   snapshot(): CameraStatus {
-    return { ...this.status, lastError: this.status.lastError && { ...this.status.lastError } };
+    const { restarts, framesReceived, bytesReceived } = this.counts;
+    return {
+      ...this.status,
+      restarts,
+      framesReceived,
+      bytesReceived,
+      lastError: this.status.lastError && { ...this.status.lastError },
+    };
   }
 
   get pid(): number | undefined {
@@ -222,7 +235,7 @@ export class Camera {
     run.handle = this.deps.spawn(args, {
       stdout: (chunk) => {
         if (this.run !== run || run.killedFor === 'output') return;
-        this.status.bytesReceived += chunk.length;
+        this.counts.bytesReceived += chunk.length;
         try {
           run.splitter.push(chunk);
         } catch (err) {
@@ -277,7 +290,7 @@ export class Camera {
 
   private onFrameData(run: Run, image: FrameImage): void {
     const now = this.deps.clock.now();
-    this.status.framesReceived++;
+    this.counts.framesReceived++;
     this.status.lastFrameAt = now;
     if (run.streamingSince === null) {
       run.streamingSince = now;
@@ -359,7 +372,7 @@ export class Camera {
     const now = this.deps.clock.now();
     if (run?.streamingSince != null && now - run.streamingSince >= STABLE_AFTER_MS) this.attempt = 0;
     this.authFailures = cause === 'auth' ? this.authFailures + 1 : 0;
-    this.status.restarts++;
+    this.counts.restarts++;
     // Published and served: scrubbed here, whether ffmpeg, the resolver or the spawn wrote it.
     const shown = scrub(message, this.settings.secrets);
     this.status.lastError = { cause, message: shown, at: now };

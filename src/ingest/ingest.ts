@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
-import { Camera, type CameraStatus } from './camera.js';
+import { Tallies } from '../core/tallies.js';
+import { Camera, receivedCounts, type CameraStatus, type ReceivedCounts } from './camera.js';
 import type { FfmpegOptionNames } from './ffmpeg-args.js';
 import {
   defaultFfmpegPath,
@@ -61,6 +62,8 @@ export interface IngestDeps {
  */
 export class Ingest {
   private cameras = new Map<string, Camera>();
+  /** Each camera's counts, kept by name across its restarts (a new fps, enabled off and on, a reload). */
+  private readonly counts = new Tallies<ReceivedCounts>(receivedCounts);
   private rings = new Map<string, Ring>();
   private ffmpegPath = '';
   private spawn: SpawnFfmpeg | undefined;
@@ -156,6 +159,7 @@ export class Ingest {
         onFrame: this.deps.onFrame,
         onStatus: this.deps.onStatus,
         ringInput: () => this.rings.get(name)?.input(),
+        counts: this.counts.of(name),
       },
     );
     this.cameras.set(name, camera);

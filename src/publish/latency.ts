@@ -25,14 +25,16 @@ export class PublishLatency {
     h.observe((this.clock.now() - r.ts) / 1000);
   }
 
-  /** Removed and disabled cameras' histograms are dropped. */
+  /**
+   * Removed and disabled cameras' histograms are kept but not shown: one enabled (or added) again
+   * counts on from them, so its series never go down.
+   */
   setCameras(cameras: Record<string, CameraConfig>): void {
-    for (const camera of this.toPublish.keys())
-      if (!own(cameras, camera)?.enabled) this.toPublish.delete(camera);
     this.cameras = cameras;
   }
 
   latency(): Map<string, HistogramSnapshot> {
-    return new Map([...this.toPublish].map(([camera, h]) => [camera, h.snapshot()]));
+    const shown = [...this.toPublish].filter(([camera]) => own(this.cameras, camera)?.enabled);
+    return new Map(shown.map(([camera, h]) => [camera, h.snapshot()]));
   }
 }

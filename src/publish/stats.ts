@@ -23,9 +23,23 @@ export interface CameraRates {
   fpsCached: number;
 }
 
+type Counts = Pick<SchedulerStats['cameras'][string], 'framesIn' | 'analysed' | 'cached'>;
+
+/**
+ * The cameras' counts at a message. A camera the scheduler does not list now (disabled, removed)
+ * keeps its last counts: its counters go on from them when it comes back, so its rate does too.
+ */
 interface Sample {
   at: number;
-  sched: SchedulerStats;
+  counts: Record<string, Counts>;
+}
+
+function sample(at: number, sched: SchedulerStats, before: Sample | undefined): Sample {
+  const counts = namedRecord<Counts>();
+  for (const [name, c] of Object.entries(before?.counts ?? {})) counts[name] = c;
+  for (const [name, { framesIn, analysed, cached }] of Object.entries(sched.cameras))
+    counts[name] = { framesIn, analysed, cached };
+  return { at, counts };
 }
 
 const round2 = (v: number): number => Math.round(v * 100) / 100;
@@ -85,10 +99,13 @@ export class StatsPublisher {
     sched: SchedulerStats,
   ): Record<string, CameraRates> {
     const secs = Math.max(0.001, (now - (since?.at ?? this.startedAt)) / 1000);
-    const rate = (cur: number, before: number | undefined): number => round2((cur - (before ?? 0)) / secs);
+    // The counters only go up (the stages keep them across a camera's restarts): the floor at 0
+    // is a last guard, so that no rate is ever shown below 0.
+    const rate = (cur: number, before: number | undefined): number =>
+      round2(Math.max(0, cur - (before ?? 0)) / secs);
     const out = namedRecord<CameraRates>();
     for (const [name, c] of Object.entries(sched.cameras)) {
-      const p = own(since?.sched.cameras, name);
+      const p = own(since?.counts, name);
       out[name] = {
         fpsIn: rate(c.framesIn, p?.framesIn),
         fpsAnalysed: rate(c.analysed, p?.analysed),
@@ -104,7 +121,7 @@ export class StatsPublisher {
     const sched = this.sources.scheduler.stats();
     const rates = this.measure(this.last, now, sched);
     this.prev = this.last;
-    this.last = { at: now, sched };
+    this.last = sample(now, sched, this.last);
     const statuses = new Map(this.sources.ingest.statuses().map((s) => [s.camera, s]));
     const cameras: StatsPayload['cameras'] = namedRecord();
     for (const [name, c] of Object.entries(sched.cameras)) {

@@ -13,13 +13,16 @@ export class FrameQueue<T extends Timestamped> {
   private items: (T | undefined)[];
   private head = 0;
   private size = 0;
-  readonly dropped: Record<DropReason, number> = { full: 0, stale: 0 };
   pushed = 0;
 
-  /** `uncounted`: items whose drop is not a frame lost (the scheduler's cache refreshes). */
+  /**
+   * `uncounted`: items whose drop is not a frame lost (the scheduler's cache refreshes);
+   * `dropped`: where drops are counted (a camera's, kept across the queues it has over time).
+   */
   constructor(
     readonly capacity: number,
     private readonly uncounted: (item: T) => boolean = () => false,
+    readonly dropped: Record<DropReason, number> = { full: 0, stale: 0 },
   ) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError(`queue capacity must be a positive integer, got ${capacity}`);

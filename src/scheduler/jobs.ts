@@ -47,7 +47,13 @@ export type Job = FrameJob | PictureJob;
 /** What a job sends to the model: its frame or its picture. */
 export const pictureOf = (job: Job): Picture => (job.kind === 'frame' ? job.frame : job.picture);
 
-export interface CameraCounters {
+/**
+ * A camera's counts, which only go up: kept by its name for the life of the process
+ * (core/tallies.ts), so a camera whose lane goes and comes back (detection off and on, a restart)
+ * goes on counting from them.
+ */
+export interface CameraTotals {
+  /** Frames handed to the scheduler while the camera is enabled, its detection on or off. */
   framesIn: number;
   analysed: number;
   cached: number;
@@ -56,6 +62,23 @@ export interface CameraCounters {
   /** How long its frames waited in its queue before their batch was sent (seconds). */
   queueWait: Histogram;
   resequenced: number;
+  /** Its frames dropped by its queues, by reason. */
+  dropped: Record<DropReason, number>;
+}
+
+export const cameraTotals = (): CameraTotals => ({
+  framesIn: 0,
+  analysed: 0,
+  cached: 0,
+  errors: 0,
+  ageSum: 0,
+  queueWait: new Histogram(LATENCY_BUCKETS.queueWait),
+  resequenced: 0,
+  dropped: { full: 0, stale: 0 },
+});
+
+/** What one lane of a camera has seen: it starts afresh with the lane. */
+export interface LaneTimes {
   /** Capture times of its first and newest frame taken, and of its newest answer handed on. */
   firstIn: number | null;
   lastIn: number | null;
@@ -75,7 +98,9 @@ export interface CameraState {
    * an answer of a batch sent before is reported, but not cached.
    */
   epoch: number;
-  counters: CameraCounters;
+  /** Its counts, shared with its earlier and later lanes. */
+  totals: CameraTotals;
+  times: LaneTimes;
   /** Frames taken but not yet answered or dropped (queued or in a batch), by sequence number. */
   pending: Set<number>;
   /** Answers that wait for an earlier frame's, in sequence order. */
@@ -130,29 +155,23 @@ export interface CameraStats {
   lagging: boolean;
 }
 
-/** A camera's lane, as it starts: empty, on the camera's model. */
-export function cameraLane(name: string, c: CameraConfig, queueSize: number): CameraLane {
+/** A camera's lane, as it starts: empty, on the camera's model, counting on from `totals`. */
+export function cameraLane(
+  name: string,
+  c: CameraConfig,
+  queueSize: number,
+  totals: CameraTotals,
+): CameraLane {
   return {
     model: c.model,
     priority: c.priority,
     // A refresh dropped is no frame lost: its frame was answered from the cache.
-    queue: new FrameQueue<FrameJob>(queueSize, (j) => j.refresh === true),
+    queue: new FrameQueue<FrameJob>(queueSize, (j) => j.refresh === true, totals.dropped),
     camera: {
       name,
       epoch: 0,
-      counters: {
-        framesIn: 0,
-        analysed: 0,
-        cached: 0,
-        errors: 0,
-        ageSum: 0,
-        queueWait: new Histogram(LATENCY_BUCKETS.queueWait),
-        resequenced: 0,
-        firstIn: null,
-        lastIn: null,
-        lastAnswered: null,
-        waitingSince: null,
-      },
+      totals,
+      times: { firstIn: null, lastIn: null, lastAnswered: null, waitingSince: null },
       pending: new Set(),
       held: [],
       refreshing: false,
@@ -162,20 +181,30 @@ export function cameraLane(name: string, c: CameraConfig, queueSize: number): Ca
 
 /** A camera lane's numbers at time `now`; `laggingAfterMs`: scheduler.lagging_after_s. */
 export function cameraStats(lane: CameraLane, now: number, laggingAfterMs: number): CameraStats {
-  const c = lane.camera.counters;
-  const answered = c.lastAnswered ?? c.firstIn;
+  const t = lane.camera.times;
+  const answered = t.lastAnswered ?? t.firstIn;
   return {
-    model: lane.model,
+    ...totalStats(lane.model, lane.camera.totals),
+    queueDepth: lane.queue.length,
+    lagMs: answered === null ? null : Math.max(0, now - answered),
+    lagging: t.waitingSince !== null && t.lastIn! - t.waitingSince > laggingAfterMs,
+  };
+}
+
+/** The numbers of a camera that has no lane (its detection is off): its totals, nothing waiting. */
+export function totalStats(model: string, c: CameraTotals): CameraStats {
+  return {
+    model,
     framesIn: c.framesIn,
     analysed: c.analysed,
     cached: c.cached,
-    dropped: { ...lane.queue.dropped, error: c.errors },
-    queueDepth: lane.queue.length,
+    dropped: { ...c.dropped, error: c.errors },
+    queueDepth: 0,
     frameAgeMsMean: c.analysed + c.errors ? c.ageSum / (c.analysed + c.errors) : 0,
     queueWait: c.queueWait.snapshot(),
     resequenced: c.resequenced,
-    lagMs: answered === null ? null : Math.max(0, now - answered),
-    lagging: c.waitingSince !== null && c.lastIn! - c.waitingSince > laggingAfterMs,
+    lagMs: null,
+    lagging: false,
   };
 }
 
@@ -194,7 +223,7 @@ export function inCaptureOrder(
   let first = Infinity;
   for (const s of cam.pending) first = Math.min(first, s);
   if (result) {
-    if (result.seq > first) cam.counters.resequenced++;
+    if (result.seq > first) cam.totals.resequenced++;
     const at = cam.held.findIndex((h) => h.seq > result.seq);
     cam.held.splice(at < 0 ? cam.held.length : at, 0, result);
   }

@@ -2,18 +2,22 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import { fitsModel, type Detection, type Frame, type Picture, type Result } from '../core/frame.js';
 import { namedRecord } from '../core/names.js';
+import { Tallies } from '../core/tallies.js';
 import { errorMessage } from '../core/errors.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { FrameQueue } from '../queue/index.js';
 import {
   cameraLane,
   cameraStats,
+  cameraTotals,
   FrameDropped,
   inCaptureOrder,
   pictureOf,
+  totalStats,
   type CameraLane,
   type CameraState,
   type CameraStats,
+  type CameraTotals,
   type Drop,
   type Job,
   type Lane,
@@ -96,10 +100,13 @@ export class Scheduler {
   private timerAt = 0;
   private running = false;
   private submitted = { answered: 0, dropped: 0 };
+  /** Each camera's counts, kept by name across its lanes. */
+  private readonly totals = new Tallies<CameraTotals>(cameraTotals);
 
   constructor(
     private readonly cfg: Config['scheduler'],
-    private readonly cameras: Record<string, CameraConfig>,
+    /** The camera section that runs (a reload or a runtime change replaces it). */
+    private cameras: Record<string, CameraConfig>,
     private readonly deps: SchedulerDeps,
   ) {}
 
@@ -123,14 +130,16 @@ export class Scheduler {
   }
 
   /**
-   * A reloaded camera section: removed cameras go, changed ones start afresh, new ones join.
-   * Retuned ones (still streaming) keep their queue and counters: one whose detection went off
-   * leaves, one whose detection came back joins, the others take their new priority at once.
+   * A reloaded camera section: removed cameras go, changed ones start afresh (their counters go
+   * on), new ones join. Retuned ones (still streaming) keep their queue and counters: one whose
+   * detection went off leaves (its frames are still counted in), one whose detection came back
+   * joins, the others take their new priority at once.
    */
   setCameras(
     cameras: Record<string, CameraConfig>,
     changes: Omit<CameraChanges, 'moved' | 'retuned'> & Partial<Pick<CameraChanges, 'retuned'>>,
   ): void {
+    this.cameras = cameras;
     for (const name of [...changes.removed, ...changes.changed]) this.removeCamera(name);
     for (const name of [...changes.added, ...changes.changed]) this.addCamera(name, cameras[name]!);
     for (const name of changes.retuned ?? []) {
@@ -153,6 +162,10 @@ export class Scheduler {
    * (the old model's) are forgotten.
    */
   moveCameras(cameras: Record<string, CameraConfig>, names: readonly string[]): void {
+    const section = namedRecord<CameraConfig>();
+    for (const [name, c] of Object.entries(this.cameras))
+      section[name] = names.includes(name) ? cameras[name]! : c;
+    this.cameras = section;
     for (const name of names) {
       const lane = this.cams.get(name);
       if (!lane) continue;
@@ -187,7 +200,7 @@ export class Scheduler {
 
   private addCamera(name: string, c: CameraConfig): void {
     if (!c.enabled || !c.detect) return;
-    this.cams.set(name, cameraLane(name, c, this.cfg.queue_size));
+    this.cams.set(name, cameraLane(name, c, this.cfg.queue_size, this.totals.of(name)));
   }
 
   private removeCamera(name: string): void {
@@ -199,16 +212,20 @@ export class Scheduler {
     this.deps.cache.forget(name);
   }
 
-  /** Takes a frame from a camera. Never blocks: a full queue drops its oldest frame. */
+  /**
+   * Takes a frame from a camera. Never blocks: a full queue drops its oldest frame. A frame of an
+   * enabled camera whose detection is off is counted in (its fps_in), and goes no further.
+   */
   push(frame: Frame): void {
+    if (!this.running || !this.enabled(frame.camera)) return;
+    this.totals.of(frame.camera).framesIn++;
     const lane = this.cams.get(frame.camera);
-    if (!lane || !this.running) return;
+    if (!lane) return;
     const cam = lane.camera;
-    const counters = cam.counters;
-    counters.framesIn++;
-    counters.firstIn ??= frame.ts;
-    counters.lastIn = Math.max(counters.lastIn ?? frame.ts, frame.ts);
-    counters.waitingSince ??= frame.ts;
+    const times = cam.times;
+    times.firstIn ??= frame.ts;
+    times.lastIn = Math.max(times.lastIn ?? frame.ts, frame.ts);
+    times.waitingSince ??= frame.ts;
     const cached = this.answerFromCache(lane, frame);
     // A refresh queued for the cache is sent like any frame, also when nothing else is waiting.
     if (cached === 'refresh') this.dispatch();
@@ -276,8 +293,8 @@ export class Scheduler {
   /** Hands on a camera frame's answer (or, without one, its end), in capture order. */
   private answer(cam: CameraState, seq: number, result?: Result): void {
     inCaptureOrder(cam, seq, result, (r) => {
-      cam.counters.lastAnswered = r.ts;
-      cam.counters.waitingSince = null;
+      cam.times.lastAnswered = r.ts;
+      cam.times.waitingSince = null;
       this.deps.onResult(r);
     });
   }
@@ -292,7 +309,7 @@ export class Scheduler {
     const hit = this.deps.cache.lookup(frame);
     if (!hit) return false;
     const cam = lane.camera;
-    cam.counters.cached++;
+    cam.totals.cached++;
     this.answer(cam, frame.seq, { ...frame, cached: true, detections: hit.detections });
     if (!hit.refresh || cam.refreshing) return true;
     cam.refreshing = true;
@@ -374,7 +391,7 @@ export class Scheduler {
       if (job.kind === 'frame' && !job.refresh && this.answerFromCache(job.lane, job.frame)) continue;
       // Queued before a swap to a model of another input size: its camera is being restarted.
       if (!fitsModel(pictureOf(job), size)) {
-        if (job.kind === 'frame') job.lane.camera.counters.errors++;
+        if (job.kind === 'frame') job.lane.camera.totals.errors++;
         this.dropped(job, 'error', `the model now takes ${size}x${size} pictures`);
         continue;
       }
@@ -383,8 +400,8 @@ export class Scheduler {
         continue;
       }
       const cam = job.lane.camera;
-      cam.counters.ageSum += now - job.ts;
-      cam.counters.queueWait.observe((now - job.ts) / 1000);
+      cam.totals.ageSum += now - job.ts;
+      cam.totals.queueWait.observe((now - job.ts) / 1000);
       batch.push({ job, epoch: cam.epoch });
     }
     if (batch.length === 0) return;
@@ -405,7 +422,7 @@ export class Scheduler {
           if (this.cams.get(f.camera) !== lane) return;
           // Its model changed meanwhile: the answer stands, but the next frames need the new model's.
           if (lane.camera.epoch === epoch) this.deps.cache.store(f, detections);
-          lane.camera.counters.analysed++;
+          lane.camera.totals.analysed++;
           if (job.refresh) {
             lane.camera.refreshing = false;
             return;
@@ -427,11 +444,11 @@ export class Scheduler {
         );
         for (const camera of cameras) {
           // A failing detector is not one that cannot keep up: lagging counts from the next frame.
-          camera.counters.waitingSince = null;
+          camera.times.waitingSince = null;
           this.deps.onDetectorError?.(camera.name, message);
         }
         for (const { job } of batch) {
-          if (job.kind === 'frame') job.lane.camera.counters.errors++;
+          if (job.kind === 'frame') job.lane.camera.totals.errors++;
           this.dropped(job, 'error', message);
         }
         this.settle();
@@ -461,13 +478,25 @@ export class Scheduler {
     return { lagMs, lagging };
   }
 
+  /** Whether `camera` is configured and enabled (it streams, its detection on or off). */
+  private enabled(camera: string): boolean {
+    return Object.hasOwn(this.cameras, camera) && this.cameras[camera]!.enabled;
+  }
+
+  /**
+   * The numbers of each enabled camera: those with a lane, then those whose detection is off
+   * (their totals, nothing waiting).
+   */
   stats(): SchedulerStats {
     const cameras = namedRecord<CameraStats>();
     let analysed = 0;
     let cached = 0;
     const now = this.deps.clock.now();
-    for (const [name, lane] of this.cams) {
-      const c = (cameras[name] = cameraStats(lane, now, this.cfg.lagging_after_s * 1000));
+    for (const [name, lane] of this.cams)
+      cameras[name] = cameraStats(lane, now, this.cfg.lagging_after_s * 1000);
+    for (const [name, c] of Object.entries(this.cameras))
+      if (c.enabled && !this.cams.has(name)) cameras[name] = totalStats(c.model, this.totals.of(name));
+    for (const c of Object.values(cameras)) {
       analysed += c.analysed;
       cached += c.cached;
     }

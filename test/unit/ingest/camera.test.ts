@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Frame } from '../../../src/core/frame.js';
-import { Camera, type CameraSettings, type CameraStatus } from '../../../src/ingest/camera.js';
+import {
+  Camera,
+  receivedCounts,
+  type CameraSettings,
+  type CameraStatus,
+  type ReceivedCounts,
+} from '../../../src/ingest/camera.js';
 import { cameraConfig, config } from '../../helpers/config.js';
 import { FakeClock, FakeFfmpeg, flush, silentLog } from '../../helpers/fakes.js';
 import { pnm } from '../../helpers/pnm.js';
@@ -35,7 +41,7 @@ function settings(camera: Record<string, unknown> = {}): CameraSettings {
 }
 
 /** With `cached`, the frame cache is on: ffmpeg sends thumbnails and only changed pictures. */
-function setup(camera: Record<string, unknown> = {}, cached = false) {
+function setup(camera: Record<string, unknown> = {}, cached = false, counts?: ReceivedCounts) {
   const clock = new FakeClock();
   const ff = new FakeFfmpeg();
   const frames: Frame[] = [];
@@ -50,6 +56,7 @@ function setup(camera: Record<string, unknown> = {}, cached = false) {
       log: silentLog,
       onFrame: (f) => frames.push(f),
       onStatus: (s) => statuses.push(s),
+      ...(counts && { counts }),
     },
   );
   const states = () => statuses.map((s) => s.state);
@@ -399,5 +406,38 @@ describe('camera supervisor', () => {
       frames.map((f) => f.seq),
       [1, 2, 3],
     );
+  });
+});
+
+describe('camera supervisor: counts kept across its restarts (issue 44)', () => {
+  it("a camera made again with its counts (a new fps, enabled off and on) goes on from its earlier runs' totals", async () => {
+    const counts = receivedCounts();
+    const one = setup({}, false, counts);
+    one.cam.start();
+    await flush();
+    one.ff.last.handlers.stdout(Buffer.concat([picture(1), picture(2)]));
+    one.ff.last.exit(1);
+    assert.deepEqual(
+      [one.cam.snapshot().framesReceived, one.cam.snapshot().restarts],
+      [2, 1],
+      'two frames, one failure',
+    );
+    await one.cam.stop();
+    const two = setup({ fps: 3 }, false, counts);
+    assert.deepEqual(
+      [two.cam.snapshot().framesReceived, two.cam.snapshot().bytesReceived, two.cam.snapshot().restarts],
+      [2, 2 * picture().length, 1],
+      'before it starts: the totals so far',
+    );
+    two.cam.start();
+    await flush();
+    two.ff.last.handlers.stdout(picture(3));
+    assert.deepEqual(
+      [two.cam.snapshot().framesReceived, two.cam.snapshot().bytesReceived],
+      [3, 3 * picture().length],
+    );
+    assert.equal(one.cam.snapshot().framesReceived, 3, 'one set of counts, whichever camera object reads it');
+    await two.cam.stop();
+    assert.equal(setup().cam.snapshot().framesReceived, 0, 'without counts given, a camera starts at 0');
   });
 });

@@ -167,6 +167,37 @@ describe('stats publisher', () => {
   });
 });
 
+describe('stats publisher: rates across runtime changes (issue 44)', () => {
+  it('a camera away for a window (disabled) and back is measured from its last counts, not from 0', async () => {
+    const { clock, stages, stats, messages } = setup();
+    stages.cams.lot = cameraStats({ framesIn: 100, analysed: 40 });
+    stats.start();
+    await clock.advance(10_000);
+    delete stages.cams.lot;
+    await clock.advance(10_000);
+    assert.equal(messages()[1]!.cameras.lot, undefined, 'not listed while away');
+    // Back: its counters went on from their totals, 20 more frames in this window.
+    stages.cams.lot = cameraStats({ framesIn: 120, analysed: 45 });
+    await clock.advance(10_000);
+    assert.deepEqual(
+      [messages()[2]!.cameras.lot!.fps_in, messages()[2]!.cameras.lot!.fps_analysed],
+      [2, 0.5],
+    );
+  });
+
+  it('no rate is ever below 0, not even from a stage whose counter went down', async () => {
+    const { clock, stages, stats, messages } = setup();
+    stages.cams.lot = cameraStats({ framesIn: 39, analysed: 13, cached: 20 });
+    stats.start();
+    await clock.advance(10_000);
+    stages.cams.lot = cameraStats({ framesIn: 9, analysed: 1, cached: 2 });
+    await clock.advance(10_000);
+    const lot = messages()[1]!.cameras.lot!;
+    assert.deepEqual([lot.fps_in, lot.fps_analysed, lot.fps_cached], [0, 0, 0]);
+    assert.deepEqual(stats.rates().lot, { fpsIn: 0, fpsAnalysed: 0, fpsCached: 0 });
+  });
+});
+
 describe('stats publisher: names a user chose', () => {
   it('reports cameras and models named __proto__, constructor, toString, hasOwnProperty, valueOf', async () => {
     const { clock, stages, stats, messages } = setup();

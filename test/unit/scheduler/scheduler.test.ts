@@ -234,7 +234,9 @@ describe('scheduler: settings changed while streaming (retuned cameras)', () => 
     sched.setCameras({ a: cameraConfig({ detect: false }) }, { ...none, added: ['a'] });
     sched.push(frame('a'));
     assert.equal(detector.calls.length, 0);
-    assert.deepEqual(Object.keys(sched.stats().cameras), []);
+    // It still streams: its frame is counted in (its fps_in), and waits for nothing.
+    const off = sched.stats().cameras.a!;
+    assert.deepEqual([off.framesIn, off.analysed, off.queueDepth, off.lagMs], [1, 0, 0, null]);
     sched.setCameras({ a: cameraConfig() }, { ...none, retuned: ['a'] });
     sched.push(frame('a'));
     detector.calls[0]!.resolve();
@@ -1040,5 +1042,105 @@ describe('scheduler: names a user chose', () => {
       assert.equal(detectors[n]!.calls.length, 1, n);
     }
     assert.equal(s.batches, 5);
+  });
+});
+
+describe('scheduler: counters that never go down (issue 44)', () => {
+  const none = { added: [], removed: [], changed: [], unchanged: [] };
+
+  it("a camera's counters go on across detection off and on, a restart, a new priority, and its removal and return", async () => {
+    const { sched, detector, frame, clock } = setup({ max_batch: 1, queue_size: 2 }, true);
+    sched.start();
+    sched.setCameras({ a: cameraConfig() }, { ...none, added: ['a'] });
+    const counts = () => {
+      const c = sched.stats().cameras.a;
+      return c && [c.framesIn, c.analysed, c.cached, c.dropped.full, c.dropped.error, c.queueWait.count];
+    };
+    /**
+     * Frames analysed, one from the cache, a failed batch and a frame dropped from a full queue.
+     * Levels 60 apart are different scenes to the cache; the same level is the same scene.
+     */
+    const round = async (b: number): Promise<void> => {
+      const level = (k: number) => b + 60 * k;
+      sched.push(frame('a', level(0)));
+      await clock.advance(5);
+      detector.pending[0]!.resolve([[person()]]);
+      await flush();
+      sched.push(frame('a', level(0)));
+      sched.push(frame('a', level(1)));
+      detector.pending[0]!.reject(new Error('inference missed its deadline'));
+      await flush();
+      // One in the batch, two wait, the third pushes the first waiting one out.
+      for (const k of [2, 1, 3, 1]) sched.push(frame('a', level(k)));
+      while (detector.pending.length) {
+        // The same object each time: the cache does not take the scene for a moving one.
+        detector.pending[0]!.resolve([[person()]]);
+        await flush();
+      }
+    };
+    await round(10);
+    const seen = [counts()!];
+    assert.ok(
+      seen[0]!.every((v) => v > 0),
+      `frames in, analysed, cached, dropped (full, error), waits: ${seen[0]!.join(',')}`,
+    );
+    const after = async (what: string, change: () => void, b: number): Promise<void> => {
+      change();
+      const now = counts();
+      if (now) assert.deepEqual(now, seen.at(-1), `${what}: nothing lost at the change`);
+      await round(b);
+      const next = counts()!;
+      const last = seen.at(-1)!;
+      next.forEach((v, i) => assert.ok(v > last[i]!, `${what}: ${next.join(',')} after ${last.join(',')}`));
+      seen.push(next);
+    };
+    await after(
+      'detection off and on',
+      () => {
+        sched.setCameras({ a: cameraConfig({ detect: false }) }, { ...none, retuned: ['a'] });
+        sched.setCameras({ a: cameraConfig() }, { ...none, retuned: ['a'] });
+      },
+      20,
+    );
+    await after(
+      'a new fps (its stream restarts)',
+      () => {
+        sched.setCameras({ a: cameraConfig({ fps: 3 }) }, { ...none, changed: ['a'] });
+      },
+      30,
+    );
+    await after(
+      'a new priority',
+      () => {
+        sched.setCameras({ a: cameraConfig({ fps: 3, priority: 9 }) }, { ...none, retuned: ['a'] });
+      },
+      40,
+    );
+    await after(
+      'removed and added again',
+      () => {
+        sched.setCameras({}, { ...none, removed: ['a'] });
+        assert.deepEqual(Object.keys(sched.stats().cameras), [], 'a removed camera is not listed');
+        sched.setCameras({ a: cameraConfig() }, { ...none, added: ['a'] });
+      },
+      50,
+    );
+  });
+
+  it('counts the frames of a camera whose detection is off, not those of a disabled or removed one', () => {
+    const { sched, frame, detector } = setup();
+    sched.start();
+    sched.setCameras(
+      { off: cameraConfig({ detect: false }), gone: cameraConfig({ enabled: false }) },
+      { ...none, added: ['off', 'gone'] },
+    );
+    for (let i = 0; i < 3; i++) {
+      sched.push(frame('off'));
+      sched.push(frame('gone'));
+    }
+    assert.equal(detector.calls.length, 0);
+    assert.deepEqual(Object.keys(sched.stats().cameras), ['off']);
+    assert.equal(sched.stats().cameras.off!.framesIn, 3);
+    assert.equal(sched.lag('off'), undefined, 'no lane: nothing is behind');
   });
 });
