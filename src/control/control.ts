@@ -286,8 +286,9 @@ export class Control {
       if (!keys) continue;
       for (const key of Object.keys(keys)) {
         const ref = parseSettingKey(key);
+        if (!ref) continue;
         const named =
-          ref?.kind === 'camera' ? sw[ref.key] !== undefined : ref && own(sw[ref.kind], ref.name) !== undefined;
+          ref.kind === 'camera' ? sw[ref.key] !== undefined : own(sw[ref.kind], ref.name) !== undefined;
         if (named) delete keys[key];
       }
     }

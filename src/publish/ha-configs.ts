@@ -64,7 +64,7 @@ export const CAMERA_NUMBERS = {
     min: cameraFps.minValue!,
     max: cameraFps.maxValue!,
     step: FPS_STEP,
-    unit: 'fps' as string | undefined,
+    unit: 'fps',
   },
   priority: {
     name: 'Priority',
@@ -74,7 +74,10 @@ export const CAMERA_NUMBERS = {
     step: 1,
     unit: undefined,
   },
-} as const satisfies Record<NumberKey, Look & { min: number; max: number; step: number; unit?: string | undefined }>;
+} as const satisfies Record<
+  NumberKey,
+  Look & { min: number; max: number; step: number; unit?: string | undefined }
+>;
 
 /** Names kept as they are in ids: what Home Assistant allows in a topic's object id, less '-'. */
 const PLAIN = /^[A-Za-z0-9_]+$/;
@@ -253,15 +256,23 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
         });
       }
       for (const zone of Object.keys(cam.zones))
-        toggle(['zone', zone, 'enabled'], { kind: 'zones', name: zone }, {
-          name: `${zone} enabled`,
-          icon: 'mdi:vector-square',
-        });
+        toggle(
+          ['zone', zone, 'enabled'],
+          { kind: 'zones', name: zone },
+          {
+            name: `${zone} enabled`,
+            icon: 'mdi:vector-square',
+          },
+        );
       for (const line of Object.keys(cam.lines)) {
-        toggle(['line', line, 'enabled'], { kind: 'lines', name: line }, {
-          name: `${line} enabled`,
-          icon: 'mdi:vector-line',
-        });
+        toggle(
+          ['line', line, 'enabled'],
+          { kind: 'lines', name: line },
+          {
+            name: `${line} enabled`,
+            icon: 'mdi:vector-line',
+          },
+        );
         entity('button', ['line', line, 'reset'], {
           ...looks({ name: `${line} reset`, icon: 'mdi:counter' }),
           command_topic: commandTopic(baseTopic, camera, { kind: 'reset', line }),
