@@ -1,9 +1,11 @@
-import { NUMBERS, SWITCHES, type ChangeRequest } from './settings.js';
+import { parseControlLevels, settingKey } from '../core/setting-keys.js';
+import type { ChangeRequest } from './settings.js';
 
 /**
  * Control topics as plain logic: the filters Argus subscribes to and what a message on one asks
  * for. Every command topic is under the base topic and ends in `/set`; its state is the same
- * topic ending in `/state`.
+ * topic ending in `/state`. A setting's levels (after `cameras/<camera>/`) are read by the one
+ * codec, core/setting-keys.ts, as publish/topics.ts writes them.
  */
 
 /** What Argus subscribes to for commands (with an external broker). */
@@ -30,14 +32,9 @@ export function parseCommand(
   }
   if (levels[0] !== 'cameras' || levels.length < 3) return { error: 'no such command topic' };
   const camera = levels[1]!;
-  const rest = levels.slice(2);
-  if (rest.length === 1 && ([...SWITCHES, ...NUMBERS] as readonly string[]).includes(rest[0]!))
-    return { kind: 'set', camera, key: rest[0]!, value: payload };
-  if (rest.length === 3 && (rest[0] === 'zones' || rest[0] === 'lines') && rest[2] === 'enabled')
-    return { kind: 'set', camera, key: `${rest[0]}.${rest[1]}.enabled`, value: payload };
-  if (rest.length === 3 && rest[0] === 'lines' && rest[2] === 'reset') {
-    if (payload.trim().toUpperCase() !== 'PRESS') return { error: 'a line reset takes PRESS' };
-    return { kind: 'reset', camera, line: rest[1]! };
-  }
-  return { error: 'no such command topic' };
+  const ref = parseControlLevels(levels.slice(2));
+  if (!ref) return { error: 'no such command topic' };
+  if (ref.kind !== 'reset') return { kind: 'set', camera, key: settingKey(ref), value: payload };
+  if (payload.trim().toUpperCase() !== 'PRESS') return { error: 'a line reset takes PRESS' };
+  return { kind: 'reset', camera, line: ref.line };
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { namedRecord, own } from '../core/names.js';
+import { isNumber, parseSettingKey } from '../core/setting-keys.js';
 import { NO_MODE, type CameraConfig, type Config } from '../config/index.js';
 import { Publisher, type Output, type Topics } from '../publish/index.js';
 import { JsonFile } from '../state/index.js';
@@ -15,9 +16,10 @@ import {
   effectiveCameras,
   emptyState,
   keysOf,
-  NUMBERS,
   parseValue,
   readKey,
+  readSetting,
+  settingsOf,
   withMode,
   type ChangeRequest,
   type ControlState,
@@ -324,11 +326,10 @@ export class Control {
       const keys = own(this.state.overrides, cam);
       if (!keys) continue;
       for (const key of Object.keys(keys)) {
-        const [kind, area] = key.split('.');
+        const ref = parseSettingKey(key);
+        if (!ref) continue;
         const named =
-          kind === 'zones' || kind === 'lines'
-            ? own(sw[kind], area!) !== undefined
-            : sw[key as keyof typeof sw] !== undefined;
+          ref.kind === 'camera' ? sw[ref.key] !== undefined : own(sw[ref.kind], ref.name) !== undefined;
         if (named) delete keys[key];
       }
     }
@@ -359,13 +360,13 @@ export class Control {
     };
     send(topics.modeState, this.state.mode, () => this.mqtt.state(topics.modeState, this.state.mode));
     for (const [name, cam] of Object.entries(this.cameras()))
-      for (const key of keysOf(cam)) {
-        const v = readKey(cam, key)!;
-        if ((NUMBERS as readonly string[]).includes(key)) {
-          const t = topics.numberState(name, key);
+      for (const ref of settingsOf(cam)) {
+        const v = readSetting(cam, ref)!;
+        if (isNumber(ref)) {
+          const t = topics.numberState(name, ref);
           send(t, String(v), () => this.mqtt.state(t, v as number));
         } else {
-          const t = topics.switchState(name, key);
+          const t = topics.switchState(name, ref);
           send(t, onOff(v as boolean), () => this.mqtt.state(t, onOff(v as boolean)));
         }
       }

@@ -4,13 +4,13 @@ export { Control, CONTROL_FILE, type ApplyOutcome, type ChangeOutcome, type Cont
 export {
   effectiveCameras,
   keysOf,
-  NUMBERS,
   parseValue,
   readKey,
-  SWITCHES,
+  readSetting,
+  settingsOf,
   withMode,
   type ChangeRequest,
   type ControlState,
-  type SettingKey,
   type SettingValue,
 } from './settings.js';
+export { NUMBERS, SWITCHES, type SettingKey, type SettingRef } from '../core/setting-keys.js';

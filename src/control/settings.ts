@@ -1,22 +1,22 @@
 import { z } from 'zod';
 import { cameraSettings, NO_MODE, type CameraConfig, type Config } from '../config/index.js';
 import { namedRecord, own } from '../core/names.js';
+import {
+  NUMBERS,
+  parseSettingKey,
+  settingKey,
+  SWITCHES,
+  type SettingKey,
+  type SettingRef,
+} from '../core/setting-keys.js';
 
 /**
- * The camera settings that can be changed at run time, as plain logic: their keys, how a value
+ * The camera settings that can be changed at run time, as plain logic (their names, and the one
+ * codec of their keys, topics and paths, are core/setting-keys.ts): how a value
  * is read from and written into a camera's config, and how the file, the active mode and the
  * runtime changes make the cameras that run.
  */
 
-/** A camera switch: the camera as a whole (its ffmpeg), its detection, its snapshots. */
-export const SWITCHES = ['enabled', 'detect', 'snapshots'] as const;
-export type Switch = (typeof SWITCHES)[number];
-/** A camera number: its frame rate, its priority at the detector. */
-export const NUMBERS = ['fps', 'priority'] as const;
-export type NumberKey = (typeof NUMBERS)[number];
-
-/** One setting of a camera, by its key: `detect`, `fps`, `zones.<zone>.enabled`, `lines.<line>.enabled`. */
-export type SettingKey = Switch | NumberKey | `zones.${string}.enabled` | `lines.${string}.enabled`;
 export type SettingValue = boolean | number;
 
 /** A runtime change: its value, and the value file and mode gave the key when it was made. */
@@ -40,51 +40,54 @@ export type ChangeRequest =
 
 export const emptyState = (): ControlState => ({ mode: NO_MODE, overrides: namedRecord() });
 
-type Area = { kind: 'zones' | 'lines'; name: string };
-
-/** The zone or line a key names, or undefined for a camera-wide key. */
-function areaOf(key: string): Area | undefined {
-  const m = /^(zones|lines)\.(.+)\.enabled$/.exec(key);
-  return m ? { kind: m[1] as Area['kind'], name: m[2]! } : undefined;
+/** A setting's value in a camera's config; undefined when the camera has no such zone or line. */
+export function readSetting(cam: CameraConfig, ref: SettingRef): SettingValue | undefined {
+  if (ref.kind === 'camera') return cam[ref.key];
+  return own<{ enabled: boolean }>(cam[ref.kind], ref.name)?.enabled;
 }
 
 /** The key's value in a camera's config; undefined when the camera has no such key (a zone gone). */
 export function readKey(cam: CameraConfig, key: string): SettingValue | undefined {
-  const area = areaOf(key);
-  if (area) return own<{ enabled: boolean }>(cam[area.kind], area.name)?.enabled;
-  if ((SWITCHES as readonly string[]).includes(key)) return cam[key as Switch];
-  if ((NUMBERS as readonly string[]).includes(key)) return cam[key as NumberKey];
-  return undefined;
+  const ref = parseSettingKey(key);
+  return ref && readSetting(cam, ref);
 }
 
-/** A copy of the camera with the key set (the config objects are never changed in place). */
-export function writeKey(cam: CameraConfig, key: string, value: SettingValue): CameraConfig {
-  const area = areaOf(key);
-  if (!area) return { ...cam, [key]: value };
-  const areas = Object.assign(namedRecord<never>(), cam[area.kind]) as Record<string, { enabled: boolean }>;
-  const old = areas[area.name];
+/** A copy of the camera with the setting set (the config objects are never changed in place). */
+export function writeSetting(cam: CameraConfig, ref: SettingRef, value: SettingValue): CameraConfig {
+  if (ref.kind === 'camera') return { ...cam, [ref.key]: value };
+  const areas = Object.assign(namedRecord<never>(), cam[ref.kind]) as Record<string, { enabled: boolean }>;
+  const old = areas[ref.name];
   if (!old) return cam;
-  areas[area.name] = { ...old, enabled: value as boolean };
-  return { ...cam, [area.kind]: areas };
+  areas[ref.name] = { ...old, enabled: value as boolean };
+  return { ...cam, [ref.kind]: areas };
+}
+
+/** A copy of the camera with the key set; the camera itself for a key that is no setting. */
+export function writeKey(cam: CameraConfig, key: string, value: SettingValue): CameraConfig {
+  const ref = parseSettingKey(key);
+  return ref ? writeSetting(cam, ref, value) : cam;
+}
+
+/** Every setting a camera has, in a stable order: its switches, numbers, zones, lines. */
+export function settingsOf(cam: CameraConfig): SettingRef[] {
+  return [
+    ...[...SWITCHES, ...NUMBERS].map((key) => ({ kind: 'camera', key }) as const),
+    ...Object.keys(cam.zones).map((name) => ({ kind: 'zones', name }) as const),
+    ...Object.keys(cam.lines).map((name) => ({ kind: 'lines', name }) as const),
+  ];
 }
 
 /** Every setting key a camera has, in a stable order. */
-export function keysOf(cam: CameraConfig): SettingKey[] {
-  return [
-    ...SWITCHES,
-    ...NUMBERS,
-    ...Object.keys(cam.zones).map((z) => `zones.${z}.enabled` as const),
-    ...Object.keys(cam.lines).map((l) => `lines.${l}.enabled` as const),
-  ];
-}
+export const keysOf = (cam: CameraConfig): SettingKey[] => settingsOf(cam).map(settingKey);
 
 /**
  * The one range of a setting, by its key: the schema's own (`cameraSettings`, which the file and
  * the modes use too), a switch for a zone's or line's `enabled`; undefined for no setting at all.
  */
 export function settingSchema(key: string): z.ZodBoolean | z.ZodNumber | undefined {
-  if (areaOf(key)) return z.boolean();
-  return Object.hasOwn(cameraSettings, key) ? cameraSettings[key as keyof typeof cameraSettings] : undefined;
+  const ref = parseSettingKey(key);
+  if (!ref) return undefined;
+  return ref.kind === 'camera' ? cameraSettings[ref.key] : z.boolean();
 }
 
 /** What a key takes, read from its schema: `ON or OFF`, `a number from 0.1 to 60`. */
@@ -160,11 +163,10 @@ export function withMode(
     const sw = own(m.cameras, name);
     if (sw) {
       for (const key of [...SWITCHES, ...NUMBERS])
-        if (sw[key] !== undefined) cam = writeKey(cam, key, sw[key]);
-      for (const [z, { enabled }] of Object.entries(sw.zones))
-        cam = writeKey(cam, `zones.${z}.enabled`, enabled);
-      for (const [l, { enabled }] of Object.entries(sw.lines))
-        cam = writeKey(cam, `lines.${l}.enabled`, enabled);
+        if (sw[key] !== undefined) cam = writeSetting(cam, { kind: 'camera', key }, sw[key]);
+      for (const kind of ['zones', 'lines'] as const)
+        for (const [name, { enabled }] of Object.entries(sw[kind]))
+          cam = writeSetting(cam, { kind, name }, enabled);
     }
     out[name] = cam;
   }

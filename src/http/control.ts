@@ -1,5 +1,6 @@
 import type { ChangeRequest, Control } from '../control/index.js';
 import { errorMessage } from '../core/errors.js';
+import { parseControlPath, settingKey } from '../core/setting-keys.js';
 import { HttpError } from './errors.js';
 
 /**
@@ -23,7 +24,10 @@ export type ControlRoute =
 /**
  * The route of a path under /api/control (undefined: a path elsewhere; another path under it is a
  * 404). Each segment is decoded on its own, so a name may hold any character (`/` as %2F); a bad
- * escape is a 400.
+ * escape is a 400. After `cameras/<camera>/` comes a setting as the one codec reads it
+ * (core/setting-keys.ts `parseControlPath`): its levels as on MQTT (`zones/front.door/enabled`,
+ * `lines/gate/reset`) or its flat key in one segment (`zones.front.door.enabled`). One segment
+ * that is no setting's key still routes, so Control answers which camera has no such setting.
  */
 export function controlRoute(path: string): ControlRoute | undefined {
   if (path !== '/api/control' && !path.startsWith('/api/control/')) return undefined;
@@ -33,12 +37,14 @@ export function controlRoute(path: string): ControlRoute | undefined {
   } catch {
     throw new HttpError(400, 'bad escape (%) in the path');
   }
-  const [a, camera, b, line, c] = parts;
+  const [a, camera, b] = parts;
   if (parts.length === 0) return { kind: 'view' };
   if (parts.length === 1 && a === 'mode') return { kind: 'mode' };
   if (a === 'cameras' && camera && b) {
+    const ref = parseControlPath(parts.slice(2));
+    if (ref?.kind === 'reset') return { kind: 'reset', camera, line: ref.line };
+    if (ref) return { kind: 'set', camera, key: settingKey(ref) };
     if (parts.length === 3) return { kind: 'set', camera, key: b };
-    if (parts.length === 5 && b === 'lines' && line && c === 'reset') return { kind: 'reset', camera, line };
   }
   throw new HttpError(
     404,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { cameraFps, cameraPriority, NO_MODE, type CameraConfig, type Config } from '../config/index.js';
-import { settingTopic, type Topic, type Topics } from './topics.js';
+import { NUMBERS, SWITCHES, type NumberKey, type SettingRef, type Switch } from '../core/setting-keys.js';
+import { commandTopic, type Topic, type Topics } from './topics.js';
 
 /**
  * Home Assistant MQTT discovery as plain data: which entities Argus announces and their config
@@ -38,8 +39,8 @@ export interface DiscoveryInput {
 }
 
 /**
- * A camera's switches and numbers: the control stage's SWITCHES and NUMBERS
- * (src/control/settings.ts, which publish may not import), each with its entity's look. A
+ * A camera's switches and numbers (core/setting-keys.ts SWITCHES and NUMBERS), each with its
+ * entity's look. A
  * setting flipped in daily use (the camera, its detection) is a control; one that tunes the
  * camera (snapshots, frame rate, priority) is in the `config` category, off the default
  * dashboards but still on the device's page and usable in automations.
@@ -48,7 +49,7 @@ export const CAMERA_SWITCHES = {
   enabled: { name: 'Enabled', icon: 'mdi:cctv', category: undefined },
   detect: { name: 'Detect', icon: 'mdi:motion-sensor', category: undefined },
   snapshots: { name: 'Snapshots', icon: 'mdi:image-multiple', category: 'config' },
-} as const;
+} as const satisfies Record<Switch, Look>;
 
 /**
  * The frame rate's step in Home Assistant: the schema takes fractional rates from 0.1 (0.2: a
@@ -63,7 +64,7 @@ export const CAMERA_NUMBERS = {
     min: cameraFps.minValue!,
     max: cameraFps.maxValue!,
     step: FPS_STEP,
-    unit: 'fps' as string | undefined,
+    unit: 'fps',
   },
   priority: {
     name: 'Priority',
@@ -73,7 +74,10 @@ export const CAMERA_NUMBERS = {
     step: 1,
     unit: undefined,
   },
-} as const;
+} as const satisfies Record<
+  NumberKey,
+  Look & { min: number; max: number; step: number; unit?: string | undefined }
+>;
 
 /** Names kept as they are in ids: what Home Assistant allows in a topic's object id, less '-'. */
 const PLAIN = /^[A-Za-z0-9_]+$/;
@@ -138,7 +142,7 @@ const looks = ({ name, icon, category }: Look): Record<string, string> => ({
   ...(category ? { entity_category: category } : {}),
 });
 
-/** A control topic's command topic: its state topic with `set` for `state` (src/control/commands.ts). */
+/** The mode's command topic: its state topic with `set` for `state` (src/control/commands.ts). */
 const commandOf = (state: string): string => state.replace(/\/state$/, '/set');
 
 /** A count as an occupancy: `ON` while anything is counted. */
@@ -226,21 +230,23 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
 
     // What Home Assistant sends on a switch's command topic, and reads on its state topic.
     const onOff = { payload_on: 'ON', payload_off: 'OFF', state_on: 'ON', state_off: 'OFF' };
-    const toggle = (names: string[], key: string, look: Look): void =>
+    const toggle = (names: string[], ref: SettingRef, look: Look): void =>
       entity('switch', names, {
         ...looks(look),
-        command_topic: commandOf(t.switchState(camera, key)),
-        state_topic: t.switchState(camera, key),
+        command_topic: commandTopic(baseTopic, camera, ref),
+        state_topic: t.switchState(camera, ref),
         ...onOff,
         qos: 1,
       });
     if (control) {
-      for (const [key, look] of Object.entries(CAMERA_SWITCHES)) toggle([key], key, look);
-      for (const [key, n] of Object.entries(CAMERA_NUMBERS))
+      for (const key of SWITCHES) toggle([key], { kind: 'camera', key }, CAMERA_SWITCHES[key]);
+      for (const key of NUMBERS) {
+        const n = CAMERA_NUMBERS[key];
+        const ref = { kind: 'camera', key } as const;
         entity('number', [key], {
           ...looks({ ...n, category: 'config' }),
-          command_topic: commandOf(t.numberState(camera, key)),
-          state_topic: t.numberState(camera, key),
+          command_topic: commandTopic(baseTopic, camera, ref),
+          state_topic: t.numberState(camera, ref),
           min: n.min,
           max: n.max,
           step: n.step,
@@ -248,19 +254,28 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
           ...(n.unit === undefined ? {} : { unit_of_measurement: n.unit }),
           qos: 1,
         });
+      }
       for (const zone of Object.keys(cam.zones))
-        toggle(['zone', zone, 'enabled'], `zones.${zone}.enabled`, {
-          name: `${zone} enabled`,
-          icon: 'mdi:vector-square',
-        });
+        toggle(
+          ['zone', zone, 'enabled'],
+          { kind: 'zones', name: zone },
+          {
+            name: `${zone} enabled`,
+            icon: 'mdi:vector-square',
+          },
+        );
       for (const line of Object.keys(cam.lines)) {
-        toggle(['line', line, 'enabled'], `lines.${line}.enabled`, {
-          name: `${line} enabled`,
-          icon: 'mdi:vector-line',
-        });
+        toggle(
+          ['line', line, 'enabled'],
+          { kind: 'lines', name: line },
+          {
+            name: `${line} enabled`,
+            icon: 'mdi:vector-line',
+          },
+        );
         entity('button', ['line', line, 'reset'], {
           ...looks({ name: `${line} reset`, icon: 'mdi:counter' }),
-          command_topic: `${settingTopic(baseTopic, camera, `lines.${line}.reset`)}/set`,
+          command_topic: commandTopic(baseTopic, camera, { kind: 'reset', line }),
           payload_press: 'PRESS',
           qos: 1,
         });

@@ -11,6 +11,7 @@ export { DetectionsPublisher } from './detections.js';
 export { PublishLatency } from './latency.js';
 export { lagSeconds, StatsPublisher, type CameraRates, type StatsSources } from './stats.js';
 export {
+  commandTopic,
   settingTopic,
   topics,
   type CameraStatusPayload,

@@ -1,4 +1,5 @@
 import type { Box } from '../core/geometry.js';
+import { controlLevels, type ControlRef, type SettingRef } from '../core/setting-keys.js';
 import type { CameraState, ClipShortfall, FailureCause } from '../ingest/index.js';
 import type { DetectionTrack, ZonedDetection } from '../track/index.js';
 import type { ObjectEvent } from '../track/index.js';
@@ -61,10 +62,15 @@ const topic = <K extends TopicKey>(name: string): Topic<K> => name as Topic<K>;
 
 /**
  * Where a camera setting's topics are (`<stem>/state`, `<stem>/set`): `<base>/cameras/<camera>/`
- * then the key with its dots as levels (`zones.door.enabled`: `zones/door/enabled`).
+ * then the setting's levels (core/setting-keys.ts `controlLevels`; the zone `front.door`:
+ * `zones/front.door/enabled`), and a line's reset (`lines/<line>/reset`, a command only).
  */
-export const settingTopic = (base: string, camera: string, key: string): string =>
-  `${base}/cameras/${camera}/${key.replaceAll('.', '/')}`;
+export const settingTopic = (base: string, camera: string, ref: ControlRef): string =>
+  [base, 'cameras', camera, ...controlLevels(ref)].join('/');
+
+/** The topic a setting (or a line's reset) is commanded on: `<stem>/set` (control/commands.ts reads it). */
+export const commandTopic = (base: string, camera: string, ref: ControlRef): string =>
+  `${settingTopic(base, camera, ref)}/set`;
 
 /** The topics of TopicMap under `base` (`mqtt.base_topic`), by name. */
 export const topics = (base: string) => ({
@@ -84,11 +90,12 @@ export const topics = (base: string) => ({
     topic<'zoneDwell'>(`${base}/cameras/${camera}/zones/${zone}/${label}/dwell_s`),
   lineCount: (camera: string, line: string, label: string, direction: string) =>
     topic<'lineCount'>(`${base}/cameras/${camera}/lines/${line}/${label}/${direction}`),
-  /** A camera setting's state: `key` is `detect`, `fps`, `zones.<zone>.enabled`, `lines.<line>.enabled`... */
-  switchState: (camera: string, key: string) =>
-    topic<'switchState'>(`${settingTopic(base, camera, key)}/state`),
-  numberState: (camera: string, key: string) =>
-    topic<'numberState'>(`${settingTopic(base, camera, key)}/state`),
+  /** A camera setting's state: a camera switch, a zone's or line's `enabled`. */
+  switchState: (camera: string, ref: SettingRef) =>
+    topic<'switchState'>(`${settingTopic(base, camera, ref)}/state`),
+  /** A camera number's state: `fps`, `priority`. */
+  numberState: (camera: string, ref: SettingRef) =>
+    topic<'numberState'>(`${settingTopic(base, camera, ref)}/state`),
   modeState: topic<'modeState'>(`${base}/mode/state`),
   events: topic<'events'>(`${base}/events`),
   crossings: topic<'crossings'>(`${base}/crossings`),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DetectionsPayload, EventPayload } from '../../src/publish/index.js';
+import { haId } from '../../src/publish/ha-configs.js';
 import { tempDir } from '../helpers/env.js';
 import { discoveryProblems } from '../helpers/ha-schema.js';
 import { publishOnce, Subscriber, type Login } from '../helpers/mqtt.js';
@@ -15,20 +16,19 @@ import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 const FALLING =
   "lavfi:color=c=0x303030:s=640x480:r=5[bg];color=c=white:s=64x64:r=5[box];[bg][box]overlay=x=192:y='mod(t*50,416)'";
 
+const WHOLE = [
+  [0, 0],
+  [640, 0],
+  [640, 480],
+  [0, 480],
+];
+
 const gate = {
   url: FALLING,
   fps: 4,
   objects: { track: ['bright'] },
-  zones: {
-    all: {
-      points: [
-        [0, 0],
-        [640, 0],
-        [640, 480],
-        [0, 480],
-      ],
-    },
-  },
+  // A name with a dot (issue 44): its topics keep it as one level, `zones/front.door/enabled`.
+  zones: { all: { points: WHOLE }, 'front.door': { points: WHOLE } },
   lines: {
     road: {
       points: [
@@ -103,6 +103,9 @@ describe('Home Assistant steers Argus end to end (discovery, real broker and dae
     const detect = ha.entity('switch', 'gate-detect');
     const priority = ha.entity('number', 'gate-priority');
     const zone = ha.entity('switch', 'gate-zone-all-enabled');
+    const dottedId = haId('argus', 'gate', 'zone', 'front.door', 'enabled');
+    const dotted = ha.entity('switch', dottedId.slice('argus-'.length));
+    assert.equal(dotted.command_topic, 'argus/cameras/gate/zones/front.door/enabled/set');
     const reset = ha.entity('button', 'gate-line-road-reset');
     assert.equal(ha.state(detect), detect.state_on);
     assert.equal(ha.state(mode), 'none');
@@ -124,6 +127,10 @@ describe('Home Assistant steers Argus end to end (discovery, real broker and dae
     // The zone's switch: off, and the zone has no occupancy any more.
     await ha.send(t, zone, zone.payload_off as string);
     await sub.waitFor('zone off', () => ha.state(zone) === zone.state_off, 10_000);
+    assert.equal(ha.state(dotted), dotted.state_on);
+    await ha.send(t, dotted, dotted.payload_off as string);
+    await sub.waitFor('zone front.door off', () => ha.state(dotted) === dotted.state_off, 10_000);
+    assert.equal(ha.state(zone), zone.state_off, 'the zone all is another');
 
     // The switch: detection off; the object ends and no detections come any more.
     await ha.send(t, detect, detect.payload_off as string);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { commandFilters, keysOf, NUMBERS, parseCommand } from '../../../src/control/index.js';
+import { commandFilters, NUMBERS, parseCommand, settingsOf } from '../../../src/control/index.js';
+import { isNumber, settingKey } from '../../../src/core/setting-keys.js';
 import {
   ConfigError,
   parseConfig,
@@ -59,12 +60,13 @@ function topicsOf(cfg: Config): { published: Map<string, string[]>; filters: str
       }),
     switchState: () =>
       each((c, cam) => {
-        for (const key of keysOf(cam))
-          if (!(NUMBERS as readonly string[]).includes(key))
-            add(t.switchState(c, key), 'switchState', c, key);
+        for (const ref of settingsOf(cam))
+          if (!isNumber(ref)) add(t.switchState(c, ref), 'switchState', c, settingKey(ref));
       }),
     numberState: () =>
-      each((c) => NUMBERS.forEach((key) => add(t.numberState(c, key), 'numberState', c, key))),
+      each((c) =>
+        NUMBERS.forEach((key) => add(t.numberState(c, { kind: 'camera', key }), 'numberState', c, key)),
+      ),
     discovery: () => {
       for (const d of discoveryConfigs({
         settings: cfg.home_assistant,
