@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { RingFault, Segment } from './ring.js';
-import { StderrRing } from './stderr.js';
+import { StderrRing } from '../stderr-ring.js';
 
 /** Why a clip is shorter than asked (or missing). */
 export type ClipShortfall = RingFault | 'camera_reconnected' | 'not_recorded_yet' | 'stream_ended';

@@ -6,12 +6,12 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { concatInput, remuxClip } from '../../../src/ingest/clip.js';
+import { concatInput, remuxClip } from '../../../src/record/clip.js';
 import { defaultFfmpegPath } from '../../../src/ingest/ffmpeg-process.js';
-import { planClip, type Segment } from '../../../src/ingest/index.js';
-import { TS_PACKET, TsSplitter } from '../../../src/ingest/mpegts.js';
-import { Ring } from '../../../src/ingest/ring.js';
-import { StreamClock } from '../../../src/ingest/stream-clock.js';
+import { planClip, type Segment } from '../../../src/record/index.js';
+import { TS_PACKET, TsSplitter } from '../../../src/record/mpegts.js';
+import { Ring } from '../../../src/record/ring.js';
+import { StreamClock } from '../../../src/record/stream-clock.js';
 import { waitFor } from '../../helpers/env.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
 
