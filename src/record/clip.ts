@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RingFault, Segment } from './ring.js';
+import type { RingFault, Segment } from './ring-index.js';
 import { StderrRing } from '../stderr-ring.js';
 
 /** Why a clip is shorter than asked (or missing). */

@@ -12,5 +12,6 @@ export {
   type ClipPlan,
   type ClipShortfall,
 } from './clip.js';
-export { Ring, ringKey, type RingFault, type RingHold, type RingStats, type Segment } from './ring.js';
+export { Ring, ringKey, type RingStats } from './ring.js';
+export type { RingFault, RingHold, Segment } from './ring-index.js';
 export { StreamClock } from './stream-clock.js';
