@@ -338,7 +338,7 @@ describe('Ring: a directory deleted under it', () => {
     const clock = new FakeClock();
     const ring = new Ring(
       'cam',
-      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 2000 },
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
       { clock, log: silentLog },
     );
     await ring.start();
@@ -350,14 +350,15 @@ describe('Ring: a directory deleted under it', () => {
     await waitFor('the first segment', () => ring.list().length === 1, 2500);
     await ring.settle();
     await rm(dir, { recursive: true });
-    // The pipe ffmpeg writes to is open: the stream goes on. The next key frame finds the directory gone.
-    await clock.advance(2000);
-    sock.write(Buffer.concat([frame(2000, { rai: true }), more()]));
+    // The pipe ffmpeg writes to is open: the stream goes on. The next key frame finds the directory
+    // gone (before the periodic check, due at RING_CHECK_MS, could make it again).
+    await clock.advance(1000);
+    sock.write(Buffer.concat([frame(1000, { rai: true }), more()]));
     await waitFor('the check', () => ring.lastFault?.fault === 'ring_removed', 2500);
     await ring.check();
     assert.deepEqual(ring.list(), [], 'what the deleted directory held is not listed');
     await clock.advance(2000);
-    sock.write(Buffer.concat([frame(4000, { rai: true }), more()]));
+    sock.write(Buffer.concat([frame(3000, { rai: true }), more()]));
     await waitFor('a segment in the new directory', () => ring.list().length === 1, 2500);
     await ring.settle();
     const seg = ring.list()[0]!;
