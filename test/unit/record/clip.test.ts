@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { concatInput, remuxClip } from '../../../src/record/clip.js';
+import { concatInput, remuxArgs, remuxClip } from '../../../src/record/clip.js';
 import { defaultFfmpegPath } from '../../../src/ingest/ffmpeg-process.js';
 import { planClip, type Segment } from '../../../src/record/index.js';
 import { TS_PACKET, TsSplitter } from '../../../src/record/mpegts.js';
@@ -383,6 +383,36 @@ describe('remuxClip', () => {
       ),
       'concat:subfile,,start,0,end,376,,:/dev/fd/3|subfile,,start,9024,end,50000,,:/dev/fd/3|/dev/fd/4',
     );
+  });
+
+  it("makes ffmpeg's arguments from the plan: its parts as one stream, copied into a faststart MP4, H.265 tagged for Safari", () => {
+    // From the key frame at 11 s, in the middle of the first segment, to 13.6 s in the next.
+    const plan = planClip(segments(1, 4, 10_000, 2), 11_500, 13_600)!;
+    const args = remuxArgs(plan, [50_000, 60_000], '/clips/e.mp4', 2.5);
+    assert.deepEqual(args, [
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-f',
+      'mpegts',
+      '-i',
+      'concat:subfile,,start,0,end,376,,:/dev/fd/3|subfile,,start,1500,end,50000,,:/dev/fd/3|/dev/fd/4',
+      '-map',
+      '0:v:0',
+      '-c',
+      'copy',
+      '-t',
+      '2.500',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      '-y',
+      '/clips/e.mp4',
+    ]);
+    const hevc = remuxArgs({ ...plan, codec: 'hevc' }, [50_000, 60_000], '/clips/e.mp4', 2.5);
+    assert.deepEqual(hevc.slice(-6), ['-tag:v', 'hvc1', '-f', 'mp4', '-y', '/clips/e.mp4']);
   });
 
   it('makes an MP4 with real ffmpeg from a key frame in the middle of the first part, and the parts after it whole', async (t) => {
