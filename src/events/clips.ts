@@ -11,7 +11,7 @@ import {
   remuxClip,
   type Ring,
   type RingHold,
-} from '../ingest/index.js';
+} from '../record/index.js';
 import type { ClipPayload } from '../publish/index.js';
 import type { ObjectEvent } from '../track/index.js';
 import { STOPPED_CLIP, type EventStore } from './event-store.js';

@@ -1,7 +1,8 @@
 import { Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { HistogramSnapshot } from '../core/histogram.js';
 import { own } from '../core/names.js';
-import type { CameraState, CameraStatus, RingStats } from '../ingest/index.js';
+import type { CameraState, CameraStatus } from '../ingest/index.js';
+import type { RingStats } from '../record/index.js';
 import type { RemoteStats } from '../kserve/index.js';
 import { readySessions, type NamedModelStats } from '../models/index.js';
 import type { BrokerStats } from '../broker/index.js';

@@ -11,14 +11,8 @@ import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
 import { FrameImages, type FrameImage } from './frame-images.js';
 import { PnmError, PnmSplitter } from './pnm.js';
 import { FrameStamps } from './stamps.js';
-import {
-  classifyExit,
-  lastErrorLine,
-  parsePadLine,
-  parseScaleLine,
-  StderrRing,
-  type FailureCause,
-} from './stderr.js';
+import { classifyExit, lastErrorLine, parsePadLine, parseScaleLine, type FailureCause } from './stderr.js';
+import { StderrRing } from '../stderr-ring.js';
 
 export type CameraState = 'connecting' | 'streaming' | 'backoff' | 'offline' | 'disabled' | 'stopped';
 

@@ -15,7 +15,7 @@ import {
 } from './ffmpeg-process.js';
 import { decodableCameras, deviceExists, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
-import { Ring, ringKey, type RingStats } from './ring.js';
+import { Ring, ringKey, type RingStats } from '../record/index.js';
 
 export interface IngestConfig {
   cameras: Record<string, CameraConfig>;

@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../core/clock.js';
 import type { StampProbe } from './ffmpeg-args.js';
-import { StreamClock } from './stream-clock.js';
+import { StreamClock } from '../record/index.js';
 
 /**
  * How long a frame waits for its probe line (ms). ffmpeg logs the line before it encodes and

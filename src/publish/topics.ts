@@ -1,6 +1,7 @@
 import type { Box } from '../core/geometry.js';
 import { controlLevels, type ControlRef, type SettingRef } from '../core/setting-keys.js';
-import type { CameraState, ClipShortfall, FailureCause } from '../ingest/index.js';
+import type { CameraState, FailureCause } from '../ingest/index.js';
+import type { ClipShortfall } from '../record/index.js';
 import type { DetectionTrack, ZonedDetection } from '../track/index.js';
 import type { ObjectEvent } from '../track/index.js';
 

@@ -1,6 +1,7 @@
 import type { HistogramSnapshot } from '../../src/core/histogram.js';
 import type { DetectorStats } from '../../src/detector/index.js';
-import type { CameraStatus, RingStats } from '../../src/ingest/index.js';
+import type { CameraStatus } from '../../src/ingest/index.js';
+import type { RingStats } from '../../src/record/index.js';
 import type { RemoteStats } from '../../src/kserve/index.js';
 import type { NamedModelStats } from '../../src/models/index.js';
 import type { OutputStats } from '../../src/publish/index.js';

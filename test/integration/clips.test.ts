@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
-import { ringKey } from '../../src/ingest/ring.js';
+import { ringKey } from '../../src/record/index.js';
 import type { ClipPayload, EventPayload } from '../../src/publish/topics.js';
 import { launchChromium, chromiumSkip as chromiumSkipFor } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';

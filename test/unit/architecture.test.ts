@@ -8,13 +8,16 @@ import { repoRoot } from '../helpers/env.js';
  * The import graph follows the pipeline (docs/architecture.md). Each part of src/ may import
  * the parts before it in this list, never one after it; a stage is reached only through its
  * index.ts (its public interface), never its internals. `core` (the shared vocabulary) imports
- * nothing at all; redact.ts, log.ts, listen.ts, addresses.ts, backoff.ts and version.ts are ground-floor helpers every part
- * may use. `page` is the live page's browser code: it imports only its own modules (the browser
+ * nothing at all; redact.ts, stderr-ring.ts, log.ts, listen.ts, addresses.ts, backoff.ts and version.ts are
+ * ground-floor helpers every part may use. `record` (the rings of recent video, the clips) comes
+ * before `ingest`: a camera's ffmpeg writes its ring's pipe, and its frames are timed by the
+ * ring's `StreamClock`. `page` is the live page's browser code: it imports only its own modules (the browser
  * loads them from /page/, nothing else), and nothing in src/ imports it (`http` serves its build).
  */
 const LAYERS = [
   'core',
   'redact.ts',
+  'stderr-ring.ts',
   'log.ts',
   'listen.ts',
   'addresses.ts',
@@ -23,6 +26,7 @@ const LAYERS = [
   'state',
   'onnx',
   'config',
+  'record',
   'ingest',
   'queue',
   'scheduler',

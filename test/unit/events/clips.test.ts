@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Clips, type ClipSource } from '../../../src/events/clips.js';
 import type { EventStore } from '../../../src/events/index.js';
-import type { Ring, RingFault, Segment } from '../../../src/ingest/index.js';
+import type { Ring, RingFault, Segment } from '../../../src/record/index.js';
 import type { ClipPayload } from '../../../src/publish/index.js';
 import type { ObjectEvent } from '../../../src/track/index.js';
 import type { Logger } from 'pino';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FrameStamps, parseProbeLine, STAMP_WAIT_MS } from '../../../src/ingest/stamps.js';
-import { StderrRing } from '../../../src/ingest/stderr.js';
+import { StderrRing } from '../../../src/stderr-ring.js';
 import { FakeClock } from '../../helpers/fakes.js';
 
 /** showinfo's lines, as the bundled ffmpeg 4 writes them. */

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  classifyExit,
-  lastErrorLine,
-  parsePadLine,
-  parseScaleLine,
-  StderrRing,
-} from '../../../src/ingest/stderr.js';
+import { classifyExit, lastErrorLine, parsePadLine, parseScaleLine } from '../../../src/ingest/stderr.js';
+import { StderrRing } from '../../../src/stderr-ring.js';
 
 describe('ffmpeg stderr', () => {
   it('classifies real ffmpeg failures', () => {

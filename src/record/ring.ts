@@ -9,55 +9,9 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import { TsSplitter, type TsPiece } from './mpegts.js';
 import { checkDir, DIR_ERRORS, sameDir, type DirId } from './ring-dir.js';
+import { RingIndex, type RingFault, type RingHold, type RingSettings, type Segment } from './ring-index.js';
 import { SegmentWriter, type SegmentFile } from './segment-writer.js';
 import { StreamClock } from './stream-clock.js';
-
-/**
- * A key frame in a segment: where it starts in the file, and when the camera sent it (ms since
- * the epoch: its timestamp on the stream's clock, mapped to the wall clock; see `StreamClock`).
- */
-export interface Keyframe {
-  offset: number;
-  ts: number;
-  /** Its presentation time on the stream's clock (ms), when the stream has one. */
-  pts?: number;
-}
-
-/** A file of the ring: a run of the stream from a key frame, as the camera sent it. */
-export interface Segment {
-  file: string;
-  /** Which connection of ffmpeg's (a new one after each restart: a gap between runs). */
-  run: number;
-  /** Its number in its run: a missing number is a gap (a segment lost or removed). */
-  seq: number;
-  /** When its first key frame and its last frame were sent (ms since the epoch). */
-  start: number;
-  end: number;
-  /** The stream's clock mapped to the wall clock for it: wall = stream time + offset. */
-  offset?: number;
-  /** Which stretch of the run's clock (a jump in the stream's timestamps starts another). */
-  epoch?: number;
-  /** The decode time of its last frame on the stream's clock (ms). */
-  lastDts?: number;
-  bytes: number;
-  /** The PAT and PMT the file starts with, before its first key frame. */
-  headerBytes: number;
-  keyframes: Keyframe[];
-  codec: string;
-  /** Still being written. */
-  open: boolean;
-}
-
-export interface RingSettings {
-  /** This camera's directory of segments (made, and emptied, at start). */
-  dir: string;
-  /** Segments are kept at least this long (ms) after they end: the pre-roll, and a margin. */
-  keepMs: number;
-  /** The most bytes the camera's segments may take; the oldest go first, held or not. */
-  maxBytes: number;
-  /** A segment is cut at the first key frame after it has lasted this long (ms). */
-  segmentMs: number;
-}
 
 export interface RingDeps {
   clock: Clock;
@@ -76,36 +30,8 @@ export interface RingStats {
   problem?: string;
 }
 
-/** Why a stretch of the ring is missing, for the clip that needed it. */
-export type RingFault =
-  | 'disk_full'
-  | 'write_failed'
-  | 'disk_slow'
-  | 'ring_full'
-  /** The ring's directory was deleted or replaced under Argus: what it held is gone. */
-  | 'ring_removed'
-  /** The ring's directory cannot be used (a symbolic link, another user's, not writable). */
-  | 'ring_unusable';
-
 /** How often (ms) the ring's directory is checked, besides at once when a file in it fails. */
 export const RING_CHECK_MS = 2000;
-
-/** A hold on the segments that end at or after `from`: they stay until released (or `maxBytes`). */
-export interface RingHold {
-  from: number;
-  release(): void;
-}
-
-/** How far back (ms) segments are stamped again when the offset is found to be less. */
-const RESTAMP_MS = 30_000;
-
-/** Stamps a segment's times from its stream times and offset (those without stay as they are). */
-function stamp(seg: Segment): void {
-  if (seg.offset === undefined) return;
-  for (const k of seg.keyframes) if (k.pts !== undefined) k.ts = k.pts + seg.offset;
-  if (seg.keyframes[0]) seg.start = seg.keyframes[0].ts;
-  if (seg.lastDts !== undefined) seg.end = Math.max(seg.start, seg.lastDts + seg.offset);
-}
 
 /** The most a read of the pipe takes, into the run's one buffer. */
 const READ_BYTES = 64 * 1024;
@@ -147,23 +73,20 @@ export const ringKey = (camera: string): string =>
 export class Ring {
   /** The named pipes, once made. */
   private pipes: string[] = [];
-  private segments: Segment[] = [];
+  /** The segments' bookkeeping; this shell writes and removes their files. */
+  private readonly index: RingIndex;
+  /** The file of the segment being written (the index's `current`). */
   private current: SegmentFile<Segment> | undefined;
   private run = 0;
-  private seq = 0;
-  private holds = new Set<RingHold>();
-  /** When each segment's first bytes arrived. */
-  private arrivals = new WeakMap<Segment, number>();
   private connection: Socket | undefined;
   private readonly writer = new SegmentWriter<Segment>({
-    kept: (seg) => this.segments.includes(seg),
+    kept: (seg) => this.index.has(seg),
     lost: (seg, err) => this.lose(seg, err),
   });
   private readonly log: Logger;
   private readonly clock: Clock;
   /** The last time a segment was lost, and why. */
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
-  private counters = { segmentsLost: 0, bytesDropped: 0 };
   codec: string | undefined;
   /** The directory the ring writes in, as last checked (a deleted or replaced one is another). */
   private dirId: DirId | undefined;
@@ -184,6 +107,7 @@ export class Ring {
   ) {
     this.clock = deps.clock;
     this.log = deps.log.child({ camera, part: 'ring' });
+    this.index = new RingIndex(settings);
   }
 
   /**
@@ -286,12 +210,7 @@ export class Ring {
 
   /** The directory's video is gone with it: every segment is dropped, the current one too. */
   private dropAll(message: string): void {
-    const lost = this.segments;
-    this.segments = [];
-    for (const s of lost) {
-      this.counters.segmentsLost++;
-      this.counters.bytesDropped += s.bytes;
-    }
+    this.index.dropAll();
     this.finish();
     this.fault('ring_removed', message, { dir: this.settings.dir });
   }
@@ -382,64 +301,19 @@ export class Ring {
   ): void {
     let lower = false;
     for (const dts of piece.dts) lower = clock.see(dts, now) || lower;
-    if (lower) this.restamp(run, clock);
-    const cur = this.current;
-    const epoch = clock.epoch;
-    if (
-      piece.keyframe &&
-      (!cur ||
-        cur.seg.run !== run ||
-        cur.seg.epoch !== epoch ||
-        this.wallStart(cur.seg) <= now - this.settings.segmentMs)
-    ) {
+    if (lower) this.index.restamp(run, clock, now);
+    if (this.index.cuts(piece.keyframe, run, clock.epoch, now)) {
       const header = splitter.header();
       // Before the tables, nothing can be read: the stream's first key frame after them starts it.
       if (!header) return;
       this.finish();
       this.codec = splitter.codec;
       this.begin(run, now, header, splitter.codec ?? 'unknown');
-    } else if (!cur || cur.seg.run !== run) return; // before the run's first key frame
+    } else if (!this.index.continues(run)) return; // before the run's first key frame
     const current = this.current;
     if (!current) return; // the directory cannot take a segment now
-    const seg = current.seg;
-    const timed = Number.isFinite(clock.offset);
-    if (seg.keyframes.length === 0 && timed) {
-      seg.offset = clock.offset;
-      seg.epoch = epoch;
-    }
-    if (piece.keyframe)
-      seg.keyframes.push({
-        offset: seg.bytes,
-        ts: now,
-        pts: seg.offset === undefined ? undefined : piece.pts,
-      });
-    const last = piece.dts.at(-1);
-    if (last !== undefined && seg.offset !== undefined) seg.lastDts = Math.max(seg.lastDts ?? last, last);
-    seg.end = now;
-    stamp(seg);
+    this.index.record(piece, clock, now);
     this.writer.append(current, piece.bytes);
-  }
-
-  /** When a segment began, on the wall clock as it arrived (segments are cut by this). */
-  private wallStart(seg: Segment): number {
-    return this.arrivals.get(seg) ?? seg.start;
-  }
-
-  /**
-   * The offset of the run's clock went down (frames came with less delay than any before): the
-   * recent segments of the same epoch were stamped late, and are stamped again.
-   */
-  private restamp(run: number, clock: StreamClock): void {
-    const offset = clock.offset;
-    for (let i = this.segments.length - 1; i >= 0; i--) {
-      const seg = this.segments[i]!;
-      if (seg.run !== run || seg.epoch !== clock.epoch || seg.offset === undefined) continue;
-      if (seg.lastDts !== undefined && seg.lastDts + offset < this.clock.now() - RESTAMP_MS) break;
-      if (offset < seg.offset) {
-        seg.offset = offset;
-        stamp(seg);
-      }
-    }
   }
 
   private begin(run: number, now: number, header: Buffer, codec: string): void {
@@ -449,43 +323,30 @@ export class Ring {
       void this.check();
       return;
     }
-    const seq = this.seq++;
-    const file = join(this.settings.dir, `${run}-${seq}.ts`);
-    const seg: Segment = {
-      file,
-      run,
-      seq,
-      start: now,
-      end: now,
-      bytes: 0,
-      headerBytes: header.length,
-      keyframes: [],
-      codec,
-      open: true,
-    };
-    this.segments.push(seg);
-    this.current = this.writer.open(seg);
-    this.arrivals.set(seg, now);
+    this.current = this.writer.open(this.index.begin(run, now, header.length, codec));
     this.writer.append(this.current, header);
-    this.evict(now);
+    for (const { segment, held } of this.index.evict(now)) {
+      if (held)
+        this.fault(
+          'ring_full',
+          `more than clips.ring_max_mb (${this.settings.maxBytes / 1048576} MB) of video is held`,
+          { file: segment.file },
+        );
+      void unlink(segment.file).catch(() => undefined);
+    }
   }
 
   /** The current segment is complete (a new key frame, or the run ended). */
   private finish(): void {
     const c = this.current;
-    if (!c) return;
     this.current = undefined;
-    c.seg.open = false;
-    this.writer.close(c);
+    this.index.finish();
+    if (c) this.writer.close(c);
   }
 
   /** A segment that could not be written is dropped, its file removed; why is kept for the clips. */
   private lose(seg: Segment, err: unknown): void {
-    const i = this.segments.indexOf(seg);
-    if (i < 0) return;
-    this.segments.splice(i, 1);
-    this.counters.segmentsLost++;
-    this.counters.bytesDropped += seg.bytes;
+    if (!this.index.lose(seg)) return;
     const code = (err as NodeJS.ErrnoException).code;
     if (DIR_ERRORS.includes(code ?? '')) {
       this.suspect = true;
@@ -504,43 +365,14 @@ export class Ring {
     this.lastFault = { fault, at: this.clock.now(), message };
   }
 
-  /** Removes segments no longer needed: older than `keepMs` and not held, then the oldest over `maxBytes`. */
-  private evict(now: number): void {
-    const held = Math.min(...[...this.holds].map((h) => h.from));
-    const keepFrom = Math.min(now - this.settings.keepMs, held);
-    let total = this.segments.reduce((n, s) => n + s.bytes, 0);
-    while (this.segments.length > 1) {
-      const s = this.segments[0]!;
-      if (s.end >= keepFrom && total <= this.settings.maxBytes) break;
-      if (s.end >= keepFrom)
-        this.fault(
-          'ring_full',
-          `more than clips.ring_max_mb (${this.settings.maxBytes / 1048576} MB) of video is held`,
-          {
-            file: s.file,
-          },
-        );
-      this.segments.shift();
-      total -= s.bytes;
-      void unlink(s.file).catch(() => undefined);
-    }
-  }
-
   /** Holds the segments that end at or after `from`, until released. */
   hold(from: number): RingHold {
-    const h: RingHold = {
-      from,
-      release: () => {
-        this.holds.delete(h);
-      },
-    };
-    this.holds.add(h);
-    return h;
+    return this.index.hold(from);
   }
 
   /** The segments kept, oldest first (the current one too, still growing). */
   list(): readonly Segment[] {
-    return this.segments;
+    return this.index.list();
   }
 
   /** Waits until what has been received so far is on disk (the current segment's writes). */
@@ -550,11 +382,11 @@ export class Ring {
 
   stats(): RingStats {
     return {
-      segments: this.segments.length,
-      bytes: this.segments.reduce((n, s) => n + s.bytes, 0),
+      segments: this.index.list().length,
+      bytes: this.index.bytes(),
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
-      ...this.counters,
+      ...this.index.counters,
       ...(this.unusable !== undefined ? { problem: this.unusable } : {}),
     };
   }

@@ -1,11 +1,11 @@
 /**
  * A clip out of a camera's ring: which segments, from which key frame, to when (`planClip`,
- * pure), and the MP4 made from them by ffmpeg without re-encoding (`remuxClip`).
+ * pure), and the MP4 made from them by ffmpeg without re-encoding (`remuxArgs`, pure; `remuxClip`).
  */
 import { spawn } from 'node:child_process';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RingFault, Segment } from './ring.js';
-import { StderrRing } from './stderr.js';
+import type { RingFault, Segment } from './ring-index.js';
+import { StderrRing } from '../stderr-ring.js';
 
 /** Why a clip is shorter than asked (or missing). */
 export type ClipShortfall = RingFault | 'camera_reconnected' | 'not_recorded_yet' | 'stream_ended';
@@ -131,13 +131,50 @@ export function concatInput(parts: readonly ClipPart[], sizes: readonly number[]
   return `concat:${inputs.join('|')}`;
 }
 
+/**
+ * ffmpeg's arguments for the plan's clip, `durationS` long at most, to `out`: the parts (of
+ * `sizes` bytes when opened) read as one transport stream (`concatInput`), the video copied, not
+ * re-encoded, into an MP4 that a browser starts playing before it has the whole file (faststart).
+ */
+export function remuxArgs(
+  plan: ClipPlan,
+  sizes: readonly number[],
+  out: string,
+  durationS: number,
+): string[] {
+  return [
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-f',
+    'mpegts',
+    '-i',
+    concatInput(plan.parts, sizes),
+    '-map',
+    '0:v:0',
+    '-c',
+    'copy',
+    '-t',
+    durationS.toFixed(3),
+    '-movflags',
+    '+faststart',
+    // Safari plays H.265 in MP4 only under this tag.
+    ...(plan.codec === 'hevc' ? ['-tag:v', 'hvc1'] : []),
+    '-f',
+    'mp4',
+    '-y',
+    out,
+  ];
+}
+
 /** The longest a remux may take before it is killed. */
 const REMUX_TIMEOUT_MS = 120_000;
 
 /**
- * Writes the plan's video to `out` as an MP4 (faststart: a browser starts playing before it has
- * the whole file), copied, not re-encoded, `durationS` long at most. Rejects with ffmpeg's last
- * error line when it fails; `out` may then hold a part of a file, which the caller removes.
+ * Writes the plan's video to `out` as an MP4 (`remuxArgs`), `durationS` long at most. Rejects
+ * with ffmpeg's last error line when it fails; `out` may then hold a part of a file, which the
+ * caller removes.
  */
 export async function remuxClip(
   ffmpegPath: string,
@@ -151,7 +188,7 @@ export async function remuxClip(
   try {
     for (const part of plan.parts) files.push(await open(part.file, 'r'));
     const sizes = await Promise.all(files.map(async (f) => (await f.stat()).size));
-    await runRemux(ffmpegPath, concatInput(plan.parts, sizes), plan.codec, files, out, durationS);
+    await runRemux(ffmpegPath, remuxArgs(plan, sizes, out, durationS), files);
   } finally {
     for (const file of files) await file.close().catch(() => undefined);
   }
@@ -161,39 +198,8 @@ export async function remuxClip(
  * Runs ffmpeg on the opened parts. Spawned directly, not through fluent-ffmpeg, which cannot hand
  * a child more file descriptors than its three standard ones.
  */
-function runRemux(
-  ffmpegPath: string,
-  input: string,
-  codec: string,
-  files: readonly FileHandle[],
-  out: string,
-  durationS: number,
-): Promise<void> {
+function runRemux(ffmpegPath: string, args: string[], files: readonly FileHandle[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const args = [
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-f',
-      'mpegts',
-      '-i',
-      input,
-      '-map',
-      '0:v:0',
-      '-c',
-      'copy',
-      '-t',
-      durationS.toFixed(3),
-      '-movflags',
-      '+faststart',
-      // Safari plays H.265 in MP4 only under this tag.
-      ...(codec === 'hevc' ? ['-tag:v', 'hvc1'] : []),
-      '-f',
-      'mp4',
-      '-y',
-      out,
-    ];
     const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe', ...files.map((f) => f.fd)] });
     const timer = setTimeout(() => child.kill('SIGKILL'), REMUX_TIMEOUT_MS);
     // First: a spawn that fails (no ffmpeg, too many open files) says so here, with no stderr.

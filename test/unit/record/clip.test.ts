@@ -6,12 +6,12 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { concatInput, remuxClip } from '../../../src/ingest/clip.js';
+import { concatInput, remuxArgs, remuxClip } from '../../../src/record/clip.js';
 import { defaultFfmpegPath } from '../../../src/ingest/ffmpeg-process.js';
-import { planClip, type Segment } from '../../../src/ingest/index.js';
-import { TS_PACKET, TsSplitter } from '../../../src/ingest/mpegts.js';
-import { Ring } from '../../../src/ingest/ring.js';
-import { StreamClock } from '../../../src/ingest/stream-clock.js';
+import { planClip, type Segment } from '../../../src/record/index.js';
+import { TS_PACKET, TsSplitter } from '../../../src/record/mpegts.js';
+import { Ring } from '../../../src/record/ring.js';
+import { StreamClock } from '../../../src/record/stream-clock.js';
 import { waitFor } from '../../helpers/env.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
 
@@ -338,7 +338,7 @@ describe('Ring: a directory deleted under it', () => {
     const clock = new FakeClock();
     const ring = new Ring(
       'cam',
-      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 2000 },
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
       { clock, log: silentLog },
     );
     await ring.start();
@@ -350,14 +350,15 @@ describe('Ring: a directory deleted under it', () => {
     await waitFor('the first segment', () => ring.list().length === 1, 2500);
     await ring.settle();
     await rm(dir, { recursive: true });
-    // The pipe ffmpeg writes to is open: the stream goes on. The next key frame finds the directory gone.
-    await clock.advance(2000);
-    sock.write(Buffer.concat([frame(2000, { rai: true }), more()]));
+    // The pipe ffmpeg writes to is open: the stream goes on. The next key frame finds the directory
+    // gone (before the periodic check, due at RING_CHECK_MS, could make it again).
+    await clock.advance(1000);
+    sock.write(Buffer.concat([frame(1000, { rai: true }), more()]));
     await waitFor('the check', () => ring.lastFault?.fault === 'ring_removed', 2500);
     await ring.check();
     assert.deepEqual(ring.list(), [], 'what the deleted directory held is not listed');
     await clock.advance(2000);
-    sock.write(Buffer.concat([frame(4000, { rai: true }), more()]));
+    sock.write(Buffer.concat([frame(3000, { rai: true }), more()]));
     await waitFor('a segment in the new directory', () => ring.list().length === 1, 2500);
     await ring.settle();
     const seg = ring.list()[0]!;
@@ -382,6 +383,36 @@ describe('remuxClip', () => {
       ),
       'concat:subfile,,start,0,end,376,,:/dev/fd/3|subfile,,start,9024,end,50000,,:/dev/fd/3|/dev/fd/4',
     );
+  });
+
+  it("makes ffmpeg's arguments from the plan: its parts as one stream, copied into a faststart MP4, H.265 tagged for Safari", () => {
+    // From the key frame at 11 s, in the middle of the first segment, to 13.6 s in the next.
+    const plan = planClip(segments(1, 4, 10_000, 2), 11_500, 13_600)!;
+    const args = remuxArgs(plan, [50_000, 60_000], '/clips/e.mp4', 2.5);
+    assert.deepEqual(args, [
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-f',
+      'mpegts',
+      '-i',
+      'concat:subfile,,start,0,end,376,,:/dev/fd/3|subfile,,start,1500,end,50000,,:/dev/fd/3|/dev/fd/4',
+      '-map',
+      '0:v:0',
+      '-c',
+      'copy',
+      '-t',
+      '2.500',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      '-y',
+      '/clips/e.mp4',
+    ]);
+    const hevc = remuxArgs({ ...plan, codec: 'hevc' }, [50_000, 60_000], '/clips/e.mp4', 2.5);
+    assert.deepEqual(hevc.slice(-6), ['-tag:v', 'hvc1', '-f', 'mp4', '-y', '/clips/e.mp4']);
   });
 
   it('makes an MP4 with real ffmpeg from a key frame in the middle of the first part, and the parts after it whole', async (t) => {
