@@ -65,6 +65,7 @@ export class Daemon {
       begin: (name, stage, slow) => this.begin(name, stage, slow),
       hurried: () => this.shutdown.hurried,
       apply: () => this.applyControl(),
+      started: () => this.starting?.catch(() => undefined) ?? Promise.resolve(),
     });
     this.ingest = pipeline.ingest;
     this.running = pipeline;

@@ -63,8 +63,11 @@ export interface ControlDeps {
    * Argus starts waits for the start. Resolves once applied, or with why not.
    */
   apply: () => Promise<ApplyOutcome>;
-  /** Sets a line's counts back to 0 and publishes them (the line exists: Control checked). */
-  resetLine: (camera: string, line: string) => void;
+  /**
+   * Sets a line's counts back to 0 and publishes them, once Argus runs; false when the running
+   * pipeline has no such line (a reload in progress may not have made it yet).
+   */
+  resetLine: (camera: string, line: string) => Promise<boolean>;
 }
 
 /** The file in the state directory. */
@@ -258,9 +261,12 @@ export class Control {
     const cam = own(this.cameras(), req.camera);
     if (!cam) return { ok: false, status: 404, error: `there is no camera '${req.camera}'` };
     if (req.kind === 'reset') {
-      if (!own(cam.lines, req.line))
-        return { ok: false, status: 404, error: `camera '${req.camera}' has no line '${req.line}'` };
-      this.deps.resetLine(req.camera, req.line);
+      const none = {
+        ok: false,
+        status: 404,
+        error: `camera '${req.camera}' has no line '${req.line}'`,
+      } as const;
+      if (!own(cam.lines, req.line) || !(await this.deps.resetLine(req.camera, req.line))) return none;
       this.deps.log.info({ camera: req.camera, line: req.line, client: by }, 'control: line counts reset');
       return { ok: true, changed: true };
     }

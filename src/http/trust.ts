@@ -53,8 +53,17 @@ function sameSecret(given: string, secret: string): boolean {
   return timingSafeEqual(digest(given), digest(secret));
 }
 
-/** The addresses a proxy says the request passed through, nearest last (X-Forwarded-For's order). */
+/**
+ * The addresses a proxy says the request passed through, nearest last (X-Forwarded-For's order),
+ * only those that are IP addresses (a value that is not is left out of the log). A trusted proxy
+ * must set X-Forwarded-For itself (nginx: `$proxy_add_x_forwarded_for`): one that sets only
+ * X-Real-IP passes the client's own X-Forwarded-For on, and the log names what the client says.
+ */
 function forwardedChain(headers: IncomingHttpHeaders): string[] {
+  return rawChain(headers).filter((a) => isIP(plain(a)) !== 0);
+}
+
+function rawChain(headers: IncomingHttpHeaders): string[] {
   const xff = headers['x-forwarded-for'];
   if (xff !== undefined)
     return (Array.isArray(xff) ? xff.join(',') : xff)
@@ -63,9 +72,12 @@ function forwardedChain(headers: IncomingHttpHeaders): string[] {
       .filter((s) => s !== '');
   const forwarded = headers.forwarded;
   if (forwarded !== undefined)
-    return [...forwarded.matchAll(/for=("?)\[?([^\]";,]+)\]?(?::\d+)?\1/gi)].map((m) => m[2]!);
+    return [...forwarded.matchAll(/for=("?)\[?([^\]";,]+)\]?(?::\d+)?\1/gi)].map((m) =>
+      // An unquoted IPv4 with a port (`for=192.0.2.1:4711`, against RFC 7239) loses its port.
+      m[2]!.replace(/^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/, '$1'),
+    );
   const real = headers['x-real-ip'];
-  return typeof real === 'string' && real.trim() !== '' ? [real.trim()] : [];
+  return typeof real === 'string' ? real.split(',').map((s) => s.trim()) : [];
 }
 
 /** Where a request comes from, as far as the connection and the trusted proxies tell. */

@@ -22,6 +22,23 @@ export class Channel<A extends unknown[]> {
   }
 }
 
+/**
+ * A question one stage asks another that is built later: answered by the one handler set when
+ * that stage exists; asked before, it throws (a wiring mistake, not a runtime state).
+ */
+export class Request<A extends unknown[], R> {
+  private handler: ((...args: A) => R) | undefined;
+
+  readonly ask = (...args: A): R => {
+    if (!this.handler) throw new Error('no stage answers this request yet');
+    return this.handler(...args);
+  };
+
+  handle(handler: (...args: A) => R): void {
+    this.handler = handler;
+  }
+}
+
 /** The journeys between the stages (docs/architecture.md): what each stage says, typed. */
 export class Bus {
   /** A camera's frame, decoded and letterboxed (ingest → scheduler). */
@@ -38,8 +55,8 @@ export class Bus {
   readonly modelsSwitched = new Channel<[names: readonly string[]]>();
   /** A remote model went away or came back (models → the parts). */
   readonly availability = new Channel<[ModelAvailability]>();
-  /** A line's counts back to 0 (control → the events part). */
-  readonly lineResets = new Channel<[camera: string, line: string]>();
+  /** A line's counts back to 0 (control → the events part): false when it runs no such line. */
+  readonly lineReset = new Request<[camera: string, line: string], boolean>();
   /** A camera's event faults changed (the events part → the camera statuses). */
   readonly faults = new Channel<[camera: string]>();
 }

@@ -4,7 +4,7 @@
  * (running-config.ts); applies reloads and runtime changes to the running stages (reload.ts).
  * The daemon (daemon.ts) keeps the lifecycle: start, reload, stop.
  */
-export { Bus, Channel } from './bus.js';
+export { Bus, Channel, Request } from './bus.js';
 export { Parts, reportingParts, type Part, type Reporting, type ReportingDeps } from './parts.js';
 export { assemble, type AssemblyEnv, type Pipeline } from './pipeline.js';
 export { applyCameras, applyConfig, reloadFile, type Running } from './reload.js';

@@ -29,6 +29,8 @@ export interface AssemblyEnv {
   hurried: () => boolean;
   /** Applies Control's cameras to the running pipeline (the daemon's queue, after the start). */
   apply: () => Promise<ApplyOutcome>;
+  /** Resolves once the start is over (a line reset heard during it waits for the events part). */
+  started: () => Promise<unknown>;
 }
 
 /** The pipeline, built and started: what a reload, a change, the health and the log line reach. */
@@ -78,7 +80,8 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     out: output,
     topics: t,
     apply: env.apply,
-    resetLine: bus.lineResets.emit,
+    // Heard during start-up, a reset waits for the start: the line counts are loaded by then.
+    resetLine: async (camera, line) => (await env.started(), bus.lineReset.ask(camera, line)),
   });
   await control.load();
   running.set({ ...running.current(), config: control.effective(file) });
@@ -142,7 +145,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   bus.tracked.on((tracked) => parts.tell('onTracked', tracked));
   bus.detectorErrors.on((camera, message) => parts.tell('onDetectorError', camera, message));
   bus.statuses.on((s) => parts.tell('onCameraStatus', s));
-  bus.lineResets.on((camera, line) => events.resetLine(camera, line));
+  bus.lineReset.handle((camera, line) => events.resetLine(camera, line));
   bus.faults.on((camera) => statuses.faultsChanged(camera));
 
   await begin('events', parts);

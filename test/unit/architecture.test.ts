@@ -126,6 +126,8 @@ describe('architecture', () => {
         if (/\.\.\.\{/.test(l)) wrong.push(`${where}:${i + 1}: a spread literal (...{) squeezes lines`);
         if (/\b(for|while|switch)\s*\(/.test(l))
           wrong.push(`${where}:${i + 1}: a loop or switch is logic, not wiring`);
+        if (/\bfor\s+await\b|\.forEach\(/.test(l))
+          wrong.push(`${where}:${i + 1}: a loop is logic, not wiring`);
       });
       // In the root's one function, each const it builds is named only after the line that builds it.
       const body = code.findIndex((l) => /^export async function assemble\(/.test(l));
@@ -139,9 +141,10 @@ describe('architecture', () => {
         for (const name of names) {
           const before = code
             .slice(body + 1, i)
-            .findIndex((b) => new RegExp(`(?<![.\\w])${name}\\b(?!:)`).test(b));
+            // A use, `...name` included; not a property (`x.name`) or a key (`name:`).
+            .findIndex((b) => new RegExp(`(?<!\\w)(?<![^.]\\.)${name}\\b(?!:)`).test(b));
           if (before !== -1)
-            wrong.push(`${where}:${before + 1}: '${name}' used before line ${i + 1} builds it`);
+            wrong.push(`${where}:${body + before + 2}: '${name}' used before line ${i + 1} builds it`);
         }
       });
     }

@@ -127,7 +127,7 @@ function control(cfg: Config, mqtt: FakeMqtt): Control {
     topics: topics(BASE),
     // As the root does: the parts hear the new cameras, Control among them.
     apply: () => (c.setCameras(), Promise.resolve({ applied: true as const })),
-    resetLine: () => undefined,
+    resetLine: () => Promise.resolve(true),
   });
   c.effective(cfg);
   c.listen({ inbox: mqtt }, BASE);

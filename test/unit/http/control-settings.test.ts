@@ -22,7 +22,7 @@ async function serve(t: { after: (fn: () => Promise<void>) => void }, stateDir: 
       out: new FakeOutput(),
       topics: topics('argus'),
       apply: () => Promise.resolve({ applied: true as const }),
-      resetLine: () => undefined,
+      resetLine: () => Promise.resolve(false),
     },
   );
   await control.load();

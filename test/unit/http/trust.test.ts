@@ -51,6 +51,14 @@ describe('who a request comes from', () => {
     // From anyone else the headers are not believed, but mark the request as proxied.
     assert.deepEqual(clientOf('192.0.2.7', xff, proxies), { address: '192.0.2.7', proxied: true });
     assert.deepEqual(clientOf('192.0.2.7', {}, proxies), { address: '192.0.2.7', proxied: false });
+    // Only addresses are named: a value that is not one is left out; a port on IPv4 dropped.
+    assert.equal(
+      clientOf('127.0.0.1', { 'x-forwarded-for': '<script>, 198.51.100.4' }, proxies).address,
+      '198.51.100.4',
+    );
+    assert.equal(clientOf('127.0.0.1', { 'x-forwarded-for': 'evil' }, proxies).address, '127.0.0.1');
+    assert.equal(clientOf('127.0.0.1', { forwarded: 'for=192.0.2.1:4711' }, proxies).address, '192.0.2.1');
+    assert.equal(clientOf('127.0.0.1', { 'x-real-ip': '3.3.3.3, 4.4.4.4' }, proxies).address, '4.4.4.4');
     // A client that claims to be a trusted proxy itself gets no further than the leftmost entry.
     assert.deepEqual(clientOf('127.0.0.1', { 'x-forwarded-for': '10.1.0.1' }, proxies).address, '10.1.0.1');
   });
