@@ -21,16 +21,8 @@ export {
   type SpeedUnit,
 } from './speed.js';
 export { ZonePresence, type ZoneArea } from './zones.js';
-export {
-  Tracker,
-  type Count,
-  type DetectionTrack,
-  type LineCrossing,
-  type ObjectEvent,
-  type Sighting,
-  type SpeedReport,
-  type TrackCounts,
-  type TrackerAreas,
-  type TrackerEvent,
-} from './tracker.js';
+export { type TrackerAreas } from './areas.js';
+export { type Count, type TrackCounts } from './counts.js';
+export { type LineCrossing, type ObjectEvent, type SpeedReport, type TrackerEvent } from './events.js';
+export { Tracker, type DetectionTrack, type Sighting } from './tracker.js';
 export { type TrackedResult } from './tracked.js';

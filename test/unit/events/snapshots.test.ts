@@ -6,7 +6,8 @@ import { letterbox, type Box } from '../../../src/core/geometry.js';
 import { sectionConfig, type Config } from '../../../src/config/index.js';
 import { isBetter, onEdge, Snapshots, type Candidate } from '../../../src/events/snapshots.js';
 import { topics } from '../../../src/publish/topics.js';
-import type { ObjectEvent, Sighting } from '../../../src/track/tracker.js';
+import type { ObjectEvent } from '../../../src/track/events.js';
+import type { Sighting } from '../../../src/track/tracker.js';
 import { FakeClock, objectEvent, silentLog } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
 

@@ -11,7 +11,8 @@ import {
   type Pixels,
 } from '../../../src/track/appearance.js';
 import { groundPlane } from '../../../src/track/speed.js';
-import { Tracker, type ObjectEvent, type TrackerEvent, type TrackFrame } from '../../../src/track/tracker.js';
+import type { ObjectEvent, TrackerEvent } from '../../../src/track/events.js';
+import { Tracker, type TrackFrame } from '../../../src/track/tracker.js';
 
 /**
  * Issue 42's rules, each on its own: one object whatever label it flickers between, still and

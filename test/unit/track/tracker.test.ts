@@ -5,17 +5,11 @@ import { sectionConfig } from '../../../src/config/index.js';
 import type { ZonedDetection } from '../../../src/track/filters.js';
 import { initiate, predict, update } from '../../../src/track/kalman.js';
 import type { LineConfig } from '../../../src/track/lines.js';
-import {
-  END_AFTER_MISSES,
-  GATE_FLOOR,
-  matchCost,
-  REACH_PER_S,
-  Tracker,
-  wholeObject,
-  type LineCrossing,
-  type ObjectEvent,
-  type TrackerEvent,
-} from '../../../src/track/tracker.js';
+import { wholeObject } from '../../../src/track/cover.js';
+import type { LineCrossing, ObjectEvent, TrackerEvent } from '../../../src/track/events.js';
+import { GATE_FLOOR, matchCost, REACH_PER_S } from '../../../src/track/match.js';
+import { END_AFTER_MISSES } from '../../../src/track/track.js';
+import { Tracker } from '../../../src/track/tracker.js';
 import { groundPlane } from '../../../src/track/speed.js';
 import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
