@@ -3,7 +3,7 @@
  * here, with no fallback? Prints "ok" or the reason, and exits 0 or 1. Used by bench/gpu.sh.
  */
 import ort from 'onnxruntime-node';
-import { PROVIDERS, type ProviderName } from '../src/config/schema.js';
+import { PROVIDERS, type ProviderName } from '../src/config/models.js';
 import { providerOption, shortReason } from '../src/detector/providers.js';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
 

@@ -2,7 +2,7 @@
  * What a bench run measured: bench/results/<out>.json, written by bench/run.ts and rendered as
  * markdown by bench/report.ts.
  */
-import type { ProviderName } from '../src/config/schema.js';
+import type { ProviderName } from '../src/config/models.js';
 import type { CacheBenchRow } from './cache.js';
 import type { DetectorBenchRow } from './detector.js';
 import type { EventsRow } from './events-summary.js';

@@ -25,7 +25,7 @@
  * Models from ../shared are used when present (the fixture model otherwise); they are prepared
  * with `argus model prepare`'s passes into a temporary directory, never copied into the repo.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { errorStack } from '../src/core/errors.js';
 import { isoTime } from '../src/core/time.js';
-import { PROVIDERS, type ProviderName } from '../src/config/schema.js';
+import { PROVIDERS, type ProviderName } from '../src/config/models.js';
 import { decodeModel, encodeModel } from '../src/onnx/graph.js';
 import { buildFixtureModel } from '../src/onnx/fixture.js';
 import { prepareModel, type Precision } from '../src/onnx/prepare.js';
@@ -107,15 +107,20 @@ const sections = new Set<Section>(
 const repeats = full ? 7 : 3;
 /** Another checkout (built) whose daemon the pipeline, cache and idle sections run too. */
 const baseline = values.baseline === undefined ? undefined : resolve(values.baseline);
+/** Whether a built checkout's config schema (one file up to issue 44, a folder of them since) holds `word`. */
+function baselineConfigHas(dir: string, word: string): boolean {
+  const config = join(dir, 'dist/src/config');
+  return readdirSync(config)
+    .filter((f) => f.endsWith('.js'))
+    .some((f) => readFileSync(join(config, f), 'utf8').includes(word));
+}
+
 /**
  * The pipeline and cache sections count answered frames by detections messages: a build that
  * publishes them on change only (from issue 16 on) is asked for every frame's, an older one
  * publishes every frame's without being asked (and would refuse the key).
  */
-const baselineMqtt =
-  baseline && readFileSync(join(baseline, 'dist/src/config/schema.js'), 'utf8').includes('every_frame')
-    ? EVERY_FRAME
-    : [];
+const baselineMqtt = baseline && baselineConfigHas(baseline, 'every_frame') ? EVERY_FRAME : [];
 const idleCameras = Number(values['idle-cameras'] ?? 8);
 const log = (msg: string): boolean => process.stderr.write(`bench: ${msg}\n`);
 

@@ -1,4 +1,5 @@
-import type { CameraConfig, Config } from './schema.js';
+import type { CameraConfig } from './camera.js';
+import type { Config } from './schema.js';
 
 /** How a reloaded camera section differs from the running one, by camera name. */
 export interface CameraChanges {

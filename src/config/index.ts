@@ -10,26 +10,16 @@ export {
   type LoadedConfig,
   type PathKey,
 } from './load.js';
+export { HWACCELS, type CameraConfig, type HwaccelName } from './camera.js';
+export { PROVIDERS, type ModelConfig, type ProviderName, type RemoteModelConfig } from './models.js';
+export { RESERVED_NAMES, topicWordProblem } from './names.js';
+export { LIMITS, topicLevelProblem } from './primitives.js';
 export {
   cameraFps,
   cameraPriority,
   cameraSettings,
-  configSchema,
   FPS_MIN,
-  LIMITS,
   NO_MODE,
-  modelConfig,
-  HWACCELS,
-  PROVIDERS,
-  sectionConfig,
-  RESERVED_NAMES,
-  topicLevelProblem,
-  topicWordProblem,
-  type CameraConfig,
   type CameraSwitches,
-  type Config,
-  type HwaccelName,
-  type ModelConfig,
-  type ProviderName,
-  type RemoteModelConfig,
-} from './schema.js';
+} from './runtime.js';
+export { configSchema, modelConfig, sectionConfig, type Config } from './schema.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { namedMapValue } from '../../src/config/schema.js';
+import { namedMapValue } from '../../src/config/primitives.js';
 
 /**
  * One step of a key's path: a key of a schema object, the name of an entry in a map of named

@@ -10,7 +10,7 @@ import {
   MAX_NODES,
   parseConfig,
 } from '../../../src/config/load.js';
-import { LIMITS, topicLevelProblem } from '../../../src/config/schema.js';
+import { LIMITS, topicLevelProblem } from '../../../src/config/primitives.js';
 import { repoRoot } from '../../helpers/env.js';
 
 const minimal = 'model:\n  path: m.onnx\n';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ProviderName } from '../../../src/config/schema.js';
+import type { ProviderName } from '../../../src/config/models.js';
 import {
   createWithFallback,
   describeProviderChoice,
