@@ -14,7 +14,8 @@ import {
 } from '../record/index.js';
 import type { ClipPayload } from '../publish/index.js';
 import type { ObjectEvent } from '../track/index.js';
-import { STOPPED_CLIP, type EventStore } from './event-store.js';
+import type { EventStore } from './event-store.js';
+import { STOPPED_CLIP } from './event-record.js';
 
 /** Where the cameras' rings are, and the ffmpeg that makes clips of them (the ingest stage). */
 export interface ClipSource {

@@ -3,13 +3,9 @@
  * directory, bounded), each event's snapshots, line crossings' cumulative counts, and the
  * counts of what is in view.
  */
-export {
-  EventStore,
-  type EventQuery,
-  type EventStoreLimits,
-  type Snapshot,
-  type StoredEvent,
-} from './event-store.js';
+export { EventStore, type EventStoreLimits } from './event-store.js';
+export { type Snapshot, type StoredEvent } from './event-record.js';
+export { type EventQuery } from './event-query.js';
 export { Clips, type ClipSource, type ClipsDeps } from './clips.js';
 export { type CountsInView } from './counts.js';
 export { ObjectEvents, type ObjectEventsDeps } from './object-events.js';

@@ -1,11 +1,16 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChangeRequest, Control } from '../control/index.js';
 import { errorMessage } from '../core/errors.js';
 import { parseControlPath, settingKey } from '../core/setting-keys.js';
 import { HttpError } from './errors.js';
+import { send } from './send.js';
+import { changerOf, type ChangeAccess } from './trust.js';
+import { readBody } from './upload.js';
 
 /**
- * GET /api/control and its PUTs (docs/http.md): the routes, who may change settings, and the
- * JSON bodies, as plain functions; the server reads the request and hands the change to Control.
+ * GET /api/control and its PUTs (docs/http.md): the routes and the JSON bodies, as plain
+ * functions, and `serveControl`, which reads the request (who asks, then the body) and hands the
+ * change to Control.
  */
 
 /** What the HTTP API asks of the runtime settings. */
@@ -82,4 +87,33 @@ export function changeRequest(route: Exclude<ControlRoute, { kind: 'view' }>, bo
   if (typeof value !== 'boolean' && typeof value !== 'number')
     throw new HttpError(400, `body: send ${expected}`);
   return { kind: 'set', camera: route.camera, key: route.key, value };
+}
+
+/**
+ * GET /api/control, and the PUTs that change a setting, the mode, or reset a line: each is
+ * checked (who asks, then the body) before Control sees it, and answered with the settings as
+ * they are now. `controlOf` gives the runtime settings (undefined where none run: tools).
+ */
+export async function serveControl(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: ControlRoute,
+  controlOf: () => ControlApi | undefined,
+  access: ChangeAccess,
+): Promise<void> {
+  const allow = route.kind === 'view' ? 'GET, HEAD' : 'PUT';
+  if (!allow.split(', ').includes(req.method ?? '')) {
+    res.setHeader('Allow', allow);
+    return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+  }
+  const control = controlOf();
+  if (!control) throw new HttpError(404, 'no runtime settings in this process');
+  if (route.kind !== 'view') {
+    if (!control.enabled) throw new HttpError(403, 'control is off (control.enabled: false)');
+    const by = changerOf(req, res, access);
+    const outcome = await control.change(changeRequest(route, await readBody(req, MAX_CONTROL_BODY)), by);
+    if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
+  }
+  res.setHeader('Cache-Control', 'no-store');
+  return send(res, 200, 'application/json', JSON.stringify(control.view()));
 }

@@ -1,77 +1,23 @@
-import type { FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errorMessage } from '../core/errors.js';
 import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
-import { InferenceService, type ServedModel } from '../kserve/index.js';
+import { InferenceService } from '../kserve/index.js';
 import { listen, listeningUrl } from '../listen.js';
-import type { EventQuery, Snapshot } from '../events/index.js';
 import { parseEventQuery } from './events.js';
+import { EventRoutes } from './event-routes.js';
 import { LIVE_PAGE, PageScripts } from './page.js';
 import { MAX_WIDTH, MIN_WIDTH } from '../draw/index.js';
 import { argusVersion } from '../version.js';
 import { HttpError } from './errors.js';
-import { asciiJson, type BoxCounts } from './geometry.js';
+import { asciiJson } from './geometry.js';
+import { send } from './send.js';
+import type { HttpSource } from './source.js';
 import { readBody, readImageUpload } from './upload.js';
-import { AllowedHosts, mayChange, Proxies } from './trust.js';
-import {
-  changeRequest,
-  controlRoute,
-  MAX_CONTROL_BODY,
-  type ControlApi,
-  type ControlRoute,
-} from './control.js';
-
-export interface Health {
-  ok: boolean;
-  /** All models together (`provider`: those in use, comma-separated). */
-  detector: { ready_workers: number; provider: string | null };
-  models: Record<string, { ready_workers: number; provider: string | null }>;
-  mqtt: { connected: boolean; last_error: { cause: string; message: string } | null };
-  cameras: Record<string, string>;
-  /** Per camera, the parts of its events path that fail now (contained: the others go on). */
-  event_faults: Record<string, { part: string; count: number; message: string; last: string }[]>;
-  /** Each clip-keeping camera's ring of recent video: whether its directory can be used, and why not. */
-  rings?: Record<string, { ok: boolean; error: string | null }>;
-}
-
-/** A camera's latest frame as latest.jpg answers it: the JPEG, its time, and the boxes drawn on it, counted. */
-export interface LatestFrame {
-  jpeg: Buffer;
-  ts: number;
-  boxes: BoxCounts;
-}
-
-/** What the HTTP API reads from the running daemon. */
-export interface HttpSource {
-  health(): Health;
-  cameras(): unknown[];
-  /** Names of the configured cameras (the only names a URL may address). */
-  cameraNames(): string[];
-  /** Names of the models running. */
-  modelNames(): string[];
-  /** The camera's latest frame with its detections drawn, scaled to `width` when given. */
-  latestJpeg(camera: string, width?: number): Promise<LatestFrame | undefined>;
-  metrics(): Promise<{ contentType: string; body: string }>;
-  /** Runs one image through the scheduler, on `model`; rejects with HttpError. */
-  detect(image: Buffer, name: string, model: string): Promise<unknown>;
-  /** The event history's events that match, newest first. */
-  events(query: EventQuery): unknown[];
-  /** Whether the history holds an event of that id. */
-  hasEvent(id: string): boolean;
-  /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
-  eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;
-  /** An event's clip, opened, with its size (the caller closes it); undefined without one. */
-  eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined>;
-  /** Deletes an event with its snapshot and clip; false when there is no such event. */
-  deleteEvent(id: string): Promise<boolean>;
-  /** The models served over KServe v2 (`http.inference`). */
-  servedModels(): readonly ServedModel[];
-  /** The runtime settings (GET and PUT /api/control); undefined where none run (tools). */
-  control(): ControlApi | undefined;
-}
+import { AllowedHosts, Proxies, type ChangeAccess } from './trust.js';
+import { controlRoute, serveControl } from './control.js';
 
 /**
  * Health, metrics, the cameras, the live page, the event history and image detection, over plain node:http
@@ -93,12 +39,14 @@ export class HttpServer {
     /** Where the live page's modules are (dist/page/ unless told; tests give their own). */
     private readonly pageDir?: URL,
   ) {
-    this.proxies = new Proxies(cfg.trusted_proxies ?? []);
+    this.access = { token: cfg.token, proxies: new Proxies(cfg.trusted_proxies ?? []) };
     this.hosts = new AllowedHosts([...(cfg.allowed_hosts ?? []), ...ownNames(cfg.public_url)]);
+    this.events = new EventRoutes(source, this.access, log);
   }
 
-  private readonly proxies: Proxies;
+  private readonly access: ChangeAccess;
   private readonly hosts: AllowedHosts;
+  private readonly events: EventRoutes;
 
   private get maxBodyBytes(): number {
     return Math.round(this.cfg.max_body_mb * 1024 * 1024);
@@ -147,7 +95,7 @@ export class HttpServer {
     const path = new URL(req.url ?? '/', 'http://argus').pathname;
     if (this.inference && (path === '/v2' || path.startsWith('/v2/'))) return this.kserve(req, res, path);
     const control = controlRoute(path);
-    if (control) return this.control(req, res, control);
+    if (control) return serveControl(req, res, control, () => this.source.control(), this.access);
     if (path === '/api/detect') {
       if (req.method !== 'POST') {
         res.setHeader('Allow', 'POST');
@@ -159,7 +107,7 @@ export class HttpServer {
       return send(res, 200, 'application/json', JSON.stringify(answer));
     }
     const one = /^\/api\/events\/([^/]+)$/.exec(path);
-    if (one) return this.eventRoute(req, res, one[1]!);
+    if (one) return this.events.delete(req, res, one[1]!);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
@@ -179,9 +127,9 @@ export class HttpServer {
       return send(res, 200, 'application/json', JSON.stringify(this.source.events(query)));
     }
     const ev = /^\/api\/events\/([^/]+)\/snapshot\.jpg$/.exec(path);
-    if (ev) return this.eventSnapshot(req, res, ev[1]!);
+    if (ev) return this.events.snapshot(req, res, ev[1]!);
     const clip = /^\/api\/events\/([^/]+)\/clip\.mp4$/.exec(path);
-    if (clip) return this.eventClip(req, res, clip[1]!);
+    if (clip) return this.events.clip(req, res, clip[1]!);
     if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
     const script = /^\/page\/([^/]+)$/.exec(path);
     if (script) return this.pageScript(res, script[1]!);
@@ -217,37 +165,6 @@ export class HttpServer {
     }
     res.setHeader('Cache-Control', 'no-cache');
     return send(res, 200, 'text/javascript; charset=utf-8', source);
-  }
-
-  /**
-   * GET /api/control, and the PUTs that change a setting, the mode, or reset a line: each is
-   * checked (who asks, then the body) before Control sees it, and answered with the settings as
-   * they are now.
-   */
-  private async control(req: IncomingMessage, res: ServerResponse, route: ControlRoute): Promise<void> {
-    const allow = route.kind === 'view' ? 'GET, HEAD' : 'PUT';
-    if (!allow.split(', ').includes(req.method ?? '')) {
-      res.setHeader('Allow', allow);
-      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
-    }
-    const control = this.source.control();
-    if (!control) throw new HttpError(404, 'no runtime settings in this process');
-    if (route.kind !== 'view') {
-      if (!control.enabled) throw new HttpError(403, 'control is off (control.enabled: false)');
-      const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token, this.proxies);
-      if (!who.ok) {
-        // Says that a token would be heard (the page asks for it then).
-        if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
-        throw new HttpError(403, who.error);
-      }
-      const outcome = await control.change(
-        changeRequest(route, await readBody(req, MAX_CONTROL_BODY)),
-        who.by,
-      );
-      if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
-    }
-    res.setHeader('Cache-Control', 'no-store');
-    return send(res, 200, 'application/json', JSON.stringify(control.view()));
   }
 
   /** POST /api/detect[?model=NAME]: the model, checked before the body is read (`default` if not given). */
@@ -289,99 +206,6 @@ export class HttpServer {
     res.end(req.method === 'HEAD' ? undefined : answer.body);
   }
 
-  /** GET /api/events/<id>/snapshot.jpg[?crop=1]: ids are only looked up, never made into paths. */
-  private async eventSnapshot(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
-    let id: string;
-    try {
-      id = decodeURIComponent(encoded);
-    } catch {
-      return send(res, 400, 'text/plain; charset=utf-8', 'bad event id\n');
-    }
-    const params = new URL(req.url ?? '/', 'http://argus').searchParams;
-    for (const name of params.keys())
-      if (name !== 'crop') throw new HttpError(400, `${name}: unknown parameter (the one parameter is crop)`);
-    const crop = params.getAll('crop');
-    if (crop.length > 1 || (crop[0] !== undefined && crop[0] !== '0' && crop[0] !== '1'))
-      throw new HttpError(400, 'crop: must be 0 or 1');
-    if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
-    const jpeg = await this.source.eventSnapshot(id, crop[0] === '1' ? 'crop' : 'full');
-    if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no snapshot for this event\n');
-    res.setHeader('Cache-Control', 'no-cache');
-    return send(res, 200, 'image/jpeg', jpeg);
-  }
-
-  /**
-   * DELETE /api/events/<id>: removes the event with its snapshot and clip, from this machine or
-   * with `http.token` (as PUT /api/control).
-   */
-  private async eventRoute(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
-    const id = decodeId(encoded);
-    if (req.method !== 'DELETE') {
-      res.setHeader('Allow', 'DELETE');
-      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
-    }
-    const who = mayChange(req.socket.remoteAddress, req.headers, this.cfg.token, this.proxies);
-    if (!who.ok) {
-      if (this.cfg.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
-      throw new HttpError(403, who.error);
-    }
-    if (!(await this.source.deleteEvent(id)))
-      return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
-    this.log.info({ id, by: who.by }, 'event deleted');
-    res.statusCode = 204;
-    res.end();
-  }
-
-  /**
-   * GET /api/events/<id>/clip.mp4: the event's clip, with byte ranges (`Range: bytes=a-b`, one
-   * range: a video player seeks), streamed from the file.
-   */
-  private async eventClip(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
-    const id = decodeId(encoded);
-    if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
-    const clip = await this.source.eventClip(id);
-    if (!clip) return send(res, 404, 'text/plain; charset=utf-8', 'no clip for this event\n');
-    const { file, size } = clip;
-    let closed = false;
-    const close = (): void => {
-      if (closed) return;
-      closed = true;
-      void file.close().catch(() => undefined);
-    };
-    try {
-      const range = parseRange(req.headers.range, size);
-      res.setHeader('Accept-Ranges', 'bytes');
-      res.setHeader('Cache-Control', 'no-cache');
-      res.setHeader('Content-Type', 'video/mp4');
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      if (range === 'unsatisfiable') {
-        res.setHeader('Content-Range', `bytes */${size}`);
-        close();
-        return send(res, 416, 'text/plain; charset=utf-8', 'range not satisfiable\n');
-      }
-      const [start, end] = range ?? [0, size - 1];
-      res.statusCode = range ? 206 : 200;
-      if (range) res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
-      res.setHeader('Content-Length', String(Math.max(0, end - start + 1)));
-      if (req.method === 'HEAD' || size === 0) {
-        close();
-        res.end();
-        return;
-      }
-      const stream = file.createReadStream({ start, end, autoClose: false });
-      stream.on('error', () => res.destroy());
-      stream.on('close', close);
-      res.on('close', () => {
-        stream.destroy();
-        close();
-      });
-      stream.pipe(res);
-    } catch (err) {
-      close();
-      throw err;
-    }
-  }
-
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
@@ -409,70 +233,4 @@ function displayWidth(req: IncomingMessage): number | undefined {
   if (!(n >= MIN_WIDTH && n <= MAX_WIDTH))
     throw new HttpError(400, `width: must be a whole number of pixels from ${MIN_WIDTH} to ${MAX_WIDTH}`);
   return n;
-}
-
-/** An id from a URL path: only ever looked up, never made into a file path. */
-function decodeId(encoded: string): string {
-  try {
-    return decodeURIComponent(encoded);
-  } catch {
-    throw new HttpError(400, 'bad event id');
-  }
-}
-
-/**
- * A request's `Range` (RFC 9110 §14.1–14.2) as the first and last byte of the one range served;
- * undefined for the whole file: no `Range`, one this does not read (another unit, a range-spec
- * that is invalid, such as `5-2` or `0 - 5`: §14.2 lets a server ignore it), several ranges of
- * which one is satisfiable (the whole file is a valid answer to those), or a suffix range of a
- * zero-length file: §14.1.1 counts `bytes=-5` as satisfiable there, but no `Content-Range` can name
- * zero bytes, so the Range is ignored and the empty file sent (200); 'unsatisfiable' (416, its
- * Content-Range naming the size) when no range-spec is: each starts at or past the end, or is `-0`. The unit is read
- * case-insensitively; the list's elements may have spaces around their commas, and empty ones.
- */
-export function parseRange(
-  header: string | undefined,
-  size: number,
-): [number, number] | 'unsatisfiable' | undefined {
-  if (!header) return undefined;
-  const m = /^bytes=(.*)$/i.exec(header.trim());
-  if (!m) return undefined;
-  const specs = m[1]!
-    .split(',')
-    .map((x) => x.trim())
-    .filter((x) => x !== '');
-  if (specs.length === 0) return undefined;
-  const ranges: ([number, number] | 'unsatisfiable' | 'whole')[] = [];
-  for (const spec of specs) {
-    const r = rangeSpec(spec, size);
-    if (r === undefined) return undefined; // one invalid spec: the header is ignored
-    ranges.push(r);
-  }
-  if (ranges.every((r) => r === 'unsatisfiable')) return 'unsatisfiable';
-  if (ranges.length > 1) return undefined;
-  const [only] = ranges;
-  return Array.isArray(only) ? only : undefined;
-}
-
-/** One range-spec: its bytes, 'unsatisfiable', 'whole' (satisfiable, but no bytes to name), or undefined when invalid. */
-function rangeSpec(spec: string, size: number): [number, number] | 'unsatisfiable' | 'whole' | undefined {
-  const m = /^(\d*)-(\d*)$/.exec(spec);
-  if (!m || (m[1] === '' && m[2] === '')) return undefined;
-  if (m[1] === '') {
-    const n = Number(m[2]);
-    if (n === 0) return 'unsatisfiable';
-    if (size === 0) return 'whole';
-    return [Math.max(0, size - n), size - 1];
-  }
-  const start = Number(m[1]);
-  if (m[2] !== '' && Number(m[2]) < start) return undefined;
-  if (start >= size) return 'unsatisfiable';
-  return [start, m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)];
-}
-
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', type);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.end(body);
 }

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { isLoopback, plainAddress as plain } from '../addresses.js';
+import { HttpError } from './errors.js';
 
 /**
  * Who a request comes from and which names it may use, decided from the connection and the
@@ -145,6 +146,25 @@ export function mayChange(
       ? 'settings change through a proxy only with http.token set (and Authorization: Bearer <http.token>)'
       : 'settings change only from this machine (set http.token to allow others)',
   };
+}
+
+/** What decides who may change settings or delete events: `http.token` and `http.trusted_proxies`. */
+export interface ChangeAccess {
+  token: string | undefined;
+  proxies: Proxies;
+}
+
+/**
+ * Who a request that changes something comes from (`mayChange`'s `by`); else a 403 HttpError,
+ * with `WWW-Authenticate` when a token would be heard (the page asks for it then).
+ */
+export function changerOf(req: IncomingMessage, res: ServerResponse, access: ChangeAccess): string {
+  const who = mayChange(req.socket.remoteAddress, req.headers, access.token, access.proxies);
+  if (!who.ok) {
+    if (access.token !== undefined) res.setHeader('WWW-Authenticate', 'Bearer realm="argus"');
+    throw new HttpError(403, who.error);
+  }
+  return who.by;
 }
 
 /** The name in a Host header (`[::1]:8080` → `::1`, `Argus.LAN.:80` → `argus.lan`). */

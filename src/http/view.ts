@@ -17,7 +17,7 @@ import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/in
 import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
 import { boxCounts, cameraGeometry, type BoxCounts, type CameraGeometry } from './geometry.js';
-import type { Health, HttpSource, LatestFrame } from './server.js';
+import type { Health, HttpSource, LatestFrame } from './source.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {

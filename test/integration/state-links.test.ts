@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { EventStore } from '../../src/events/index.js';
-import { eventKey } from '../../src/events/event-store.js';
+import { eventKey } from '../../src/events/event-record.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { freePort } from '../helpers/rtsp.js';

@@ -4,7 +4,7 @@ import { lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EventStore, type EventStoreLimits, type StoredEvent } from '../../../src/events/index.js';
-import { eventKey } from '../../../src/events/event-store.js';
+import { eventKey } from '../../../src/events/event-record.js';
 import { repoRoot, tempDir } from '../../helpers/env.js';
 import { recordingLog } from '../../helpers/fakes.js';
 

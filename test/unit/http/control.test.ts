@@ -6,7 +6,8 @@ import type { ChangeOutcome, ChangeRequest, ControlView } from '../../../src/con
 import { namedRecord } from '../../../src/core/names.js';
 import { changeRequest, controlRoute, MAX_CONTROL_BODY, type ControlApi } from '../../../src/http/control.js';
 import { HttpError } from '../../../src/http/errors.js';
-import { HttpServer, type HttpSource } from '../../../src/http/server.js';
+import { HttpServer } from '../../../src/http/server.js';
+import type { HttpSource } from '../../../src/http/source.js';
 
 const TOKEN = 'a-token-of-sixteen-or-more';
 

@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { ClipPayload } from '../publish/index.js';
+
+/**
+ * An event of the history on disk: its record (`<key>.json`), the names of its files, and the
+ * names of every file Argus writes in the history's directory.
+ */
+
+/** An event as the history keeps it: what it is filtered and ordered by, and what is answered. */
+export interface StoredEvent {
+  id: string;
+  camera: string;
+  label: string;
+  /** Every zone it has been in. */
+  zones: string[];
+  /** When it started (ms since the epoch): the history's order. */
+  start: number;
+  /** The event as the API answers it: its latest payload. */
+  event: Record<string, unknown>;
+}
+
+export interface Snapshot {
+  /** The frame with the object's box drawn. */
+  full: Buffer;
+  /** The object and a margin around it. */
+  crop: Buffer;
+}
+
+const fileSchema = z.object({
+  version: z.literal(1),
+  id: z.string().min(1),
+  camera: z.string(),
+  label: z.string(),
+  zones: z.array(z.string()),
+  start: z.number(),
+  event: z.record(z.string(), z.unknown()),
+});
+
+export const RECORD = '.json';
+export const SNAPSHOT_FILES = { full: '.jpg', crop: '.crop.jpg' } as const;
+export const CLIP = '.mp4';
+/** An event's files besides its record. */
+export const MEDIA = [SNAPSHOT_FILES.full, SNAPSHOT_FILES.crop, CLIP] as const;
+
+/** A clip Argus stopped before writing: what a record still `recording` at start says instead (docs/mqtt.md, `clip`). */
+export const STOPPED_CLIP: ClipPayload = {
+  state: 'failed',
+  error: 'Argus stopped before its clip was written',
+  reasons: ['stream_ended'],
+};
+
+/**
+ * The names of the files Argus writes in the history's directory: `<key>.json`, `<key>.jpg`,
+ * `<key>.crop.jpg`, and their temporary files (`.<name>.<pid>.tmp`, state/atomic.ts).
+ */
+const OWN_FILE = String.raw`[0-9a-f]{24}(?:\.json|\.jpg|\.crop\.jpg|\.mp4)`;
+const OWN_NAME = new RegExp(String.raw`^(?:${OWN_FILE}|\.${OWN_FILE}\.\d+\.tmp)$`);
+export const isOwnName = (name: string): boolean => OWN_NAME.test(name);
+
+/** An event's files' name: a hash of its id (ids hold camera names, which may not fit a file name). */
+export const eventKey = (id: string): string => createHash('sha256').update(id).digest('hex').slice(0, 24);
+
+/** An event's record as its file holds it: one line of JSON. */
+export function recordText(e: StoredEvent): string {
+  const { id, camera, label, zones, start, event } = e;
+  return `${JSON.stringify({ version: 1, id, camera, label, zones, start, event })}\n`;
+}
+
+/** The event a record file of that key holds; throws when it is not one, or is another event's. */
+export function parseRecord(text: string, key: string): StoredEvent {
+  const { id, camera, label, zones, start, event } = fileSchema.parse(JSON.parse(text));
+  if (eventKey(id) !== key) throw new Error(`holds event ${id}, whose file is another`);
+  return { id, camera, label, zones, start, event };
+}

@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { HttpError } from './errors.js';
+import { parseRange } from './range.js';
+import { send } from './send.js';
+import type { HttpSource } from './source.js';
+import { changerOf, type ChangeAccess } from './trust.js';
+
+/** An id from a URL path: only ever looked up, never made into a file path. */
+function decodeId(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new HttpError(400, 'bad event id');
+  }
+}
+
+/**
+ * The routes of one event of the history (docs/http.md): its snapshot, its clip (with byte
+ * ranges) and its DELETE. The server matches the path and hands over the id as the URL has it.
+ */
+export class EventRoutes {
+  constructor(
+    private readonly source: HttpSource,
+    private readonly access: ChangeAccess,
+    private readonly log: Logger,
+  ) {}
+
+  /** GET /api/events/<id>/snapshot.jpg[?crop=1]: ids are only looked up, never made into paths. */
+  async snapshot(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
+    let id: string;
+    try {
+      id = decodeURIComponent(encoded);
+    } catch {
+      return send(res, 400, 'text/plain; charset=utf-8', 'bad event id\n');
+    }
+    const params = new URL(req.url ?? '/', 'http://argus').searchParams;
+    for (const name of params.keys())
+      if (name !== 'crop') throw new HttpError(400, `${name}: unknown parameter (the one parameter is crop)`);
+    const crop = params.getAll('crop');
+    if (crop.length > 1 || (crop[0] !== undefined && crop[0] !== '0' && crop[0] !== '1'))
+      throw new HttpError(400, 'crop: must be 0 or 1');
+    if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
+    const jpeg = await this.source.eventSnapshot(id, crop[0] === '1' ? 'crop' : 'full');
+    if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no snapshot for this event\n');
+    res.setHeader('Cache-Control', 'no-cache');
+    return send(res, 200, 'image/jpeg', jpeg);
+  }
+
+  /**
+   * DELETE /api/events/<id>: removes the event with its snapshot and clip, from this machine or
+   * with `http.token` (as PUT /api/control).
+   */
+  async delete(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
+    const id = decodeId(encoded);
+    if (req.method !== 'DELETE') {
+      res.setHeader('Allow', 'DELETE');
+      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+    }
+    const by = changerOf(req, res, this.access);
+    if (!(await this.source.deleteEvent(id)))
+      return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
+    this.log.info({ id, by }, 'event deleted');
+    res.statusCode = 204;
+    res.end();
+  }
+
+  /**
+   * GET /api/events/<id>/clip.mp4: the event's clip, with byte ranges (`Range: bytes=a-b`, one
+   * range: a video player seeks), streamed from the file.
+   */
+  async clip(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
+    const id = decodeId(encoded);
+    if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
+    const clip = await this.source.eventClip(id);
+    if (!clip) return send(res, 404, 'text/plain; charset=utf-8', 'no clip for this event\n');
+    const { file, size } = clip;
+    let closed = false;
+    const close = (): void => {
+      if (closed) return;
+      closed = true;
+      void file.close().catch(() => undefined);
+    };
+    try {
+      const range = parseRange(req.headers.range, size);
+      res.setHeader('Accept-Ranges', 'bytes');
+      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('Content-Type', 'video/mp4');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      if (range === 'unsatisfiable') {
+        res.setHeader('Content-Range', `bytes */${size}`);
+        close();
+        return send(res, 416, 'text/plain; charset=utf-8', 'range not satisfiable\n');
+      }
+      const [start, end] = range ?? [0, size - 1];
+      res.statusCode = range ? 206 : 200;
+      if (range) res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
+      res.setHeader('Content-Length', String(Math.max(0, end - start + 1)));
+      if (req.method === 'HEAD' || size === 0) {
+        close();
+        res.end();
+        return;
+      }
+      const stream = file.createReadStream({ start, end, autoClose: false });
+      stream.on('error', () => res.destroy());
+      stream.on('close', close);
+      res.on('close', () => {
+        stream.destroy();
+        close();
+      });
+      stream.pipe(res);
+    } catch (err) {
+      close();
+      throw err;
+    }
+  }
+}

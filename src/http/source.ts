@@ -1,0 +1,54 @@
+import type { FileHandle } from 'node:fs/promises';
+import type { EventQuery, Snapshot } from '../events/index.js';
+import type { ServedModel } from '../kserve/index.js';
+import type { ControlApi } from './control.js';
+import type { BoxCounts } from './geometry.js';
+
+export interface Health {
+  ok: boolean;
+  /** All models together (`provider`: those in use, comma-separated). */
+  detector: { ready_workers: number; provider: string | null };
+  models: Record<string, { ready_workers: number; provider: string | null }>;
+  mqtt: { connected: boolean; last_error: { cause: string; message: string } | null };
+  cameras: Record<string, string>;
+  /** Per camera, the parts of its events path that fail now (contained: the others go on). */
+  event_faults: Record<string, { part: string; count: number; message: string; last: string }[]>;
+  /** Each clip-keeping camera's ring of recent video: whether its directory can be used, and why not. */
+  rings?: Record<string, { ok: boolean; error: string | null }>;
+}
+
+/** A camera's latest frame as latest.jpg answers it: the JPEG, its time, and the boxes drawn on it, counted. */
+export interface LatestFrame {
+  jpeg: Buffer;
+  ts: number;
+  boxes: BoxCounts;
+}
+
+/** What the HTTP API reads from the running daemon. */
+export interface HttpSource {
+  health(): Health;
+  cameras(): unknown[];
+  /** Names of the configured cameras (the only names a URL may address). */
+  cameraNames(): string[];
+  /** Names of the models running. */
+  modelNames(): string[];
+  /** The camera's latest frame with its detections drawn, scaled to `width` when given. */
+  latestJpeg(camera: string, width?: number): Promise<LatestFrame | undefined>;
+  metrics(): Promise<{ contentType: string; body: string }>;
+  /** Runs one image through the scheduler, on `model`; rejects with HttpError. */
+  detect(image: Buffer, name: string, model: string): Promise<unknown>;
+  /** The event history's events that match, newest first. */
+  events(query: EventQuery): unknown[];
+  /** Whether the history holds an event of that id. */
+  hasEvent(id: string): boolean;
+  /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
+  eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;
+  /** An event's clip, opened, with its size (the caller closes it); undefined without one. */
+  eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined>;
+  /** Deletes an event with its snapshot and clip; false when there is no such event. */
+  deleteEvent(id: string): Promise<boolean>;
+  /** The models served over KServe v2 (`http.inference`). */
+  servedModels(): readonly ServedModel[];
+  /** The runtime settings (GET and PUT /api/control); undefined where none run (tools). */
+  control(): ControlApi | undefined;
+}
