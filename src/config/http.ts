@@ -31,7 +31,15 @@ export const http = z
      * A request from elsewhere than this machine changes settings (PUT /api/control...) only
      * with `Authorization: Bearer <token>`; a secret. Without it, only local requests may.
      */
-    token: z.string().min(16, 'must be at least 16 characters (a guessable token guards nothing)').optional(),
+    token: z
+      .string()
+      .min(16, 'must be at least 16 characters (a guessable token guards nothing)')
+      // What `Authorization: Bearer <token>` can carry (RFC 6750's b64token): no spaces.
+      .regex(
+        /^[A-Za-z0-9\-._~+/]+=*$/,
+        'may hold only letters, digits and - . _ ~ + / (then =): it goes in a Bearer header',
+      )
+      .optional(),
     /**
      * Addresses of the reverse proxies in front (IPs or CIDR blocks, e.g. 127.0.0.1): their
      * X-Forwarded-For / Forwarded / X-Real-IP name the client in logs; a request from one is never

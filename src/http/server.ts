@@ -92,7 +92,13 @@ export class HttpServer {
         403,
         `Host '${foreign.slice(0, 100)}' is not a name of this server (add it to http.allowed_hosts, or set http.public_url)`,
       );
-    const path = new URL(req.url ?? '/', 'http://argus').pathname;
+    // Origin form only (`/path`), as a client or a proxy sends it: `//x/api/…` would be read as
+    // host x and path /api/…, past a proxy's rules for /api, and an absolute URL's host is not
+    // the Host checked above.
+    const target = req.url ?? '/';
+    if (!target.startsWith('/') || target.startsWith('//'))
+      throw new HttpError(400, 'the request target must be a path (/…)');
+    const path = new URL(target, 'http://argus').pathname;
     if (this.inference && (path === '/v2' || path.startsWith('/v2/'))) return this.kserve(req, res, path);
     const control = controlRoute(path);
     if (control) return serveControl(req, res, control, () => this.source.control(), this.access);

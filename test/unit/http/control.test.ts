@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
@@ -6,6 +7,7 @@ import type { ChangeOutcome, ChangeRequest, ControlView } from '../../../src/con
 import { namedRecord } from '../../../src/core/names.js';
 import { changeRequest, controlRoute, MAX_CONTROL_BODY, type ControlApi } from '../../../src/http/control.js';
 import { HttpError } from '../../../src/http/errors.js';
+import { http } from '../../../src/config/http.js';
 import { HttpServer } from '../../../src/http/server.js';
 import type { HttpSource } from '../../../src/http/source.js';
 
@@ -243,4 +245,33 @@ describe('HTTP control', () => {
       assert.match(((await res.json()) as { error: string }).error, /set http.token/);
     },
   );
+});
+
+describe('request targets', () => {
+  it('takes a path only: `//host/…` and an absolute URL are 400, not read as another path', async (t) => {
+    const control = new FakeControl();
+    const server = await serve(t, control);
+    const { port } = new URL(server.url);
+    const raw = (path: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path, method: 'PUT' }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end('false');
+      });
+    assert.equal(await raw('//x/api/control/cameras/gate/detect'), 400);
+    assert.equal(await raw('http://evil.test/api/control/cameras/gate/detect'), 400);
+    assert.equal(control.changes.length, 0);
+    assert.equal(await raw('/api/control/cameras/gate/detect'), 200);
+  });
+
+  it('http.token must be one a Bearer header can carry', () => {
+    const token = (value: string) => http.safeParse({ token: value });
+    assert.equal(token('correct-horse-battery-staple').success, true);
+    const spaced = token('correct horse battery staple');
+    assert.equal(spaced.success, false);
+    assert.match(JSON.stringify(spaced.error?.issues), /may hold only letters, digits/);
+  });
 });
