@@ -10,7 +10,8 @@ import {
   type RequestOutputJson,
   type ResponseOutputJson,
 } from './protocol.js';
-import { JsonData, parseJson, runSteps, runStepsYielding, tensorFromJson, type Steps } from './json.js';
+import { tensorFromJson } from './json-data.js';
+import { JsonData, parseJson, runSteps, runStepsYielding, type Steps } from './json.js';
 import {
   elementCount,
   ProtocolError,

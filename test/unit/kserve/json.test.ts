@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { tensorFromJson } from '../../../src/kserve/json-data.js';
 import {
   JsonData,
   MAX_DEPTH,
@@ -8,7 +9,6 @@ import {
   parseJson,
   runSteps,
   SLICE_BYTES,
-  tensorFromJson,
   type Steps,
 } from '../../../src/kserve/json.js';
 import type { Datatype } from '../../../src/kserve/protocol.js';
