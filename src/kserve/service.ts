@@ -10,6 +10,7 @@ import {
   type RequestedOutput,
 } from './codec.js';
 import { ARGUS_RGB24, HEADER_LENGTH, type ModelMetadata, type ServerMetadata } from './protocol.js';
+import { detectionTensors, nchwToRgb, OUTPUTS } from './service-tensors.js';
 import { Slots } from './slots.js';
 import { ProtocolError, type Tensor } from './tensor.js';
 
@@ -57,7 +58,6 @@ export interface ServiceInfo {
 /** Argus models have one version. */
 export const MODEL_VERSION = '1';
 export const INPUT = 'images';
-const OUTPUTS = ['detections', 'num_detections'] as const;
 /** Room for the JSON part of a request beside its tensor. */
 const JSON_SLACK = 64 * 1024;
 /** The most pictures a request may hold, whatever the body limit. */
@@ -90,20 +90,6 @@ const json = (status: number, value: unknown, headers: Record<string, string> = 
   headers: { 'Content-Type': 'application/json', ...headers },
   body: Buffer.from(JSON.stringify(value), 'utf8'),
 });
-
-/** FP32 RGB in 0..1, channels first, to the RGB24 picture the scheduler takes. */
-export function nchwToRgb(data: Float32Array, item: number, size: number): Buffer {
-  const plane = size * size;
-  const base = item * 3 * plane;
-  const out = Buffer.alloc(3 * plane);
-  // A clamped array clamps to 0..255 and rounds half to even; NaN becomes 0.
-  const clamped = new Uint8ClampedArray(out.buffer, out.byteOffset, out.length);
-  for (let c = 0; c < 3; c++) {
-    const from = base + c * plane;
-    for (let i = 0, j = c; i < plane; i++, j += 3) clamped[j] = data[from + i]! * 255;
-  }
-  return out;
-}
 
 /**
  * One model's pictures on their way through the scheduler: at most IN_SCHEDULER of them in it at
@@ -379,25 +365,4 @@ export class InferenceService {
     });
     return { status: 200, headers: bodyHeaders(body), body: Buffer.concat(body.chunks, body.length) };
   }
-}
-
-/** Each item's detections as rows of [x1, y1, x2, y2, score, class], K rows per item, and counts. */
-export function detectionTensors(
-  answers: readonly Detection[][],
-  labels: readonly string[],
-): Record<(typeof OUTPUTS)[number], Tensor> {
-  const b = answers.length;
-  const k = Math.max(0, ...answers.map((a) => a.length));
-  const rows = new Float32Array(b * k * 6);
-  const counts = new Int32Array(b);
-  const index = new Map<string, number>();
-  labels.forEach((l, i) => index.has(l) || index.set(l, i));
-  answers.forEach((dets, i) => {
-    counts[i] = dets.length;
-    dets.forEach((d, r) => rows.set([...d.box, d.score, index.get(d.label) ?? -1], (i * k + r) * 6));
-  });
-  return {
-    detections: { name: 'detections', datatype: 'FP32', shape: [b, k, 6], data: rows },
-    num_detections: { name: 'num_detections', datatype: 'INT32', shape: [b], data: counts },
-  };
 }

@@ -10,12 +10,8 @@ import type { HttpSource } from '../../../src/http/source.js';
 import { decodeInferResponse, encodeInferRequest } from '../../../src/kserve/codec.js';
 import { labelsFromConfig } from '../../../src/kserve/plan.js';
 import { RemoteDetector } from '../../../src/kserve/remote-detector.js';
-import {
-  InferenceService,
-  nchwToRgb,
-  type ServedModel,
-  type ServiceRequest,
-} from '../../../src/kserve/service.js';
+import { nchwToRgb } from '../../../src/kserve/service-tensors.js';
+import { InferenceService, type ServedModel, type ServiceRequest } from '../../../src/kserve/service.js';
 import { tensorToJson } from '../../../src/kserve/tensor.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
 
