@@ -14,7 +14,7 @@ export {
 } from './codec.js';
 export { PlanError, planRemote, type RemotePlan } from './plan.js';
 export { ARGUS_RGB24, HEADER_LENGTH, type Datatype } from './protocol.js';
-export { RemoteBatchError, RemoteDetector, RemoteUnavailableError } from './remote-detector.js';
+export { RemoteDetector, RemoteUnavailableError } from './remote-detector.js';
 export type {
   Availability,
   RemoteDetectorConfig,
@@ -22,5 +22,6 @@ export type {
   RemoteModelOptions,
   RemoteStats,
 } from './remote-options.js';
+export { RemoteBatchError } from './remote-requests.js';
 export { InferenceService, type ServedModel, type ServiceAnswer, type ServiceRequest } from './service.js';
 export { ProtocolError, tensorFromBytes, tensorToBytes, type Tensor } from './tensor.js';

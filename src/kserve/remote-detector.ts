@@ -2,40 +2,19 @@ import { readFile } from 'node:fs/promises';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { Timer } from '../core/clock.js';
 import { fitsModel, type Picture } from '../core/frame.js';
-import { letterbox } from '../core/geometry.js';
-import {
-  checkLabels,
-  DetectorError,
-  readLabels,
-  toDetections,
-  type RawDetection,
-} from '../detector/index.js';
+import { checkLabels, DetectorError, readLabels, toDetections } from '../detector/index.js';
 import { scrub } from '../redact.js';
 import type { BatchDetections, BatchDetector, ModelAvailability } from '../scheduler/index.js';
-import { KServeHttp, RemoteRequestError, type FailureKind } from './client.js';
-import { decodeInferResponse, encodeInferRequest, type EncodedBody, type RequestedOutput } from './codec.js';
-import { packPictures, unpackDetections } from './pack.js';
-import { answerLimit, PlanError, planRemote, type RemotePlan } from './plan.js';
-import { checkReady, modelPath, probeServer } from './probe.js';
-import { ARGUS_RGB24, HEADER_LENGTH } from './protocol.js';
+import { KServeHttp, RemoteRequestError } from './client.js';
+import { PlanError, planRemote, type RemotePlan } from './plan.js';
+import { checkReady, probeServer } from './probe.js';
+import { ARGUS_RGB24 } from './protocol.js';
 import type { RemoteDetectorConfig, RemoteDetectorDeps, RemoteState, RemoteStats } from './remote-options.js';
-import { Slots } from './slots.js';
-import { ProtocolError } from './tensor.js';
-
-/**
- * A batch the remote model failed. Its model accounts for it (its metrics count it; the rule
- * that makes it unavailable logs one line when it goes and one when it is back), so it is
- * `reported`: the scheduler logs each such batch at debug only.
- */
-export class RemoteBatchError extends DetectorError {
-  readonly reported = true;
-}
+import { RemoteBatchError, RemoteRequests, RETRY_BACKOFF, sleep } from './remote-requests.js';
 
 /** The remote model is unavailable (down, or not reached yet): its batches fail at once. */
 export class RemoteUnavailableError extends RemoteBatchError {}
 
-/** Retries of one request: quick, since a frame's worth waits on them. */
-export const RETRY_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 2000, factor: 2 };
 /** Probes of an unavailable server. */
 export const PROBE_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, factor: 2 };
 /** Batches failed in a row (for any reason the server gave) that make the model unavailable. */
@@ -52,7 +31,8 @@ export const HEALTH_INTERVAL_MS = 2000;
  * `onAvailability`, batches failing at once with RemoteUnavailableError) and is probed, with
  * backoff, until it is ready and answers a trial inference. While up and idle (its cameras
  * answered from the cache), its readiness is asked every HEALTH_INTERVAL_MS. The rule is
- * docs/operations.md's (Fleets, When a remote model is unavailable).
+ * docs/operations.md's (Fleets, When a remote model is unavailable). The requests themselves
+ * (slots, retries, answers read and counted) are RemoteRequests'.
  */
 export class RemoteDetector implements BatchDetector {
   private http: KServeHttp | undefined;
@@ -70,24 +50,20 @@ export class RemoteDetector implements BatchDetector {
   private failedInRow = 0;
   /** When an inference was last answered (clock ms). */
   private lastAnswerAt = 0;
-  private slots: Slots;
-  private readonly counts = {
-    requests: 0,
-    retries: 0,
-    frames: 0,
-    bytesSent: 0,
-    bytesReceived: 0,
-    failures: { connect: 0, timeout: 0, unavailable: 0, rejected: 0, protocol: 0 } as Record<
-      FailureKind,
-      number
-    >,
-  };
+  private readonly requests: RemoteRequests;
 
   constructor(
     readonly cfg: RemoteDetectorConfig,
     private readonly deps: RemoteDetectorDeps,
   ) {
-    this.slots = new Slots(cfg.remote.in_flight);
+    this.requests = new RemoteRequests(cfg, deps, {
+      state: () => this.state,
+      markDown: (message) => this.markDown(message),
+      answered: () => {
+        this.lastAnswerAt = this.deps.clock.now();
+      },
+      hide: (text) => this.hide(text),
+    });
   }
 
   get concurrency(): number {
@@ -107,10 +83,6 @@ export class RemoteDetector implements BatchDetector {
   /** Whether batches are being sent. */
   get available(): boolean {
     return this.state === 'up';
-  }
-
-  private get inferPath(): string {
-    return `${modelPath(this.cfg.remote.model, this.cfg.remote.version)}/infer`;
   }
 
   /** Scrubs the header values and the config's secrets (a list that grows on reload). */
@@ -278,7 +250,8 @@ export class RemoteDetector implements BatchDetector {
    */
   private async checkHealth(): Promise<void> {
     const at = this.transitions;
-    const idle = this.slots.busy === 0 && this.deps.clock.now() - this.lastAnswerAt >= HEALTH_INTERVAL_MS;
+    const idle =
+      this.requests.slots.busy === 0 && this.deps.clock.now() - this.lastAnswerAt >= HEALTH_INTERVAL_MS;
     for (let attempt = 0; idle; attempt++) {
       try {
         await checkReady(this.http!, this.cfg.remote.model, this.cfg.remote.version);
@@ -288,14 +261,10 @@ export class RemoteDetector implements BatchDetector {
         const retryable =
           err instanceof RemoteRequestError && (err.kind === 'connect' || err.kind === 'unavailable');
         if (!retryable || attempt >= this.cfg.remote.retries) return this.markDown(this.describe(err));
-        await this.sleep(backoffDelay(attempt, RETRY_BACKOFF, this.deps.random));
+        await sleep(this.deps.clock, backoffDelay(attempt, RETRY_BACKOFF, this.deps.random));
       }
     }
     if (this.state === 'up' && this.transitions === at) this.scheduleHealth();
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((r) => this.deps.clock.setTimeout(r, ms));
   }
 
   /** Down: back once the server says it is ready, describes the model, and answers a trial inference. */
@@ -307,7 +276,7 @@ export class RemoteDetector implements BatchDetector {
         throw new PlanError(
           `the model now takes ${plan.inputSize}×${plan.inputSize} pictures, not ${this.plan.inputSize}×${this.plan.inputSize}: restart Argus`,
         );
-      await this.trial(plan);
+      await this.requests.trial(this.http!, plan);
     } catch (err) {
       if (this.state !== 'down') return;
       this.lastError = this.describe(err);
@@ -346,7 +315,7 @@ export class RemoteDetector implements BatchDetector {
     const at = this.transitions;
     let answers;
     try {
-      answers = await Promise.all(parts.map((part) => this.infer(plan, part)));
+      answers = await Promise.all(parts.map((part) => this.requests.infer(this.http!, plan, part)));
     } catch (err) {
       if (err instanceof RemoteBatchError && this.state === 'up' && this.transitions === at)
         if (++this.failedInRow >= FAILED_BATCHES_DOWN)
@@ -356,92 +325,6 @@ export class RemoteDetector implements BatchDetector {
     if (this.transitions === at) this.failedInRow = 0;
     const detections = answers.flat().map((raw, i) => toDetections(raw, pictures[i]!.geometry, plan.labels));
     return { detections, inferMs: performance.now() - t0 };
-  }
-
-  /** The request body for `part`, in `slots` batch items (a fixed batch: zeros after the pictures). */
-  private encode(plan: RemotePlan, part: readonly Picture[], slots: number): EncodedBody {
-    const input = packPictures(plan.inputName, part, plan.input, plan.inputSize, slots);
-    const names =
-      plan.output.kind === 'yolo' ? [plan.output.name] : [plan.output.name, plan.output.countName];
-    const outputs: RequestedOutput[] = names.map((name) => ({ name, binary: true }));
-    return encodeInferRequest({ inputs: [input], outputs });
-  }
-
-  /** One request for `part`, retried on connection errors and 502/503/504 with backoff and jitter. */
-  private async infer(plan: RemotePlan, part: Picture[]): Promise<RawDetection[][]> {
-    const slots = 'fixed' in plan.batch ? plan.batch.fixed : part.length;
-    const body = this.encode(plan, part, slots);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const raw = await this.post(plan, body, slots, part.length, attempt > 0);
-        this.counts.frames += part.length;
-        return raw;
-      } catch (err) {
-        if (!(err instanceof RemoteRequestError)) throw err;
-        const message = this.hide(err.message);
-        const retryable = err.kind === 'connect' || err.kind === 'unavailable';
-        if (retryable && attempt < this.cfg.remote.retries && this.state === 'up') {
-          await this.sleep(backoffDelay(attempt, RETRY_BACKOFF, this.deps.random));
-          continue;
-        }
-        // The server says it is away (or the model gone): unavailable at once.
-        if (retryable || err.status === 404) this.markDown(message);
-        throw new RemoteBatchError(message);
-      }
-    }
-  }
-
-  /**
-   * Sends one inference request (on a slot) and reads its answer, bounded by what `slots` items
-   * can need: the first `count` items' detections, every class among the model's labels. Rejects
-   * with RemoteRequestError (counted by its kind), an answer that breaks the protocol as `protocol`.
-   */
-  private async post(
-    plan: RemotePlan,
-    body: EncodedBody,
-    slots: number,
-    count: number,
-    retry: boolean,
-  ): Promise<RawDetection[][]> {
-    const what = `POST ${this.http!.where}${this.inferPath}`;
-    await this.slots.take();
-    try {
-      let answer;
-      try {
-        if (this.state === 'stopped') throw new DetectorError('remote model stopped');
-        this.counts.requests++;
-        if (retry) this.counts.retries++;
-        this.counts.bytesSent += body.length;
-        const limit = answerLimit(plan, slots);
-        answer = KServeHttp.check(await this.http!.request('POST', this.inferPath, body, limit), what);
-      } finally {
-        this.slots.give();
-      }
-      this.counts.bytesReceived += answer.body.length;
-      const header = answer.headers[HEADER_LENGTH];
-      const res = decodeInferResponse(answer.body, Array.isArray(header) ? header[0] : header);
-      const raw = unpackDetections(res.outputs, plan.output, count, {
-        conf: this.cfg.conf,
-        iou: this.cfg.iou,
-        maxDet: this.cfg.max_detections,
-      });
-      checkClasses(raw, plan.labels.length);
-      this.lastAnswerAt = this.deps.clock.now();
-      return raw;
-    } catch (err) {
-      const failure =
-        err instanceof ProtocolError ? new RemoteRequestError('protocol', `${what}: ${err.message}`) : err;
-      if (failure instanceof RemoteRequestError) this.counts.failures[failure.kind]++;
-      throw failure;
-    }
-  }
-
-  /** One blank picture through the model: a server that answers it is back. */
-  private async trial(plan: RemotePlan): Promise<void> {
-    const s = plan.inputSize;
-    const blank: Picture = { data: Buffer.alloc(s * s * 3), geometry: letterbox(s, s, s) };
-    const slots = 'fixed' in plan.batch ? plan.batch.fixed : 1;
-    await this.post(plan, this.encode(plan, [blank], slots), slots, 1, false);
   }
 
   /** Its client's numbers. */
@@ -456,13 +339,13 @@ export class RemoteDetector implements BatchDetector {
       lastError: this.lastError,
       input: this.plan?.input ?? null,
       output: this.plan?.output.kind ?? null,
-      requests: this.counts.requests,
-      retries: this.counts.retries,
-      failures: { ...this.counts.failures },
-      frames: this.counts.frames,
-      bytesSent: this.counts.bytesSent,
-      bytesReceived: this.counts.bytesReceived,
-      inFlight: this.slots.busy,
+      requests: this.requests.counts.requests,
+      retries: this.requests.counts.retries,
+      failures: { ...this.requests.counts.failures },
+      frames: this.requests.counts.frames,
+      bytesSent: this.requests.counts.bytesSent,
+      bytesReceived: this.requests.counts.bytesReceived,
+      inFlight: this.requests.slots.busy,
       connections: this.cfg.remote.in_flight,
     };
   }
@@ -472,22 +355,8 @@ export class RemoteDetector implements BatchDetector {
     this.state = 'stopped';
     for (const timer of [this.probeTimer, this.healthTimer]) if (timer) this.deps.clock.clearTimeout(timer);
     this.probeTimer = this.healthTimer = null;
-    this.slots.close(new DetectorError('remote model stopped'));
+    this.requests.slots.close(new DetectorError('remote model stopped'));
     this.http?.close();
     return Promise.resolve();
   }
-}
-
-/**
- * Refuses an answer that names a class the model's labels do not have: the server's model is not
- * the one its labels describe, so none of its answers can be trusted (a failed batch).
- */
-function checkClasses(raw: readonly RawDetection[][], labels: number): void {
-  raw.forEach((dets, i) => {
-    const bad = dets.find((d) => !(Number.isInteger(d.classId) && d.classId >= 0 && d.classId < labels));
-    if (bad)
-      throw new ProtocolError(
-        `picture ${i}: class index ${bad.classId} is outside the model's ${labels} labels`,
-      );
-  });
 }

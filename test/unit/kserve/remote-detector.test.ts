@@ -15,10 +15,10 @@ import {
   PROBE_BACKOFF,
   RemoteDetector,
   RemoteUnavailableError,
-  RETRY_BACKOFF,
 } from '../../../src/kserve/remote-detector.js';
 import { readySessions } from '../../../src/models/index.js';
 import type { Availability, RemoteDetectorConfig } from '../../../src/kserve/remote-options.js';
+import { RETRY_BACKOFF } from '../../../src/kserve/remote-requests.js';
 import type { Tensor } from '../../../src/kserve/tensor.js';
 import { tempDir, waitFor } from '../../helpers/env.js';
 import { FakeKServe, type FakeModelSpec } from '../../helpers/fake-kserve.js';
