@@ -1,15 +1,7 @@
 /** The config stage's public interface: one schema, a loader with located errors, reload diffs. */
 export { diffCameras, diffConfig, type CameraChanges, type ConfigChanges } from './diff.js';
-export {
-  ConfigError,
-  dottedPath,
-  loadConfig,
-  MAX_CONFIG_BYTES,
-  parseConfig,
-  type ConfigIssue,
-  type LoadedConfig,
-  type PathKey,
-} from './load.js';
+export { ConfigError, dottedPath, type ConfigIssue, type PathKey } from './issues.js';
+export { loadConfig, MAX_CONFIG_BYTES, parseConfig, type LoadedConfig } from './load.js';
 export { HWACCELS, type CameraConfig, type HwaccelName } from './camera.js';
 export { PROVIDERS, type ModelConfig, type ProviderName, type RemoteModelConfig } from './models.js';
 export { RESERVED_NAMES, topicWordProblem } from './names.js';

@@ -8,11 +8,11 @@ export {
   type ModelSet,
 } from './models.js';
 export {
-  Scheduler,
-  SUBMIT_QUEUE,
   UnknownModel,
   type CacheAnswer,
   type ResultCache,
   type SchedulerDeps,
   type SchedulerStats,
-} from './scheduler.js';
+} from './contract.js';
+export { SUBMIT_QUEUE } from './pictures.js';
+export { Scheduler } from './scheduler.js';

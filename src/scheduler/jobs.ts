@@ -208,6 +208,17 @@ export function totalStats(model: string, c: CameraTotals): CameraStats {
   };
 }
 
+/** The share of the cameras' answered frames that the cache answered (0 before any). */
+export function cacheHitRatio(cameras: Record<string, CameraStats>): number {
+  let analysed = 0;
+  let cached = 0;
+  for (const c of Object.values(cameras)) {
+    analysed += c.analysed;
+    cached += c.cached;
+  }
+  return analysed + cached ? cached / (analysed + cached) : 0;
+}
+
 /**
  * Hands on a camera frame's answer (or, without one, its end), in capture order: an answer
  * waits while an earlier frame of its camera is still queued or in a batch (two sessions can

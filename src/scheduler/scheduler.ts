@@ -1,12 +1,13 @@
-import type { Logger } from 'pino';
-import type { Clock, Timer } from '../core/clock.js';
-import { fitsModel, type Detection, type Frame, type Picture, type Result } from '../core/frame.js';
+import type { Timer } from '../core/clock.js';
+import type { Detection, Frame, Picture, Result } from '../core/frame.js';
 import { namedRecord } from '../core/names.js';
 import { Tallies } from '../core/tallies.js';
 import { errorMessage } from '../core/errors.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
-import { FrameQueue } from '../queue/index.js';
+import { camerasOf, reportedError, takeBatch } from './batch.js';
+import { UnknownModel, type SchedulerDeps, type SchedulerStats } from './contract.js';
 import {
+  cacheHitRatio,
   cameraLane,
   cameraStats,
   cameraTotals,
@@ -21,63 +22,9 @@ import {
   type Drop,
   type Job,
   type Lane,
-  type PictureJob,
-  type PictureLane,
 } from './jobs.js';
-import { ModelPool, poolStats, type BatchDetector, type ModelBatchStats, type ModelSet } from './models.js';
-
-/** A frame answered from the cache: the detections it reuses, and whether they are due for a fresh look. */
-export interface CacheAnswer {
-  detections: Detection[];
-  /** The result is older than `max_age_s`: the frame is also to be analysed, to refresh it. */
-  refresh: boolean;
-}
-
-/** What the scheduler needs of the frame cache. */
-export interface ResultCache {
-  readonly enabled: boolean;
-  /** What `frame` may reuse (it looks like its camera's last analysed frame), if anything. */
-  lookup(frame: Frame): CacheAnswer | undefined;
-  store(frame: Frame, detections: Detection[]): void;
-  forget(camera: string): void;
-}
-
-/** A picture submitted for a model that is not configured. */
-export class UnknownModel extends Error {
-  constructor(readonly model: string) {
-    super(`there is no model named '${model}'`);
-  }
-}
-
-/** Keyed by camera and model names in objects without a prototype (core/names.ts). */
-export interface SchedulerStats {
-  cameras: Record<string, CameraStats>;
-  /** Pictures submitted one by one (`submit`), and how many got no answer. */
-  submitted: { answered: number; dropped: number };
-  /** Each model's batches; the four below are their sums (the mean over all batches). */
-  models: Record<string, ModelBatchStats>;
-  batches: number;
-  /** How many batches had each size (index = size). */
-  batchSizes: number[];
-  inferenceMsMean: number;
-  inFlight: number;
-  cacheHitRatio: number;
-}
-
-export interface SchedulerDeps {
-  /** Each model's detector, by name: a camera's frames go to its model's. */
-  models: ModelSet;
-  cache: ResultCache;
-  clock: Clock;
-  log: Logger;
-  /** Every answered camera frame, analysed or from the cache. */
-  onResult: (r: Result) => void;
-  /** A batch holding this camera's frames failed (deadline, detector error). */
-  onDetectorError?: (camera: string, message: string) => void;
-}
-
-/** Pictures submitted at one priority wait here; beyond it the oldest is dropped. */
-export const SUBMIT_QUEUE = 16;
+import { ModelPool, poolStats, type BatchDetector } from './models.js';
+import { misfitOf, Submissions } from './pictures.js';
 
 /**
  * Merges the cameras' frames, and pictures submitted one by one, into batches, per model: the
@@ -91,15 +38,13 @@ export const SUBMIT_QUEUE = 16;
  */
 export class Scheduler {
   private cams = new Map<string, CameraLane>();
-  /** By model, then priority. */
-  private submitLanes = new Map<string, PictureLane>();
+  private readonly submitted = new Submissions();
   /** A pool goes only once none of its batches is in flight (modelsChanged). */
   private pools = new Map<string, ModelPool<Lane>>();
   private idle: (() => void)[] = [];
   private timer: Timer | null = null;
   private timerAt = 0;
   private running = false;
-  private submitted = { answered: 0, dropped: 0 };
   /** Each camera's counts, kept by name across its lanes. */
   private readonly totals = new Tallies<CameraTotals>(cameraTotals);
 
@@ -183,11 +128,8 @@ export class Scheduler {
    */
   modelsChanged(names: readonly string[]): void {
     for (const lane of this.cams.values()) if (names.includes(lane.model)) this.newEpoch(lane.camera);
-    for (const [key, lane] of this.submitLanes) {
-      if (this.deps.models.detector(lane.model)) continue;
-      this.submitLanes.delete(key);
+    for (const lane of this.submitted.removeGone((model) => !!this.deps.models.detector(model)))
       while (lane.queue.length) this.dropped(lane.queue.shift()!, 'stopped', 'its model was removed');
-    }
     for (const [name, pool] of this.pools)
       if (!this.deps.models.detector(name) && pool.inFlight === 0) this.pools.delete(name);
     this.dispatch();
@@ -247,21 +189,9 @@ export class Scheduler {
     const detector = this.deps.models.detector(model);
     if (!detector) return Promise.reject(new UnknownModel(model));
     // Checked here, so a wrong picture fails alone rather than the batch it would share.
-    const size = detector.inputSize;
-    const g = picture.geometry;
-    if (!fitsModel(picture, size))
-      return Promise.reject(
-        new RangeError(
-          `picture is ${g.dstW}x${g.dstH} (${picture.data.length} bytes); the model takes ${size}x${size} RGB`,
-        ),
-      );
-    const key = `${model}\n${priority}`;
-    let lane = this.submitLanes.get(key);
-    if (!lane) {
-      lane = { model, priority, queue: new FrameQueue<PictureJob>(SUBMIT_QUEUE) };
-      this.submitLanes.set(key, lane);
-    }
-    const queue = lane.queue;
+    const misfit = misfitOf(picture, detector.inputSize);
+    if (misfit) return Promise.reject(misfit);
+    const queue = this.submitted.lane(model, priority).queue;
     return new Promise((resolve, reject) => {
       const evicted = queue.push({ kind: 'picture', ts: this.deps.clock.now(), picture, resolve, reject });
       if (evicted) this.dropped(evicted, 'full');
@@ -280,14 +210,7 @@ export class Scheduler {
       else this.answer(job.lane.camera, job.frame.seq);
       return;
     }
-    this.submitted.dropped++;
-    const text: Record<Drop | 'stopped', string> = {
-      full: 'the detector is busy: the picture was dropped (too many pictures waiting)',
-      stale: 'the detector is busy: the picture was dropped (it waited too long)',
-      error: `the picture's batch failed${why ? `: ${why}` : ''}`,
-      stopped: why ?? 'Argus is stopping',
-    };
-    job.reject(new FrameDropped(reason, text[reason]));
+    this.submitted.dropped(job, reason, why);
   }
 
   /** Hands on a camera frame's answer (or, without one, its end), in capture order. */
@@ -332,7 +255,7 @@ export class Scheduler {
   }
 
   private lanes(): Lane[] {
-    return [...this.cams.values(), ...this.submitLanes.values()];
+    return [...this.cams.values(), ...this.submitted.lanes()];
   }
 
   /** Sends batches while a model has a slot free and a batch due. */
@@ -374,36 +297,14 @@ export class Scheduler {
   }
 
   private sendBatch(now: number, detector: BatchDetector, pool: ModelPool<Lane>, lanes: Lane[]): void {
-    const batch: { job: Job; epoch: number }[] = [];
-    const contenders = lanes.map((lane) => ({
-      key: lane,
-      priority: lane.priority,
-      waiting: lane.queue.length,
-    }));
-    const size = detector.inputSize;
-    while (batch.length < this.cfg.max_batch) {
-      // One frame at a time: a frame answered from the cache leaves its slot to the next pick.
-      const [lane] = pool.fair.pick(contenders, 1);
-      if (!lane) break;
-      contenders.find((c) => c.key === lane)!.waiting--;
-      const job = lane.queue.shift()!;
-      // A frame queued before its camera's previous analysis finished may now match it.
-      if (job.kind === 'frame' && !job.refresh && this.answerFromCache(job.lane, job.frame)) continue;
-      // Queued before a swap to a model of another input size: its camera is being restarted.
-      if (!fitsModel(pictureOf(job), size)) {
-        if (job.kind === 'frame') job.lane.camera.totals.errors++;
-        this.dropped(job, 'error', `the model now takes ${size}x${size} pictures`);
-        continue;
-      }
-      if (job.kind === 'picture') {
-        batch.push({ job, epoch: 0 });
-        continue;
-      }
-      const cam = job.lane.camera;
-      cam.totals.ageSum += now - job.ts;
-      cam.totals.queueWait.observe((now - job.ts) / 1000);
-      batch.push({ job, epoch: cam.epoch });
-    }
+    const batch = takeBatch(lanes, {
+      now,
+      size: detector.inputSize,
+      maxBatch: this.cfg.max_batch,
+      fair: pool.fair,
+      fromCache: (lane, frame) => this.answerFromCache(lane, frame),
+      dropped: (job, reason, why) => this.dropped(job, reason, why),
+    });
     if (batch.length === 0) return;
     pool.sent(batch.length);
     const pictures = batch.map(({ job }) => pictureOf(job));
@@ -412,10 +313,7 @@ export class Scheduler {
         pool.settled(result.inferMs);
         batch.forEach(({ job, epoch }, i) => {
           const detections = result.detections[i] ?? [];
-          if (job.kind === 'picture') {
-            this.submitted.answered++;
-            return job.resolve(detections);
-          }
+          if (job.kind === 'picture') return this.submitted.answered(job, detections);
           const { frame: f, lane } = job;
           // A camera removed (or restarted) while its frame was in the batch: nothing to report,
           // and nothing to remember (a restarted camera may show another scene).
@@ -434,11 +332,8 @@ export class Scheduler {
       (err: unknown) => {
         pool.settled(undefined);
         const message = errorMessage(err);
-        const cameras = new Set(batch.flatMap(({ job }) => (job.kind === 'frame' ? [job.lane.camera] : [])));
-        // A failure its detector reports itself (a remote model: one line when its server goes,
-        // one when it is back) marks its error `reported`: each batch of it only at debug.
-        const reported = err instanceof Error && (err as { reported?: unknown }).reported === true;
-        this.deps.log[reported ? 'debug' : 'warn'](
+        const cameras = camerasOf(batch);
+        this.deps.log[reportedError(err) ? 'debug' : 'warn'](
           { cameras: [...cameras].map((c) => c.name), frames: batch.length, err: message },
           'batch failed; its frames are dropped',
         );
@@ -489,23 +384,17 @@ export class Scheduler {
    */
   stats(): SchedulerStats {
     const cameras = namedRecord<CameraStats>();
-    let analysed = 0;
-    let cached = 0;
     const now = this.deps.clock.now();
     for (const [name, lane] of this.cams)
       cameras[name] = cameraStats(lane, now, this.cfg.lagging_after_s * 1000);
     for (const [name, c] of Object.entries(this.cameras))
       if (c.enabled && !this.cams.has(name)) cameras[name] = totalStats(c.model, this.totals.of(name));
-    for (const c of Object.values(cameras)) {
-      analysed += c.analysed;
-      cached += c.cached;
-    }
     return {
       cameras,
-      submitted: { ...this.submitted },
+      submitted: this.submitted.stats(),
       ...poolStats(this.pools, this.cfg.max_batch),
       inFlight: this.inFlight,
-      cacheHitRatio: analysed + cached ? cached / (analysed + cached) : 0,
+      cacheHitRatio: cacheHitRatio(cameras),
     };
   }
 }

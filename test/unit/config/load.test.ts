@@ -3,13 +3,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
-import {
-  ConfigError,
-  loadConfig,
-  MAX_CONFIG_BYTES,
-  MAX_NODES,
-  parseConfig,
-} from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/config/issues.js';
+import { loadConfig, MAX_CONFIG_BYTES, parseConfig } from '../../../src/config/load.js';
+import { MAX_NODES } from '../../../src/config/yaml.js';
 import { LIMITS, topicLevelProblem } from '../../../src/config/primitives.js';
 import { repoRoot } from '../../helpers/env.js';
 
