@@ -1,26 +1,20 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
-import { errorMessage } from '../core/errors.js';
 import { namedRecord, own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, Config } from '../config/index.js';
 import { Publisher, type EventPayload, type Output, type Topics } from '../publish/index.js';
 import {
   applyCameraFilters,
-  groundPlane,
-  project,
-  SPEED_UNITS,
   Tracker,
   type TrackedResult,
   type ObjectEvent,
-  type Homography,
-  type SpeedUnit,
   type ZonedDetection,
   type TrackerAreas,
   type TrackerEvent,
-  type ZoneArea,
 } from '../track/index.js';
+import { areasOf, checkedGroundPlane, detecting } from './areas.js';
 import { Clips, type ClipSource } from './clips.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
@@ -51,56 +45,6 @@ export interface ObjectEventsDeps {
   /** Each answered frame as tracking saw it, once its events are out (the detections topic, the live view). */
   onTracked?: (t: TrackedResult) => void;
 }
-
-/**
- * A calibrated zone's ground plane, checked: its own corners must land on finite metres (the
- * config refuses degenerate corners and distances; this stands guard should one slip through).
- */
-export function checkedGroundPlane(zone: string, z: CameraConfig['zones'][string]): Homography | undefined {
-  if (!z.distances) return undefined;
-  try {
-    const plane = groundPlane(z.points, z.distances);
-    if (!z.points.every((p) => project(plane, p).every(Number.isFinite)))
-      throw new RangeError('its corners do not map to finite metres');
-    return plane;
-  } catch (err) {
-    throw new RangeError(
-      `zone ${zone}'s calibration cannot be used (${errorMessage(err)}): it runs without speed`,
-      { cause: err },
-    );
-  }
-}
-
-/**
- * A camera's enabled zones with `loiter_s`, and its enabled lines, for its tracker; `plane`
- * gives each calibrated zone's ground plane (undefined: the zone runs without speed).
- */
-function areasOf(
-  cam: CameraConfig | undefined,
-  speedUnit: SpeedUnit,
-  plane: (zone: string, z: CameraConfig['zones'][string]) => Homography | undefined,
-): TrackerAreas {
-  const zones = namedRecord<ZoneArea>();
-  for (const [name, z] of Object.entries(cam?.zones ?? {})) {
-    if (!z.enabled) continue;
-    const ground = plane(name, z);
-    zones[name] = {
-      inertia: z.inertia,
-      ...(z.loiter_s === undefined ? {} : { loiterS: z.loiter_s }),
-      ...(ground ? { ground } : {}),
-      // Without its ground plane a zone with a threshold admits nothing: no speed is over it.
-      ...(z.speed_threshold === undefined
-        ? {}
-        : { speedThreshold: z.speed_threshold / SPEED_UNITS[speedUnit] }),
-    };
-  }
-  const lines = namedRecord<CameraConfig['lines'][string]>();
-  for (const [name, l] of Object.entries(cam?.lines ?? {})) if (l.enabled) lines[name] = l;
-  return { zones, lines };
-}
-
-/** Whether a camera's frames are analysed: it runs and its detection is on. */
-const detecting = (cam: CameraConfig | undefined): boolean => !!cam && cam.enabled && cam.detect;
 
 /**
  * Object events and what they leave, per camera: a tracker follows the objects of each answered

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry, type Metric } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { HistogramSnapshot } from '../core/histogram.js';
 import { own } from '../core/names.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
@@ -8,6 +8,7 @@ import { readySessions, type NamedModelStats } from '../models/index.js';
 import type { BrokerStats } from '../broker/index.js';
 import type { OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
+import { readRegistry, type SetSeries } from './metrics-registry.js';
 
 interface Snapshot {
   sched: SchedulerStats;
@@ -22,8 +23,6 @@ interface Snapshot {
   /** Faults of the events path since start, per camera and part. */
   faults: { camera: string; part: string; count: number }[];
 }
-
-type Set = (labels: Record<string, string>, v: number) => void;
 
 const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 'disabled', 'stopped'];
 
@@ -40,61 +39,23 @@ export function createMetrics(
     eventFaults?: { total(): { camera: string; part: string; count: number }[] };
   },
 ): Registry {
-  const registry = new Registry();
-  let snap: Snapshot | undefined;
-  const snapshot = (): Snapshot => {
-    if (!snap) {
-      snap = {
-        sched: src.scheduler.stats(),
-        cams: src.ingest.statuses(),
-        models: src.models.stats(),
-        mqtt: src.output.stats(),
-        broker: src.broker?.stats(),
-        latency: src.latency?.latency() ?? new Map<string, HistogramSnapshot>(),
-        rings: src.ingest.ringStats?.() ?? {},
-        faults: src.eventFaults?.total() ?? [],
-      };
-      setImmediate(() => (snap = undefined));
-    }
-    return snap;
-  };
-  const metric = (
-    kind: 'counter' | 'gauge',
-    name: string,
-    help: string,
-    labelNames: string[],
-    read: (s: Snapshot, set: Set) => void,
-  ): void => {
-    if (kind === 'counter') {
-      new Counter({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
-        collect() {
-          this.reset();
-          read(snapshot(), (labels, v) => this.inc(labels, Math.max(0, v)));
-        },
-      });
-    } else {
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
-        collect() {
-          this.reset();
-          read(snapshot(), (labels, v) => this.set(labels, v));
-        },
-      });
-    }
-  };
-  const perCamera = (pick: (c: Snapshot['cams'][number]) => number) => (s: Snapshot, set: Set) => {
+  const { registry, metric, histogram } = readRegistry<Snapshot>(() => ({
+    sched: src.scheduler.stats(),
+    cams: src.ingest.statuses(),
+    models: src.models.stats(),
+    mqtt: src.output.stats(),
+    broker: src.broker?.stats(),
+    latency: src.latency?.latency() ?? new Map<string, HistogramSnapshot>(),
+    rings: src.ingest.ringStats?.() ?? {},
+    faults: src.eventFaults?.total() ?? [],
+  }));
+  const perCamera = (pick: (c: Snapshot['cams'][number]) => number) => (s: Snapshot, set: SetSeries) => {
     for (const c of s.cams) set({ camera: c.camera }, pick(c));
   };
-  const perQueue = (pick: (c: SchedulerStats['cameras'][string]) => number) => (s: Snapshot, set: Set) => {
-    for (const [camera, c] of Object.entries(s.sched.cameras)) set({ camera }, pick(c));
-  };
+  const perQueue =
+    (pick: (c: SchedulerStats['cameras'][string]) => number) => (s: Snapshot, set: SetSeries) => {
+      for (const [camera, c] of Object.entries(s.sched.cameras)) set({ camera }, pick(c));
+    };
 
   metric(
     'counter',
@@ -126,7 +87,7 @@ export function createMetrics(
       for (const f of s.faults) set({ camera: f.camera, part: f.part }, f.count);
     },
   );
-  const perRing = (pick: (r: RingStats) => number) => (s: Snapshot, set: Set) => {
+  const perRing = (pick: (r: RingStats) => number) => (s: Snapshot, set: SetSeries) => {
     for (const [camera, r] of Object.entries(s.rings)) set({ camera }, pick(r));
   };
   metric(
@@ -408,22 +369,6 @@ export function createMetrics(
     metric(kind, name, help, [], (s, set) => set({}, value(s)));
 
   // Latency histograms (buckets: LATENCY_BUCKETS, docs/http.md), kept by the stages that time them.
-  const histogram = (
-    name: string,
-    help: string,
-    label: 'camera' | 'model',
-    read: (s: Snapshot) => Iterable<readonly [string, HistogramSnapshot]>,
-  ): void => {
-    const get = () => ({
-      name,
-      help,
-      type: 'histogram',
-      aggregator: 'sum',
-      values: [...read(snapshot())].flatMap(([value, h]) => histogramValues(name, { [label]: value }, h)),
-    });
-    // prom-client's Histogram takes observations only; this one is read, like every metric here.
-    registry.registerMetric({ name, help, get } as unknown as Metric);
-  };
   histogram(
     'argus_detector_inference_duration_seconds',
     'Inference time of each batch that succeeded',
@@ -443,19 +388,4 @@ export function createMetrics(
     (s) => s.latency,
   );
   return registry;
-}
-
-/** A histogram's Prometheus series: cumulative `_bucket`s up to `le="+Inf"`, `_sum`, `_count`. */
-function histogramValues(name: string, labels: Record<string, string>, h: HistogramSnapshot) {
-  let cumulative = 0;
-  const buckets = h.counts.map((n, i) => {
-    cumulative += n;
-    const le = i < h.bounds.length ? String(h.bounds[i]) : '+Inf';
-    return { metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative };
-  });
-  return [
-    ...buckets,
-    { metricName: `${name}_sum`, labels, value: h.sum },
-    { metricName: `${name}_count`, labels, value: h.count },
-  ];
 }

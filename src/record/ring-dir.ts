@@ -1,11 +1,16 @@
 /**
  * A camera's ring directory, checked under a running daemon: what stands at its path (never
  * following a symbolic link), and making it usable again where Argus can (a directory deleted, a
- * file in its place, its mode changed).
+ * file in its place, its mode changed); `RingDir` checks it every `RING_CHECK_MS` for its ring.
  */
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 import { chmod, lstat, mkdir, open, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock, Timer } from '../core/clock.js';
+
+/** How often (ms) the ring's directory is checked, besides at once when a file in it fails. */
+export const RING_CHECK_MS = 2000;
 
 /** Which directory: a deleted one made again, or one put in its place, is another. */
 export interface DirId {
@@ -99,3 +104,137 @@ export async function checkDir(dir: string, probe: boolean): Promise<DirCheck> {
 
 /** Whether two checks found the same directory. */
 export const sameDir = (a: DirId | undefined, b: DirId): boolean => a?.dev === b.dev && a.ino === b.ino;
+
+export interface RingDirDeps {
+  clock: Clock;
+  /** The ring's logger. */
+  log: Logger;
+  /** The directory was removed or replaced under Argus: the video listed in it is lost. */
+  replaced: (message: string) => void;
+  /** The directory cannot be used (`error` names it): the ring writes nothing until it can. */
+  refused: (error: string) => void;
+}
+
+/**
+ * A ring's directory, watched: checked at start, every `RING_CHECK_MS` once watched, and at once
+ * when a file in it fails; mended where Argus can, else `unusable`. Held open while usable.
+ */
+export class RingDir {
+  /** Why the directory cannot be used now (it names the path); undefined while it can. */
+  unusable: string | undefined;
+  /** The directory as last checked (a deleted or replaced one is another). */
+  private dirId: DirId | undefined;
+  /** The directory held open: a deleted one's number is not given to the next made (ext4 reuses them). */
+  private dirFd: number | undefined;
+  /** A file in the directory failed as if the directory had: the next check tries a write. */
+  private suspect = false;
+  private checking: Promise<void> | undefined;
+  private timer: Timer | undefined;
+  private stopped = true;
+
+  constructor(
+    readonly dir: string,
+    private readonly deps: RingDirDeps,
+  ) {}
+
+  /** Checks the directory for the first time (mending it where it can). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.check();
+  }
+
+  /** Checks the directory again after `RING_CHECK_MS`, until stopped. */
+  watch(): void {
+    if (this.stopped) return;
+    this.timer = this.deps.clock.setTimeout(() => {
+      void this.check().finally(() => this.watch());
+    }, RING_CHECK_MS);
+  }
+
+  /**
+   * Checks the ring's directory (one check at a time): missing, a file in its place or its mode
+   * changed, it is mended; another directory in its place is taken, and the video the ring
+   * listed is dropped (its files went with the old one); one that cannot be used (a symbolic
+   * link, another user's, one that takes no file) is `unusable`, and nothing is written until a
+   * later check finds it usable.
+   */
+  check(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.checking ??= this.inspect().finally(() => {
+      this.checking = undefined;
+    });
+    return this.checking;
+  }
+
+  /** A file in the directory failed as if the directory had: checks now, with a write. */
+  distrust(): void {
+    this.suspect = true;
+    void this.check();
+  }
+
+  private async inspect(): Promise<void> {
+    const dir = this.dir;
+    const probe = this.suspect || this.unusable !== undefined || this.dirId === undefined;
+    this.suspect = false;
+    const r = await checkDir(dir, probe);
+    if (this.stopped) return;
+    const id = r.id;
+    if (this.dirId !== undefined && (id === undefined || !sameDir(this.dirId, id)))
+      this.deps.replaced(
+        `the ring directory ${dir} was removed or replaced under Argus: the video in it is lost`,
+      );
+    if (!r.ok) {
+      if (this.unusable !== r.error)
+        this.deps.log.error(
+          { dir, err: r.error },
+          "the ring directory cannot be used: this camera's clips are refused",
+        );
+      this.unusable = r.error;
+      this.dirId = undefined;
+      this.holdDir(undefined);
+      this.deps.refused(r.error);
+      return;
+    }
+    if (!sameDir(this.dirId, r.id)) this.holdDir(r.id);
+    this.dirId = r.id;
+    if (r.mended)
+      this.deps.log.warn({ dir, mended: r.mended }, 'the ring directory was changed under Argus: mended');
+    if (this.unusable !== undefined) {
+      this.deps.log.info({ dir }, 'the ring directory can be used again: clips resume');
+      this.unusable = undefined;
+    }
+  }
+
+  /** Holds the directory `id` open (the one checked: never through a link), and lets the last go. */
+  private holdDir(id: DirId | undefined): void {
+    if (this.dirFd !== undefined) closeSync(this.dirFd);
+    this.dirFd = undefined;
+    if (!id) return;
+    try {
+      const fd = openSync(this.dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      if (sameDir(id, fstatSync(fd))) this.dirFd = fd;
+      else closeSync(fd); // replaced since: the next check sees it
+    } catch {
+      // Gone since: the next check sees it.
+    }
+  }
+
+  /** Whether the directory is not (or no longer) the one last checked: read at once, without waiting. */
+  moved(): boolean {
+    try {
+      const st = lstatSync(this.dir);
+      return !st.isDirectory() || !sameDir(this.dirId, st);
+    } catch {
+      return true;
+    }
+  }
+
+  /** Stops the checks (waiting for one under way) and lets the directory go. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.checking;
+    this.holdDir(undefined);
+  }
+}

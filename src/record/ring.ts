@@ -1,14 +1,14 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, rmSync } from 'node:fs';
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { readdir, rm, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Clock, Timer } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import { TsSplitter, type TsPiece } from './mpegts.js';
-import { checkDir, DIR_ERRORS, sameDir, type DirId } from './ring-dir.js';
+import { DIR_ERRORS, RingDir } from './ring-dir.js';
 import { RingIndex, type RingFault, type RingHold, type RingSettings, type Segment } from './ring-index.js';
 import { SegmentWriter, type SegmentFile } from './segment-writer.js';
 import { StreamClock } from './stream-clock.js';
@@ -29,9 +29,6 @@ export interface RingStats {
   /** Why the ring's directory cannot be used now (naming it); absent while it can. */
   problem?: string;
 }
-
-/** How often (ms) the ring's directory is checked, besides at once when a file in it fails. */
-export const RING_CHECK_MS = 2000;
 
 /** The most a read of the pipe takes, into the run's one buffer. */
 const READ_BYTES = 64 * 1024;
@@ -88,17 +85,8 @@ export class Ring {
   /** The last time a segment was lost, and why. */
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
   codec: string | undefined;
-  /** The directory the ring writes in, as last checked (a deleted or replaced one is another). */
-  private dirId: DirId | undefined;
-  /** The directory held open: a deleted one's number is not given to the next made (ext4 reuses them). */
-  private dirFd: number | undefined;
-  /** Why the ring's directory cannot be used now (it names the path); undefined while it can. */
-  unusable: string | undefined;
-  /** A file in the directory failed as if the directory had: the next check tries a write. */
-  private suspect = false;
-  private checking: Promise<void> | undefined;
-  private timer: Timer | undefined;
-  private stopped = true;
+  /** The directory the ring writes in, checked and mended. */
+  private readonly dir: RingDir;
 
   constructor(
     readonly camera: string,
@@ -108,6 +96,19 @@ export class Ring {
     this.clock = deps.clock;
     this.log = deps.log.child({ camera, part: 'ring' });
     this.index = new RingIndex(settings);
+    this.dir = new RingDir(settings.dir, {
+      clock: this.clock,
+      log: this.log,
+      replaced: (message) => this.dropAll(message),
+      refused: (error) => {
+        this.lastFault = { fault: 'ring_unusable', at: this.clock.now(), message: error };
+      },
+    });
+  }
+
+  /** Why the ring's directory cannot be used now (it names the path); undefined while it can. */
+  get unusable(): string | undefined {
+    return this.dir.unusable;
   }
 
   /**
@@ -118,9 +119,8 @@ export class Ring {
    */
   async start(): Promise<void> {
     const dir = this.settings.dir;
-    this.stopped = false;
-    await this.check();
-    if (this.unusable === undefined)
+    await this.dir.start();
+    if (this.dir.unusable === undefined)
       try {
         for (const name of await readdir(dir))
           if (/^\d+-\d+\.ts$|^ring\.sock$|^in-[ab]\.fifo$/.test(name))
@@ -134,78 +134,12 @@ export class Ring {
         );
       }
     this.pipes = PIPES.map((name) => join(dir, name));
-    this.schedule();
+    this.dir.watch();
   }
 
-  /** Checks the directory again after `RING_CHECK_MS`, until stopped. */
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = this.clock.setTimeout(() => {
-      void this.check().finally(() => this.schedule());
-    }, RING_CHECK_MS);
-  }
-
-  /**
-   * Checks the ring's directory (one check at a time): missing, a file in its place or its mode
-   * changed, it is mended; another directory in its place is taken, and the video the ring
-   * listed is dropped (its files went with the old one); one that cannot be used (a symbolic
-   * link, another user's, one that takes no file) is `unusable`, and nothing is written until a
-   * later check finds it usable.
-   */
+  /** Checks the ring's directory now (see `RingDir.check`). */
   check(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    this.checking ??= this.inspect().finally(() => {
-      this.checking = undefined;
-    });
-    return this.checking;
-  }
-
-  private async inspect(): Promise<void> {
-    const dir = this.settings.dir;
-    const probe = this.suspect || this.unusable !== undefined || this.dirId === undefined;
-    this.suspect = false;
-    const r = await checkDir(dir, probe);
-    if (this.stopped) return;
-    const id = r.id;
-    if (this.dirId !== undefined && (id === undefined || !sameDir(this.dirId, id)))
-      this.dropAll(`the ring directory ${dir} was removed or replaced under Argus: the video in it is lost`);
-    if (!r.ok) {
-      if (this.unusable !== r.error)
-        this.log.error(
-          { dir, err: r.error },
-          "the ring directory cannot be used: this camera's clips are refused",
-        );
-      this.unusable = r.error;
-      this.dirId = undefined;
-      this.holdDir(undefined);
-      this.lastFault = { fault: 'ring_unusable', at: this.clock.now(), message: r.error };
-      return;
-    }
-    if (!sameDir(this.dirId, r.id)) this.holdDir(r.id);
-    this.dirId = r.id;
-    if (r.mended)
-      this.log.warn({ dir, mended: r.mended }, 'the ring directory was changed under Argus: mended');
-    if (this.unusable !== undefined) {
-      this.log.info({ dir }, 'the ring directory can be used again: clips resume');
-      this.unusable = undefined;
-    }
-  }
-
-  /** Holds the directory `id` open (the one checked: never through a link), and lets the last go. */
-  private holdDir(id: DirId | undefined): void {
-    if (this.dirFd !== undefined) closeSync(this.dirFd);
-    this.dirFd = undefined;
-    if (!id) return;
-    try {
-      const fd = openSync(
-        this.settings.dir,
-        constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
-      );
-      if (sameDir(id, fstatSync(fd))) this.dirFd = fd;
-      else closeSync(fd); // replaced since: the next check sees it
-    } catch {
-      // Gone since: the next check sees it.
-    }
+    return this.dir.check();
   }
 
   /** The directory's video is gone with it: every segment is dropped, the current one too. */
@@ -213,16 +147,6 @@ export class Ring {
     this.index.dropAll();
     this.finish();
     this.fault('ring_removed', message, { dir: this.settings.dir });
-  }
-
-  /** Whether the directory is not (or no longer) the one last checked: read at once, without waiting. */
-  private dirMoved(): boolean {
-    try {
-      const st = lstatSync(this.settings.dir);
-      return !st.isDirectory() || !sameDir(this.dirId, st);
-    } catch {
-      return true;
-    }
   }
 
   /**
@@ -234,9 +158,9 @@ export class Ring {
   input(): string | undefined {
     const path = this.pipes[this.run % PIPES.length];
     if (!path) return undefined;
-    if (this.unusable !== undefined || this.dirMoved()) {
+    if (this.dir.unusable !== undefined || this.dir.moved()) {
       // Never through a symbolic link: this run has no ring; a check mends the directory for the next.
-      void this.check();
+      void this.dir.check();
       return undefined;
     }
     let fd: number | undefined;
@@ -317,10 +241,10 @@ export class Ring {
   }
 
   private begin(run: number, now: number, header: Buffer, codec: string): void {
-    if (this.unusable !== undefined) return;
-    if (this.dirMoved()) {
+    if (this.dir.unusable !== undefined) return;
+    if (this.dir.moved()) {
       // Deleted or replaced since the last check: no file is opened in it until the check has run.
-      void this.check();
+      void this.dir.check();
       return;
     }
     this.current = this.writer.open(this.index.begin(run, now, header.length, codec));
@@ -348,10 +272,7 @@ export class Ring {
   private lose(seg: Segment, err: unknown): void {
     if (!this.index.lose(seg)) return;
     const code = (err as NodeJS.ErrnoException).code;
-    if (DIR_ERRORS.includes(code ?? '')) {
-      this.suspect = true;
-      void this.check();
-    }
+    if (DIR_ERRORS.includes(code ?? '')) this.dir.distrust();
     const fault: RingFault =
       code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : code === 'SLOW' ? 'disk_slow' : 'write_failed';
     this.fault(fault, (err as Error).message, { file: seg.file });
@@ -387,17 +308,13 @@ export class Ring {
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.index.counters,
-      ...(this.unusable !== undefined ? { problem: this.unusable } : {}),
+      ...(this.dir.unusable !== undefined ? { problem: this.dir.unusable } : {}),
     };
   }
 
   /** Stops reading the pipe and closes the current segment; the files stay for clips still being made. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.checking;
-    this.holdDir(undefined);
+    await this.dir.stop();
     // The pipes go first: an ffmpeg that opens one after its reader is gone would wait forever.
     for (const path of this.pipes) rmSync(path, { force: true });
     this.pipes = [];

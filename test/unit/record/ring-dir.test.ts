@@ -4,8 +4,8 @@ import { chmod, chown, lstat, mkdir, mkdtemp, readdir, rm, stat, symlink, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { checkDir } from '../../../src/record/ring-dir.js';
-import { Ring, RING_CHECK_MS } from '../../../src/record/ring.js';
+import { checkDir, RING_CHECK_MS } from '../../../src/record/ring-dir.js';
+import { Ring } from '../../../src/record/ring.js';
 import { FakeClock, recordingLog } from '../../helpers/fakes.js';
 
 async function home(t: TestContext): Promise<string> {
