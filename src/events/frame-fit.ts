@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Point } from '../core/geometry.js';
 import { own } from '../core/names.js';
-import { boxMeetsPolygon, segmentsMeet } from '../core/polygon.js';
+import { boxMeetsPolygon } from '../core/polygon.js';
 import type { CameraConfig } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 
@@ -10,19 +10,6 @@ import type { CameraStatus } from '../ingest/index.js';
  * never hold, cross or hide anything. The config does not know a stream's size, so this is said
  * once the camera streams (and again when its size changes), as a warning naming each shape.
  */
-
-/** Whether a line's segment meets the picture `[0, 0, w, h]`. */
-function lineMeets([a, b]: readonly Point[], w: number, h: number): boolean {
-  const inside = ([x, y]: Point): boolean => x >= 0 && x <= w && y >= 0 && y <= h;
-  if (inside(a!) || inside(b!)) return true;
-  const c: Point[] = [
-    [0, 0],
-    [w, 0],
-    [w, h],
-    [0, h],
-  ];
-  return c.some((p, i) => segmentsMeet(a!, b!, p, c[(i + 1) % 4]!));
-}
 
 /** The config paths of a camera's shapes that lie wholly outside a `w` × `h` picture. */
 export function shapesOutside(cam: CameraConfig, w: number, h: number): string[] {
@@ -35,7 +22,8 @@ export function shapesOutside(cam: CameraConfig, w: number, h: number): string[]
   for (const [name, zone] of Object.entries(cam.zones))
     if (!boxMeetsPolygon(frame, zone.points)) out.push(`zones.${name}`);
   for (const [name, line] of Object.entries(cam.lines))
-    if (!lineMeets(line.points, w, h)) out.push(`lines.${name}`);
+    // A segment is a polygon of two points: it meets the picture where it crosses or enters it.
+    if (!boxMeetsPolygon(frame, line.points)) out.push(`lines.${name}`);
   polygons('objects.mask', cam.objects.mask);
   for (const [label, f] of Object.entries(cam.objects.filters))
     polygons(`objects.filters.${label}.mask`, f.mask);
