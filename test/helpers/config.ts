@@ -16,3 +16,16 @@ export function cameraConfig(over: Record<string, unknown> = {}): CameraConfig {
     cameras: { cam: { url: 'lavfi:testsrc', ...over } },
   }).cameras.cam!;
 }
+
+/** A zone's points for tests that need one anywhere (a triangle in the top-left corner). */
+export const ZONE_POINTS = [
+  [0, 0],
+  [10, 0],
+  [10, 10],
+];
+
+/** A line's points for tests that need one anywhere. */
+export const LINE_POINTS = [
+  [0, 0],
+  [9, 9],
+];

@@ -5,28 +5,18 @@ import { describe, it } from 'node:test';
 import { Control, CONTROL_FILE, type ApplyOutcome } from '../../../src/control/index.js';
 import type { Config } from '../../../src/config/index.js';
 import { topics } from '../../../src/publish/topics.js';
-import { config } from '../../helpers/config.js';
+import { config, LINE_POINTS, ZONE_POINTS } from '../../helpers/config.js';
 import { tempDir } from '../../helpers/env.js';
 import { FakeClock, recordingLog } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
-
-const SQUARE = [
-  [0, 0],
-  [10, 0],
-  [10, 10],
-];
-const LINE = [
-  [0, 0],
-  [9, 9],
-];
 
 function file(over: { porch?: Record<string, unknown>; control?: unknown } = {}): Config {
   return config({
     cameras: {
       porch: {
         url: 'lavfi:a',
-        zones: { door: { points: SQUARE } },
-        lines: { gate: { points: LINE } },
+        zones: { door: { points: ZONE_POINTS } },
+        lines: { gate: { points: LINE_POINTS } },
         ...over.porch,
       },
       yard: { url: 'lavfi:b' },

@@ -13,21 +13,12 @@ import { controlPath, parseSettingKey, settingKey } from '../../../src/core/sett
 import { controlRoute } from '../../../src/http/control.js';
 import { discoveryConfigs } from '../../../src/publish/ha-configs.js';
 import { commandTopic, topics } from '../../../src/publish/topics.js';
-import { config } from '../../helpers/config.js';
+import { config, LINE_POINTS, ZONE_POINTS } from '../../helpers/config.js';
 import { FakeClock, recordingLog } from '../../helpers/fakes.js';
 import { FakeMqtt } from '../../helpers/fake-output.js';
 import { SPECIAL_NAMES } from '../../helpers/names.js';
 
 const BASE = 'argus';
-const SQUARE = [
-  [0, 0],
-  [10, 0],
-  [10, 10],
-];
-const LINE = [
-  [0, 0],
-  [9, 9],
-];
 
 /**
  * What names are made of: the grammar's separators and words, what a path or a URL treats
@@ -104,10 +95,10 @@ function file(seed: number): Config {
     {
       url: `lavfi:testsrc${i}`,
       zones: Object.fromEntries(
-        names(LIMITS.zones, seed + 100 + i, isWord).map((z) => [z, { points: SQUARE }]),
+        names(LIMITS.zones, seed + 100 + i, isWord).map((z) => [z, { points: ZONE_POINTS }]),
       ),
       lines: Object.fromEntries(
-        names(LIMITS.lines, seed + 200 + i, isWord).map((l) => [l, { points: LINE }]),
+        names(LIMITS.lines, seed + 200 + i, isWord).map((l) => [l, { points: LINE_POINTS }]),
       ),
     },
   ]);
@@ -223,8 +214,8 @@ describe("a zone and a line named with dots, through Home Assistant's switches a
     cameras: {
       porch: {
         url: 'lavfi:a',
-        zones: { 'front.door': { points: SQUARE }, front: { points: SQUARE } },
-        lines: { 'gate.in': { points: LINE } },
+        zones: { 'front.door': { points: ZONE_POINTS }, front: { points: ZONE_POINTS } },
+        lines: { 'gate.in': { points: LINE_POINTS } },
       },
     },
   });

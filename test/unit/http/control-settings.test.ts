@@ -5,12 +5,12 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { Control, type ControlView } from '../../../src/control/index.js';
 import { HttpServer } from '../../../src/http/server.js';
-import type { HttpSource } from '../../../src/http/source.js';
 import { topics } from '../../../src/publish/topics.js';
 import { config } from '../../helpers/config.js';
 import { tempDir } from '../../helpers/env.js';
 import { FakeClock } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
+import { controlSource } from '../../helpers/control-source.js';
 
 /** The HTTP server in front of a real Control, whose control.json is in `stateDir`. */
 async function serve(t: { after: (fn: () => Promise<void>) => void }, stateDir: string) {
@@ -28,28 +28,9 @@ async function serve(t: { after: (fn: () => Promise<void>) => void }, stateDir: 
   );
   await control.load();
   control.effective(cfg);
-  const none = (): never => {
-    throw new Error('not in this test');
-  };
-  const source: HttpSource = {
-    health: none,
-    cameras: none,
-    cameraNames: none,
-    modelNames: none,
-    latestJpeg: none,
-    metrics: none,
-    detect: none,
-    events: none,
-    hasEvent: none,
-    eventSnapshot: none,
-    eventClip: none,
-    deleteEvent: none,
-    servedModels: () => [],
-    control: () => control,
-  };
   const server = new HttpServer(
     { host: '127.0.0.1', port: 0, max_body_mb: 1, inference: false, token: undefined },
-    source,
+    controlSource(control),
     pino({ level: 'silent' }),
   );
   await server.start();

@@ -9,7 +9,7 @@ import { changeRequest, controlRoute, MAX_CONTROL_BODY, type ControlApi } from '
 import { HttpError } from '../../../src/http/errors.js';
 import { http } from '../../../src/config/http.js';
 import { HttpServer } from '../../../src/http/server.js';
-import type { HttpSource } from '../../../src/http/source.js';
+import { controlSource } from '../../helpers/control-source.js';
 
 const TOKEN = 'a-token-of-sixteen-or-more';
 
@@ -34,28 +34,6 @@ class FakeControl implements ControlApi {
   }
 }
 
-function source(control: ControlApi | undefined): HttpSource {
-  const none = (): never => {
-    throw new Error('not in this test');
-  };
-  return {
-    health: none,
-    cameras: none,
-    cameraNames: none,
-    modelNames: none,
-    latestJpeg: none,
-    metrics: none,
-    detect: none,
-    events: none,
-    hasEvent: none,
-    eventSnapshot: none,
-    eventClip: none,
-    deleteEvent: none,
-    servedModels: () => [],
-    control: () => control,
-  };
-}
-
 async function serve(
   t: { after: (fn: () => Promise<void>) => void },
   control: ControlApi | undefined,
@@ -63,7 +41,7 @@ async function serve(
 ): Promise<HttpServer> {
   const server = new HttpServer(
     { host: opts.host ?? '127.0.0.1', port: 0, max_body_mb: 1, inference: false, token: opts.token },
-    source(control),
+    controlSource(control),
     pino({ level: 'silent' }),
   );
   await server.start();

@@ -18,7 +18,7 @@ import {
 import { checkLabels } from '../../../src/detector/index.js';
 import { topicMatches } from '../../../src/publish/mqtt-output.js';
 import { topics, type TopicKey } from '../../../src/publish/topics.js';
-import { config } from '../../helpers/config.js';
+import { config, LINE_POINTS, ZONE_POINTS } from '../../helpers/config.js';
 
 /**
  * Every topic Argus publishes and every filter it subscribes to, for a config, built with the
@@ -136,16 +136,6 @@ const ADJACENT = [
   ),
 ].filter((n) => !RESERVED_NAMES.includes(n));
 
-const SQUARE = [
-  [0, 0],
-  [10, 0],
-  [10, 10],
-];
-const LINE = [
-  [0, 0],
-  [9, 9],
-];
-
 /** One camera whose labels, zones, lines and directions are all the names given. */
 function named(
   names: string[],
@@ -160,15 +150,18 @@ function named(
       gate: {
         url: 'lavfi:a',
         objects: { track: over.track ?? names },
-        zones: Object.fromEntries(names.slice(0, 100).map((z) => [z, { points: SQUARE }])),
+        zones: Object.fromEntries(names.slice(0, 100).map((z) => [z, { points: ZONE_POINTS }])),
         lines: Object.fromEntries(
           names
             .slice(0, 100)
-            .map((l, i) => [l, { points: LINE, directions: over.directions?.(i) ?? [at(i), at(i + 1)] }]),
+            .map((l, i) => [
+              l,
+              { points: LINE_POINTS, directions: over.directions?.(i) ?? [at(i), at(i + 1)] },
+            ]),
         ),
       },
       // A camera tracking every label: Home Assistant's labels stand for the model's.
-      yard: { url: 'lavfi:b', zones: { [at(3)]: { points: SQUARE } } },
+      yard: { url: 'lavfi:b', zones: { [at(3)]: { points: ZONE_POINTS } } },
     },
   };
 }
