@@ -65,7 +65,7 @@ export class Daemon {
       begin: (name, stage, slow) => this.begin(name, stage, slow),
       hurried: () => this.shutdown.hurried,
       apply: () => this.applyControl(),
-      started: () => this.starting?.catch(() => undefined) ?? Promise.resolve(),
+      started: () => this.afterStart(),
     });
     this.ingest = pipeline.ingest;
     this.running = pipeline;
@@ -90,15 +90,28 @@ export class Daemon {
    * Not applied while stopping: kept in control.json, it runs at the next start.
    */
   private async applyControl(): Promise<ApplyOutcome> {
-    await this.starting?.catch(() => undefined);
-    let outcome: ApplyOutcome = { applied: false, reason: 'Argus is stopping; it runs at the next start' };
+    await this.afterStart();
+    let outcome: ApplyOutcome = {
+      outcome: 'deferred',
+      reason: 'Argus is stopping: kept in control.json, it runs at the next start',
+    };
     await this.queue(async (r) => {
       if (!r) return undefined;
       const next = await applyCameras(r, this.config.current(), r.control.cameras(), this.log);
-      outcome = { applied: true };
+      outcome = { outcome: 'applied' };
       return next;
     });
     return outcome;
+  }
+
+  /** Resolves once start-up is over, whether it went well or not (at once when none is running). */
+  private afterStart(): Promise<void> {
+    return (
+      this.starting?.then(
+        () => undefined,
+        () => undefined,
+      ) ?? Promise.resolve()
+    );
   }
 
   /**
@@ -108,7 +121,10 @@ export class Daemon {
    * whether it applied.
    */
   reload(): Promise<boolean> {
-    return this.queue(async (r) => (r ? reloadFile(r, this.config.current(), this.log) : undefined));
+    // A reload asked for while Argus starts (a SIGHUP) runs once it has started, not dropped.
+    return this.afterStart().then(() =>
+      this.queue(async (r) => (r ? reloadFile(r, this.config.current(), this.log) : undefined)),
+    );
   }
 
   /**
@@ -117,7 +133,7 @@ export class Daemon {
    */
   private queue(job: (running: Pipeline | undefined) => Promise<LoadedConfig | undefined>): Promise<boolean> {
     const done = this.reloads.then(async () => {
-      if (!this.running) this.log.warn('reload: Argus is starting or stopping; ignored');
+      if (!this.running) this.log.warn('reload: Argus is stopping; ignored');
       const next = await job(this.running);
       if (next) this.config.set(next);
       return !!next;

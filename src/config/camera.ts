@@ -95,3 +95,9 @@ export const camera = z
   });
 
 export type CameraConfig = z.infer<typeof camera>;
+
+/**
+ * The cameras that run now, read where they are needed: the root's RunningConfig holds them
+ * (the file's, with the mode and runtime changes on them), and no part keeps a copy.
+ */
+export type CamerasNow = () => Record<string, CameraConfig>;

@@ -27,21 +27,24 @@ import {
 } from './settings.js';
 
 /**
- * What became of a change: applied (or already so) and kept in control.json; refused with why
- * (and an HTTP status); or applied but not kept (control.json could not be written: a 500 that
- * says so, as the change lasts only until Argus stops).
+ * What became of a change: applied (or already so) and kept in control.json, or kept and
+ * deferred (`deferred` says why: Argus is stopping, and it runs at the next start); refused with
+ * why (and an HTTP status), the pipeline's refusal included (nothing kept); or applied but not
+ * kept (control.json could not be written: a 500 that says so, as the change lasts only until
+ * Argus stops).
  */
 export type ChangeOutcome =
-  | { ok: true; changed: boolean }
+  | { ok: true; changed: boolean; deferred?: string }
   | { ok: false; status: 400 | 403 | 404; error: string }
   | { ok: false; status: 500; error: string; applied: true }
-  | { ok: false; status: 503; error: string; applied: false };
+  | { ok: false; status: 500; error: string; applied: false };
 
 /**
- * What became of applying the cameras to the running pipeline: applied, or not (Argus is
- * stopping: the change is kept and runs at the next start; or the apply failed).
+ * What became of applying the cameras to the running pipeline: applied; deferred (Argus is
+ * stopping: kept, it runs at the next start); or refused (the apply failed, with why).
  */
-export type ApplyOutcome = { applied: true } | { applied: false; reason: string };
+export type ApplyOutcome =
+  { outcome: 'applied' } | { outcome: 'deferred'; reason: string } | { outcome: 'refused'; reason: string };
 
 /** The settings as GET /api/control shows them. */
 export interface ControlView {
@@ -60,7 +63,8 @@ export interface ControlDeps {
   topics: Topics;
   /**
    * Applies `cameras()` to the running pipeline, queued with the reloads; a change heard while
-   * Argus starts waits for the start. Resolves once applied, or with why not.
+   * Argus starts waits for the start. Resolves once applied, deferred or refused (a rejection is
+   * read as refused).
    */
   apply: () => Promise<ApplyOutcome>;
   /**
@@ -84,6 +88,13 @@ const fileSchema = z.object({
 });
 
 /** Copies parsed records into prototype-less ones (core/names.ts): camera names are user input. */
+/** A copy to go back to (prototype-less records, as parseState makes them). */
+function copyState(s: ControlState): ControlState {
+  const overrides = namedRecord<Record<string, { value: SettingValue; base: SettingValue }>>();
+  for (const [cam, keys] of Object.entries(s.overrides)) overrides[cam] = Object.assign(namedRecord(), keys);
+  return { mode: s.mode, overrides };
+}
+
 function parseState(data: unknown): ControlState {
   const f = fileSchema.parse(data);
   const overrides = namedRecord<Record<string, { value: SettingValue; base: SettingValue }>>();
@@ -276,6 +287,7 @@ export class Control {
     if ('error' in parsed) return { ok: false, status: 400, error: parsed.error };
     const { value } = parsed;
     if (readKey(cam, req.key) === value) return this.kept(false);
+    const before = copyState(this.state);
     const base = readKey(withMode(this.file, this.state.mode)[req.camera]!, req.key)!;
     const keys = (this.state.overrides[req.camera] ??= namedRecord());
     if (value === base) delete keys[req.key];
@@ -286,25 +298,33 @@ export class Control {
       { camera: req.camera, setting: req.key, value, client: by },
       'control: camera setting changed',
     );
-    return this.applied();
+    return this.applied(before);
   }
 
   /**
-   * Applies the change just kept, and says what became of it: kept and applied; applied but not
-   * kept (a 500, kept()); or kept but not applied (a 503 that says why: Argus is stopping, and
-   * the change runs at the next start, or the apply failed, logged).
+   * Applies the change just made (`before`: the state it replaced) and says what became of it:
+   * applied and kept; applied but not kept (a 500, kept()); kept and deferred (Argus is
+   * stopping: it runs at the next start); or refused by the pipeline (a 500 that says why, the
+   * state and control.json back to `before`, logged).
    */
-  private async applied(): Promise<ChangeOutcome> {
-    const [outcome, applied] = await Promise.all([
+  private async applied(before: ControlState): Promise<ChangeOutcome> {
+    // Saving starts at once, beside the apply: a stop right after a command still writes it.
+    const [kept, result] = await Promise.all([
       this.kept(true),
       this.deps
         .apply()
-        .catch((err: unknown): ApplyOutcome => ({ applied: false, reason: errorMessage(err) })),
+        .catch((err: unknown): ApplyOutcome => ({ outcome: 'refused', reason: errorMessage(err) })),
     ]);
-    if (applied.applied) return outcome;
-    const error = `not applied: ${applied.reason}`;
-    this.deps.log.warn(`control: ${error}`);
-    return { ok: false, status: 503, error, applied: false };
+    if (result.outcome === 'refused') {
+      this.state = before;
+      this.store?.save(before);
+      const error = `refused: ${result.reason}; nothing changed`;
+      this.deps.log.warn(`control: ${error}`);
+      return { ok: false, status: 500, error, applied: false };
+    }
+    if (result.outcome === 'applied' || !kept.ok) return kept;
+    this.deps.log.info(`control: kept, not applied yet: ${result.reason}`);
+    return { ...kept, deferred: result.reason };
   }
 
   /**
@@ -327,6 +347,7 @@ export class Control {
         error: `there is no mode '${mode}' (the modes are ${[NO_MODE, ...Object.keys(this.file.modes)].join(', ')})`,
       };
     if (mode === this.state.mode) return this.kept(false);
+    const before = copyState(this.state);
     // The mode's own settings win over earlier runtime changes of the same keys.
     for (const [cam, sw] of Object.entries(own(this.file.modes, mode)?.cameras ?? {})) {
       const keys = own(this.state.overrides, cam);
@@ -342,7 +363,7 @@ export class Control {
     this.state.mode = mode;
     this.store?.save(this.state);
     this.deps.log.info({ mode, client: by }, 'control: mode changed');
-    return this.applied();
+    return this.applied(before);
   }
 
   /** Publishes every setting's state (and the mode), retained; from now on each change's. */
@@ -352,7 +373,7 @@ export class Control {
   }
 
   /** The cameras changed (a reload, a change): their states follow. */
-  setCameras(): void {
+  camerasChanged(): void {
     if (this.running) this.publishStates();
   }
 

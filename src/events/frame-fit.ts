@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Point } from '../core/geometry.js';
 import { own } from '../core/names.js';
 import { boxMeetsPolygon } from '../core/polygon.js';
-import type { CameraConfig } from '../config/index.js';
+import type { CameraConfig, CamerasNow } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 
 /**
@@ -38,12 +38,12 @@ export class FrameFit {
   private readonly checked = new Map<string, string>();
 
   constructor(
-    private cameras: Record<string, CameraConfig>,
+    private readonly cameras: CamerasNow,
     private readonly log: Logger,
   ) {}
 
   onCameraStatus(s: CameraStatus): void {
-    const cam = own(this.cameras, s.camera);
+    const cam = own(this.cameras(), s.camera);
     if (!cam || !s.source) return;
     const { width, height } = s.source;
     const size = `${width}x${height}`;
@@ -58,8 +58,7 @@ export class FrameFit {
   }
 
   /** A reload or a change: the shapes are checked again at the next status. */
-  setCameras(cameras: Record<string, CameraConfig>): void {
-    this.cameras = cameras;
+  camerasChanged(): void {
     this.checked.clear();
   }
 }

@@ -3,7 +3,7 @@ import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
-import type { CameraConfig, Config } from '../config/index.js';
+import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { Publisher, type EventPayload, type Output, type Topics } from '../publish/index.js';
 import {
   applyCameraFilters,
@@ -68,7 +68,7 @@ export class ObjectEvents {
   readonly faults: EventFaults;
 
   constructor(
-    private cameras: Record<string, CameraConfig>,
+    private readonly cameras: CamerasNow,
     private readonly events: Config['events'],
     private readonly deps: ObjectEventsDeps,
   ) {
@@ -85,7 +85,7 @@ export class ObjectEvents {
       history,
       source: () => clipSource?.(),
       keeps: (camera) => {
-        const cam = own(this.cameras, camera);
+        const cam = own(this.cameras(), camera);
         return !!clipSource && !!cam && (cam.clips ?? events.clips.enabled);
       },
       done: (id, clip) => this.clipDone(id, clip),
@@ -109,12 +109,12 @@ export class ObjectEvents {
 
   /** A camera's objects in view, as its count topics say. */
   countsOf(camera: string): CountsInView {
-    return this.counts.of(camera, own(this.cameras, camera));
+    return this.counts.of(camera, own(this.cameras(), camera));
   }
 
   /** Every line's counts now, as their retained topics say. */
   lineCountsNow(): LineCount[] {
-    return this.lineCounts.all(this.cameras);
+    return this.lineCounts.all(this.cameras());
   }
 
   /** Per zone of a camera, whole seconds the longest present object has been in it (none there: absent). */
@@ -130,10 +130,10 @@ export class ObjectEvents {
    * event history, then makes the snapshots due every second.
    */
   async start(): Promise<void> {
-    this.counts.publishZeros(this.cameras);
+    this.counts.publishZeros(this.cameras());
     await this.lineCounts.load();
     await this.deps.history?.load();
-    for (const c of this.lineCounts.all(this.cameras)) this.publishLineCount(c);
+    for (const c of this.lineCounts.all(this.cameras())) this.publishLineCount(c);
     const tick = (): void => {
       this.tick(this.deps.clock.now());
       this.timer = this.deps.clock.setTimeout(tick, TICK_MS);
@@ -156,7 +156,7 @@ export class ObjectEvents {
   private tracker(camera: string): Tracker {
     let t = this.trackers.get(camera);
     if (!t) {
-      t = new Tracker(camera, this.events, this.areas(camera, own(this.cameras, camera)));
+      t = new Tracker(camera, this.events, this.areas(camera, own(this.cameras(), camera)));
       this.trackers.set(camera, t);
     }
     return t;
@@ -169,7 +169,7 @@ export class ObjectEvents {
    */
   onResult(r: Result): void {
     const camera = r.camera;
-    const cam = own(this.cameras, camera);
+    const cam = own(this.cameras(), camera);
     // A frame answered just after detection was switched off is not an event.
     if (!cam || !detecting(cam)) return;
     let detections: ZonedDetection[] | undefined;
@@ -296,14 +296,15 @@ export class ObjectEvents {
    * and lines apply from now. Counts of lines removed are forgotten and their retained topics
    * cleared; new lines' counts are published.
    */
-  setCameras(cameras: Record<string, CameraConfig>): void {
+  camerasChanged(before: Record<string, CameraConfig>): void {
+    const cameras = this.cameras();
     for (const [camera, t] of this.trackers) {
       // A camera disabled, or whose detection is off, has no more answers: its objects end
       // now, as a removed camera's do.
       const cam = own(cameras, camera);
       if (detecting(cam)) {
         // A camera whose section changed may be mended: its faults are forgotten, found again if not.
-        if (JSON.stringify(cam) !== JSON.stringify(own(this.cameras, camera))) this.faults.forget(camera);
+        if (JSON.stringify(cam) !== JSON.stringify(own(before, camera))) this.faults.forget(camera);
         t.setAreas(this.areas(camera, cam));
         continue;
       }
@@ -312,10 +313,8 @@ export class ObjectEvents {
       this.trackers.delete(camera);
     }
     this.snapshots.prune(cameras);
-    const gone = new Map(this.lineCounts.all(this.cameras).map((c) => [this.lineCountTopic(c), c.count]));
+    const gone = new Map(this.lineCounts.all(before).map((c) => [this.lineCountTopic(c), c.count]));
     this.lineCounts.prune(cameras);
-    const before = this.cameras;
-    this.cameras = cameras;
     this.counts.publishZeros(cameras, before);
     for (const c of this.lineCounts.all(cameras)) {
       const topic = this.lineCountTopic(c);
@@ -327,7 +326,7 @@ export class ObjectEvents {
 
   /** Sets a line's counts back to 0 and publishes them (a reset asked for at run time). */
   resetLine(camera: string, line: string): boolean {
-    const cam = own(this.cameras, camera);
+    const cam = own(this.cameras(), camera);
     if (!own(cam?.lines, line)) return false;
     for (const c of this.lineCounts.reset(camera, line, cam!)) this.publishLineCount(c);
     return true;

@@ -113,6 +113,16 @@ export async function serveControl(
     const by = changerOf(req, res, access);
     const outcome = await control.change(changeRequest(route, await readBody(req, MAX_CONTROL_BODY)), by);
     if (!outcome.ok) throw new HttpError(outcome.status, outcome.error);
+    if (outcome.deferred !== undefined) {
+      // Kept, not applied yet (Argus is stopping): 202, and why, beside the settings as they will run.
+      res.setHeader('Cache-Control', 'no-store');
+      return send(
+        res,
+        202,
+        'application/json',
+        JSON.stringify({ ...control.view(), deferred: outcome.deferred }),
+      );
+    }
   }
   res.setHeader('Cache-Control', 'no-store');
   return send(res, 200, 'application/json', JSON.stringify(control.view()));

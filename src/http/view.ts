@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
 import { isoTime, isoTimeOrNull } from '../core/time.js';
-import type { CameraConfig, Config } from '../config/index.js';
+import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { RingStats } from '../record/index.js';
 import type { ServedModel } from '../kserve/index.js';
@@ -22,7 +22,7 @@ import type { Health, HttpSource, LatestFrame } from './source.js';
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {
   /** The configured cameras (they change on reload). */
-  cameras: () => Record<string, CameraConfig>;
+  cameras: CamerasNow;
   ingest: StatsSources['ingest'] & { status(name: string): CameraStatus | undefined };
   scheduler: StatsSources['scheduler'] & {
     submit(picture: Picture, priority: number, model: string): Promise<Detection[]>;
@@ -101,7 +101,7 @@ export interface CameraView {
 
 /**
  * The detections a camera's latest frame shows now: those its filters left (as tracking saw
- * the frame: filtered once, there; setCameras filters them again after a reload), none while its detection is off (its objects have ended, its
+ * the frame: filtered once, there; camerasChanged filters them again after a reload), none while its detection is off (its objects have ended, its
  * counts are 0: a box left on the last frame would say it still detects).
  */
 function shownDetections(shown: Shown | undefined, cfg: CameraConfig): readonly ZonedDetection[] {
@@ -163,7 +163,8 @@ export class LiveView implements HttpSource {
    * latest frame of each other camera is shown through its filters as they are now (a reload
    * that stops tracking a label hides it at once).
    */
-  setCameras(cameras: Record<string, CameraConfig>): void {
+  camerasChanged(): void {
+    const cameras = this.src.cameras();
     for (const [name, shown] of this.latest) {
       const cam = own(cameras, name);
       if (!cam) this.latest.delete(name);

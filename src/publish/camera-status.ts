@@ -3,7 +3,7 @@ import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
 import { own } from '../core/names.js';
 import { isoTime, isoTimeOrNull } from '../core/time.js';
-import type { CameraConfig } from '../config/index.js';
+import type { CameraConfig, CamerasNow } from '../config/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import type { ModelAvailability } from '../scheduler/index.js';
 import type { Output } from './mqtt-output.js';
@@ -52,7 +52,7 @@ export class CameraStatuses {
   private readonly mqtt: Publisher;
 
   constructor(
-    private cameras: Record<string, CameraConfig>,
+    private readonly cameras: CamerasNow,
     private readonly deps: CameraStatusesDeps,
   ) {
     this.mqtt = new Publisher(deps.out);
@@ -105,7 +105,7 @@ export class CameraStatuses {
   onModelAvailability(a: ModelAvailability): void {
     if ((this.shownUp.get(a.model) ?? true) === a.up) return;
     this.shownUp.set(a.model, a.up);
-    for (const [camera, cfg] of Object.entries(this.cameras)) {
+    for (const [camera, cfg] of Object.entries(this.cameras())) {
       if (cfg.model !== a.model) continue;
       if (a.up) this.detectorErrors.delete(camera);
       this.publishOf(camera);
@@ -114,7 +114,7 @@ export class CameraStatuses {
 
   /** Why the camera's model is unavailable now, and since when; undefined while it is not. */
   private away(camera: string): { message: string; at: number } | undefined {
-    const model = own(this.cameras, camera)?.model;
+    const model = own(this.cameras(), camera)?.model;
     const a = model === undefined ? undefined : this.deps.availability?.(model);
     if (a) this.shownUp.set(a.model, a.up);
     if (!a || a.up) return undefined;
@@ -169,7 +169,7 @@ export class CameraStatuses {
 
   /** Checks each camera's lag at time `now`. */
   tick(now: number): void {
-    for (const camera of Object.keys(this.cameras)) this.checkLag(camera, now);
+    for (const camera of Object.keys(this.cameras())) this.checkLag(camera, now);
   }
 
   /**
@@ -207,11 +207,10 @@ export class CameraStatuses {
    * A reloaded camera section: removed and disabled cameras stop lagging; a camera moved to
    * another model publishes its status again when either model is unavailable.
    */
-  setCameras(cameras: Record<string, CameraConfig>): void {
+  camerasChanged(before: Record<string, CameraConfig>): void {
+    const cameras = this.cameras();
     for (const camera of this.laggingSince.keys())
       if (!own(cameras, camera)?.enabled) this.laggingSince.delete(camera);
-    const before = this.cameras;
-    this.cameras = cameras;
     const unavailable = (model: string | undefined): boolean =>
       model !== undefined && this.deps.availability?.(model)?.up === false;
     for (const [camera, c] of Object.entries(cameras)) {

@@ -1,6 +1,6 @@
 import { own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
-import type { CameraConfig, Config } from '../config/index.js';
+import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import type { TrackedResult } from '../track/index.js';
 import { DetectionsGate } from './detections-gate.js';
 import type { Output } from './mqtt-output.js';
@@ -18,7 +18,7 @@ export class DetectionsPublisher {
   private readonly mqtt: Publisher;
 
   constructor(
-    private cameras: Record<string, CameraConfig>,
+    private readonly cameras: CamerasNow,
     cfg: Config['mqtt']['detections'],
     private readonly deps: { out: Output; topics: Topics },
   ) {
@@ -29,7 +29,7 @@ export class DetectionsPublisher {
   /** A frame as tracking saw it (its detections filtered once, their ids): made before this hears of it. */
   onTracked(t: TrackedResult): void {
     const { result: r, detections: dets, tracks } = t;
-    if (!own(this.cameras, r.camera)) return;
+    if (!own(this.cameras(), r.camera)) return;
     const tracking = tracks ? tracks.map((t) => t.id ?? t.track).join(' ') : '';
     if (!this.gate.due(r.camera, dets, r.ts, tracking)) return;
     this.mqtt.detection(this.deps.topics.detections(r.camera), {
@@ -47,9 +47,8 @@ export class DetectionsPublisher {
   }
 
   /** Removed and disabled cameras are forgotten: their next frame, if they come back, is published. */
-  setCameras(cameras: Record<string, CameraConfig>): void {
-    for (const camera of Object.keys(this.cameras))
-      if (!own(cameras, camera)?.enabled) this.gate.forget(camera);
-    this.cameras = cameras;
+  camerasChanged(before: Record<string, CameraConfig>): void {
+    const now = this.cameras();
+    for (const camera of Object.keys(before)) if (!own(now, camera)?.enabled) this.gate.forget(camera);
   }
 }

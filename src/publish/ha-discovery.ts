@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
-import type { CameraConfig, Config } from '../config/index.js';
+import type { CamerasNow, Config } from '../config/index.js';
 import { argusVersion } from '../version.js';
 import { discoveryConfigs, discoveryFilter } from './ha-configs.js';
 import type { Inbox, Output } from './mqtt-output.js';
@@ -48,13 +48,9 @@ export class Discovery {
   private timer: Timer | null = null;
 
   constructor(
-    /**
-     * `cameras`: those announced at start (a reload's come with `setCameras`), the ones that run
-     * (with the mode and the runtime changes on them).
-     */
-    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
-      cameras?: Record<string, CameraConfig>;
-    },
+    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'>,
+    /** The cameras that run (with the mode and the runtime changes on them): those announced. */
+    private readonly cameras: CamerasNow,
     private readonly deps: DiscoveryDeps,
   ) {
     this.mqtt = new Publisher(deps.out);
@@ -65,13 +61,13 @@ export class Discovery {
   }
 
   /** Publishes every config and listens for Home Assistant's status; nothing when disabled. */
-  start(cameras: Record<string, CameraConfig> = this.cfg.cameras ?? {}): void {
+  start(): void {
     if (!this.settings.enabled) return;
     this.version = argusVersion();
     this.running = true;
     const prefix = this.settings.discovery_prefix;
     this.deps.out.subscribe(`${prefix}/status`, (payload) => this.onStatus(payload));
-    this.setCameras(cameras);
+    this.camerasChanged();
     const own = discoveryFilter(prefix, this.cfg.mqtt.base_topic);
     this.deps.out.subscribe(own, (payload, topic) => this.onOwnConfig(topic, payload));
     this.deps.log.info(
@@ -88,14 +84,14 @@ export class Discovery {
     return this.running ? this.settings.default_labels : [];
   }
 
-  /** A reloaded camera section: new and changed configs are published, those gone deleted. */
-  setCameras(cameras: Record<string, CameraConfig>): void {
+  /** The cameras changed (a reload, a change): new and changed configs are published, those gone deleted. */
+  camerasChanged(): void {
     if (!this.running) return;
     const configs = discoveryConfigs({
       settings: this.settings,
       baseTopic: this.cfg.mqtt.base_topic,
       topics: this.deps.topics,
-      cameras,
+      cameras: this.cameras(),
       control: this.cfg.control.enabled
         ? { modes: this.deps.modes?.() ?? Object.keys(this.cfg.modes) }
         : undefined,

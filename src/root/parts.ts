@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import type { Result } from '../core/frame.js';
-import type { CameraConfig, Config } from '../config/index.js';
+import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { FrameFit, ObjectEvents, type ClipSource, type EventStore } from '../events/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import {
@@ -35,7 +35,11 @@ export interface Part {
   onCameraStatus?(s: CameraStatus): void;
   onDetectorError?(camera: string, message: string): void;
   onModelAvailability?(a: ModelAvailability): void;
-  setCameras?(cameras: Record<string, CameraConfig>): void;
+  /**
+   * The cameras that run changed (a reload, a runtime change, a mode): `before` is what ran until
+   * now; what runs now is read where it is kept (RunningConfig, through the part's CamerasNow).
+   */
+  camerasChanged?(before: Record<string, CameraConfig>): void;
 }
 
 type Hook = Exclude<keyof Part, 'name' | 'start' | 'stop'>;
@@ -111,6 +115,8 @@ export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' |
   topics: Topics;
   clock: Clock;
   log: Logger;
+  /** The cameras that run now (the root's RunningConfig): the parts read them, keeping no copy. */
+  cameras: CamerasNow;
   /** The event history, handed in (the root opens it in the state directory); none without one. */
   history: EventStore | undefined;
   /** The arming modes' names now, for discovery's select (a reload may change them). */
@@ -141,18 +147,18 @@ export interface Reporting {
  * order the root lists them.
  */
 export function reportingParts(
-  config: Pick<Config, 'cameras' | 'events' | 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
+  config: Pick<Config, 'events' | 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
     state_dir?: string | undefined;
     http?: Pick<Config['http'], 'public_url'>;
   },
   deps: ReportingDeps,
 ): Reporting {
-  const { out, topics, clock, log, modes } = deps;
-  const discovery = new Discovery(config, {
+  const { out, topics, clock, log, modes, cameras } = deps;
+  const discovery = new Discovery(config, cameras, {
     ...{ out, topics, clock, modes },
     log: log.child({ stage: 'discovery' }),
   });
-  const events = new ObjectEvents(config.cameras, config.events, {
+  const events = new ObjectEvents(cameras, config.events, {
     out,
     topics,
     clock,
@@ -165,7 +171,7 @@ export function reportingParts(
     onFault: deps.onFault,
     onTracked: deps.onTracked,
   });
-  const statuses = new CameraStatuses(config.cameras, {
+  const statuses = new CameraStatuses(cameras, {
     ...deps,
     faults: (camera) => events.faultsOf(camera),
     log: log.child({ stage: 'status' }),
@@ -173,10 +179,10 @@ export function reportingParts(
   return {
     discovery,
     // Hears each frame as the events part tracked it (onTracked), whatever the parts' order.
-    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, { out, topics }),
+    detections: new DetectionsPublisher(cameras, config.mqtt.detections, { out, topics }),
     events,
     statuses,
-    frameFit: new FrameFit(config.cameras, log.child({ stage: 'config' })),
-    latency: new PublishLatency(config.cameras, clock),
+    frameFit: new FrameFit(cameras, log.child({ stage: 'config' })),
+    latency: new PublishLatency(cameras, clock),
   };
 }

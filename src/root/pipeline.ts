@@ -103,6 +103,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   });
   const history = EventStore.inStateDir(config.state_dir, config.events.history, stage('events'), clock);
   const reporting = reportingParts(config, {
+    cameras: running.cameras,
     out: output,
     topics: t,
     clock,
@@ -128,7 +129,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     zoneDwell: (c) => events.dwellOf(c),
     eventFaults: events.faults,
     lineCounts: () => events.lineCountsNow(),
-    cameras: () => running.cameras(),
+    cameras: running.cameras,
     metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).
@@ -147,6 +148,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   bus.statuses.on((s) => parts.tell('onCameraStatus', s));
   bus.lineReset.handle((camera, line) => events.resetLine(camera, line));
   bus.faults.on((camera) => statuses.faultsChanged(camera));
+  running.onCameras((before) => parts.tell('camerasChanged', before));
 
   await begin('events', parts);
   await begin('scheduler', scheduler);
@@ -155,5 +157,5 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   await begin('cameras', ingest);
   // A model away or back is said once the parts run (one found at loading is in its status).
   bus.availability.on((a) => parts.tell('onModelAvailability', a));
-  return { ingest, scheduler, parts, models, control, view, url };
+  return { ingest, scheduler, parts, models, control, view, url, config: running };
 }

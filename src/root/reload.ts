@@ -10,6 +10,7 @@ import type { Control } from '../control/index.js';
 import type { Ingest } from '../ingest/index.js';
 import { loadVouchedConfig, planCameras, type ModelRegistry } from '../models/index.js';
 import type { Parts } from './parts.js';
+import type { RunningConfig } from './running-config.js';
 import type { Scheduler } from '../scheduler/index.js';
 
 /** The stages a reload reaches. */
@@ -21,6 +22,8 @@ export interface Running {
   models: ModelRegistry;
   /** The mode and runtime changes: a reloaded file's cameras pass through it. */
   control: Control;
+  /** The configuration that runs: a change of cameras is set here, and those that keep what they derived hear of it. */
+  config: RunningConfig;
 }
 
 /**
@@ -95,7 +98,7 @@ export async function applyConfig(
 
 /** Brings the stages in line with a camera section (`changes`: how it differs from the running one). */
 async function switchCameras(
-  { ingest, scheduler, parts }: Running,
+  { ingest, scheduler, config }: Running,
   cameras: Record<string, CameraConfig>,
   changes: CameraChanges,
   secrets: readonly string[],
@@ -104,7 +107,9 @@ async function switchCameras(
   scheduler.moveCameras(cameras, changes.moved);
   await ingest.setCameras(cameras, changes, secrets);
   scheduler.setCameras(cameras, changes);
-  parts.tell('setCameras', cameras);
+  // From here these cameras run: the parts read them, and hear of the change (pipeline.ts).
+  const now = config.current();
+  config.set({ ...now, config: { ...now.config, cameras } });
 }
 
 /**

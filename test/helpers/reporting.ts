@@ -14,6 +14,7 @@ import {
   type Topics,
 } from '../../src/publish/index.js';
 import type { ModelAvailability } from '../../src/scheduler/index.js';
+import { CamerasBox } from './cameras-now.js';
 
 export interface ReporterDeps {
   out: Output;
@@ -21,6 +22,8 @@ export interface ReporterDeps {
   clock: Clock;
   cameraStatus: (camera: string) => CameraStatus | undefined;
   log: Logger;
+  /** The cameras that run, when the test holds them itself (a Discovery it made reads them too). */
+  box?: CamerasBox;
   /** Line counts and the event history are kept here. */
   stateDir?: string;
   homeAssistant?: Discovery;
@@ -40,6 +43,8 @@ export class Reporter {
   readonly statuses: CameraStatuses;
   readonly latencies: PublishLatency;
   readonly history: EventStore | undefined;
+  /** The cameras that run: the parts read them here (as they read the root's RunningConfig). */
+  readonly box: CamerasBox;
   private readonly parts: Parts;
 
   constructor(
@@ -48,9 +53,11 @@ export class Reporter {
     private readonly deps: ReporterDeps,
   ) {
     const { out, topics, clock, log, stateDir, homeAssistant } = deps;
+    this.box = deps.box ?? new CamerasBox(cameras);
+    const now = this.box.now;
     this.history = EventStore.inStateDir(stateDir, events.history, log, clock);
-    const detections = new DetectionsPublisher(cameras, deps.detections, { out, topics });
-    this.events = new ObjectEvents(cameras, events, {
+    const detections = new DetectionsPublisher(now, deps.detections, { out, topics });
+    this.events = new ObjectEvents(now, events, {
       out,
       topics,
       clock,
@@ -61,7 +68,7 @@ export class Reporter {
       // Each frame as tracking saw it, to the detections topic: a data dependency, not the list's order.
       onTracked: (tracked) => detections.onTracked(tracked),
     });
-    this.statuses = new CameraStatuses(cameras, {
+    this.statuses = new CameraStatuses(now, {
       out,
       topics,
       clock,
@@ -70,7 +77,7 @@ export class Reporter {
       availability: (model) => this.availability(model),
       ...(deps.lag ? { lag: deps.lag } : {}),
     });
-    this.latencies = new PublishLatency(cameras, clock);
+    this.latencies = new PublishLatency(now, clock);
     const list: Part[] = [
       ...(homeAssistant ? [homeAssistant] : []),
       detections,
@@ -111,8 +118,11 @@ export class Reporter {
     this.parts.tell('onModelAvailability', this.availability(model));
   }
 
+  /** A reload or a runtime change: the cameras that run are these from now on, and the parts hear of it. */
   setCameras(cameras: Record<string, CameraConfig>): void {
-    this.parts.tell('setCameras', cameras);
+    const before = this.box.now();
+    this.box.set(cameras);
+    this.parts.tell('camerasChanged', before);
   }
 
   /** What the parts' one-second timers do, at time `now`: snapshots due, then the cameras' lag. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import mqtt from 'mqtt';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -167,6 +168,59 @@ describe('control end to end (argus run, real MQTT clients)', () => {
     }
     if (!heardWhileStarting)
       t.skip('no try sent its command inside the start-up window (the machine was too quick)');
+  });
+
+  it('a SIGHUP heard while Argus starts reloads once it runs, never dropped (issue 44)', async (t) => {
+    // As above: the signal is sent the moment the first state comes, inside the start-up window.
+    let heardWhileStarting = false;
+    for (let attempt = 1; attempt <= 5 && !heardWhileStarting; attempt++) {
+      const dir = await tempDir(t);
+      const port = await freePort();
+      const login: Login = { username: 'panel', password: 'panel-secret-1' };
+      const settings = {
+        mqtt: { embedded: { port, ...login }, stats_interval_s: 1, detections: { publish: 'every_frame' } },
+        cameras: { gate: camera },
+      };
+      // The file as the reload finds it (detection off), then as Argus starts with it.
+      const config = await writeDaemonConfig(dir, {
+        ...settings,
+        cameras: { gate: { ...camera, detect: false } },
+      });
+      const edited = readFileSync(config, 'utf8');
+      await writeDaemonConfig(dir, settings);
+      const url = `mqtt://127.0.0.1:${port}`;
+      const watcher = mqtt.connect(url, { reconnectPeriod: 20, connectTimeout: 2000, ...login });
+      watcher.on('error', () => undefined);
+      watcher.on('connect', () => watcher.subscribe('argus/cameras/gate/detect/state', { qos: 1 }));
+      let sent = false;
+      watcher.on('message', () => {
+        if (sent) return;
+        sent = true;
+        writeFileSync(config, edited);
+        daemon.child.kill('SIGHUP');
+      });
+      // Messages come once connected, after this line: the handler above finds the daemon.
+      const daemon = startDaemon(t, config);
+      const sub = new Subscriber(url, 'argus/#', login);
+      try {
+        await waitFor('argus started', () => daemon.output().includes('"msg":"argus started"'), 60_000);
+        await waitFor('the signal heard', () => sent, 10_000);
+        await waitFor('the reload', () => daemon.output().includes('configuration reloaded'), 20_000);
+        const out = daemon.output();
+        heardWhileStarting = out.indexOf('SIGHUP: reloading') < out.indexOf('"msg":"argus started"');
+        if (!heardWhileStarting) continue;
+        assert.doesNotMatch(out, /reload: Argus is (starting or )?stopping; ignored/);
+        await sub.waitFor('detect OFF', () => lastState(sub, 'detect') === 'OFF', 10_000);
+        await noMoreDetections(sub);
+      } finally {
+        watcher.end(true);
+        void sub.end();
+        daemon.child.kill('SIGTERM');
+        await daemon.exited;
+      }
+    }
+    if (!heardWhileStarting)
+      t.skip('no try sent its signal inside the start-up window (the machine was too quick)');
   });
 
   it(

@@ -151,6 +151,24 @@ describe('architecture', () => {
     assert.deepEqual(wrong, []);
   });
 
+  it('one running config: the parts read the cameras that run, none keeps a copy (issue 44)', () => {
+    // The parts (publish, events, control, http) read them through a CamerasNow (the root's
+    // RunningConfig); a field holding a camera section, or one replaced on a change, is a copy.
+    const wrong: string[] = [];
+    for (const room of ['publish', 'events', 'control', 'http'])
+      for (const file of files(join(src, room))) {
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .forEach((l, i) => {
+            const where = `${relative(src, file)}:${i + 1}`;
+            if (/\bprivate (readonly )?cameras: Record<string, CameraConfig>/.test(l))
+              wrong.push(`${where}: keeps its own camera section`);
+            if (/\bthis\.cameras = /.test(l)) wrong.push(`${where}: replaces its own camera section`);
+          });
+      }
+    assert.deepEqual(wrong, []);
+  });
+
   it('no files import each other, directly or round a longer circle (type-only imports too)', () => {
     const nodes = [...all, ...files(join(repoRoot, 'bench'))];
     const edges = new Map(

@@ -6,7 +6,7 @@ import { Control, CONTROL_FILE, type ApplyOutcome } from '../../../src/control/i
 import type { Config } from '../../../src/config/index.js';
 import { topics } from '../../../src/publish/topics.js';
 import { config, LINE_POINTS, ZONE_POINTS } from '../../helpers/config.js';
-import { tempDir } from '../../helpers/env.js';
+import { tempDir, waitFor } from '../../helpers/env.js';
 import { FakeClock, recordingLog } from '../../helpers/fakes.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
 
@@ -42,7 +42,7 @@ async function setUp(t: { after: (fn: () => Promise<void>) => void }, cfg = file
       clock: new FakeClock(),
       out,
       topics: topics('argus'),
-      apply: () => (applied++, Promise.resolve({ applied: true as const })),
+      apply: () => (applied++, Promise.resolve({ outcome: 'applied' as const })),
       resetLine: (camera, line) => (resets.push(`${camera}/${line}`), Promise.resolve(true)),
     },
   );
@@ -87,7 +87,7 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     );
     assert.equal(a.applied(), 1);
     assert.equal(a.control.cameras().porch!.detect, false);
-    a.control.setCameras();
+    a.control.camerasChanged();
     assert.deepEqual(states(a.out), { 'argus/cameras/porch/detect/state': 'OFF' }, 'only what changed');
     const logged = a.lines.find((l) => l.msg === 'control: camera setting changed') as unknown as Record<
       string,
@@ -150,7 +150,7 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
       ok: true,
       changed: true,
     });
-    control.setCameras();
+    control.camerasChanged();
     assert.equal(control.cameras().porch!.priority, 9);
     assert.equal(control.cameras().porch!.snapshots, false, 'a key the mode does not set keeps its change');
     assert.equal(states(out)['argus/mode/state'], 'away');
@@ -237,11 +237,11 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     assert.equal(control.cameras().porch!.detect, false);
   });
 
-  it('says what became of a change the pipeline did not apply; a failing apply over MQTT is one warn line (issue 44)', async (t) => {
+  it('says what became of a change the pipeline did not apply: deferred, or refused and not kept; a failing apply over MQTT is one warn line (issue 44)', async (t) => {
     const cfg = file();
     const { log, lines } = recordingLog();
     let next: () => Promise<ApplyOutcome> = () =>
-      Promise.resolve({ applied: false, reason: 'Argus is stopping' });
+      Promise.resolve({ outcome: 'deferred', reason: 'Argus is stopping' });
     const control = new Control(
       { ...cfg, state_dir: await tempDir(t) },
       {
@@ -256,17 +256,29 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     await control.load();
     control.effective(cfg);
     control.start();
-    // Kept, but not applied: said as it is (a 503 over HTTP), never `ok`.
+    // Kept, but not applied yet: said as it is (a 202 over HTTP), never a plain `ok`.
     assert.deepEqual(
       await control.change({ kind: 'set', camera: 'porch', key: 'detect', value: false }, 'test'),
-      {
-        ok: false,
-        status: 503,
-        error: 'not applied: Argus is stopping',
-        applied: false,
-      },
+      { ok: true, changed: true, deferred: 'Argus is stopping' },
     );
     assert.equal(control.cameras().porch!.detect, false, 'kept: it runs at the next start');
+    // Refused by the pipeline: a 500 that says why, and nothing kept.
+    next = () => Promise.resolve({ outcome: 'refused', reason: 'the ingest is gone' });
+    assert.deepEqual(await control.change({ kind: 'set', camera: 'porch', key: 'fps', value: 2 }, 'test'), {
+      ok: false,
+      status: 500,
+      error: 'refused: the ingest is gone; nothing changed',
+      applied: false,
+    });
+    assert.equal(control.cameras().porch!.fps, 5, 'not kept');
+    assert.equal(control.view().overrides.porch!.fps, undefined);
+    assert.deepEqual(await control.change({ kind: 'mode', mode: 'away' }, 'test'), {
+      ok: false,
+      status: 500,
+      error: 'refused: the ingest is gone; nothing changed',
+      applied: false,
+    });
+    assert.equal(control.view().mode, 'none', 'the mode is not kept either');
     // An apply that throws, over MQTT (no one to answer): one warn line, no unhandled rejection.
     const unhandled: unknown[] = [];
     const onUnhandled = (err: unknown): number => unhandled.push(err);
@@ -274,12 +286,20 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     t.after(() => void process.off('unhandledRejection', onUnhandled));
     next = () => Promise.reject(new Error('the scheduler is gone'));
     control.onCommand('argus/cameras/porch/priority/set', '7', false, 'c1', 'argus');
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the refused command is logged', () =>
+      lines.some((l) => l.msg.includes('the scheduler is gone')),
+    );
     assert.deepEqual(unhandled, []);
     assert.deepEqual(
-      lines.filter((l) => l.msg.includes('not applied')).map((l) => l.msg),
-      ['control: not applied: Argus is stopping', 'control: not applied: the scheduler is gone'],
+      lines.filter((l) => /not applied|refused/.test(l.msg)).map((l) => l.msg),
+      [
+        'control: kept, not applied yet: Argus is stopping',
+        'control: refused: the ingest is gone; nothing changed',
+        'control: refused: the ingest is gone; nothing changed',
+        'control: refused: the scheduler is gone; nothing changed',
+      ],
     );
+    assert.equal(control.cameras().porch!.priority, 5, 'the refused command is not kept');
   });
 
   it('a control.json value out of range is dropped with one line naming camera, key and value; the file’s value runs', async (t) => {
@@ -351,7 +371,7 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     assert.equal(control.cameras().porch!.detect, false, 'it runs');
     assert.equal(applied(), 1);
     out.sent = [];
-    control.setCameras();
+    control.camerasChanged();
     assert.deepEqual(states(out), { 'argus/cameras/porch/detect/state': 'OFF' }, 'its state says what runs');
     assert.equal(lines.filter((l) => l.msg.startsWith('control: applied, but not saved')).length, 1);
     // The same again: nothing to change, but still not saved.

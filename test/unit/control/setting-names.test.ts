@@ -117,7 +117,7 @@ function control(cfg: Config, mqtt: FakeMqtt): Control {
     out: mqtt,
     topics: topics(BASE),
     // As the root does: the parts hear the new cameras, Control among them.
-    apply: () => (c.setCameras(), Promise.resolve({ applied: true as const })),
+    apply: () => (c.camerasChanged(), Promise.resolve({ outcome: 'applied' as const })),
     resetLine: () => Promise.resolve(true),
   });
   c.effective(cfg);

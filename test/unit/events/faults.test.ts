@@ -56,6 +56,7 @@ function setup(cfg: ReturnType<typeof config>, history?: EventStore) {
   const reporting = reportingParts(
     { ...cfg, state_dir: undefined },
     {
+      cameras: () => cfg.cameras,
       out,
       topics: t,
       clock,

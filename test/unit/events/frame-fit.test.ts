@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { FrameFit, shapesOutside } from '../../../src/events/index.js';
 import type { CameraStatus } from '../../../src/ingest/index.js';
+import { CamerasBox } from '../../helpers/cameras-now.js';
 import { cameraConfig } from '../../helpers/config.js';
 
 const square = (x: number, y: number, s = 50): [number, number][] => [
@@ -76,7 +77,8 @@ describe('shapes outside the picture', () => {
       { level: 'warn' },
       { write: (s: string) => lines.push(JSON.parse(s) as { msg: string; shapes: string[] }) },
     );
-    const fit = new FrameFit({ lot: CAM }, log);
+    const box = new CamerasBox({ lot: CAM });
+    const fit = new FrameFit(box.now, log);
     fit.onCameraStatus(status('lot', null));
     assert.equal(lines.length, 0, 'no picture size yet');
     fit.onCameraStatus(status('lot', { width: 640, height: 480 }));
@@ -90,7 +92,7 @@ describe('shapes outside the picture', () => {
     assert.equal(lines.length, 1, 'all inside a larger picture');
     fit.onCameraStatus(status('lot', { width: 640, height: 480 }));
     assert.equal(lines.length, 2, 'the size changed back');
-    fit.setCameras({ lot: CAM });
+    box.set({ lot: CAM }, fit);
     fit.onCameraStatus(status('lot', { width: 640, height: 480 }));
     assert.equal(lines.length, 3, 'checked again after a reload');
     fit.onCameraStatus(status('other', { width: 640, height: 480 }));

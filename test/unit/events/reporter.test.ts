@@ -21,6 +21,7 @@ import { FakeMqtt, FakeOutput } from '../../helpers/fake-output.js';
 import { tempDir } from '../../helpers/env.js';
 import { cameraStatus } from '../../helpers/fake-stages.js';
 import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
+import { CamerasBox } from '../../helpers/cameras-now.js';
 
 const cameraConfig = (yaml: string) =>
   parseConfig(`model:\n  path: m.onnx\ncameras:\n  gate:\n    url: rtsp://h/s\n${yaml}`, 'c.yaml', {}).config;
@@ -261,8 +262,14 @@ describe('reporter', () => {
       const cfg = every(ha, ['drive']);
       const out = new FakeMqtt();
       const d = deps(out, 'argus');
-      const homeAssistant = new Discovery(cfg, { out, topics: d.topics, clock: d.clock, log: silentLog });
-      const r = new Reporter(cfg.cameras, cfg.events, { ...d, homeAssistant });
+      const box = new CamerasBox(cfg.cameras);
+      const homeAssistant = new Discovery(cfg, box.now, {
+        out,
+        topics: d.topics,
+        clock: d.clock,
+        log: silentLog,
+      });
+      const r = new Reporter(cfg.cameras, cfg.events, { ...d, homeAssistant, box });
       await r.start();
       const zeros = () =>
         out

@@ -3,7 +3,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { Control, type ControlView } from '../../../src/control/index.js';
+import { Control, type ApplyOutcome, type ControlView } from '../../../src/control/index.js';
 import { HttpServer } from '../../../src/http/server.js';
 import { topics } from '../../../src/publish/topics.js';
 import { config } from '../../helpers/config.js';
@@ -13,7 +13,11 @@ import { FakeOutput } from '../../helpers/fake-output.js';
 import { controlSource } from '../../helpers/control-source.js';
 
 /** The HTTP server in front of a real Control, whose control.json is in `stateDir`. */
-async function serve(t: { after: (fn: () => Promise<void>) => void }, stateDir: string) {
+async function serve(
+  t: { after: (fn: () => Promise<void>) => void },
+  stateDir: string,
+  apply: () => Promise<ApplyOutcome> = () => Promise.resolve({ outcome: 'applied' }),
+) {
   const cfg = config({ cameras: { gate: { url: 'lavfi:a' } } });
   const control = new Control(
     { ...cfg, state_dir: stateDir },
@@ -22,7 +26,7 @@ async function serve(t: { after: (fn: () => Promise<void>) => void }, stateDir: 
       clock: new FakeClock(),
       out: new FakeOutput(),
       topics: topics('argus'),
-      apply: () => Promise.resolve({ applied: true as const }),
+      apply,
       resetLine: () => Promise.resolve(false),
     },
   );
@@ -45,6 +49,23 @@ async function serve(t: { after: (fn: () => Promise<void>) => void }, stateDir: 
 }
 
 describe('PUT /api/control with the runtime settings behind it', () => {
+  it('says what became of a change as it is: 200 applied, 202 kept for the next start, 500 refused and not kept (issue 44)', async (t) => {
+    let outcome: ApplyOutcome = { outcome: 'deferred', reason: 'Argus is stopping' };
+    const { control, put } = await serve(t, await tempDir(t), () => Promise.resolve(outcome));
+    const deferred = await put('fps', '2');
+    assert.equal(deferred.status, 202);
+    const body = (await deferred.json()) as ControlView & { deferred: string };
+    assert.equal(body.deferred, 'Argus is stopping');
+    assert.equal(body.cameras.gate!.fps, 2, 'kept: it runs at the next start');
+    outcome = { outcome: 'refused', reason: 'the ingest is gone' };
+    const refused = await put('priority', '9');
+    assert.equal(refused.status, 500);
+    assert.match(await refused.text(), /refused: the ingest is gone; nothing changed/);
+    assert.equal(control.view().cameras.gate!.priority, 5, 'not kept');
+    outcome = { outcome: 'applied' };
+    assert.equal((await put('priority', '9')).status, 200);
+  });
+
   it('takes what the schema takes and refuses the rest with 400, saying what the key takes', async (t) => {
     const { control, put } = await serve(t, await tempDir(t));
     for (const [key, body] of [

@@ -197,7 +197,7 @@ describe('live view (HTTP API models)', () => {
     assert.deepEqual([meta.format, meta.width, meta.height], ['jpeg', 32, 24], 'the padding is cut away');
     const cameras = { yard: cameraConfig() };
     setCameras(cameras);
-    view.setCameras(cameras);
+    view.camerasChanged();
     assert.equal(await view.latestJpeg('gate'), undefined);
   });
 

@@ -5,6 +5,7 @@ import { Discovery, REPUBLISH_WINDOW_MS } from '../../../src/publish/ha-discover
 import { topics } from '../../../src/publish/topics.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
 import { FakeMqtt } from '../../helpers/fake-output.js';
+import { CamerasBox } from '../../helpers/cameras-now.js';
 
 const camera = (name: string, extra = '') => `  ${name}:\n    url: rtsp://h/${name}\n${extra}`;
 const zone = (name: string) => `      ${name}:\n        points: [[0, 0], [9, 0], [9, 9]]\n`;
@@ -21,7 +22,8 @@ function configOf(cameras: string[], ha = 'enabled: true', control = 'enabled: f
 function setup(config: Config, random = 0.5, modes?: () => readonly string[]) {
   const out = new FakeMqtt();
   const clock = new FakeClock();
-  const discovery = new Discovery(config, {
+  const box = new CamerasBox(config.cameras);
+  const discovery = new Discovery(config, box.now, {
     out,
     topics: topics(config.mqtt.base_topic),
     clock,
@@ -29,7 +31,7 @@ function setup(config: Config, random = 0.5, modes?: () => readonly string[]) {
     random: () => random,
     ...(modes ? { modes } : {}),
   });
-  return { out, clock, discovery };
+  return { out, clock, discovery, box };
 }
 
 const gate = camera('gate', `    objects:\n      track: [car]\n    zones:\n${zone('drive')}${zone('lawn')}`);
@@ -38,7 +40,7 @@ describe('Home Assistant discovery (the stage)', () => {
   it('publishes every config, retained, at start, and listens on <prefix>/status', () => {
     const config = configOf([gate, camera('yard')]);
     const { out, discovery } = setup(config);
-    discovery.start(config.cameras);
+    discovery.start();
     const sent = out.take();
     assert.equal(sent.size, 1 + 3 + 2 * 2 + 3);
     for (const [topic, payload] of sent) {
@@ -51,8 +53,8 @@ describe('Home Assistant discovery (the stage)', () => {
   it('with control on, announces the control entities too, and the modes a reload brings', () => {
     const config = configOf([gate], 'enabled: true', 'enabled: true');
     let modes: readonly string[] = [];
-    const { out, discovery } = setup(config, 0.5, () => modes);
-    discovery.start(config.cameras);
+    const { out, discovery, box } = setup(config, 0.5, () => modes);
+    discovery.start();
     const sent = out.take();
     const control = [...sent.keys()].filter((t) => /\/(switch|number|button|select)\//.test(t));
     // enabled, detect, snapshots, two zones' enabled; fps, priority; no modes yet, no select.
@@ -61,7 +63,7 @@ describe('Home Assistant discovery (the stage)', () => {
       ['switch', 'switch', 'switch', 'number', 'number', 'switch', 'switch'],
     );
     modes = ['away'];
-    discovery.setCameras(config.cameras);
+    box.set(config.cameras, discovery);
     const next = out.take();
     assert.deepEqual([...next.keys()], ['homeassistant/select/argus/argus-mode/config']);
     const select = JSON.parse(next.get('homeassistant/select/argus/argus-mode/config')!) as {
@@ -72,24 +74,24 @@ describe('Home Assistant discovery (the stage)', () => {
 
   it('does nothing when disabled', () => {
     const config = configOf([gate], 'enabled: false');
-    const { out, discovery } = setup(config);
-    discovery.start(config.cameras);
-    discovery.setCameras(config.cameras);
+    const { out, discovery, box } = setup(config);
+    discovery.start();
+    box.set(config.cameras, discovery);
     assert.deepEqual(out.sent, []);
     assert.equal(out.listeners.size, 0);
   });
 
   it('on a reload deletes exactly the configs of what is gone, publishes what is new, leaves the rest', () => {
     const before = configOf([gate, camera('yard')]);
-    const { out, discovery } = setup(before);
-    discovery.start(before.cameras);
+    const { out, discovery, box } = setup(before);
+    discovery.start();
     const first = out.take();
     // yard goes, gate loses its zone `lawn` and tracks person too, porch comes.
     const after = configOf([
       camera('gate', `    objects:\n      track: [car, person]\n    zones:\n${zone('drive')}`),
       camera('porch'),
     ]);
-    discovery.setCameras(after.cameras);
+    box.set(after.cameras, discovery);
     const sent = out.take();
     const deleted = [...sent].filter(([, p]) => p === '').map(([t]) => t);
     assert.deepEqual(deleted.sort(), [
@@ -111,14 +113,14 @@ describe('Home Assistant discovery (the stage)', () => {
       'homeassistant/sensor/argus/argus-gate-zone-drive-person-count/config',
       'homeassistant/sensor/argus/argus-porch-person-count/config',
     ]);
-    discovery.setCameras(after.cameras);
+    box.set(after.cameras, discovery);
     assert.equal(out.take().size, 0, 'the same cameras again: nothing to say');
   });
 
   it('publishes every config again when Home Assistant says `online`, after a random delay within the window', async () => {
     const config = configOf([gate]);
     const { out, clock, discovery } = setup(config, 0.5);
-    discovery.start(config.cameras);
+    discovery.start();
     const all = out.take();
     out.deliver('homeassistant/status', 'offline');
     out.deliver('homeassistant/status', 'online');
@@ -134,7 +136,7 @@ describe('Home Assistant discovery (the stage)', () => {
   it('deletes a config left on its discovery topics by an earlier run, and only those', () => {
     const config = configOf([gate]);
     const { out, discovery } = setup(config);
-    discovery.start(config.cameras);
+    discovery.start();
     const mine = out.take();
     // What the broker sends back on the subscription: retained configs of earlier runs, and the
     // echo of Argus' own (empty ones too).
@@ -149,7 +151,7 @@ describe('Home Assistant discovery (the stage)', () => {
   it('stops answering once stopped', async () => {
     const config = configOf([gate]);
     const { out, clock, discovery } = setup(config, 0.99);
-    discovery.start(config.cameras);
+    discovery.start();
     out.take();
     out.deliver('homeassistant/status', 'online');
     discovery.stop();

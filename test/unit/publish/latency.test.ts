@@ -5,6 +5,7 @@ import type { Result } from '../../../src/core/frame.js';
 import { PublishLatency } from '../../../src/publish/latency.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeClock } from '../../helpers/fakes.js';
+import { CamerasBox } from '../../helpers/cameras-now.js';
 
 const result = (camera: string, ts: number): Result => ({
   camera,
@@ -19,17 +20,18 @@ const result = (camera: string, ts: number): Result => ({
 describe('publish latency', () => {
   it('a camera disabled and enabled again counts on from its histogram (issue 44): its series never go down', () => {
     const clock = new FakeClock();
-    const latency = new PublishLatency({ lot: cameraConfig() }, clock);
+    const box = new CamerasBox({ lot: cameraConfig() });
+    const latency = new PublishLatency(box.now, clock);
     latency.onResult(result('lot', clock.now() - 100));
     latency.onResult(result('lot', clock.now() - 200));
     assert.equal(latency.latency().get('lot')!.count, 2);
-    latency.setCameras({ lot: cameraConfig({ enabled: false }) });
+    box.set({ lot: cameraConfig({ enabled: false }) });
     assert.equal(latency.latency().get('lot'), undefined, 'not shown while disabled');
-    latency.setCameras({ lot: cameraConfig() });
+    box.set({ lot: cameraConfig() });
     latency.onResult(result('lot', clock.now() - 50));
     const h = latency.latency().get('lot')!;
     assert.deepEqual([h.count, Math.round(h.sum * 1000) / 1000], [3, 0.35]);
-    latency.setCameras({});
+    box.set({});
     assert.deepEqual([...latency.latency().keys()], [], 'a removed camera is not shown');
   });
 });
