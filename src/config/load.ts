@@ -6,6 +6,7 @@ import { scrub } from '../redact.js';
 import { resolveStateDir } from '../state/index.js';
 import { substituteEnv } from './env.js';
 import { ConfigError, dottedPath, zodIssues, type Found, type PathKey } from './issues.js';
+import { COCO, untrackedLabels } from './labels.js';
 import { configSchema, type Config } from './schema.js';
 import {
   duplicateKeys,
@@ -34,11 +35,35 @@ export interface LoadedConfig {
   lineOf(path: readonly PathKey[], atKey?: boolean): number | undefined;
 }
 
+export interface LoadOptions {
+  /**
+   * Who says which zones' and lines' labels the cameras do not track (`labels.ts`,
+   * `untrackedLabels`): `coco` (the default), the loader, judging typos by the COCO names;
+   * `models`, the caller, once it knows each model's labels (`vouchFor`) — the loader then says so
+   * only for a file it refuses anyway, so that every problem is still reported at once.
+   */
+  tracked?: 'coco' | 'models';
+}
+
+/** Zones' and lines' labels that no camera's `objects.track` lists, in the file's data (any shape). */
+function untrackedIn(data: unknown): Found[] {
+  const cameras = data && typeof data === 'object' ? (data as Record<string, unknown>).cameras : undefined;
+  if (!cameras || typeof cameras !== 'object' || Array.isArray(cameras)) return [];
+  return Object.entries(cameras as Record<string, unknown>).flatMap(([name, cam]) =>
+    untrackedLabels(cam, COCO).map((f) => ({ ...f, path: ['cameras', name, ...f.path] })),
+  );
+}
+
 /** The largest config file read (docs/config.md, "Limits"): bigger files are refused unread. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
 /** Parses and validates config text. Throws ConfigError listing every problem at once. */
-export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function parseConfig(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {},
+): LoadedConfig {
   if (Buffer.byteLength(text) > MAX_CONFIG_BYTES)
     throw new ConfigError(file, [{ path: '', message: tooBig(Buffer.byteLength(text)) }]);
   const many = tooManyNodes(text);
@@ -98,7 +123,8 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const substituted: string[] = [];
   const data = substituteEnv(raw, env, [], envIssues, substituted);
   const result = configSchema.safeParse(data);
-  const found = [...envIssues, ...(result.success ? [] : zodIssues(result.error, data))];
+  const untracked = result.success && opts.tracked === 'models' ? [] : untrackedIn(data);
+  const found = [...envIssues, ...(result.success ? [] : zodIssues(result.error, data)), ...untracked];
   if (found.length || !result.success) {
     const issues = found
       .map((i) => ({
@@ -164,7 +190,11 @@ function decoded(s: string): string {
 const tooBig = (bytes: number): string =>
   `the file is ${(bytes / 1048576).toFixed(1)} MiB; a config may be at most ${MAX_CONFIG_BYTES / 1048576} MiB (docs/config.md, "Limits")`;
 
-export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+export async function loadConfig(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {},
+): Promise<LoadedConfig> {
   let text: string;
   try {
     const size = (await stat(file)).size;
@@ -183,5 +213,5 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
             : String(code);
     throw new ConfigError(file, [{ path: '', message: `cannot read the config file (${why})` }]);
   }
-  return parseConfig(text, file, env);
+  return parseConfig(text, file, env, opts);
 }

@@ -66,7 +66,7 @@ describe('config', () => {
       errorsOf(untracked).map((i) => `${i.line}: ${i.path}: ${i.message}`),
       [
         "11: cameras.gate.zones.drive.objects[0]: 'car' is not one of the camera's objects.track (person)",
-        "15: cameras.gate.lines.kerb.objects[1]: 'peron' is not one of the camera's objects.track (person)",
+        "15: cameras.gate.lines.kerb.objects[1]: 'peron' is not one of the camera's objects.track (person); did you mean 'person'?",
       ],
     );
   });
