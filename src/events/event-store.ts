@@ -46,6 +46,16 @@ interface Entry extends StoredEvent {
 const notKept = (): Error =>
   Object.assign(new Error('the event is no longer in the history'), { code: 'EVICTED' });
 
+/** An event's ready clip's range (from its record's `clip.start` and `clip.end`). */
+function rangeOf(e: Entry): { id: string; camera: string; from: number; to: number } | undefined {
+  const clip = e.event.clip as { state?: unknown; start?: unknown; end?: unknown } | null | undefined;
+  if (clip?.state !== 'ready' || typeof clip.start !== 'string' || typeof clip.end !== 'string')
+    return undefined;
+  const from = Date.parse(clip.start);
+  const to = Date.parse(clip.end);
+  return Number.isFinite(from) && Number.isFinite(to) ? { id: e.id, camera: e.camera, from, to } : undefined;
+}
+
 const sizeOf = (e: Entry): number => e.recordBytes + e.fullBytes + e.cropBytes + e.clipBytes;
 
 const before = (a: Entry, b: Entry): boolean => a.start < b.start || (a.start === b.start && a.seq < b.seq);
@@ -350,6 +360,17 @@ export class EventStore {
 
   has(id: string): boolean {
     return this.byId.has(id);
+  }
+
+  /** An event's clip as a range of its camera's recording (ms since the epoch); undefined without a ready one. */
+  clipRange(id: string): { id: string; camera: string; from: number; to: number } | undefined {
+    const entry = this.byId.get(id);
+    return entry && !entry.evicted ? rangeOf(entry) : undefined;
+  }
+
+  /** Every event's clip that is a range of its camera's recording (the footage to keep). */
+  clipRanges(): { id: string; camera: string; from: number; to: number }[] {
+    return this.order.flatMap((e) => rangeOf(e) ?? []);
   }
 
   /** The events that match, newest first (by start), at most `limit`. */

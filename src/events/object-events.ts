@@ -15,7 +15,8 @@ import {
   type TrackerEvent,
 } from '../track/index.js';
 import { areasOf, checkedGroundPlane, detecting } from './areas.js';
-import { Clips, type ClipSource } from './clips.js';
+import { Clips, type ClipSource, type OpenedClip } from './clips.js';
+import type { FootageRanges } from '../record/index.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
 import { EventFaults, type EventFault } from './faults.js';
@@ -40,6 +41,8 @@ export interface ObjectEventsDeps {
   clipSource?: () => ClipSource | undefined;
   /** `http.public_url`: clips' `url`. */
   publicUrl?: string | undefined;
+  /** The events' footage each camera's recording keeps (shared with ingest's rings). */
+  footage?: FootageRanges;
   /** A camera's event faults changed (its status says which parts fail). */
   onFault?: (camera: string) => void;
   /** Each answered frame as tracking saw it, once its events are out (the detections topic, the live view). */
@@ -90,6 +93,7 @@ export class ObjectEvents {
       },
       done: (id, clip) => this.clipDone(id, clip),
       publicUrl: deps.publicUrl,
+      ...(deps.footage ? { footage: deps.footage } : {}),
     });
   }
 
@@ -100,6 +104,21 @@ export class ObjectEvents {
     if (last.type === 'end') this.awaitingClip.delete(id);
     else this.awaitingClip.set(id, { ...last, clip });
     this.mqtt.event(this.deps.topics.events, { ...last, type: 'clip', clip });
+  }
+
+  /** An event's clip, made from its camera's recording on request (GET /api/events/<id>/clip.mp4). */
+  eventClip(id: string): Promise<OpenedClip> {
+    return this.clips.open(id);
+  }
+
+  /** A range of a camera's recording as an MP4 (GET /api/cameras/<camera>/recording.mp4). */
+  recording(camera: string, from: number, to: number): Promise<OpenedClip> {
+    return this.clips.openRange(camera, from, to);
+  }
+
+  /** The MP4 cache's bytes, and how many clips were made and served again. */
+  clipCacheStats(): { bytes: number; made: number; hits: number } {
+    return this.clips.cacheStats();
   }
 
   /** The event history, as handed in (GET /api/events). */
@@ -133,6 +152,7 @@ export class ObjectEvents {
     this.counts.publishZeros(this.cameras());
     await this.lineCounts.load();
     await this.deps.history?.load();
+    await this.clips.start();
     for (const c of this.lineCounts.all(this.cameras())) this.publishLineCount(c);
     const tick = (): void => {
       this.tick(this.deps.clock.now());

@@ -98,6 +98,18 @@ export function createMetrics(
     perRing((r) => r.bytes),
   );
   metric(
+    'gauge',
+    'argus_recording_bytes',
+    "Bytes of a camera's recording kept, by why: `event` (an event's footage), `recent` (the pre-roll's margin)",
+    ['camera', 'reason'],
+    (s, set) => {
+      for (const [camera, r] of Object.entries(s.rings)) {
+        if (r.eventBytes !== undefined) set({ camera, reason: 'event' }, r.eventBytes);
+        if (r.recentBytes !== undefined) set({ camera, reason: 'recent' }, r.recentBytes);
+      }
+    },
+  );
+  metric(
     'counter',
     'argus_clip_ring_written_bytes_total',
     "Bytes the camera's ring has written to disk",

@@ -136,6 +136,8 @@ export class HttpServer {
     if (ev) return this.events.snapshot(req, res, ev[1]!);
     const clip = /^\/api\/events\/([^/]+)\/clip\.mp4$/.exec(path);
     if (clip) return this.events.clip(req, res, clip[1]!);
+    const recording = /^\/api\/cameras\/([^/]+)\/recording\.mp4$/.exec(path);
+    if (recording) return this.events.recording(req, res, recording[1]!);
     if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
     const script = /^\/page\/([^/]+)$/.exec(path);
     if (script) return this.pageScript(res, script[1]!);

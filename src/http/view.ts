@@ -1,4 +1,3 @@
-import type { FileHandle } from 'node:fs/promises';
 import type { Control } from '../control/index.js';
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
@@ -17,7 +16,7 @@ import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/in
 import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
 import { boxCounts, cameraGeometry, type BoxCounts, type CameraGeometry } from './geometry.js';
-import type { Health, HttpSource, LatestFrame } from './source.js';
+import type { ClipFile, Health, HttpSource, LatestFrame } from './source.js';
 
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {
@@ -47,6 +46,11 @@ export interface ViewSources extends StatsSources {
   zoneDwell?: (camera: string) => Record<string, number>;
   /** The event history; absent, GET /api/events answers an empty list. */
   history?: Pick<EventStore, 'list' | 'has' | 'snapshot' | 'openClip' | 'remove'> | undefined;
+  /** Event clips and ranges of the cameras' recordings, made on request (events/clips). */
+  clips?: {
+    eventClip(id: string): Promise<ClipFile>;
+    recording(camera: string, from: number, to: number): Promise<ClipFile>;
+  };
   /** The cameras whose events path has failing parts, and those parts (events/faults.ts). */
   eventFaults?: {
     cameras(): string[];
@@ -304,8 +308,17 @@ export class LiveView implements HttpSource {
     return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
-  eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined> {
-    return this.src.history?.openClip(id) ?? Promise.resolve(undefined);
+  async eventClip(id: string): Promise<ClipFile> {
+    // A clip written by an earlier version (its own file) is served as it is, until it ages out.
+    const own = await this.src.history?.openClip(id);
+    if (own) return own;
+    return this.src.clips?.eventClip(id) ?? { status: 404, error: 'no clip for this event' };
+  }
+
+  recording(camera: string, from: number, to: number): Promise<ClipFile> {
+    return (
+      this.src.clips?.recording(camera, from, to) ?? Promise.resolve({ status: 404, error: 'no recordings' })
+    );
   }
 
   deleteEvent(id: string): Promise<boolean> {

@@ -15,7 +15,7 @@ import {
 } from './ffmpeg-process.js';
 import { decodableCameras, deviceExists, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
-import { Ring, ringKey, type RingStats } from '../record/index.js';
+import { Ring, ringKey, type FootageRanges, type RingStats } from '../record/index.js';
 
 export interface IngestConfig {
   cameras: Record<string, CameraConfig>;
@@ -54,6 +54,8 @@ export interface IngestDeps {
   spawn?: SpawnFfmpeg;
   /** Whether a device node is there (tests); default: the file system's answer. */
   exists?: (path: string) => boolean;
+  /** The events' footage each camera's recording keeps (events/clips); absent: the recent margin only. */
+  footage?: FootageRanges;
 }
 
 /**
@@ -116,6 +118,9 @@ export class Ingest {
         await ring.remove();
       }
     if (!clips) return;
+    // `max_gb` shared equally among the cameras that record now.
+    const recording = Object.values(cameras).filter((c) => keepsClips(c, clips)).length;
+    const share = clips.max_gb > 0 ? (clips.max_gb * 1073741824) / Math.max(1, recording) : Infinity;
     for (const [name, camera] of Object.entries(cameras)) {
       if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
       const ring = new Ring(
@@ -123,10 +128,15 @@ export class Ingest {
         {
           dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
           keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
-          maxBytes: clips.ring_max_mb * 1024 * 1024,
+          maxBytes: Math.min(clips.ring_max_mb * 1024 * 1024, share),
           segmentMs: SEGMENT_MS,
+          ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
         },
-        { clock: this.deps.clock ?? systemClock, log: this.log },
+        {
+          clock: this.deps.clock ?? systemClock,
+          log: this.log,
+          ranges: () => this.deps.footage?.of(name) ?? [],
+        },
       );
       await ring.start();
       this.rings.set(name, ring);

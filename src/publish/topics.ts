@@ -172,7 +172,8 @@ export type ClipPayload =
       start: string;
       end: string;
       duration_s: number;
-      bytes: number;
+      /** The MP4's size: only in clips written before the recording was kept once (each event its own file, issue 47). */
+      bytes?: number;
       codec: string;
       /** Whether browsers play it (H.264); an H.265 clip plays in some only. */
       browser_plays: boolean;

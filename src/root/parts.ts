@@ -4,6 +4,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Result } from '../core/frame.js';
 import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { FrameFit, ObjectEvents, type ClipSource, type EventStore } from '../events/index.js';
+import type { FootageRanges } from '../record/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import {
   CameraStatuses,
@@ -123,6 +124,8 @@ export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' |
   modes?: () => readonly string[];
   /** The cameras' rings of recent video (ingest), for event clips; absent: no clips. */
   clipSource?: () => ClipSource | undefined;
+  /** The events' footage each camera's recording keeps (shared with ingest's rings). */
+  footage?: FootageRanges;
   /** Each answered frame as tracking saw it (the root hands it to the parts' onTracked). */
   onTracked?: (t: TrackedResult) => void;
   /** A camera's event faults changed (the root tells its status: `statuses.faultsChanged`). */
@@ -167,6 +170,7 @@ export function reportingParts(
     history: deps.history,
     defaultLabels: () => discovery.defaultLabels(),
     clipSource: deps.clipSource,
+    ...(deps.footage ? { footage: deps.footage } : {}),
     publicUrl: config.http?.public_url,
     onFault: deps.onFault,
     onTracked: deps.onTracked,

@@ -4,6 +4,7 @@ import { FrameCache } from '../cache/index.js';
 import { Control, type ApplyOutcome } from '../control/index.js';
 import type { Clock } from '../core/clock.js';
 import { EventStore } from '../events/index.js';
+import { FootageRanges } from '../record/index.js';
 import { createMetrics, HttpServer, LiveView } from '../http/index.js';
 import { Ingest } from '../ingest/index.js';
 import { ModelRegistry } from '../models/index.js';
@@ -88,9 +89,11 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   const config = running.current().config;
   control.listen(broker ? { broker } : { inbox: output }, config.mqtt.base_topic);
 
+  // The events' footage each camera's recording keeps: set by the events, read by the rings.
+  const footage = new FootageRanges();
   const ingest = new Ingest(
     { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets, clips: config.events.clips },
-    { log, clock, onFrame: bus.frames.emit, onStatus: bus.statuses.emit },
+    { log, clock, onFrame: bus.frames.emit, onStatus: bus.statuses.emit, footage },
   );
   const scheduler = new Scheduler(config.scheduler, config.cameras, {
     models,
@@ -110,6 +113,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     log,
     history,
     clipSource: () => ingest,
+    footage,
     modes: () => Object.keys(running.current().config.modes),
     cameraStatus: (name) => ingest.status(name),
     availability: (model) => models.availability(model),
@@ -130,6 +134,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     eventFaults: events.faults,
     lineCounts: () => events.lineCountsNow(),
     cameras: running.cameras,
+    clips: events,
     metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).

@@ -117,6 +117,10 @@ describe('config', () => {
         max_clip_s: 120,
         ring_dir: undefined,
         ring_max_mb: 256,
+        // Issue 47: retention of the one recording, and the cache of MP4s made on request.
+        retain_days: 7,
+        max_gb: 0,
+        cache_mb: 256,
       },
     );
   });
