@@ -2,6 +2,7 @@
 export { diffCameras, diffConfig, type CameraChanges, type ConfigChanges } from './diff.js';
 export { ConfigError, dottedPath, type ConfigIssue, type PathKey } from './issues.js';
 export { loadConfig, MAX_CONFIG_BYTES, parseConfig, type LoadedConfig } from './load.js';
+export { type FleetConfig } from './fleet.js';
 export { HWACCELS, type CameraConfig, type HwaccelName } from './camera.js';
 export { PROVIDERS, type ModelConfig, type ProviderName, type RemoteModelConfig } from './models.js';
 export { RESERVED_NAMES, topicWordProblem } from './names.js';

@@ -21,6 +21,11 @@ export interface Running {
   models: ModelRegistry;
   /** The mode and runtime changes: a reloaded file's cameras pass through it. */
   control: Control;
+  /**
+   * The cameras this box runs of those wanted: with `fleet:`, those etcd gave it (src/fleet);
+   * without, all of them.
+   */
+  select: (cameras: Record<string, CameraConfig>) => Record<string, CameraConfig>;
 }
 
 /**
@@ -42,7 +47,9 @@ export async function reloadFile(
     log.error({ errors: err.format() }, `reload: ${err.message}; the running configuration is unchanged`);
     return undefined;
   }
-  return applyConfig(running, loaded, { ...next, config: running.control.effective(next.config) }, log);
+  const effective = running.control.effective(next.config);
+  const config = { ...effective, cameras: running.select(effective.cameras) };
+  return applyConfig(running, loaded, { ...next, config }, log);
 }
 
 /**
@@ -119,7 +126,7 @@ export async function applyCameras(
   log: Logger,
 ): Promise<LoadedConfig> {
   const size = (m: string): number | undefined => running.models.detector(m)?.inputSize;
-  const { cameras, changes } = planCameras(loaded.config.cameras, wanted, size, size);
+  const { cameras, changes } = planCameras(loaded.config.cameras, running.select(wanted), size, size);
   await switchCameras(running, cameras, changes, loaded.secrets);
   const { added, removed, changed: restarted, retuned } = changes;
   if (restarted.length + retuned.length + added.length + removed.length)
