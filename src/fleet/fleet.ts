@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Etcd3, type IKeyValue, type Lease, type Watcher } from 'etcd3';
 import type { Logger } from 'pino';
 import type { CameraConfig, FleetConfig } from '../config/index.js';
+import type { CameraOwner } from '../core/owner.js';
 import { systemClock, type Clock, type Timer } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { scrub } from '../redact.js';
@@ -26,10 +27,7 @@ import { place, type Member, type Placement } from './placement.js';
  */
 
 /** Who runs a camera, and since which etcd revision (the epoch: a new owner has a greater one). */
-export interface Ownership {
-  box: string;
-  epoch: number;
-}
+export type Ownership = CameraOwner;
 
 export interface FleetView {
   box: string;

@@ -74,17 +74,27 @@ export function place(
   const owners = new Map<string, string>();
   const overflow: string[] = [];
   const unplaced: string[] = [];
-  // Every (camera, eligible box) pair, best score first; the cameras that require labels before
-  // the others (fewer boxes can run them). A camera goes to the first box of its pairs with room:
-  // a camera keeps its box unless a better-scoring camera needs the room, which bounds how far a
-  // membership change ripples.
-  const pairs: { c: string; m: Member; s: number; n: number }[] = [];
+  // Every (camera, eligible box) pair with the box's rank for the camera: the cameras that require
+  // labels first (fewer boxes can run them), then every camera's first choice, best score first,
+  // then the second choices of those left, and so on. A box fills with the cameras that rank it
+  // first before any that ranks it second, so a box leaving or joining moves little more than
+  // the cameras it had or takes.
+  const pairs: { c: string; m: Member; s: number; n: number; rank: number }[] = [];
   for (const c of names) {
-    const fit = boxes.filter((m) => eligible(m, cameras[c]!.requires));
+    const fit = boxes
+      .filter((m) => eligible(m, cameras[c]!.requires))
+      .map((m) => ({ m, s: score(m, c) }))
+      .sort((a, b) => b.s - a.s || (a.m.name < b.m.name ? -1 : 1));
     if (fit.length === 0) unplaced.push(c);
-    for (const m of fit) pairs.push({ c, m, s: score(m, c), n: fit.length });
+    fit.forEach(({ m, s }, rank) => pairs.push({ c, m, s, n: fit.length, rank }));
   }
-  pairs.sort((a, b) => a.n - b.n || b.s - a.s || (a.c < b.c ? -1 : a.c > b.c ? 1 : a.m.name < b.m.name ? -1 : 1));
+  pairs.sort(
+    (a, b) =>
+      (a.n < boxes.length ? 0 : 1) - (b.n < boxes.length ? 0 : 1) ||
+      a.rank - b.rank ||
+      b.s - a.s ||
+      (a.c < b.c ? -1 : a.c > b.c ? 1 : a.m.name < b.m.name ? -1 : 1),
+  );
   const left = new Map<string, Member[]>();
   for (const { c, m } of pairs) {
     if (owners.has(c)) continue;
@@ -110,4 +120,33 @@ export function moved(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, str
   for (const [c, box] of a) if (b.get(c) !== box) n++;
   for (const c of b.keys()) if (!a.has(c)) n++;
   return n;
+}
+
+/**
+ * Cameras moved per membership change ÷ cameras ÷ boxes, over boxes of equal capacity (2–16 of
+ * them, 5–40 cameras a box), each box removed in turn and one added: the mean and the worst.
+ */
+export function movement(): { mean: number; worst: number; changes: number } {
+  let worst = 0;
+  let sum = 0;
+  let changes = 0;
+  for (let k = 2; k <= 16; k++)
+    for (const per of [5, 8, 10, 20, 40]) {
+      const n = k * per + (3 % k);
+      const cams = Object.fromEntries(Array.from({ length: n }, (_, i) => [`cam${i}`, {}]));
+      const members = (m: number): Member[] =>
+        Array.from({ length: m }, (_, i) => ({ name: `box${i}`, capacity: 10, labels: [] }));
+      const before = place(cams, members(k)).owners;
+      const after = [
+        place(cams, members(k + 1)).owners,
+        ...Array.from({ length: k }, (_, r) => place(cams, members(k).filter((_, i) => i !== r)).owners),
+      ];
+      for (const a of after) {
+        const ratio = moved(before, a) / (n / k);
+        worst = Math.max(worst, ratio);
+        sum += ratio;
+        changes++;
+      }
+    }
+  return { mean: sum / changes, worst, changes };
 }

@@ -124,6 +124,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     cameraStatus: (name) => ingest.status(name),
     availability: (model) => models.availability(model),
     lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
+    owner: fleet && ((camera) => fleet.ownership(camera)),
     onTracked: bus.tracked.emit,
     onFault: bus.faults.emit,
   });
