@@ -14,15 +14,24 @@ const endpoint = z.string().superRefine((s, ctx) => {
   try {
     u = new URL(withScheme);
   } catch {
-    ctx.addIssue({ code: 'custom', message: 'not an etcd endpoint (expected host:port or http(s)://host:port)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'not an etcd endpoint (expected host:port or http(s)://host:port)',
+    });
     return;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    ctx.addIssue({ code: 'custom', message: `etcd endpoint scheme '${u.protocol.slice(0, -1)}' is not http or https` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `etcd endpoint scheme '${u.protocol.slice(0, -1)}' is not http or https`,
+    });
   else if (!u.hostname || !u.port)
     ctx.addIssue({ code: 'custom', message: 'etcd endpoint needs a host and a port (etcd listens on 2379)' });
   else if (u.username || u.password)
-    ctx.addIssue({ code: 'custom', message: 'etcd endpoint must not carry a login: use fleet.username and fleet.password' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'etcd endpoint must not carry a login: use fleet.username and fleet.password',
+    });
   else if (u.pathname !== '/' || u.search)
     ctx.addIssue({ code: 'custom', message: 'etcd endpoint is host:port only, without a path' });
 });
@@ -30,7 +39,10 @@ const endpoint = z.string().superRefine((s, ctx) => {
 /** etcd's key prefix for this fleet: `/`-separated words, no trailing `/`. */
 const prefix = z
   .string()
-  .regex(/^\/?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/, 'must be words of letters, digits, _ . - separated by /');
+  .regex(
+    /^\/?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/,
+    'must be words of letters, digits, _ . - separated by /',
+  );
 
 export const fleet = z
   .strictObject({
@@ -71,9 +83,17 @@ export const fleet = z
   .superRefine((f, ctx) => {
     const https = f.endpoints.some((e) => e.toLowerCase().startsWith('https://'));
     if (https && !f.tls)
-      ctx.addIssue({ code: 'custom', path: ['tls'], message: 'https endpoints need tls.ca (the CA that signed etcd)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tls'],
+        message: 'https endpoints need tls.ca (the CA that signed etcd)',
+      });
     if (f.tls && f.endpoints.some((e) => e.toLowerCase().startsWith('http://')))
-      ctx.addIssue({ code: 'custom', path: ['endpoints'], message: 'with tls, endpoints are https:// (or host:port)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoints'],
+        message: 'with tls, endpoints are https:// (or host:port)',
+      });
   });
 
 export type FleetConfig = z.output<typeof fleet>;

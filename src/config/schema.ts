@@ -107,7 +107,8 @@ export const configSchema = sections
           ctx.addIssue({
             code: 'custom',
             path: ['cameras', name, 'requires'],
-            message: 'names labels of fleet boxes, but there is no fleet: section (one box runs every camera)',
+            message:
+              'names labels of fleet boxes, but there is no fleet: section (one box runs every camera)',
           });
     const clipping = Object.values(c.cameras).some((cam) => cam.clips ?? c.events.clips.enabled);
     if (clipping && c.events.history.max_events === 0)

@@ -128,7 +128,8 @@ export class Fleet {
 
   /** The cameras of the file (with mode and runtime changes); returns those this box runs. */
   select(cameras: Record<string, CameraConfig>): Record<string, CameraConfig> {
-    const changed = JSON.stringify(Object.keys(cameras).sort()) !== JSON.stringify(Object.keys(this.cameras).sort());
+    const changed =
+      JSON.stringify(Object.keys(cameras).sort()) !== JSON.stringify(Object.keys(this.cameras).sort());
     this.cameras = cameras;
     if (changed) this.kick();
     return Object.fromEntries(Object.entries(cameras).filter(([name]) => this.mine.has(name)));
@@ -225,7 +226,11 @@ export class Fleet {
       this.connected = true;
       await this.settle(lease);
     } catch (err) {
-      if (this.connected) this.deps.log.warn({ err: this.say(err) }, 'fleet: etcd call failed; the cameras this box runs go on');
+      if (this.connected)
+        this.deps.log.warn(
+          { err: this.say(err) },
+          'fleet: etcd call failed; the cameras this box runs go on',
+        );
       this.connected = false;
     }
   }
@@ -246,7 +251,12 @@ export class Fleet {
     this.owners = new Map(
       owners.kvs.map((kv: IKeyValue) => [
         kv.key.toString().slice(this.key('owners').length),
-        { box: kv.value.toString(), epoch: Number(kv.create_revision), lease: kv.lease, mod: kv.mod_revision },
+        {
+          box: kv.value.toString(),
+          epoch: Number(kv.create_revision),
+          lease: kv.lease,
+          mod: kv.mod_revision,
+        },
       ]),
     );
   }
@@ -263,7 +273,10 @@ export class Fleet {
         this.mine.delete(c);
         changed = true;
         if (o && o.box !== this.cfg.name)
-          this.deps.log.warn({ camera: c, owner: o.box, epoch: o.epoch }, 'fleet: camera owned by another box; stopped here');
+          this.deps.log.warn(
+            { camera: c, owner: o.box, epoch: o.epoch },
+            'fleet: camera owned by another box; stopped here',
+          );
       }
     }
     // Placed elsewhere now: stopped here first, its key deleted after.

@@ -139,7 +139,14 @@ export function movement(): { mean: number; worst: number; changes: number } {
       const before = place(cams, members(k)).owners;
       const after = [
         place(cams, members(k + 1)).owners,
-        ...Array.from({ length: k }, (_, r) => place(cams, members(k).filter((_, i) => i !== r)).owners),
+        ...Array.from(
+          { length: k },
+          (_, r) =>
+            place(
+              cams,
+              members(k).filter((_, i) => i !== r),
+            ).owners,
+        ),
       ];
       for (const a of after) {
         const ratio = moved(before, a) / (n / k);

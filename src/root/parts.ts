@@ -106,7 +106,10 @@ export class Parts {
   }
 }
 
-export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' | 'availability' | 'lag' | 'owner'> {
+export interface ReportingDeps extends Pick<
+  CameraStatusesDeps,
+  'cameraStatus' | 'availability' | 'lag' | 'owner'
+> {
   out: Output & Inbox;
   topics: Topics;
   clock: Clock;
@@ -173,7 +176,11 @@ export function reportingParts(
   return {
     discovery,
     // Hears each frame as the events part tracked it (onTracked), whatever the parts' order.
-    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, { out, topics, owner: deps.owner }),
+    detections: new DetectionsPublisher(config.cameras, config.mqtt.detections, {
+      out,
+      topics,
+      owner: deps.owner,
+    }),
     events,
     statuses,
     frameFit: new FrameFit(config.cameras, log.child({ stage: 'config' })),

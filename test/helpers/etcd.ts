@@ -88,7 +88,10 @@ export async function startEtcdCluster(t: T, n = 3): Promise<EtcdCluster> {
       for (let i = 0; i < n; i++) {
         if (!cluster.running(i)) continue;
         try {
-          const r = await fetch(`http://${endpoints[i]}/v3/maintenance/status`, { method: 'POST', body: '{}' });
+          const r = await fetch(`http://${endpoints[i]}/v3/maintenance/status`, {
+            method: 'POST',
+            body: '{}',
+          });
           const s = (await r.json()) as { header: { member_id: string }; leader: string };
           if (s.leader === s.header.member_id) return i;
         } catch {

@@ -39,7 +39,9 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       let url = (_camera: string): string => 'lavfi:testsrc=size=320x240:rate=5';
       if (hasGstreamer()) {
         // One stream, nine cameras reading it (one encoder: the machine stays quiet enough).
-        const rtsp = await startRtspServer(t, [{ name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 5 } }]);
+        const rtsp = await startRtspServer(t, [
+          { name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 5 } },
+        ]);
         url = () => rtsp.url('ball');
       } else t.diagnostic('no GStreamer RTSP server: the cameras are lavfi sources instead');
       const cameras = Object.fromEntries(CAMERAS.map((c) => [c, { url: url(c), fps: 2 }]));
@@ -95,12 +97,18 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
         },
         120_000,
       );
-      t.diagnostic(`spread after ${((Date.now() - begin) / 1000).toFixed(1)} s: ${JSON.stringify(Object.fromEntries(spread(Date.now() - 3000)))}`);
+      t.diagnostic(
+        `spread after ${((Date.now() - begin) / 1000).toFixed(1)} s: ${JSON.stringify(Object.fromEntries(spread(Date.now() - 3000)))}`,
+      );
 
       // No camera analysed by two boxes while etcd is reachable: 6 s of messages, one box each.
       const quietFrom = Date.now();
       await new Promise((r) => setTimeout(r, 6000));
-      const pairs = new Set(seen().filter((s) => s.at >= quietFrom).map((s) => `${s.camera}@${s.box}`));
+      const pairs = new Set(
+        seen()
+          .filter((s) => s.at >= quietFrom)
+          .map((s) => `${s.camera}@${s.box}`),
+      );
       assert.equal(pairs.size, CAMERAS.length, `each camera from one box: ${[...pairs].join(' ')}`);
 
       // 2. SIGKILL box a: each of its cameras publishes from another box within the goal.
@@ -122,8 +130,13 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       // The goal is printed against each figure; the assertion allows a loaded CI machine (shared
       // cores slow a camera's start) a margin over it, and fails where a takeover did not happen.
       for (const f of failover) {
-        t.diagnostic(`${f.camera}: ${f.s <= FAILOVER_GOAL_S ? 'within' : 'OVER'} the ${FAILOVER_GOAL_S} s goal`);
-        assert.ok(f.s <= FAILOVER_LIMIT_S, `${f.camera} took ${f.s.toFixed(2)} s, over ${FAILOVER_LIMIT_S} s`);
+        t.diagnostic(
+          `${f.camera}: ${f.s <= FAILOVER_GOAL_S ? 'within' : 'OVER'} the ${FAILOVER_GOAL_S} s goal`,
+        );
+        assert.ok(
+          f.s <= FAILOVER_LIMIT_S,
+          `${f.camera} took ${f.s.toFixed(2)} s, over ${FAILOVER_LIMIT_S} s`,
+        );
       }
 
       // 3. The etcd leader killed: no camera stops (each publishes in every 3 s window for 9 s).
@@ -133,7 +146,11 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       for (let w = 1; w <= 3; w++) {
         await new Promise((r) => setTimeout(r, 3000));
         const live = latest(leaderGone + (w - 1) * 3000);
-        assert.deepEqual([...live.keys()].sort(), [...CAMERAS].sort(), `window ${w} after the etcd leader died`);
+        assert.deepEqual(
+          [...live.keys()].sort(),
+          [...CAMERAS].sort(),
+          `window ${w} after the etcd leader died`,
+        );
       }
       await etcd.start(leader);
 
@@ -147,7 +164,10 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       }
       const down = seen().filter((s) => s.at >= downAt);
       const doubled = new Set<string>();
-      for (const s of down) for (const o of down) if (o.camera === s.camera && o.box !== s.box) doubled.add(`${s.camera}:${Math.floor((s.at - downAt) / 1000)}`);
+      for (const s of down)
+        for (const o of down)
+          if (o.camera === s.camera && o.box !== s.box)
+            doubled.add(`${s.camera}:${Math.floor((s.at - downAt) / 1000)}`);
       t.diagnostic(`etcd down 30 s: camera-seconds analysed by two boxes: ${doubled.size}`);
       await Promise.all([0, 1, 2].map((i) => etcd.start(i)));
 
@@ -155,7 +175,11 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       // within one second after, it starts on a.
       const backAt = Date.now();
       daemons.set('a', startDaemon(t, configs.get('a')!));
-      await sub.waitFor('box a running three cameras again', () => spread(Date.now() - 3000).get('a')?.length === 3, 120_000);
+      await sub.waitFor(
+        'box a running three cameras again',
+        () => spread(Date.now() - 3000).get('a')?.length === 3,
+        120_000,
+      );
       const returned = spread(Date.now() - 3000).get('a')!;
       for (const c of returned) {
         const firstOnA = seen().find((s) => s.camera === c && s.box === 'a' && s.at >= backAt)!;
