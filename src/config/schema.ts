@@ -40,7 +40,14 @@ const sections = z.strictObject({
   control,
   modes: namedMap(mode, { max: LIMITS.modes, what: 'modes' }),
   /** Many boxes, one file: each runs the cameras etcd gives it (src/fleet). Absent: every camera runs here. */
-  fleet: fleet.optional(),
+  // The keys left empty (as config/example.yaml shows them): no fleet.
+  fleet: z.preprocess(
+    (f) =>
+      f && typeof f === 'object' && !['endpoints', 'name', 'capacity'].some((k) => Object.hasOwn(f, k))
+        ? undefined
+        : f,
+    fleet.optional(),
+  ),
   cameras: namedMap(camera, { max: LIMITS.cameras, what: 'cameras' }),
 });
 
