@@ -36,6 +36,8 @@ export const camera = z
     fps: cameraSettings.fps.default(5),
     /** 1..10; higher is served first when the detector is busy. */
     priority: cameraSettings.priority.default(5),
+    /** With `fleet:`, the labels a box must have to run this camera (`[gpu]`); absent: any box. */
+    requires: z.array(topicWord).min(1).max(32).optional(),
     rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
     /** Extra ffmpeg arguments placed before -i. */
     input_args: z.array(z.string()).default([]),

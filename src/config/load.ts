@@ -153,7 +153,14 @@ export function parseConfig(
       if (p) config.mqtt.tls[k] = abs(p);
     }
   }
+  if (config.fleet?.tls) {
+    for (const k of ['ca', 'cert', 'key'] as const) {
+      const p = config.fleet.tls[k];
+      if (p) config.fleet.tls[k] = abs(p);
+    }
+  }
   const secrets = new Set(substituted);
+  if (config.fleet?.password) secrets.add(config.fleet.password);
   if (config.mqtt.password) secrets.add(config.mqtt.password);
   if (config.mqtt.embedded.password) secrets.add(config.mqtt.embedded.password);
   if (config.http.token) secrets.add(config.http.token);

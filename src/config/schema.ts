@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { namedRecord } from '../core/names.js';
 import { camera } from './camera.js';
 import { events } from './events.js';
+import { fleet } from './fleet.js';
 import { http } from './http.js';
 import { detector, model, namedModel, type ModelConfig } from './models.js';
 import { homeAssistant, mqtt } from './mqtt.js';
@@ -38,6 +39,15 @@ const sections = z.strictObject({
   home_assistant: homeAssistant,
   control,
   modes: namedMap(mode, { max: LIMITS.modes, what: 'modes' }),
+  /** Many boxes, one file: each runs the cameras etcd gives it (src/fleet). Absent: every camera runs here. */
+  // The keys left empty (as config/example.yaml shows them): no fleet.
+  fleet: z.preprocess(
+    (f) =>
+      f && typeof f === 'object' && !['endpoints', 'name', 'capacity'].some((k) => Object.hasOwn(f, k))
+        ? undefined
+        : f,
+    fleet.optional(),
+  ),
   cameras: namedMap(camera, { max: LIMITS.cameras, what: 'cameras' }),
 });
 
@@ -98,6 +108,15 @@ export const configSchema = sections
         params: { atKey: true },
       });
     checkModes(c, ctx);
+    if (!c.fleet)
+      for (const [name, cam] of Object.entries(c.cameras))
+        if (cam.requires)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['cameras', name, 'requires'],
+            message:
+              'names labels of fleet boxes, but there is no fleet: section (one box runs every camera)',
+          });
     const clipping = Object.values(c.cameras).some((cam) => cam.clips ?? c.events.clips.enabled);
     if (clipping && c.events.history.max_events === 0)
       ctx.addIssue({

@@ -1,3 +1,4 @@
+import type { CameraOwner } from '../core/owner.js';
 import type { Box } from '../core/geometry.js';
 import { controlLevels, type ControlRef, type SettingRef } from '../core/setting-keys.js';
 import type { CameraState, FailureCause } from '../ingest/index.js';
@@ -110,6 +111,8 @@ export type Topics = ReturnType<typeof topics>;
 
 export interface CameraStatusPayload {
   camera: string;
+  /** With `fleet:`: the box that runs the camera and its ownership epoch (docs/fleet.md). */
+  owner?: CameraOwner;
   state: CameraState;
   since: string;
   restarts: number;
@@ -138,6 +141,8 @@ export interface DetectionsPayload {
   cached: boolean;
   width: number;
   height: number;
+  /** With `fleet:`: the box that analysed the frame and its ownership epoch (docs/fleet.md). */
+  owner?: CameraOwner;
   /** With `id` and `track` when the camera's detection runs (tracking made something of them). */
   detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] } & Partial<DetectionTrack>)[];
 }

@@ -111,7 +111,10 @@ export class Parts {
   }
 }
 
-export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' | 'availability' | 'lag'> {
+export interface ReportingDeps extends Pick<
+  CameraStatusesDeps,
+  'cameraStatus' | 'availability' | 'lag' | 'owner'
+> {
   out: Output & Inbox;
   topics: Topics;
   clock: Clock;
@@ -183,7 +186,11 @@ export function reportingParts(
   return {
     discovery,
     // Hears each frame as the events part tracked it (onTracked), whatever the parts' order.
-    detections: new DetectionsPublisher(cameras, config.mqtt.detections, { out, topics }),
+    detections: new DetectionsPublisher(cameras, config.mqtt.detections, {
+      out,
+      topics,
+      owner: deps.owner,
+    }),
     events,
     statuses,
     frameFit: new FrameFit(cameras, log.child({ stage: 'config' })),

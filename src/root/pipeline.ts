@@ -2,9 +2,11 @@ import type { Logger } from 'pino';
 import { EmbeddedBroker } from '../broker/index.js';
 import { FrameCache } from '../cache/index.js';
 import { Control, type ApplyOutcome } from '../control/index.js';
+import type { CameraConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { EventStore } from '../events/index.js';
 import { FootageRanges } from '../record/index.js';
+import { Fleet } from '../fleet/index.js';
 import { createMetrics, HttpServer, LiveView } from '../http/index.js';
 import { Ingest } from '../ingest/index.js';
 import { ModelRegistry } from '../models/index.js';
@@ -39,6 +41,8 @@ export interface Pipeline extends Running {
   view: LiveView;
   /** The broker Argus publishes to (the embedded one's URL, or `mqtt.url`). */
   url: string;
+  /** This box in a fleet (`fleet:`). */
+  fleet: Fleet | undefined;
 }
 
 /**
@@ -85,7 +89,14 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     resetLine: async (camera, line) => (await env.started(), bus.lineReset.ask(camera, line)),
   });
   await control.load();
-  running.set({ ...running.current(), config: control.effective(file) });
+  // With fleet:, the cameras etcd gives this box: none yet, they come as the fleet takes them.
+  const fleet = file.fleet
+    ? new Fleet(file.fleet, { log: stage('fleet'), clock, secrets, apply: env.apply })
+    : undefined;
+  const select = (cameras: Record<string, CameraConfig>): Record<string, CameraConfig> =>
+    fleet ? fleet.select(cameras) : cameras;
+  const effective = control.effective(file);
+  running.set({ ...running.current(), config: { ...effective, cameras: select(effective.cameras) } });
   const config = running.current().config;
   control.listen(broker ? { broker } : { inbox: output }, config.mqtt.base_topic);
 
@@ -118,6 +129,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     cameraStatus: (name) => ingest.status(name),
     availability: (model) => models.availability(model),
     lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
+    owner: fleet && ((camera) => fleet.ownership(camera)),
     onTracked: bus.tracked.emit,
     onFault: bus.faults.emit,
   });
@@ -159,8 +171,10 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   await begin('scheduler', scheduler);
   await begin('stats', stats);
   if (config.http.enabled) await begin('http', new HttpServer(config.http, view, stage('http')));
+  // Before the cameras, so stopped after them: a camera's key is let go once it has stopped.
+  if (fleet) await begin('fleet', fleet);
   await begin('cameras', ingest);
   // A model away or back is said once the parts run (one found at loading is in its status).
   bus.availability.on((a) => parts.tell('onModelAvailability', a));
-  return { ingest, scheduler, parts, models, control, view, url, config: running };
+  return { ingest, scheduler, parts, models, control, view, url, config: running, select, fleet };
 }

@@ -40,6 +40,7 @@ const LAYERS = [
   'publish',
   'events',
   'control',
+  'fleet',
   'ops',
   'page',
   'http',
