@@ -45,8 +45,12 @@ export interface ViewSources extends StatsSources {
    * beside the zone's counts; absent (the tracker keeps no time in zone yet), nothing is shown.
    */
   zoneDwell?: (camera: string) => Record<string, number>;
-  /** The event history; absent, GET /api/events answers an empty list. */
-  history?: Pick<EventStore, 'list' | 'has' | 'snapshot' | 'openClip' | 'remove'> | undefined;
+  /**
+   * The event history; absent, GET /api/events answers an empty list. Only the events of the
+   * running config's cameras are listed, served and deleted: the others (of another config that
+   * used the state directory, or of a camera removed since) are kept, not shown.
+   */
+  history?: Pick<EventStore, 'list' | 'cameraOf' | 'snapshot' | 'openClip' | 'remove'> | undefined;
   /** The cameras whose events path has failing parts, and those parts (events/faults.ts). */
   eventFaults?: {
     cameras(): string[];
@@ -292,22 +296,27 @@ export class LiveView implements HttpSource {
   }
 
   events(query: EventQuery): unknown[] {
-    return this.src.history?.list(query) ?? [];
+    return this.src.history?.list({ ...query, cameras: new Set(Object.keys(this.src.cameras())) }) ?? [];
   }
 
+  /** Whether the history holds an event of that id, of one of the running config's cameras. */
   hasEvent(id: string): boolean {
-    return this.src.history?.has(id) ?? false;
+    const camera = this.src.history?.cameraOf(id);
+    return camera !== undefined && Object.hasOwn(this.src.cameras(), camera);
   }
 
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+    if (!this.hasEvent(id)) return Promise.resolve(undefined);
     return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
   eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined> {
+    if (!this.hasEvent(id)) return Promise.resolve(undefined);
     return this.src.history?.openClip(id) ?? Promise.resolve(undefined);
   }
 
   deleteEvent(id: string): Promise<boolean> {
+    if (!this.hasEvent(id)) return Promise.resolve(false);
     return this.src.history?.remove(id) ?? Promise.resolve(false);
   }
 
