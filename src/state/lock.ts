@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, readFileSync } from 'node:fs';
-import { link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { readOwnFile, syncDir, writeAtomic } from './atomic.js';
@@ -86,6 +86,8 @@ export class StateDirInUse extends Error {
 /** A lock file that does not parse and is younger than this may be in the making (a file system without hard links). */
 const YOUNG_MS = 5_000;
 const TRIES = 20;
+/** The temporary files of taking the lock (`LOCK_FILE`'s): `.argus.lock.<pid>.<token>.tmp` and `.stale`. */
+const LEFTOVER = /^\.argus\.lock\.(\d+)\.[0-9a-f]+\.(?:tmp|stale)$/;
 
 function parseHolder(text: string): LockHolder | undefined {
   try {
@@ -142,6 +144,7 @@ export class StateLock {
 
   async start(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o750 });
+    await this.removeLeftovers();
     await this.take();
     await this.recordOwner();
   }
@@ -152,6 +155,18 @@ export class StateLock {
     this.held = false;
     const holder = parseHolder((await readOwnFile(this.path).catch(() => undefined))?.toString('utf8') ?? '');
     if (holder?.token === this.token) await unlink(this.path).catch(() => undefined);
+  }
+
+  /** Temporary files of taking the lock that a crash left (`.argus.lock.<pid>.<token>.tmp`/`.stale`), of processes gone. */
+  private async removeLeftovers(): Promise<void> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    for (const name of names) {
+      const pid = LEFTOVER.exec(name)?.[1];
+      if (pid !== undefined && !this.procs.exists(Number(pid))) {
+        const st = await lstat(join(this.dir, name)).catch(() => undefined);
+        if (st?.isFile()) await unlink(join(this.dir, name)).catch(() => undefined);
+      }
+    }
   }
 
   private holderText(): string {

@@ -78,6 +78,18 @@ describe('state directory lock', () => {
     assert.deepEqual((await readdir(dir)).sort(), [OWNER_FILE], 'no lock, no temporary file left');
   });
 
+  it('removes the temporary files a crash left while taking the lock, of processes gone only', async (t) => {
+    const dir = await tempDir(t);
+    const dead = await exitedPid();
+    const gone = [`.${LOCK_FILE}.${dead}.0123abcd.tmp`, `.${LOCK_FILE}.${dead}.0123abcd.stale`];
+    const alive = `.${LOCK_FILE}.${process.pid}.ffff0000.tmp`;
+    for (const name of [...gone, alive, 'notes.txt']) await writeFile(join(dir, name), 'x');
+    const lock = new StateLock(dir, A, 'config', recordingLog().log);
+    await lock.start();
+    await lock.stop();
+    assert.deepEqual((await readdir(dir)).sort(), [alive, OWNER_FILE, 'notes.txt'].sort());
+  });
+
   it('refuses a directory held by a running Argus of another config, naming both configs, the pid and the directory', async (t) => {
     const dir = await tempDir(t);
     const other = await runningProcess(t);
