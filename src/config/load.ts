@@ -3,7 +3,13 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { errorMessage } from '../core/errors.js';
 import { scrub } from '../redact.js';
-import { resolveStateDir } from '../state/index.js';
+import {
+  chooseDefaultDir,
+  realConfigPath,
+  resolveStateDir,
+  sharedStateDir,
+  type StateDirSource,
+} from '../state/index.js';
 import { substituteEnv } from './env.js';
 import { ConfigError, dottedPath, zodIssues, type Found, type PathKey } from './issues.js';
 import { COCO, untrackedLabels } from './labels.js';
@@ -33,6 +39,12 @@ export interface LoadedConfig {
    * loading (`argus validate`'s model and label checks), whose errors name a line too.
    */
   lineOf(path: readonly PathKey[], atKey?: boolean): number | undefined;
+  /**
+   * Where `config.state_dir` came from, and the config file's real path (which names its own
+   * state directory, and which the directory's lock and owner record hold). Absent in a
+   * LoadedConfig made by hand (tests).
+   */
+  state?: { from: StateDirSource; config: string };
 }
 
 export interface LoadOptions {
@@ -143,7 +155,9 @@ export function parseConfig(
     if (m.labels) m.labels = abs(m.labels);
     if (m.remote?.ca) m.remote.ca = abs(m.remote.ca);
   }
-  config.state_dir = resolveStateDir(config.state_dir, env, base).dir;
+  const realConfig = realConfigPath(file);
+  const state = resolveStateDir(config.state_dir, env, base, realConfig);
+  config.state_dir = state.dir;
   config.events.clips.ring_dir = config.events.clips.ring_dir
     ? abs(config.events.clips.ring_dir)
     : join(config.state_dir, 'ring');
@@ -182,6 +196,7 @@ export function parseConfig(
     config,
     secrets: [...secrets],
     lineOf: (path, atKey = false) => lineOf(doc, lc, path, atKey, true),
+    state: { from: state.from, config: realConfig },
   };
 }
 
@@ -220,5 +235,22 @@ export async function loadConfig(
             : String(code);
     throw new ConfigError(file, [{ path: '', message: `cannot read the config file (${why})` }]);
   }
-  return parseConfig(text, file, env, opts);
+  return withDefaultStateDir(parseConfig(text, file, env, opts), env);
+}
+
+/**
+ * A config without `state_dir` (and without `$STATE_DIRECTORY`) keeps the directory every config
+ * shared before each had its own when that one holds its state (state/legacy.ts): `state_dir`,
+ * and the clips' ring in it, set to that one.
+ */
+async function withDefaultStateDir(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<LoadedConfig> {
+  const { config, state } = loaded;
+  if (state?.from !== 'default') return loaded;
+  const own = config.state_dir!;
+  const chosen = await chooseDefaultDir(own, sharedStateDir(env), state.config, Object.keys(config.cameras));
+  if (chosen.dir === own) return loaded;
+  config.state_dir = chosen.dir;
+  const clips = config.events.clips;
+  if (clips.ring_dir === join(own, 'ring')) clips.ring_dir = join(chosen.dir, 'ring');
+  return { ...loaded, state: { ...state, from: chosen.from } };
 }

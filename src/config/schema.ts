@@ -22,9 +22,9 @@ const overlaps = (a: string, b: string): boolean => a === b || a.startsWith(`${b
 const sections = z.strictObject({
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   /**
-   * What survives a restart (line counts, the event history). systemd's $STATE_DIRECTORY wins
-   * when set; absent,
-   * ~/.local/state/argus. Relative to the config file.
+   * What survives a restart (line counts, the event history, control.json). systemd's
+   * $STATE_DIRECTORY wins when set; absent, the config's own directory,
+   * ~/.local/state/argus/<name>-<hash> (state/dir.ts, state/legacy.ts). Relative to the config file.
    */
   state_dir: z.string().min(1).optional(),
   mqtt,

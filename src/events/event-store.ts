@@ -2,6 +2,7 @@ import { unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { HISTORY_DIR } from '../state/index.js';
 import {
   eventKey,
   RECORD,
@@ -14,8 +15,8 @@ import {
 import { newestMatching, type EventQuery } from './event-query.js';
 import { HistoryDir } from './history-dir.js';
 
-/** The event history's directory in the state directory. */
-export const HISTORY_DIR = 'events';
+/** The event history's directory in the state directory (its name: state/layout.ts). */
+export { HISTORY_DIR };
 
 export interface EventStoreLimits {
   /** The most events kept; 0 keeps none (and writes nothing). */
@@ -371,6 +372,16 @@ export class EventStore {
   /** Every event's clip that is a range of its camera's recording (the footage to keep). */
   clipRanges(): { id: string; camera: string; from: number; to: number }[] {
     return this.order.flatMap((e) => rangeOf(e) ?? []);
+  }
+
+  /** The camera of an event the history holds; undefined when it holds none of that id. */
+  cameraOf(id: string): string | undefined {
+    return this.byId.get(id)?.camera;
+  }
+
+  /** The cameras the history holds events of (those of other configs and removed cameras too). */
+  cameras(): string[] {
+    return [...new Set(this.order.map((e) => e.camera))].sort();
   }
 
   /** The events that match, newest first (by start), at most `limit`. */

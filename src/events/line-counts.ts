@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig } from '../config/index.js';
-import { JsonFile } from '../state/index.js';
+import { JsonFile, LINE_COUNTS_FILE } from '../state/index.js';
 
 /** camera → line → label → direction → crossings. */
 type Counts = Map<string, Map<string, Map<string, Map<string, number>>>>;
@@ -60,8 +60,8 @@ function child<V>(m: Map<string, Map<string, V>>, key: string): Map<string, V> {
   return c;
 }
 
-/** The file's name in the state directory. */
-export const LINE_COUNTS_FILE = 'line-counts.json';
+/** The file's name in the state directory (state/layout.ts). */
+export { LINE_COUNTS_FILE };
 /** Far above what the lines of a fleet's cameras hold (a few dozen bytes per line, label and direction). */
 const MAX_BYTES = 1 << 20;
 /** A crash loses at most the crossings of the last second. */
@@ -104,6 +104,11 @@ export class LineCounts {
   async load(): Promise<void> {
     const none: Counts = new Map();
     this.counts = (await this.file?.load()) ?? none;
+  }
+
+  /** The cameras the counts are of (those of other configs and removed cameras too, until a reload prunes them). */
+  cameras(): string[] {
+    return [...this.counts.keys()].sort();
   }
 
   /** Counts one crossing; returns the new total. */

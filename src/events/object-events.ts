@@ -131,6 +131,11 @@ export class ObjectEvents {
     return this.counts.of(camera, own(this.cameras(), camera));
   }
 
+  /** The cameras the line counts loaded at start are of, this config's or not. */
+  lineCountCameras(): string[] {
+    return this.lineCounts.cameras();
+  }
+
   /** Every line's counts now, as their retained topics say. */
   lineCountsNow(): LineCount[] {
     return this.lineCounts.all(this.cameras());

@@ -40,9 +40,9 @@ export interface HttpSource {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** Runs one image through the scheduler, on `model`; rejects with HttpError. */
   detect(image: Buffer, name: string, model: string): Promise<unknown>;
-  /** The event history's events that match, newest first. */
+  /** The event history's events that match, of the running config's cameras, newest first. */
   events(query: EventQuery): unknown[];
-  /** Whether the history holds an event of that id. */
+  /** Whether the history holds an event of that id, of one of the running config's cameras. */
   hasEvent(id: string): boolean;
   /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;

@@ -44,8 +44,12 @@ export interface ViewSources extends StatsSources {
    * beside the zone's counts; absent (the tracker keeps no time in zone yet), nothing is shown.
    */
   zoneDwell?: (camera: string) => Record<string, number>;
-  /** The event history; absent, GET /api/events answers an empty list. */
-  history?: Pick<EventStore, 'list' | 'has' | 'snapshot' | 'openClip' | 'remove'> | undefined;
+  /**
+   * The event history; absent, GET /api/events answers an empty list. Only the events of the
+   * running config's cameras are listed, served and deleted: the others (of another config that
+   * used the state directory, or of a camera removed since) are kept, not shown.
+   */
+  history?: Pick<EventStore, 'list' | 'has' | 'cameraOf' | 'snapshot' | 'openClip' | 'remove'> | undefined;
   /** Event clips and ranges of the cameras' recordings, made on request (events/clips). */
   clips?: {
     eventClip(id: string): Promise<ClipFile>;
@@ -297,31 +301,37 @@ export class LiveView implements HttpSource {
   }
 
   events(query: EventQuery): unknown[] {
-    return this.src.history?.list(query) ?? [];
+    return this.src.history?.list({ ...query, cameras: new Set(Object.keys(this.src.cameras())) }) ?? [];
   }
 
+  /** Whether the history holds an event of that id, of one of the running config's cameras. */
   hasEvent(id: string): boolean {
-    return this.src.history?.has(id) ?? false;
+    const camera = this.src.history?.cameraOf(id);
+    return camera !== undefined && Object.hasOwn(this.src.cameras(), camera);
   }
 
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+    if (!this.hasEvent(id)) return Promise.resolve(undefined);
     return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
   async eventClip(id: string): Promise<ClipFile> {
+    if (!this.hasEvent(id)) return { status: 404, error: 'no such event' };
     // A clip written by an earlier version (its own file) is served as it is, until it ages out.
-    const own = await this.src.history?.openClip(id);
-    if (own) return own;
+    const kept = await this.src.history?.openClip(id);
+    if (kept) return kept;
     return this.src.clips?.eventClip(id) ?? { status: 404, error: 'no clip for this event' };
   }
 
   recording(camera: string, from: number, to: number): Promise<ClipFile> {
+    if (!own(this.src.cameras(), camera)) return Promise.resolve({ status: 404, error: 'no such camera' });
     return (
       this.src.clips?.recording(camera, from, to) ?? Promise.resolve({ status: 404, error: 'no recordings' })
     );
   }
 
   deleteEvent(id: string): Promise<boolean> {
+    if (!this.hasEvent(id)) return Promise.resolve(false);
     return this.src.history?.remove(id) ?? Promise.resolve(false);
   }
 

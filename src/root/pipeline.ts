@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { EmbeddedBroker } from '../broker/index.js';
 import { FrameCache } from '../cache/index.js';
@@ -13,8 +14,10 @@ import { ModelRegistry } from '../models/index.js';
 import { MqttOutput, StatsPublisher, topics } from '../publish/index.js';
 import { scrub } from '../redact.js';
 import { Scheduler } from '../scheduler/index.js';
+import { StateLock } from '../state/index.js';
 import type { Stage } from '../stop.js';
 import { Bus } from './bus.js';
+import { warnOtherCameras } from './other-cameras.js';
 import { Parts, reportingParts } from './parts.js';
 import type { Running } from './reload.js';
 import type { RunningConfig } from './running-config.js';
@@ -47,8 +50,8 @@ export interface Pipeline extends Running {
 
 /**
  * Builds the pipeline in the order frames and commands flow and starts each stage as it is
- * built: the models, the broker and Argus' MQTT client, Control (whose state makes the cameras
- * that run), ingest, the parts that publish, the scheduler, the stats, HTTP, then the cameras.
+ * built: the state directory's lock (state/lock.ts: held until the last stage has stopped), the
+ * models, the broker and Argus' MQTT client, Control (whose state makes the cameras that run), ingest, the parts that publish, the scheduler, the stats, HTTP, then the cameras.
  * Stages talk through the bus (bus.ts), so each is built after those it needs and no name is
  * used before it exists. The running config's cameras become Control's (mode, runtime changes).
  */
@@ -56,9 +59,20 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   const { log, clock, begin } = env;
   const stage = (name: string): Logger => log.child({ stage: name });
   const bus = new Bus();
-  const { config: file, secrets } = running.current();
+  const { config: file, secrets, state } = running.current();
   const t = topics(file.mqtt.base_topic);
-  log.info({ models: Object.keys(file.models), state_dir: file.state_dir }, 'starting');
+  const stateFrom = state?.from ?? 'config';
+  log.info(
+    { models: Object.keys(file.models), state_dir: file.state_dir, state_from: stateFrom },
+    'starting',
+  );
+
+  // The state directory, this config's while it runs: another running config's is refused.
+  const dir = file.state_dir!; // resolved by the loader
+  await begin(
+    'state',
+    new StateLock(dir, state?.config ?? resolve(running.current().file), stateFrom, stage('state')),
+  );
 
   const models = new ModelRegistry(file.models, file.detector, {
     log: stage('models'),
@@ -66,7 +80,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     secrets,
     onSwitch: bus.modelsSwitched.emit,
     onAvailability: (_name, a) => bus.availability.emit(a),
-    engines: { stateDir: file.state_dir!, maxBatch: file.scheduler.max_batch }, // state_dir: resolved
+    engines: { stateDir: dir, maxBatch: file.scheduler.max_batch },
   });
   await begin('models', models, 'loading models'); // TensorRT engines: minutes
 
@@ -95,6 +109,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     : undefined;
   const select = (cameras: Record<string, CameraConfig>): Record<string, CameraConfig> =>
     fleet ? fleet.select(cameras) : cameras;
+  const controlCameras = control.storedCameras(); // before the file's cameras drop the others
   const effective = control.effective(file);
   running.set({ ...running.current(), config: { ...effective, cameras: select(effective.cameras) } });
   const config = running.current().config;
@@ -168,6 +183,12 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   running.onCameras((before) => parts.tell('camerasChanged', before));
 
   await begin('events', parts);
+  warnOtherCameras(
+    stage('state'),
+    config.state_dir,
+    { history: history?.cameras() ?? [], line_counts: events.lineCountCameras(), control: controlCameras },
+    Object.keys(file.cameras),
+  );
   await begin('scheduler', scheduler);
   await begin('stats', stats);
   if (config.http.enabled) await begin('http', new HttpServer(config.http, view, stage('http')));

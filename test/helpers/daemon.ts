@@ -15,10 +15,10 @@ export interface Daemon {
   output: () => string;
 }
 
-export function startDaemon(t: T, config: string): Daemon {
+export function startDaemon(t: T, config: string, extraEnv: NodeJS.ProcessEnv = {}): Daemon {
   // Under systemd, an inherited STATE_DIRECTORY would win over the test's own state_dir.
-  const env = { ...process.env };
-  delete env.STATE_DIRECTORY;
+  const env = { ...process.env, ...extraEnv };
+  if (!('STATE_DIRECTORY' in extraEnv)) delete env.STATE_DIRECTORY;
   const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -71,7 +72,7 @@ describe('config', () => {
     );
   });
 
-  it("resolves state_dir: systemd's STATE_DIRECTORY, else the key relative to the file, else ~/.local/state/argus", () => {
+  it("resolves state_dir: systemd's STATE_DIRECTORY, else the key relative to the file, else the config's own directory", () => {
     const withKey = `${minimal}state_dir: state\n`;
     assert.equal(parseConfig(withKey, '/etc/argus/a.yaml', {}).config.state_dir, '/etc/argus/state');
     assert.equal(
@@ -80,7 +81,7 @@ describe('config', () => {
     );
     assert.equal(
       parseConfig(minimal, '/etc/argus/a.yaml', { XDG_STATE_HOME: '/x' }).config.state_dir,
-      '/x/argus',
+      `/x/argus/a-${createHash('sha256').update('/etc/argus/a.yaml').digest('hex').slice(0, 8)}`,
     );
   });
 

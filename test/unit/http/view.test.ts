@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import sharp from 'sharp';
 import type { Detection, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { CameraConfig } from '../../../src/config/index.js';
-import type { CountsInView } from '../../../src/events/index.js';
+import { EventStore, type CountsInView, type EventQuery } from '../../../src/events/index.js';
 import { HttpError } from '../../../src/http/errors.js';
 import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
@@ -17,6 +18,8 @@ import {
   localModelStats,
   remoteModelStats,
 } from '../../helpers/fake-stages.js';
+import { tempDir } from '../../helpers/env.js';
+import { silentLog } from '../../helpers/fakes.js';
 import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] };
@@ -397,5 +400,55 @@ describe('live view: names a user chose', () => {
     assert.equal(await view.latestJpeg('constructor'), undefined);
     assert.equal(await view.latestJpeg('toString'), undefined);
     assert.ok(await view.latestJpeg('gate'));
+  });
+});
+
+describe('live view: the event history of the config’s cameras only (issue 45, item 3)', () => {
+  it('lists, serves and deletes only events of cameras the running config has; the others are kept', async (t) => {
+    const stages = new FakeStages();
+    let cameras: Record<string, CameraConfig> = { gate: cameraConfig() };
+    const history = new EventStore(
+      join(await tempDir(t), 'events'),
+      { maxEvents: 10, maxBytes: 1 << 20 },
+      silentLog,
+    );
+    const stored = (id: string, camera: string, start: number) => ({
+      id,
+      camera,
+      label: 'person',
+      zones: [],
+      start,
+      event: { id, camera },
+    });
+    history.add(stored('g1', 'gate', 1));
+    history.add(stored('b1', 'bcam', 2)); // another config's, in a state directory they shared
+    history.add(stored('g2', 'gate', 3));
+    const view = new LiveView(
+      { detect_priority: 7 },
+      {
+        ...stages,
+        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
+        stats: { rates: () => ({}) },
+        cameras: () => cameras,
+        metrics: new Registry(),
+        history,
+      },
+    );
+    const ids = (q: Partial<EventQuery> = {}): unknown[] =>
+      (view.events({ limit: 100, ...q }) as { id: string }[]).map((e) => e.id);
+    assert.deepEqual(ids(), ['g2', 'g1']);
+    assert.deepEqual(ids({ camera: 'bcam' }), [], 'not by its name either');
+    assert.equal(view.hasEvent('b1'), false);
+    assert.equal(view.hasEvent('g1'), true);
+    assert.equal(await view.eventSnapshot('b1', 'full'), undefined);
+    assert.equal(await view.eventClip('b1'), undefined);
+    assert.equal(await view.deleteEvent('b1'), false, 'not deleted through this config');
+    assert.equal(history.has('b1'), true, 'kept');
+    assert.deepEqual(history.cameras(), ['bcam', 'gate']);
+    // A config that has the camera (a reload that adds it) lists its events again.
+    cameras = { gate: cameraConfig(), bcam: cameraConfig() };
+    assert.deepEqual(ids(), ['g2', 'b1', 'g1']);
+    assert.equal(await view.deleteEvent('b1'), true);
+    await history.flush();
   });
 });
