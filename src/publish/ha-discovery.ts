@@ -54,6 +54,8 @@ export class Discovery {
      */
     private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
       cameras?: Record<string, CameraConfig>;
+      /** `speed_unit`: the calibrated zones' speed sensors' unit (absent: km/h). */
+      events?: Pick<Config['events'], 'speed_unit'>;
     },
     private readonly deps: DiscoveryDeps,
   ) {
@@ -100,6 +102,7 @@ export class Discovery {
         ? { modes: this.deps.modes?.() ?? Object.keys(this.cfg.modes) }
         : undefined,
       version: this.version,
+      speedUnit: this.cfg.events?.speed_unit,
     });
     const next = new Map(
       configs.map((d) => [d.topic, { payload: d.payload, json: JSON.stringify(d.payload) }]),
