@@ -71,7 +71,8 @@ export class InViewCounts {
         this.countTopics(camera, label, zone),
       );
     for (const [zone, labels] of counts.zones)
-      for (const [label, c] of labels) if (c.speedMps !== undefined) this.publishSpeed(camera, zone, label, c.speedMps);
+      for (const [label, c] of labels)
+        if (c.speedMps !== undefined) this.publishSpeed(camera, zone, label, c.speedMps);
     this.counts.set(camera, counts);
   }
 

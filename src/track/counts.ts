@@ -31,8 +31,7 @@ export interface TrackCounts {
 
 /** Whether `t` is a confirmed object in view at `lastFrame` (see COUNT_HOLD_MS). */
 export const inView = (t: Track, lastFrame: number): boolean =>
-  t.confirmed &&
-  !(t.held === null && t.misses >= END_AFTER_MISSES && lastFrame - t.lastSeen > COUNT_HOLD_MS);
+  t.confirmed && !(t.held === null && t.misses >= END_AFTER_MISSES && lastFrame - t.lastSeen > COUNT_HOLD_MS);
 
 /**
  * Of `tracks`, the confirmed objects in view at `lastFrame` (the latest answered frame's time:

@@ -438,7 +438,7 @@ describe('Home Assistant discovery configs of time and speed in zones', () => {
   });
   const byId = new Map(configs.map((c) => [c.uniqueId, c]));
 
-  it("announce per zone and label a dwell sensor, and per calibrated zone and label a speed sensor", () => {
+  it('announce per zone and label a dwell sensor, and per calibrated zone and label a speed sensor', () => {
     assert.deepEqual(
       configs.filter((c) => /-(dwell|speed)$/.test(c.uniqueId)).map((c) => c.topic),
       [
@@ -492,7 +492,7 @@ describe('Home Assistant discovery configs of time and speed in zones', () => {
     assert.equal(kmh.payload.unit_of_measurement, 'km/h');
   });
 
-  it("the schema check refuses a duration or speed in a unit or state class Home Assistant does not take", () => {
+  it('the schema check refuses a duration or speed in a unit or state class Home Assistant does not take', () => {
     const dwell = byId.get('argus-gate-zone-door-person-dwell')!;
     const speed = byId.get('argus-gate-zone-road-car-speed')!;
     const check = (c: typeof dwell, change: Record<string, unknown>) =>
