@@ -15,5 +15,5 @@ export {
   type OpenedClip,
 } from './clips.js';
 export { type CountsInView } from './counts.js';
-export { ObjectEvents, type ObjectEventsDeps } from './object-events.js';
+export { ObjectEvents, type LiveObject, type ObjectEventsDeps } from './object-events.js';
 export { FrameFit, shapesOutside } from './frame-fit.js';

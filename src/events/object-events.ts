@@ -23,6 +23,16 @@ import { EventFaults, type EventFault } from './faults.js';
 import { LineCounts, type LineCount } from './line-counts.js';
 import { Snapshots } from './snapshots.js';
 
+/** An object in view as the live view shows it (GET /api/cameras `objects`, docs/http.md). */
+export interface LiveObject {
+  id: string;
+  label: string;
+  current_zones: string[];
+  loitering_zones: string[];
+  speed: ObjectEvent['speed'];
+  stationary: boolean;
+}
+
 /** How often the snapshots due are made. */
 const TICK_MS = 1000;
 
@@ -78,9 +88,10 @@ export class ObjectEvents {
     const { clock, log, stateDir, history } = deps;
     this.mqtt = new Publisher(deps.out);
     this.faults = new EventFaults({ clock, log, onChange: deps.onFault });
-    this.lineCounts = new LineCounts(stateDir, { clock, log });
+    const defaultLabels = deps.defaultLabels ?? (() => []);
+    this.lineCounts = new LineCounts(stateDir, { clock, log, defaultLabels });
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history });
-    this.counts = new InViewCounts(this.mqtt, deps.topics, deps.defaultLabels ?? (() => []));
+    this.counts = new InViewCounts(this.mqtt, deps.topics, defaultLabels, events.speed_unit);
     const clipSource = deps.clipSource;
     this.clips = new Clips(events.clips, {
       clock,
@@ -147,6 +158,22 @@ export class ObjectEvents {
     for (const [zone, labels] of this.trackers.get(camera)?.counts().zones ?? [])
       for (const c of labels.values()) out[zone] = Math.max(out[zone] ?? 0, c.dwellS ?? 0);
     return out;
+  }
+
+  /**
+   * A camera's confirmed objects in view now, as its events would say them now: id, label, the
+   * zones it is in and loiters in, its speed (null before one was measured). None while it has
+   * no tracker (no answered frame yet, detection off).
+   */
+  objectsOf(camera: string): LiveObject[] {
+    return (this.trackers.get(camera)?.inView() ?? []).map((e) => ({
+      id: e.id,
+      label: e.label,
+      current_zones: e.currentZones,
+      loitering_zones: e.loiteringZones,
+      speed: e.speed,
+      stationary: e.stationary,
+    }));
   }
 
   /**

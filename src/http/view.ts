@@ -9,7 +9,7 @@ import type { RingStats } from '../record/index.js';
 import type { ServedModel } from '../kserve/index.js';
 import { providerOf, readySessions } from '../models/index.js';
 import { annotatedJpeg } from '../draw/index.js';
-import type { CountsInView } from '../events/index.js';
+import type { CountsInView, LiveObject } from '../events/index.js';
 import { lagSeconds, type CameraRates, type StatsSources } from '../publish/index.js';
 import { applyCameraFilters, type TrackedResult, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
@@ -44,6 +44,8 @@ export interface ViewSources extends StatsSources {
    * beside the zone's counts; absent (the tracker keeps no time in zone yet), nothing is shown.
    */
   zoneDwell?: (camera: string) => Record<string, number>;
+  /** A camera's confirmed objects in view now, with their zones, loitering and speed; absent, none. */
+  objects?: (camera: string) => readonly LiveObject[];
   /**
    * The event history; absent, GET /api/events answers an empty list. Only the events of the
    * running config's cameras are listed, served and deleted: the others (of another config that
@@ -102,6 +104,8 @@ export interface CameraView {
   line_counts: Record<string, Record<string, Record<string, number>>>;
   /** zone → the longest an object now in it has been there (s); empty while nothing provides it. */
   zone_dwell_s: Record<string, number>;
+  /** The tracker's confirmed objects in view now: id, label, zones, loitering zones, speed. */
+  objects: readonly LiveObject[];
   geometry: CameraGeometry;
   /** Its ring of recent video (clips): whether its directory can be used, why not, what it holds; null without one. */
   ring: { ok: boolean; error: string | null; bytes: number } | null;
@@ -279,6 +283,7 @@ export class LiveView implements HttpSource {
         counts: this.src.counts?.(name) ?? { labels: namedRecord(), zones: namedRecord() },
         line_counts: lineCountsOf(lines, name),
         zone_dwell_s: this.src.zoneDwell?.(name) ?? namedRecord(),
+        objects: this.src.objects?.(name) ?? [],
         geometry: cameraGeometry(cfg, size ?? null),
         ring: ringView(own(rings, name)),
       };

@@ -36,6 +36,8 @@ export interface DiscoveryInput {
   control: { modes: readonly string[] } | undefined;
   /** Argus' version, for `origin` and the Argus device. */
   version: string;
+  /** `events.speed_unit`, the unit of the calibrated zones' speed sensors (default km/h). */
+  speedUnit?: 'km/h' | 'mph' | 'm/s' | undefined;
 }
 
 /**
@@ -152,7 +154,9 @@ export const OCCUPIED_TEMPLATE = "{{ 'ON' if value | int(0) > 0 else 'OFF' }}";
  * Every config message, the Argus device's first: one device for Argus (a `running` binary
  * sensor on `<base>/status`) and one per camera, linked to it by `via_device`, with, per label
  * it reports, an occupancy binary sensor and a count sensor (`state_class: measurement`) on its
- * count topic and a camera on its snapshot topic; per zone and label the same two sensors; per
+ * count topic and a camera on its snapshot topic; per zone and label the same two sensors, a
+ * `duration` sensor of its dwell (seconds, `measurement`) and, in a calibrated zone
+ * (`distances`), a `speed` sensor of the last speed measured there (`events.speed_unit`); per
  * line, label and direction a `total_increasing` sensor of its cumulative count. With control on
  * (`input.control`), the control topics too: per camera a switch for `enabled`, `detect` and
  * `snapshots`, a number for `fps` and `priority`, per zone and line a switch for `enabled`, per
@@ -293,6 +297,22 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
         const topic = t.zoneCount(camera, zone, label);
         occupancy(`${zone} ${label}`, ['zone', zone, label], topic);
         count(`${zone} ${label} count`, ['zone', zone, label], topic, 'measurement');
+        entity('sensor', ['zone', zone, label, 'dwell'], {
+          name: `${zone} ${label} dwell`,
+          icon: 'mdi:timer-sand',
+          device_class: 'duration',
+          state_topic: t.zoneDwell(camera, zone, label),
+          state_class: 'measurement',
+          unit_of_measurement: 's',
+        });
+        if (z.distances)
+          entity('sensor', ['zone', zone, label, 'speed'], {
+            name: `${zone} ${label} speed`,
+            device_class: 'speed',
+            state_topic: t.zoneSpeed(camera, zone, label),
+            state_class: 'measurement',
+            unit_of_measurement: input.speedUnit ?? 'km/h',
+          });
       }
     for (const [line, l] of Object.entries(cam.lines))
       for (const label of areaLabels(l.objects, cam, defaults))

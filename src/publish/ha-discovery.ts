@@ -48,7 +48,10 @@ export class Discovery {
   private timer: Timer | null = null;
 
   constructor(
-    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'>,
+    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
+      /** `speed_unit`: the calibrated zones' speed sensors' unit (absent: km/h). */
+      events?: Pick<Config['events'], 'speed_unit'>;
+    },
     /** The cameras that run (with the mode and the runtime changes on them): those announced. */
     private readonly cameras: CamerasNow,
     private readonly deps: DiscoveryDeps,
@@ -96,6 +99,7 @@ export class Discovery {
         ? { modes: this.deps.modes?.() ?? Object.keys(this.cfg.modes) }
         : undefined,
       version: this.version,
+      speedUnit: this.cfg.events?.speed_unit,
     });
     const next = new Map(
       configs.map((d) => [d.topic, { payload: d.payload, json: JSON.stringify(d.payload) }]),

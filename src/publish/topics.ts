@@ -31,6 +31,11 @@ export interface TopicMap {
   zoneCountActive: { payload: number; qos: 1; retain: true };
   /** Whole seconds the longest present object of a label in a zone has been in it (0: none there). */
   zoneDwell: { payload: number; qos: 1; retain: true };
+  /**
+   * A calibrated zone's last speed measured of an object of a label (in `events.speed_unit`, to
+   * 0.1): the fastest of those measured in the latest frame that measured one.
+   */
+  zoneSpeed: { payload: number; qos: 1; retain: true };
   /** Objects of a label that crossed a line in a direction (kept across restarts). */
   lineCount: { payload: number; qos: 1; retain: true };
   /** Object events: `new`, `update`, `end`. */
@@ -90,6 +95,8 @@ export const topics = (base: string) => ({
     topic<'zoneCountActive'>(`${base}/cameras/${camera}/zones/${zone}/${label}/active`),
   zoneDwell: (camera: string, zone: string, label: string) =>
     topic<'zoneDwell'>(`${base}/cameras/${camera}/zones/${zone}/${label}/dwell_s`),
+  zoneSpeed: (camera: string, zone: string, label: string) =>
+    topic<'zoneSpeed'>(`${base}/cameras/${camera}/zones/${zone}/${label}/speed`),
   lineCount: (camera: string, line: string, label: string, direction: string) =>
     topic<'lineCount'>(`${base}/cameras/${camera}/lines/${line}/${label}/${direction}`),
   /** A camera setting's state: a camera switch, a zone's or line's `enabled`. */

@@ -158,6 +158,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     control,
     counts: (c) => events.countsOf(c),
     zoneDwell: (c) => events.dwellOf(c),
+    objects: (c) => events.objectsOf(c),
     eventFaults: events.faults,
     lineCounts: () => events.lineCountsNow(),
     cameras: running.cameras,

@@ -170,6 +170,7 @@ describe('live view (HTTP API models)', () => {
       counts: { labels: named(), zones: named() },
       line_counts: named(),
       zone_dwell_s: named(),
+      objects: [],
       // In the frame's source pixels (its geometry: 64×48 here), not the stream's reported size.
       geometry: { width: 64, height: 48, zones: named(), lines: named(), masks: [], cache_mask: [] },
       ring: null,
@@ -262,6 +263,14 @@ describe('live view (HTTP API models)', () => {
   });
 
   it("answers each camera's line counts (line → label → direction) and the zones' time when given", () => {
+    const moving = {
+      id: '1-gate-1',
+      label: 'car',
+      current_zones: ['road'],
+      loitering_zones: [],
+      speed: { current: 31.5, max: 40.2, unit: 'km/h' as const, zone: 'road' },
+      stationary: false,
+    };
     const stages = new FakeStages();
     const cameras = { gate: cameraConfig(), yard: cameraConfig() };
     const row = (camera: string, label: string, direction: string, count: number) => ({
@@ -286,6 +295,7 @@ describe('live view (HTTP API models)', () => {
           row('yard', 'person', 'in', 9),
         ],
         zoneDwell: (camera) => (camera === 'gate' ? named({ door: 12.5 }) : named()),
+        objects: (camera) => (camera === 'gate' ? [moving] : []),
       },
     );
     stages.statuses = [cameraStatus('gate', { state: 'streaming' })];
@@ -296,6 +306,7 @@ describe('live view (HTTP API models)', () => {
     );
     assert.deepEqual(yard!.line_counts, named({ road: named({ person: named({ in: 9 }) }) }));
     assert.deepEqual([gate!.zone_dwell_s, yard!.zone_dwell_s], [named({ door: 12.5 }), named()]);
+    assert.deepEqual([gate!.objects, yard!.objects], [[moving], []], "each camera's objects in view");
     assert.deepEqual(
       [gate!.geometry.width, gate!.geometry.height],
       [640, 480],

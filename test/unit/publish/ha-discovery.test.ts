@@ -42,7 +42,8 @@ describe('Home Assistant discovery (the stage)', () => {
     const { out, discovery } = setup(config);
     discovery.start();
     const sent = out.take();
-    assert.equal(sent.size, 1 + 3 + 2 * 2 + 3);
+    // Argus; gate's car (occupancy, count, snapshot); per zone occupancy, count, dwell; yard's person.
+    assert.equal(sent.size, 1 + 3 + 2 * 3 + 3);
     for (const [topic, payload] of sent) {
       assert.match(topic, /^homeassistant\/(binary_sensor|sensor|camera)\/argus\/argus-[^/]+\/config$/);
       assert.ok(payload.startsWith('{'), topic);
@@ -99,6 +100,7 @@ describe('Home Assistant discovery (the stage)', () => {
       'homeassistant/binary_sensor/argus/argus-yard-person-occupancy/config',
       'homeassistant/camera/argus/argus-yard-person-snapshot/config',
       'homeassistant/sensor/argus/argus-gate-zone-lawn-car-count/config',
+      'homeassistant/sensor/argus/argus-gate-zone-lawn-car-dwell/config',
       'homeassistant/sensor/argus/argus-yard-person-count/config',
     ]);
     for (const topic of deleted) assert.ok(first.has(topic));
@@ -111,6 +113,7 @@ describe('Home Assistant discovery (the stage)', () => {
       'homeassistant/camera/argus/argus-porch-person-snapshot/config',
       'homeassistant/sensor/argus/argus-gate-person-count/config',
       'homeassistant/sensor/argus/argus-gate-zone-drive-person-count/config',
+      'homeassistant/sensor/argus/argus-gate-zone-drive-person-dwell/config',
       'homeassistant/sensor/argus/argus-porch-person-count/config',
     ]);
     box.set(after.cameras, discovery);
@@ -159,5 +162,24 @@ describe('Home Assistant discovery (the stage)', () => {
     await clock.advance(REPUBLISH_WINDOW_MS);
     assert.equal(out.take().size, 0);
     assert.equal(clock.pending, 0);
+  });
+});
+
+describe('Home Assistant discovery of zone speed sensors (the stage)', () => {
+  it('deletes a zone speed sensor when its calibration goes, and announces it when it comes', () => {
+    const calibrated = camera(
+      'gate',
+      '    objects:\n      track: [car]\n    zones:\n      road:\n        points: [[0, 0], [9, 0], [9, 9], [0, 9]]\n        distances: [5, 5, 5, 5]\n',
+    );
+    const withSpeed = configOf([calibrated]);
+    const { out, discovery, box } = setup(withSpeed);
+    discovery.start();
+    const speedTopic = 'homeassistant/sensor/argus/argus-gate-zone-road-car-speed/config';
+    assert.ok(out.take().has(speedTopic));
+    const plain = configOf([calibrated.replace('        distances: [5, 5, 5, 5]\n', '')]);
+    box.set(plain.cameras, discovery);
+    assert.deepEqual([...out.take()], [[speedTopic, '']], 'only the speed sensor goes');
+    box.set(withSpeed.cameras, discovery);
+    assert.deepEqual([...out.take().keys()], [speedTopic]);
   });
 });
