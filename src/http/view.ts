@@ -320,8 +320,8 @@ export class LiveView implements HttpSource {
     return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
-  async eventClip(id: string): Promise<ClipFile> {
-    if (!this.hasEvent(id)) return { status: 404, error: 'no such event' };
+  async eventClip(id: string): Promise<ClipFile | undefined> {
+    if (!this.hasEvent(id)) return undefined;
     // A clip written by an earlier version (its own file) is served as it is, until it ages out.
     const kept = await this.src.history?.openClip(id);
     if (kept) return kept;
