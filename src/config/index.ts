@@ -3,7 +3,14 @@ export { diffCameras, diffConfig, type CameraChanges, type ConfigChanges } from 
 export { ConfigError, dottedPath, type ConfigIssue, type PathKey } from './issues.js';
 export { loadConfig, MAX_CONFIG_BYTES, parseConfig, type LoadedConfig } from './load.js';
 export { HWACCELS, type CameraConfig, type HwaccelName } from './camera.js';
-export { PROVIDERS, type ModelConfig, type ProviderName, type RemoteModelConfig } from './models.js';
+export {
+  PROVIDERS,
+  WEBGPU_VENDORS,
+  type ModelConfig,
+  type ProviderName,
+  type RemoteModelConfig,
+  type WebgpuVendor,
+} from './models.js';
 export { RESERVED_NAMES, topicWordProblem } from './names.js';
 export { LIMITS, topicLevelProblem } from './primitives.js';
 export {
