@@ -14,7 +14,15 @@ import {
   type ProviderName,
   type WebgpuVendor,
 } from './config/index.js';
-import { inspectModel, runDaemon, runDetect, runInstall, runPrepare, summarize } from './commands/index.js';
+import {
+  inspectModel,
+  runDaemon,
+  runDetect,
+  runInstall,
+  runPrepare,
+  providerWarning,
+  summarize,
+} from './commands/index.js';
 import { loadVouchedConfig } from './models/index.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/index.js';
 import { argusVersion } from './version.js';
@@ -65,6 +73,8 @@ async function validate(args: string[]): Promise<number> {
   try {
     const loaded = await loadVouchedConfig(values.config);
     process.stdout.write(`${summarize(loaded)}\n`);
+    const warning = await providerWarning(loaded.config);
+    if (warning) process.stderr.write(`argus: ${loaded.file}: ${warning}\n`);
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
