@@ -32,7 +32,12 @@ async function started(
     {
       model: modelConfig({ path }),
       // The software device compiles each new batch shape's shaders on first use: minutes, not a deadline miss.
-      detector: sectionConfig('detector', { workers: 1, intra_op_threads: 1, inference_timeout_ms: 600_000, ...over }),
+      detector: sectionConfig('detector', {
+        workers: 1,
+        intra_op_threads: 1,
+        inference_timeout_ms: 600_000,
+        ...over,
+      }),
     },
     pino({ level: 'silent' }),
   );
