@@ -162,13 +162,15 @@ export function selectWebgpuVendor(
   return null;
 }
 
-/** What the provider line says of how a session runs: its precision, and the WebGPU adapter asked for. */
+/** What the provider line says of how a session runs: fp16, and the WebGPU adapter asked for. */
 export function runDetail(
   provider: ProviderName,
   o: { precision: 'fp32' | 'fp16'; vendor?: WebgpuVendor | undefined },
 ): string {
   if (provider === 'cpu') return '';
-  const parts: string[] = [o.precision];
-  if (provider === 'webgpu') parts.push(`adapter ${o.vendor ? `from ${o.vendor} drivers` : "Dawn's choice"}`);
+  // fp32 is the default, said only where it is the fallback of fp16 (the precision note).
+  const parts: string[] = o.precision === 'fp16' ? ['fp16'] : [];
+  // Unset, the adapter is Dawn's choice (a discrete GPU first): nothing to say.
+  if (provider === 'webgpu' && o.vendor) parts.push(`adapter from ${o.vendor} drivers`);
   return parts.join(', ');
 }

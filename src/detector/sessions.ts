@@ -105,7 +105,8 @@ export function describeSessions(
   const parts = devices.map((d) => {
     const s = starts.find((x) => x.deviceId === d)!;
     const why = s.skipped.map((k) => `${k.provider}: ${k.reason}`).join('; ');
-    return `device ${d} ${s.provider} ${s.precision ?? 'fp32'}${why ? ` (skipped ${why})` : ''}`;
+    const half = s.precision === 'fp16' ? ' fp16' : '';
+    return `device ${d} ${s.provider}${half}${why ? ` (skipped ${why})` : ''}`;
   });
   return { warn: true, message: `sessions differ by device: ${parts.join(', ')}` };
 }
