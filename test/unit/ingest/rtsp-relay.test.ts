@@ -9,6 +9,8 @@ import {
   type RtspRelayDeps,
 } from '../../../src/ingest/rtsp-relay.js';
 import { header, requestLine, RtspSplitter, type RtspMessage } from '../../../src/ingest/rtsp-wire.js';
+import { argvHoldsSecret } from '../../../src/ingest/ingest.js';
+import { cameraConfig } from '../../helpers/config.js';
 import { waitFor } from '../../helpers/env.js';
 import { recordingLog } from '../../helpers/fakes.js';
 
@@ -326,6 +328,18 @@ describe('the camera relay', () => {
     assert.equal(needsRelay('rtsp://10.0.0.5/s', ['abcdef']), false);
     assert.equal(needsRelay('http://u:p@10.0.0.5/video.mjpg', []), false, 'the relay speaks RTSP only');
     assert.equal(needsRelay('lavfi:testsrc', []), false);
+  });
+
+  it('what it cannot cover is known, and warned of at start: secrets in other URLs and in extra arguments', () => {
+    const cam = (c: Record<string, unknown>) => cameraConfig({ url: 'rtsp://u:pw@10.0.0.5/s', ...c });
+    assert.equal(argvHoldsSecret(cam({}), ['pw-long']), false, 'through the relay');
+    assert.equal(argvHoldsSecret(cam({ url: 'http://u:pw@10.0.0.5/v.mjpg' }), []), true);
+    assert.equal(argvHoldsSecret(cam({ url: 'rtmp://10.0.0.5/live?key=Key-123' }), ['Key-123']), true);
+    assert.equal(argvHoldsSecret(cam({ url: 'http://10.0.0.5/v.mjpg' }), []), false);
+    assert.equal(
+      argvHoldsSecret(cam({ input_args: ['-headers', 'Authorization: Bearer Tok-99'] }), ['Tok-99']),
+      true,
+    );
   });
 });
 
