@@ -263,7 +263,9 @@ class RelayConnection {
       else this.log.debug({ err: socketError(err) }, 'camera relay: the camera connection failed');
       client.destroy();
     });
-    this.camera.on('close', () => client.destroy());
+    // The camera closing lets ffmpeg have what it sent last (a 401, a stream's end) before ffmpeg's
+    // connection ends; ffmpeg's closing (or the relay's stop destroying it) ends the camera's.
+    this.camera.on('close', () => client.end());
     client.on('close', () => this.camera.destroy());
     this.camera.on('data', (chunk: Buffer) => this.down(chunk));
     client.on('data', (chunk: Buffer) => this.up(chunk));

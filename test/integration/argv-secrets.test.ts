@@ -89,20 +89,35 @@ describe('no secret in any process’s command line (issue 45, item 1)', () => {
       const sampler = setInterval(sample, 100);
       t.after(() => clearInterval(sampler));
 
-      for (const camera of ['locked', 'udp'])
-        await sub.waitFor(
-          `frames of the ${camera} camera analysed`,
-          () => sub.json<StatsPayload>('argus/stats').some((s) => (s.cameras[camera]?.fps_analysed ?? 0) > 0),
-          60_000,
+      // A wait that times out says what the cameras and the relay logged.
+      const said = (err: unknown): Error =>
+        new Error(
+          `${(err as Error).message}\n${daemon
+            .output()
+            .split('\n')
+            .filter((l) => /camera failed|camera relay|streaming/.test(l))
+            .slice(-20)
+            .join('\n')}`,
         );
-      await sub.waitFor(
-        'the wrong password reported as auth',
-        () =>
-          sub
-            .json<CameraStatusPayload>('argus/cameras/wrong/status')
-            .some((s) => s.last_error?.cause === 'auth'),
-        60_000,
-      );
+      try {
+        for (const camera of ['locked', 'udp'])
+          await sub.waitFor(
+            `frames of the ${camera} camera analysed`,
+            () =>
+              sub.json<StatsPayload>('argus/stats').some((s) => (s.cameras[camera]?.fps_analysed ?? 0) > 0),
+            90_000,
+          );
+        await sub.waitFor(
+          'the wrong password reported as auth',
+          () =>
+            sub
+              .json<CameraStatusPayload>('argus/cameras/wrong/status')
+              .some((s) => s.last_error?.cause === 'auth'),
+          90_000,
+        );
+      } catch (err) {
+        throw said(err);
+      }
       sample();
       clearInterval(sampler);
 
