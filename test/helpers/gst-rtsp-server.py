@@ -2,7 +2,8 @@
 """A real RTSP server for Argus' integration tests, built on GStreamer's RTSP server library
 (the one many IP cameras and camera emulators use). RTP over UDP and TCP.
 
-usage: gst-rtsp-server.py --port N [--auth USER:PASSWORD] --mount NAME=LAUNCH [--mount ...]
+usage: gst-rtsp-server.py --port N [--auth USER:PASSWORD [--auth-method basic|digest]]
+                         --mount NAME=LAUNCH [--mount ...]
 Prints "READY <port>" on stdout once it listens.
 """
 import argparse
@@ -11,14 +12,16 @@ import sys
 import gi
 
 gi.require_version("Gst", "1.0")
+gi.require_version("GstRtsp", "1.0")
 gi.require_version("GstRtspServer", "1.0")
-from gi.repository import GLib, Gst, GstRtspServer  # noqa: E402
+from gi.repository import GLib, Gst, GstRtsp, GstRtspServer  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--auth")
+    parser.add_argument("--auth-method", choices=["basic", "digest"], default="basic")
     parser.add_argument("--mount", action="append", default=[])
     args = parser.parse_args()
 
@@ -42,7 +45,11 @@ def main() -> None:
         auth = GstRtspServer.RTSPAuth()
         token = GstRtspServer.RTSPToken()
         token.set_string("media.factory.role", "user")
-        auth.add_basic(GstRtspServer.RTSPAuth.make_basic(user, password), token)
+        if args.auth_method == "digest":
+            auth.add_digest(user, password, token)
+            auth.set_supported_methods(GstRtsp.RTSPAuthMethod.DIGEST)
+        else:
+            auth.add_basic(GstRtspServer.RTSPAuth.make_basic(user, password), token)
         server.set_auth(auth)
 
     if server.attach(None) == 0:

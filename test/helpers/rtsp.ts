@@ -136,6 +136,7 @@ class GstServer implements RtspServer {
     private readonly port: number,
     private readonly mounts: Mount[],
     private readonly auth?: string,
+    private readonly authMethod: 'basic' | 'digest' = 'basic',
   ) {}
 
   url(mount: string, credentials?: string): string {
@@ -144,7 +145,7 @@ class GstServer implements RtspServer {
 
   async start(): Promise<void> {
     const args = [join(repoRoot, 'test/helpers/gst-rtsp-server.py'), '--port', String(this.port)];
-    if (this.auth) args.push('--auth', this.auth);
+    if (this.auth) args.push('--auth', this.auth, '--auth-method', this.authMethod);
     for (const m of this.mounts) args.push('--mount', `${m.name}=${gstLaunch(m.source)}`);
     this.child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     await waitForLine(this.child, /READY/, 15_000, 'GStreamer RTSP server');
@@ -264,18 +265,19 @@ class NpmServer implements RtspServer {
 }
 
 /**
- * Starts a real RTSP server serving `mounts`; it is killed when the test ends. GStreamer's when
+ * Starts a real RTSP server serving `mounts`; it is killed when the test ends. `auth`
+ * (`user:password`, GStreamer only) makes it require that login, by `authMethod` (Basic unless said). GStreamer's when
  * installed, unless `kind: 'npm'` asks for the npm server. `deferStart`: its URLs are known
  * but it is not started (the test calls `start()`).
  */
 export async function startRtspServer(
   t: { after: (fn: () => Promise<void>) => void },
   mounts: Mount[],
-  opts: { auth?: string; kind?: 'npm'; deferStart?: boolean } = {},
+  opts: { auth?: string; authMethod?: 'basic' | 'digest'; kind?: 'npm'; deferStart?: boolean } = {},
 ): Promise<RtspServer> {
   let server: RtspServer;
   if (hasGstreamer() && opts.kind !== 'npm') {
-    server = new GstServer(await freePort(), mounts, opts.auth);
+    server = new GstServer(await freePort(), mounts, opts.auth, opts.authMethod);
   } else {
     server = new NpmServer(
       await freePort(),
