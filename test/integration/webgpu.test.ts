@@ -127,7 +127,7 @@ describe('WebGPU on a Vulkan device (real ONNX Runtime, Dawn)', { skip }, () => 
       const sub = new Subscriber(broker.url);
       t.after(() => sub.end());
       const daemon = startDaemon(t, config);
-      const base = await httpBase(daemon.output);
+      const base = await httpBase(daemon.output, 180_000);
       await waitFor(
         'the provider line',
         () => daemon.output().includes('"msg":"using execution provider webgpu"'),
