@@ -82,6 +82,8 @@ export const commandTopic = (base: string, camera: string, ref: ControlRef): str
 /** The topics of TopicMap under `base` (`mqtt.base_topic`), by name. */
 export const topics = (base: string) => ({
   status: topic<'status'>(`${base}/status`),
+  /** With `fleet:`, a box's own availability (its last will), instead of `<base>/status`. */
+  boxStatus: (box: string) => topic<'status'>(`${base}/boxes/${box}/status`),
   cameraStatus: (camera: string) => topic<'cameraStatus'>(`${base}/cameras/${camera}/status`),
   detections: (camera: string) => topic<'detections'>(`${base}/cameras/${camera}/detections`),
   count: (camera: string, label: string) => topic<'count'>(`${base}/cameras/${camera}/${label}`),
