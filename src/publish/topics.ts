@@ -173,6 +173,11 @@ export type EventPayload = Omit<
   snapshot: SnapshotPayload | null;
   /** The event's clip: being recorded, written, or failed; null when its camera keeps none. */
   clip: ClipPayload | null;
+  /**
+   * With `fleet:`: the box that made the event (its history, snapshots and clip are kept there)
+   * and its ownership epoch (docs/fleet.md).
+   */
+  owner?: CameraOwner;
 };
 
 /** An event's `clip` field (docs/mqtt.md). */

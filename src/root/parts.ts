@@ -181,6 +181,7 @@ export function reportingParts(
     publicUrl: config.http?.public_url,
     onFault: deps.onFault,
     onTracked: deps.onTracked,
+    owner: deps.owner,
   });
   const statuses = new CameraStatuses(cameras, {
     ...deps,
