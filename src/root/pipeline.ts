@@ -166,6 +166,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     lineCounts: () => events.lineCountsNow(),
     cameras: running.cameras,
     clips: events,
+    fleet: fleet && { view: () => fleet.view(), fileCameras: () => control.cameras() },
     metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).
