@@ -83,7 +83,7 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
               detections: { publish: 'every_frame' },
             },
             http: { enabled: false },
-            home_assistant: { enabled: true },
+            home_assistant: { enabled: true, default_labels: ['bright'] },
             detector: { workers: 1 },
             fleet: { endpoints: etcd.endpoints, name: box, capacity: 10, ttl_s: TTL_S },
             cameras,
