@@ -2,8 +2,12 @@
 """A real RTSP server for Argus' integration tests, built on GStreamer's RTSP server library
 (the one many IP cameras and camera emulators use). RTP over UDP and TCP.
 
-usage: gst-rtsp-server.py --port N [--auth USER:PASSWORD [--auth-method basic|digest]]
+usage: gst-rtsp-server.py --port N [--auth USER:PASSWORD [--auth-method basic|digest]] [--unshared]
                          --mount NAME=LAUNCH [--mount ...]
+
+A mount's media is shared by its clients unless --unshared: then every DESCRIBE builds a pipeline
+of its own, so a media that failed (the server caches a shared one, failed or not, and answers
+503 to every later DESCRIBE of it) never outlives the client that met it.
 Prints "READY <port>" on stdout once it listens.
 """
 import argparse
@@ -23,6 +27,7 @@ def main() -> None:
     parser.add_argument("--auth")
     parser.add_argument("--auth-method", choices=["basic", "digest"], default="basic")
     parser.add_argument("--mount", action="append", default=[])
+    parser.add_argument("--unshared", action="store_true")
     args = parser.parse_args()
 
     Gst.init(None)
@@ -33,7 +38,7 @@ def main() -> None:
         name, launch = spec.split("=", 1)
         factory = GstRtspServer.RTSPMediaFactory()
         factory.set_launch(launch)
-        factory.set_shared(True)
+        factory.set_shared(not args.unshared)
         if args.auth:
             factory.add_role_from_structure(
                 Gst.Structure.from_string("user, media.factory.access=(boolean)true, media.factory.construct=(boolean)true")[0]

@@ -161,6 +161,7 @@ class GstServer implements RtspServer {
     private readonly mounts: Mount[],
     private readonly auth?: string,
     private readonly authMethod: 'basic' | 'digest' = 'basic',
+    private readonly shared = true,
   ) {}
 
   url(mount: string, credentials?: string): string {
@@ -178,6 +179,7 @@ class GstServer implements RtspServer {
     for (let attempt = 1; ; attempt++) {
       const args = [join(repoRoot, 'test/helpers/gst-rtsp-server.py'), '--port', String(this.port)];
       if (this.auth) args.push('--auth', this.auth, '--auth-method', this.authMethod);
+      if (!this.shared) args.push('--unshared');
       for (const m of this.mounts) args.push('--mount', `${m.name}=${gstLaunch(m.source)}`);
       this.child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       await waitForLine(this.child, /READY/, 15_000, 'GStreamer RTSP server');
@@ -309,11 +311,18 @@ class NpmServer implements RtspServer {
 export async function startRtspServer(
   t: { after: (fn: () => Promise<void>) => void },
   mounts: Mount[],
-  opts: { auth?: string; authMethod?: 'basic' | 'digest'; kind?: 'npm'; deferStart?: boolean } = {},
+  opts: {
+    auth?: string;
+    authMethod?: 'basic' | 'digest';
+    kind?: 'npm';
+    deferStart?: boolean;
+    /** GStreamer: one pipeline per client instead of one per mount (see gst-rtsp-server.py). */
+    shared?: boolean;
+  } = {},
 ): Promise<RtspServer> {
   let server: RtspServer;
   if (hasGstreamer() && opts.kind !== 'npm') {
-    server = new GstServer(await freePort(), mounts, opts.auth, opts.authMethod);
+    server = new GstServer(await freePort(), mounts, opts.auth, opts.authMethod, opts.shared ?? true);
   } else {
     server = new NpmServer(
       await freePort(),

@@ -60,7 +60,10 @@ describe('no secret in any process’s command line (issue 45, item 1)', () => {
       const rtsp = await startRtspServer(
         t,
         [{ name: 'ball', source: { kind: 'ball', width: 320, height: 240, fps: 10 } }],
-        { auth: `viewer:${RIGHT}`, authMethod: 'digest' },
+        // Unshared: each camera's ffmpeg reaches the server through its own relay port, so each has a
+        // media of its own anyway; in a CI run the udp camera's media failed once and the server
+        // answered 503 to every DESCRIBE of it for 90 s. A pipeline per client starts afresh.
+        { auth: `viewer:${RIGHT}`, authMethod: 'digest', shared: false },
       );
       const userinfo = (pw: string) => `viewer:${encodeURIComponent(pw)}`;
       const config = await writeDaemonConfig(dir, {
