@@ -39,29 +39,26 @@ export function readRegistry<S>(take: () => S): ReadRegistry<S> {
     return snap;
   };
   const metric: ReadRegistry<S>['metric'] = (kind, name, help, labelNames, read) => {
-    if (kind === 'counter') {
+    const options = { name, help, labelNames, registers: [registry] };
+    // Every series is set afresh from the scrape's snapshot.
+    const fill = (m: { reset: () => void }, set: SetSeries): void => {
+      m.reset();
+      read(snapshot(), set);
+    };
+    if (kind === 'counter')
       new Counter({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
+        ...options,
         collect() {
-          this.reset();
-          read(snapshot(), (labels, v) => this.inc(labels, Math.max(0, v)));
+          fill(this, (labels, v) => this.inc(labels, Math.max(0, v)));
         },
       });
-    } else {
+    else
       new Gauge({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
+        ...options,
         collect() {
-          this.reset();
-          read(snapshot(), (labels, v) => this.set(labels, v));
+          fill(this, (labels, v) => this.set(labels, v));
         },
       });
-    }
   };
   const histogram: ReadRegistry<S>['histogram'] = (name, help, label, read) => {
     const get = () => ({

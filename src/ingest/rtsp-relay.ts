@@ -24,7 +24,6 @@ import {
   requestLine,
   rewriteUri,
   RtspSplitter,
-  RtspWireError,
   statusCode,
   writeRequest,
   type RtspItem,
@@ -224,16 +223,22 @@ interface Sent {
   tries: number;
 }
 
+/** One direction of a relayed connection. */
+interface Direction {
+  splitter: RtspSplitter;
+  /** Set once it sent what is not RTSP. */
+  raw: boolean;
+  sender: 'ffmpeg' | 'the camera';
+}
+
 /** One of ffmpeg's connections and the camera connection opened for it. */
 class RelayConnection {
   private readonly camera: Socket;
   private readonly auth: RtspAuthenticator | undefined;
   private readonly sent = new Map<string, Sent>();
-  private readonly fromClient = new RtspSplitter();
-  private readonly fromCamera = new RtspSplitter();
-  /** A direction whose bytes could not be read is passed on as it comes. */
-  private rawUp = false;
-  private rawDown = false;
+  /** What ffmpeg sends and what the camera sends, each read as RTSP while it is RTSP. */
+  private readonly fromClient: Direction = { splitter: new RtspSplitter(), raw: false, sender: 'ffmpeg' };
+  private readonly fromCamera: Direction = { splitter: new RtspSplitter(), raw: false, sender: 'the camera' };
   private connected = false;
 
   constructor(
@@ -284,20 +289,27 @@ class RelayConnection {
     }
   }
 
+  /**
+   * A chunk's RTSP items; a direction that sent what is not RTSP is passed on as it comes from
+   * then on (and has no items).
+   */
+  private items(d: Direction, chunk: Buffer, to: Socket, from: Socket): RtspItem[] {
+    if (!d.raw)
+      try {
+        return d.splitter.push(chunk);
+      } catch (err) {
+        d.raw = true;
+        this.log.warn(
+          { err: errorMessage(err) },
+          `camera relay: ${d.sender} sent what is not RTSP; passing it on as it is`,
+        );
+      }
+    this.write(to, from, chunk);
+    return [];
+  }
+
   private up(chunk: Buffer): void {
-    if (this.rawUp) return this.write(this.camera, this.client, chunk);
-    let items: RtspItem[];
-    try {
-      items = this.fromClient.push(chunk);
-    } catch (err) {
-      this.rawUp = true;
-      this.log.warn(
-        { err: errorMessage(err) },
-        'camera relay: ffmpeg sent what is not RTSP; passing it on as it is',
-      );
-      return this.write(this.camera, this.client, chunk);
-    }
-    for (const item of items) {
+    for (const item of this.items(this.fromClient, chunk, this.camera, this.client)) {
       const req = item.kind === 'message' ? requestLine(item) : undefined;
       if (item.kind === 'data' || !req) this.write(this.camera, this.client, item.raw);
       else this.request(item, req.method, rewriteUri(req.uri, this.target.from, this.target.to), req.version);
@@ -324,19 +336,7 @@ class RelayConnection {
   }
 
   private down(chunk: Buffer): void {
-    if (this.rawDown) return this.write(this.client, this.camera, chunk);
-    let items: RtspItem[];
-    try {
-      items = this.fromCamera.push(chunk);
-    } catch (err) {
-      this.rawDown = true;
-      this.log.warn(
-        { err: err instanceof RtspWireError ? err.message : errorMessage(err) },
-        'camera relay: the camera sent what is not RTSP; passing it on as it is',
-      );
-      return this.write(this.client, this.camera, chunk);
-    }
-    for (const item of items) {
+    for (const item of this.items(this.fromCamera, chunk, this.client, this.camera)) {
       if (item.kind === 'message' && this.answered(item)) continue;
       this.write(this.client, this.camera, item.raw);
     }
