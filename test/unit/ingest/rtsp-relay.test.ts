@@ -238,6 +238,47 @@ describe('the camera relay', () => {
     assert.deepEqual(cam.uploads[0], rtcp);
   });
 
+  it('passes on as they come the bytes of a direction that is not RTSP, and says so once', async (t) => {
+    const garbage = Buffer.concat([Buffer.from('\x00\x01 not rtsp at all\r\n\r\n'), Buffer.alloc(3000, 7)]);
+    const cam = await fakeCamera(t, (req, socket) => {
+      socket.write(reply(req, '200 OK', ['Session: 1']));
+      socket.write(garbage);
+      socket.write(garbage);
+      return undefined;
+    });
+    const { local, lines } = await relayFor(t, `rtsp://u:pw@127.0.0.1:${cam.port}/s`);
+    // ffmpeg's side read raw: what comes back is not RTSP, so no RTSP reader here.
+    const u = new URL(local);
+    const socket = connect(Number(u.port), u.hostname);
+    t.after(() => socket.destroy());
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.write(`PLAY ${local} RTSP/1.0\r\nCSeq: 1\r\n\r\n`);
+    const all = () => Buffer.concat(received);
+    await waitFor(
+      'both pieces of the camera’s bytes at ffmpeg',
+      () => all().length >= 2 * garbage.length,
+      10_000,
+    );
+    assert.ok(
+      all()
+        .subarray(all().length - 2 * garbage.length)
+        .equals(Buffer.concat([garbage, garbage])),
+      'byte for byte',
+    );
+    assert.equal(cam.requests.length, 1, 'the PLAY reached the camera as RTSP');
+    assert.equal(
+      lines.filter((l) => /the camera sent what is not RTSP/.test(l.msg)).length,
+      1,
+      'warned once',
+    );
+    assert.equal(
+      lines.filter((l) => /ffmpeg sent what is not RTSP/.test(l.msg)).length,
+      0,
+      'ffmpeg’s side still read',
+    );
+  });
+
   it('hands a refusal of the credentials to ffmpeg and reports it as auth, without the password', async (t) => {
     const cam = await fakeCamera(t, (req) =>
       reply(req, '401 Unauthorized', ['WWW-Authenticate: Digest realm="cam", nonce="n"']),
