@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { discoveryProblems } from '../helpers/ha-schema.js';
 import { publishOnce, startBroker, Subscriber, type Received } from '../helpers/mqtt.js';
+import { yardCamera } from '../helpers/yard.js';
 import { startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 
 /** A still scene with a white square: the fixture model sees `bright` objects in it. */
@@ -217,42 +218,14 @@ describe('Home Assistant discovery, end to end (argus run, a real broker)', () =
   it('dwell and speed sensors for the zones, every line count from 0 at start, a restored count kept (issue 45)', async (t) => {
     const dir = await tempDir(t);
     const broker = await startBroker(t);
-    // docs/mqtt.md's `yard`: a white square stepping left and right at 128 px/s through the
-    // calibrated zone `road`, a red square standing in `door`.
-    const YARD =
-      "lavfi:color=c=0x303030:s=640x480:r=2[bg];color=c=white:s=64x64:r=2[box];color=c=red:s=64x64:r=2[red];[bg][box]overlay=x='64*(1+abs(mod(floor(t*2)\\,10)-5))':y=112[a];[a][red]overlay=x=448:y=304";
     const config = await writeDaemonConfig(dir, {
       mqtt: { url: broker.url },
       home_assistant: { enabled: true },
       control: { enabled: false },
       events: { speed_unit: 'km/h', end_after_s: 2 },
       cameras: {
-        yard: {
-          url: YARD,
-          fps: 2,
-          objects: { track: ['bright', 'red'] },
-          zones: {
-            road: {
-              points: [
-                [0, 100],
-                [256, 100],
-                [256, 300],
-                [0, 300],
-              ],
-              objects: ['bright'],
-              distances: [4, 3, 4, 3],
-            },
-            door: {
-              points: [
-                [400, 280],
-                [560, 280],
-                [560, 400],
-                [400, 400],
-              ],
-              objects: ['red'],
-            },
-          },
-          // No `objects`: its counts are the camera's labels'.
+        // No `objects` on the line: its counts are the camera's labels'.
+        yard: yardCamera({
           lines: {
             fence: {
               points: [
@@ -261,7 +234,7 @@ describe('Home Assistant discovery, end to end (argus run, a real broker)', () =
               ],
             },
           },
-        },
+        }),
       },
     });
     // A count kept by an earlier run.

@@ -10,6 +10,7 @@ import { Subscriber } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
 import { launchChromium, chromiumSkip as chromiumSkipFor } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
+import { yardCamera } from '../helpers/yard.js';
 
 /**
  * A synthetic camera for the fixture model: a white 64×64 square ('bright') in the upper left,
@@ -464,41 +465,12 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
 
   it("shows each event's speed and loitering, and the live card the speeds and loitering of the objects in view (issue 45)", async (t) => {
     const dir = await tempDir(t);
-    // docs/mqtt.md's `yard`: a white square stepping left and right at 128 px/s through the
-    // calibrated zone `road` (2 m/s: 7.2 km/h), a red square standing in `door`.
-    const yard =
-      "lavfi:color=c=0x303030:s=640x480:r=2[bg];color=c=white:s=64x64:r=2[box];color=c=red:s=64x64:r=2[red];[bg][box]overlay=x='64*(1+abs(mod(floor(t*2)\\,10)-5))':y=112[a];[a][red]overlay=x=448:y=304";
+    // docs/mqtt.md's `yard`: a walker through the calibrated `road` at 7.2 km/h, one standing in `door`.
     const config = await writeDaemonConfig(dir, {
       mqtt: { embedded: { port: await freePort() } },
       events: { speed_unit: 'km/h', end_after_s: 2 },
       cameras: {
-        yard: {
-          url: yard,
-          fps: 2,
-          objects: { track: ['bright', 'red'] },
-          zones: {
-            road: {
-              points: [
-                [0, 100],
-                [256, 100],
-                [256, 300],
-                [0, 300],
-              ],
-              objects: ['bright'],
-              distances: [4, 3, 4, 3],
-            },
-            door: {
-              points: [
-                [400, 280],
-                [560, 280],
-                [560, 400],
-                [400, 400],
-              ],
-              objects: ['red'],
-              loiter_s: 2,
-            },
-          },
-        },
+        yard: yardCamera({ loiter_s: 2 }),
       },
     });
     const daemon = startDaemon(t, config);
