@@ -3,7 +3,7 @@
  * limit (bare onnxruntime-node) and against a naive design, and writes
  * bench/results/latest.json and latest.md.
  *
- *   npm run bench              short mode (≈ 5 min, and 1.5 min of object events): pipeline at
+ *   npm run bench              short mode (≈ 5 min, 1.5 min of object events, 4 of the fleet): pipeline at
  *                              1, 4, 16 cameras, the main levers, events on the pedestrian clip
  *   npm run bench -- --full    1–16 cameras, every lever, 7 repeats, 30 s runs, a 10-minute
  *                              8-camera soak sampling RSS (≈ 35 min)
@@ -19,7 +19,7 @@
  *   npm run bench -- --sections fleet
  *                              three daemons over a three-member etcd cluster, nine cameras, each
  *                              box killed in turn (5 kills, 9 with --full), etcd stopped 30 s, one
- *                              box cut from etcd 30 s (bench/fleet-failover.ts; ≈ 5 min)
+ *                              box cut from etcd 30 s (bench/fleet-failover.ts; ≈ 4 min)
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
  *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
