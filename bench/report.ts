@@ -1,6 +1,7 @@
 /** Renders bench/results/latest.json as the markdown tables README's performance section quotes. */
 import type { BenchResults } from './results.js';
 import type { EventsRow } from './events-summary.js';
+import type { FleetBench } from './fleet-failover.js';
 import type { IdleResult } from './idle.js';
 import {
   medianOf,
@@ -29,6 +30,22 @@ function pipelineTable(rows: PipelineRow[], first: 'design' | 'variant'): string
       (p) =>
         `| ${first === 'design' ? designOf(p) : p.label} | ${p.cameras} | ${p.offered_fps} | ${f(p.analysed_fps)} | ${f(p.answered_fps)} | ${f(p.dropped_fps)} | ${f(p.mean_batch, 2)} | ${f(p.latency_p50_ms, 0)} / ${f(p.latency_p99_ms, 0)} | ${f(p.cpu_daemon_pct, 0)} / ${f(p.cpu_ffmpeg_pct, 0)} | ${f(p.answered_per_cpu_s)} | ${f(p.peak_rss_mb, 0)} |`,
     ),
+  ];
+}
+
+function fleetSection(b: FleetBench): string[] {
+  const mean = (xs: number[]): number => xs.reduce((s, x) => s + x, 0) / (xs.length || 1);
+  const ratios = b.moves.map((m) => m.ratio);
+  return [
+    `**Fleet** (issue 48): ${b.boxes} Argus daemons over a three-member etcd cluster on loopback, ${b.cameras} cameras, lease TTL ${b.ttl_s} s, each box SIGKILLed in turn and started again (${b.kills} kills); failover is the SIGKILL to a camera's first detections from another box, as a subscriber receives them.`,
+    '',
+    '| measure | value |',
+    '|---|---|',
+    `| failover per camera, p50 / p95 / max (goal p95 ≤ 12 s) | **${f(b.p50_s)} / ${f(b.p95_s)} / ${f(b.max_s)} s** (${b.failover_s.length} cameras) |`,
+    `| cameras moved per membership change ÷ (cameras ÷ boxes), mean / max | ${f(mean(ratios), 2)} / ${f(Math.max(...ratios), 2)} (${b.moves.map((m) => `${m.change}: ${m.moved}`).join(', ')}) |`,
+    `| max ÷ mean load by capacity, steady states, worst | ${f(Math.max(...b.load_ratios), 2)} (${b.load_ratios.length} states) |`,
+    `| camera-seconds analysed by two boxes, etcd stopped 30 s | ${b.outage_double_camera_s} |`,
+    `| camera-seconds analysed by two boxes, one box cut from etcd 30 s | ${b.partition_double_camera_s} |`,
   ];
 }
 
@@ -345,6 +362,7 @@ export function renderMarkdown(r: BenchResults): string {
   if (r.events) md.push(...eventsSection(r.events.model, r.events.row), '');
   if (r.tracking) md.push(...trackingSection(r.tracking), '');
   if (r.overload) md.push(...overloadSection(r.overload), '');
+  if (r.fleet) md.push(...fleetSection(r.fleet), '');
   if (r.soak) {
     const s = r.soak;
     md.push(

@@ -6,6 +6,7 @@ import type { ProviderName } from '../src/config/models.js';
 import type { CacheBenchRow } from './cache.js';
 import type { DetectorBenchRow } from './detector.js';
 import type { EventsRow } from './events-summary.js';
+import type { FleetBench } from './fleet-failover.js';
 import type { benchHash } from './hash.js';
 import type { IdleResult } from './idle.js';
 import type { OverloadResult } from './overload.js';
@@ -57,5 +58,7 @@ export interface BenchResults {
     runs: TrackingRun[];
   } | null;
   overload: OverloadResult | null;
+  /** Absent in results written before the section existed (issue 48). */
+  fleet?: FleetBench | null;
   soak: PipelineRow | null;
 }

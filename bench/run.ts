@@ -3,7 +3,7 @@
  * limit (bare onnxruntime-node) and against a naive design, and writes
  * bench/results/latest.json and latest.md.
  *
- *   npm run bench              short mode (≈ 5 min, and 1.5 min of object events): pipeline at
+ *   npm run bench              short mode (≈ 5 min, 1.5 min of object events, 4 of the fleet): pipeline at
  *                              1, 4, 16 cameras, the main levers, events on the pedestrian clip
  *   npm run bench -- --full    1–16 cameras, every lever, 7 repeats, 30 s runs, a 10-minute
  *                              8-camera soak sampling RSS (≈ 35 min)
@@ -16,6 +16,10 @@
  *                              --tracking-loops N plays vtest.mp4 N times (4);
  *                              --tracking-events appearance=false sets events: keys for every run;
  *                              --tracking-dump DIR keeps each scene's recording (DIR/<scene>.json)
+ *   npm run bench -- --sections fleet
+ *                              three daemons over a three-member etcd cluster, nine cameras, each
+ *                              box killed in turn (5 kills, 9 with --full), etcd stopped 30 s, one
+ *                              box cut from etcd 30 s (bench/fleet-failover.ts; ≈ 4 min)
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
  *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
@@ -41,6 +45,7 @@ import { planModel } from '../src/detector/index.js';
 import { benchCache } from './cache.js';
 import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchEvents } from './events.js';
+import { benchFleet } from './fleet-failover.js';
 import { benchHash } from './hash.js';
 import { benchIdle } from './idle.js';
 import { benchOverload, type OverloadModel } from './overload.js';
@@ -68,6 +73,7 @@ const SECTIONS = [
   'events',
   'tracking',
   'overload',
+  'fleet',
   'soak',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -157,6 +163,7 @@ async function main(): Promise<void> {
     events: null,
     tracking: null,
     overload: null,
+    fleet: null,
     soak: null,
   };
   try {
@@ -517,6 +524,10 @@ async function main(): Promise<void> {
         );
       }
     }
+
+    // 7c. A fleet of three daemons over a real etcd cluster: each box killed in turn, etcd stopped,
+    // one box cut from etcd (issue 48, item 6; skipped without Debian's etcd-server).
+    if (sections.has('fleet')) out.fleet = await benchFleet({ kills: full ? 9 : 5 }, log);
 
     // 8. Full mode: ten minutes of 8 saturated cameras, RSS sampled every 30 s.
     if (sections.has('soak')) {

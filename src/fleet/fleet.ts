@@ -13,7 +13,8 @@ import { place, type Member, type Placement } from './placement.js';
  *
  * - Membership: `<prefix>/members/<name>` (capacity, labels) bound to this box's lease; a box
  *   that dies stops renewing it, and etcd deletes its keys `ttl_s` later.
- * - Placement: every box computes `place()` from the same member list and camera file.
+ * - Placement: every box computes `place()` from the same camera file, member list and owner
+ *   keys (sticky: a camera stays with its live owner while that owner is within its limit).
  * - Ownership: a box runs a camera only once it created `<prefix>/owners/<camera>` bound to its
  *   lease in a transaction that succeeds only where the key does not exist; the key's create
  *   revision is the ownership epoch. A camera placed elsewhere is stopped here first, then its key
@@ -263,7 +264,8 @@ export class Fleet {
 
   /** Stops, releases and takes cameras until this box runs what the placement gives it. */
   private async settle(lease: string): Promise<void> {
-    this.placement = place(this.cameras, this.members);
+    const current = new Map([...this.owners].map(([c, o]) => [c, o.box]));
+    this.placement = place(this.cameras, this.members, current);
     const wanted = new Set([...this.placement.owners].filter(([, b]) => b === this.cfg.name).map(([c]) => c));
     let changed = false;
     // Taken by another box while this one was away from etcd, or a camera gone from the file.
