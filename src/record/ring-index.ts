@@ -224,17 +224,19 @@ export class RingIndex {
    * The segments no longer needed at `now`, taken off the list, oldest first: those that ended
    * before `keepMs` ago and overlap no hold (the ring's own, or `ranges`: the events' footage
    * kept across restarts), those past `retainMs`, then the oldest while the ring is over
-   * `maxBytes` (`held`: still wanted; the ring is full). The newest segment always stays.
+   * `maxBytes` (`held`: still wanted; the ring is full). The newest segment always stays, unless
+   * the ring is `retired` (its camera removed, or its clips turned off): then only what a hold
+   * or `ranges` needs stays, with no recent margin.
    */
-  evict(now: number, ranges: Iterable<TimeRange> = []): Evicted[] {
+  evict(now: number, ranges: Iterable<TimeRange> = [], retired = false): Evicted[] {
     const held = mergeRanges([...[...this.holds].map((h): TimeRange => [h.from, h.to]), ...ranges]);
-    const recent = now - this.limits.keepMs;
+    const recent = retired ? Infinity : now - this.limits.keepMs;
     const retainFrom = this.limits.retainMs === undefined ? -Infinity : now - this.limits.retainMs;
     let total = this.bytes();
     const out: Evicted[] = [];
     const kept: Segment[] = [];
     let r = 0;
-    const last = this.segments.at(-1);
+    const last = retired ? undefined : this.segments.at(-1);
     for (const s of this.segments) {
       const start = s.keyframes[0]?.ts ?? s.start;
       while (r < held.length && held[r]![1] < start) r++;
@@ -246,7 +248,7 @@ export class RingIndex {
         total -= s.bytes;
       }
     }
-    while (kept.length > 1 && total > this.limits.maxBytes && !kept[0]!.open) {
+    while (kept.length > (retired ? 0 : 1) && total > this.limits.maxBytes && !kept[0]!.open) {
       const s = kept.shift()!;
       out.push({ segment: s, held: true });
       total -= s.bytes;
