@@ -41,7 +41,22 @@ interface Entry extends StoredEvent {
   /** A write of its record is queued and has not begun: a change needs no other. */
   recordQueued: boolean;
   evicted: boolean;
+  /** Its latest snapshot, not yet written (see SNAPSHOT_SAVE_MS); served from here meanwhile. */
+  unsaved?: Snapshot;
+  saveTimer?: NodeJS.Timeout;
 }
+
+/**
+ * An event's snapshot is written once, when the event ends, not each time a better frame
+ * replaces it (two or three times an event, each a full-frame JPEG: on a busy camera more bytes
+ * than the video itself, issue 47); an event still going on after this long (ms) has its latest
+ * written then, and again at most this often. A crash loses at most this much of a snapshot's
+ * improvements, or the snapshot of an event younger than this (its record names it; served as
+ * absent), never a whole file: each is still written to a temporary file and renamed.
+ */
+export const SNAPSHOT_SAVE_MS = 60_000;
+
+const ended = (e: Entry): boolean => e.event.type === 'end';
 
 /** The event left the history (its bounds, or a DELETE): `code` EVICTED. */
 const notKept = (): Error =>
@@ -202,6 +217,7 @@ export class EventStore {
     if (!entry) return;
     Object.assign(entry, { camera: e.camera, label: e.label, zones: e.zones, event: e.event });
     this.writeRecord(entry);
+    if (ended(entry)) this.saveSnapshot(entry);
   }
 
   /**
@@ -217,11 +233,27 @@ export class EventStore {
     this.enqueue(entry, async () => {
       const snap = await made;
       if (!snap || entry.evicted) return;
-      await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
-      await this.files.write(entry.key + SNAPSHOT_FILES.crop, snap.crop);
+      entry.unsaved = snap;
       this.resize(entry, { fullBytes: snap.full.length, cropBytes: snap.crop.length });
+      if (entry.evicted) return;
+      if (ended(entry)) this.saveSnapshot(entry);
+      else entry.saveTimer ??= setTimeout(() => this.saveSnapshot(entry), SNAPSHOT_SAVE_MS).unref();
     });
     this.writeRecord(entry);
+  }
+
+  /** Writes an event's snapshot kept in memory, after its writes queued so far. */
+  private saveSnapshot(entry: Entry): void {
+    clearTimeout(entry.saveTimer);
+    entry.saveTimer = undefined;
+    if (!entry.unsaved) return;
+    this.enqueue(entry, async () => {
+      const snap = entry.unsaved;
+      if (!snap || entry.evicted) return;
+      await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
+      await this.files.write(entry.key + SNAPSHOT_FILES.crop, snap.crop);
+      if (entry.unsaved === snap) entry.unsaved = undefined;
+    });
   }
 
   private writeRecord(entry: Entry): void {
@@ -277,6 +309,9 @@ export class EventStore {
     this.byId.delete(e.id);
     this.bytes -= sizeOf(e);
     e.evicted = true;
+    clearTimeout(e.saveTimer);
+    e.saveTimer = undefined;
+    e.unsaved = undefined;
     this.enqueue(e, () => this.files.remove(e.key));
   }
 
@@ -395,7 +430,7 @@ export class EventStore {
     if (!entry) return undefined;
     await entry.chain;
     if (entry.evicted) return undefined;
-    return this.files.snapshot(entry.key, which);
+    return entry.unsaved?.[which] ?? this.files.snapshot(entry.key, which);
   }
 
   /** How many events, and their bytes on disk. */
@@ -405,6 +440,11 @@ export class EventStore {
 
   /** Waits for every write queued so far. */
   async flush(): Promise<void> {
-    while (this.pending.size) await Promise.all(this.pending);
+    for (;;) {
+      while (this.pending.size) await Promise.all(this.pending);
+      const unsaved = this.order.filter((e) => e.unsaved);
+      if (!unsaved.length) return;
+      for (const e of unsaved) this.saveSnapshot(e);
+    }
   }
 }
