@@ -44,7 +44,19 @@ interface Entry extends StoredEvent {
   /** Its latest snapshot, not yet written (see SNAPSHOT_SAVE_MS); served from here meanwhile. */
   unsaved?: Snapshot;
   saveTimer?: NodeJS.Timeout;
+  /** When its record was last written (performance.now()), and the timer of a write held back. */
+  recordAt: number;
+  recordTimer?: NodeJS.Timeout;
 }
+
+/**
+ * An event's record is written at once when it is new, then at most once per this many ms: the
+ * changes meanwhile (updates, its snapshot's fields, its end, its clip) are held back and written
+ * together (an event on a busy scene had a dozen rewrites a minute, each a flushed 4-KiB page:
+ * as many bytes as its snapshots). A crash loses at most this much of a record's changes, never
+ * the record: it is still written to a temporary file and renamed. `flush` writes them at once.
+ */
+export const RECORD_SAVE_MS = 5000;
 
 /**
  * An event's snapshot is written once, when the event ends, not each time a better frame
@@ -189,6 +201,7 @@ export class EventStore {
       clipBytes,
       chain: Promise.resolve(),
       recordQueued: false,
+      recordAt: 0,
       evicted: false,
     };
   }
@@ -259,9 +272,20 @@ export class EventStore {
   private writeRecord(entry: Entry): void {
     if (entry.recordQueued) return;
     entry.recordQueued = true;
+    const wait = entry.recordAt + RECORD_SAVE_MS - performance.now();
+    if (entry.recordAt > 0 && wait > 0)
+      entry.recordTimer = setTimeout(() => this.queueRecord(entry), wait).unref();
+    else this.queueRecord(entry);
+  }
+
+  /** Queues the write of an event's record (held back by `writeRecord`, or at once). */
+  private queueRecord(entry: Entry): void {
+    clearTimeout(entry.recordTimer);
+    entry.recordTimer = undefined;
     this.enqueue(entry, async () => {
       entry.recordQueued = false;
       if (entry.evicted) return;
+      entry.recordAt = performance.now();
       const text = recordText(entry);
       await this.files.write(entry.key + RECORD, text);
       this.resize(entry, { recordBytes: Buffer.byteLength(text) });
@@ -312,6 +336,8 @@ export class EventStore {
     clearTimeout(e.saveTimer);
     e.saveTimer = undefined;
     e.unsaved = undefined;
+    clearTimeout(e.recordTimer);
+    e.recordTimer = undefined;
     this.enqueue(e, () => this.files.remove(e.key));
   }
 
@@ -442,8 +468,10 @@ export class EventStore {
   async flush(): Promise<void> {
     for (;;) {
       while (this.pending.size) await Promise.all(this.pending);
+      const held = this.order.filter((e) => e.recordTimer);
       const unsaved = this.order.filter((e) => e.unsaved);
-      if (!unsaved.length) return;
+      if (!held.length && !unsaved.length) return;
+      for (const e of held) this.queueRecord(e);
       for (const e of unsaved) this.saveSnapshot(e);
     }
   }

@@ -121,6 +121,25 @@ describe('event history', () => {
     await until('the end snapshot', async () => (await readFile(join(dir, `${key}.jpg`)))[0] === 4);
   });
 
+  it("writes a new event's record at once, then holds its changes back (RECORD_SAVE_MS) and writes them together", async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    const file = join(dir, `${eventKey(ev(1).id)}.json`);
+    const onDisk = async (): Promise<unknown> =>
+      (JSON.parse(await readFile(file, 'utf8')) as { event: unknown }).event;
+    store.add(ev(1));
+    for (let i = 0; i < 50 && !(await readdir(dir)).includes(`${eventKey(ev(1).id)}.json`); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(await onDisk(), { type: 'new', n: 1 }, 'the new event at once');
+    for (const n of [2, 3, 4]) store.update({ ...ev(1), event: { type: 'update', n } });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(await onDisk(), { type: 'new', n: 1 }, 'updates held back');
+    assert.deepEqual(ns(store.list(all)), [4], 'served from memory meanwhile');
+    store.update({ ...ev(1), event: { type: 'end', n: 5 } });
+    await store.flush();
+    assert.deepEqual(await onDisk(), { type: 'end', n: 5 }, 'flush writes the latest, once');
+  });
+
   it('flush writes the snapshots of events still going on (a stop), and a restart serves them', async (t) => {
     const dir = await tempDir(t);
     const store = await opened(dir);
