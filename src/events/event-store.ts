@@ -50,9 +50,8 @@ interface Entry extends StoredEvent {
 }
 
 /**
- * An event's record is written at once when it is new, then at most once per this many ms: the
- * changes meanwhile (updates, its snapshot's fields, its end, its clip) are held back and written
- * together (an event on a busy scene had a dozen rewrites a minute, each a flushed 4-KiB page:
+ * An event's record is written at once when it is new, ends, or has its clip; its updates and
+ * better snapshots are written at most once per this many ms, held back and written together (an event on a busy scene had a dozen rewrites a minute, each a flushed 4-KiB page:
  * as many bytes as its snapshots). A crash loses at most this much of a record's changes, never
  * the record: it is still written to a temporary file and renamed. `flush` writes them at once.
  */
@@ -229,7 +228,7 @@ export class EventStore {
     const entry = this.byId.get(e.id);
     if (!entry) return;
     Object.assign(entry, { camera: e.camera, label: e.label, zones: e.zones, event: e.event });
-    this.writeRecord(entry);
+    this.writeRecord(entry, !ended(entry));
     if (ended(entry)) this.saveSnapshot(entry);
   }
 
@@ -252,7 +251,7 @@ export class EventStore {
       if (ended(entry)) this.saveSnapshot(entry);
       else entry.saveTimer ??= setTimeout(() => this.saveSnapshot(entry), SNAPSHOT_SAVE_MS).unref();
     });
-    this.writeRecord(entry);
+    this.writeRecord(entry, entry.event.type === 'update');
   }
 
   /** Writes an event's snapshot kept in memory, after its writes queued so far. */
@@ -269,11 +268,19 @@ export class EventStore {
     });
   }
 
-  private writeRecord(entry: Entry): void {
-    if (entry.recordQueued) return;
+  /**
+   * Writes an event's record; `hold`: a change that may wait (RECORD_SAVE_MS) — an update, a
+   * better snapshot — while its end and its clip are written at once (with what was held back),
+   * so a clip announced ready is found ready after a crash.
+   */
+  private writeRecord(entry: Entry, hold = false): void {
+    if (entry.recordQueued) {
+      if (!hold && entry.recordTimer) this.queueRecord(entry);
+      return;
+    }
     entry.recordQueued = true;
     const wait = entry.recordAt + RECORD_SAVE_MS - performance.now();
-    if (entry.recordAt > 0 && wait > 0)
+    if (hold && entry.recordAt > 0 && wait > 0)
       entry.recordTimer = setTimeout(() => this.queueRecord(entry), wait).unref();
     else this.queueRecord(entry);
   }
