@@ -5,7 +5,14 @@ export { COCO, COCO_LABELS, nearest, untrackedLabels, type LabelReference } from
 export { loadConfig, MAX_CONFIG_BYTES, parseConfig, type LoadedConfig, type LoadOptions } from './load.js';
 export { HWACCELS, type CameraConfig, type CamerasNow, type HwaccelName } from './camera.js';
 export { type FleetConfig } from './fleet.js';
-export { PROVIDERS, type ModelConfig, type ProviderName, type RemoteModelConfig } from './models.js';
+export {
+  PROVIDERS,
+  WEBGPU_VENDORS,
+  type ModelConfig,
+  type ProviderName,
+  type RemoteModelConfig,
+  type WebgpuVendor,
+} from './models.js';
 export { RESERVED_NAMES, topicWordProblem } from './names.js';
 export { LIMITS, topicLevelProblem } from './primitives.js';
 export {

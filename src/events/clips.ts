@@ -86,6 +86,9 @@ export interface NoClip {
 
 export type OpenedClip = { file: FileHandle; size: number; made: boolean } | NoClip;
 
+/** Ready clips' plans kept for requests (see Clips.plans). */
+const MAX_PLANS = 5000;
+
 /**
  * Event clips as time ranges over each camera's one recording (its ring): at an event's `new`,
  * the ring keeps its video from `pre_capture_s` before the object was first seen; at its `end`
@@ -101,6 +104,13 @@ export class Clips {
   private failures = new Map<string, Failures>();
   readonly footage: FootageRanges;
   private readonly cache: ClipCache | undefined;
+  /**
+   * Each ready clip's plan (which segments, from which key frame, to when), as it was when the
+   * clip was described: a later request makes the same MP4 from it, byte for byte, whatever the
+   * ring wrote since (planned again, a segment that begins at the clip's end could join it, and
+   * a player's byte ranges would read another file). The newest MAX_PLANS; older ones are planned again.
+   */
+  private readonly plans = new Map<string, { camera: string; plan: ClipPlan }>();
   private lastPrune = -Infinity;
 
   constructor(
@@ -266,6 +276,9 @@ export class Clips {
     }
     if (!this.deps.history?.has(p.id)) return evicted();
     this.footage.set(p.camera, p.id, plan.start, plan.end);
+    this.plans.delete(p.id);
+    this.plans.set(p.id, { camera: p.camera, plan });
+    if (this.plans.size > MAX_PLANS) this.plans.delete(this.plans.keys().next().value!);
     const path = `/api/events/${encodeURIComponent(p.id)}/clip.mp4`;
     return {
       state: 'ready',
@@ -288,6 +301,11 @@ export class Clips {
   async open(id: string): Promise<OpenedClip> {
     const clip = this.deps.history?.clipRange(id);
     if (!clip) return { status: 404, error: 'no clip for this event' };
+    const kept = this.plans.get(id);
+    if (kept && kept.camera === clip.camera) {
+      const source = this.deps.source();
+      if (source?.ring(clip.camera)) return this.openPlan(source.ffmpeg, clip.camera, kept.plan);
+    }
     return this.openRange(clip.camera, clip.from, clip.to);
   }
 
@@ -305,14 +323,17 @@ export class Clips {
         status: 404,
         error: `the recording of ${camera} holds nothing of ${isoTime(from)} to ${isoTime(to)} (not recorded, or past retention: events.clips.retain_days, ring_max_mb, max_gb)`,
       };
+    return this.openPlan(source.ffmpeg, camera, plan);
+  }
+
+  /** The MP4 of a clip's plan, from the cache or made now; or why there is none. */
+  private async openPlan(ffmpeg: string, camera: string, plan: ClipPlan): Promise<OpenedClip> {
     if (!MP4_CODECS.includes(plan.codec))
       return { status: 409, error: `the camera's ${plan.codec} cannot be copied into an MP4` };
     if (!this.cache) return { status: 503, error: 'clips are not kept (events.clips.ring_dir)' };
     const durationS = (plan.end - plan.start) / 1000;
     try {
-      return await this.cache.open(clipKey(camera, plan), (tmp) =>
-        remuxClip(source.ffmpeg, plan, tmp, durationS),
-      );
+      return await this.cache.open(clipKey(camera, plan), (tmp) => remuxClip(ffmpeg, plan, tmp, durationS));
     } catch (err) {
       this.deps.log.warn({ camera, err: errorMessage(err) }, 'a clip could not be made');
       return { status: 503, error: `the clip could not be made: ${errorMessage(err)}` };

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
+import type { CameraOwner, OwnerOf } from '../core/owner.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { Publisher, type EventPayload, type Output, type Topics } from '../publish/index.js';
@@ -57,6 +58,8 @@ export interface ObjectEventsDeps {
   onFault?: (camera: string) => void;
   /** Each answered frame as tracking saw it, once its events are out (the detections topic, the live view). */
   onTracked?: (t: TrackedResult) => void;
+  /** With `fleet:`, the box that runs a camera and its epoch, which its events carry. */
+  owner?: OwnerOf | undefined;
 }
 
 /**
@@ -77,6 +80,11 @@ export class ObjectEvents {
   private readonly clips: Clips;
   /** The last payload of events whose clip is still to come. */
   private readonly awaitingClip = new Map<string, EventPayload>();
+  /**
+   * With `fleet:`, each camera's last owner: the events that end as a camera is handed on (its
+   * owner gone by then) still name the box that made them. One entry per camera this box has run.
+   */
+  private readonly owners = new Map<string, CameraOwner>();
   /** Faults of each camera's parts, each contained where it happened (faults.ts). */
   readonly faults: EventFaults;
 
@@ -303,6 +311,7 @@ export class ObjectEvents {
       zone_time_s: zoneTimes,
       snapshot: faults.guard(e.camera, 'snapshots', () => this.snapshots.onEvent(e), null),
       clip: faults.guard(e.camera, 'clips', () => this.clips.onEvent(e), null),
+      ...this.ownerOf(e.camera),
     };
     if (payload.clip?.state === 'recording') this.awaitingClip.set(e.id, payload);
     else this.awaitingClip.delete(e.id);
@@ -321,6 +330,15 @@ export class ObjectEvents {
       () => (e.type === 'new' ? this.deps.history?.add(stored) : this.deps.history?.update(stored)),
       undefined,
     );
+  }
+
+  /** `{ owner }` with `fleet:` (the camera's owner now, else its last), `{}` without. */
+  private ownerOf(camera: string): { owner?: CameraOwner } {
+    if (!this.deps.owner) return {};
+    const now = this.deps.owner(camera);
+    if (now) this.owners.set(camera, now);
+    const owner = now ?? this.owners.get(camera);
+    return owner ? { owner } : {};
   }
 
   private lineCountTopic(c: LineCount): ReturnType<Topics['lineCount']> {

@@ -157,3 +157,51 @@ export function movement(): { mean: number; worst: number; changes: number } {
     }
   return { mean: sum / changes, worst, changes };
 }
+
+/**
+ * The placement's balance: the most loaded box's cameras ÷ capacity, over the fleet's mean
+ * (all cameras ÷ all capacity); 1 is perfect. 0 with no camera placed.
+ */
+export function loadRatio(owners: ReadonlyMap<string, string>, members: readonly Member[]): number {
+  const total = members.reduce((s, m) => s + m.capacity, 0);
+  if (owners.size === 0 || total === 0) return 0;
+  const count = new Map<string, number>();
+  for (const box of owners.values()) count.set(box, (count.get(box) ?? 0) + 1);
+  const max = Math.max(...members.map((m) => (count.get(m.name) ?? 0) / m.capacity));
+  return max / (owners.size / total);
+}
+
+/** Capacities of the fleets `balance` places on: equal, two kinds, and a spread. */
+const MIXES: readonly (readonly number[])[] = [[10], [10, 20], [4, 8, 16, 32], [1, 3, 10]];
+
+/**
+ * Max ÷ mean load by capacity (`loadRatio`) over fleets of 2–16 boxes whose capacities cycle
+ * through each of `MIXES`, with 5–40 cameras per box of the mean capacity: the mean and the worst
+ * placement, and the worst where the fair shares are 10 cameras or more (where rounding to whole
+ * cameras weighs less).
+ */
+export function balance(): { mean: number; worst: number; worstFrom10: number; placements: number } {
+  let worst = 0;
+  let worstFrom10 = 0;
+  let sum = 0;
+  let placements = 0;
+  for (const mix of MIXES)
+    for (let k = 2; k <= 16; k++)
+      for (const per of [5, 8, 10, 20, 40]) {
+        const n = k * per + (3 % k);
+        const cams = Object.fromEntries(Array.from({ length: n }, (_, i) => [`cam${i}`, {}]));
+        const members = Array.from({ length: k }, (_, i) => ({
+          name: `box${i}`,
+          capacity: mix[i % mix.length]!,
+          labels: [],
+        }));
+        const ratio = loadRatio(place(cams, members).owners, members);
+        const total = members.reduce((s, m) => s + m.capacity, 0);
+        const leastFair = Math.min(...members.map((m) => (n * m.capacity) / total));
+        worst = Math.max(worst, ratio);
+        if (leastFair >= 10) worstFrom10 = Math.max(worstFrom10, ratio);
+        sum += ratio;
+        placements++;
+      }
+  return { mean: sum / placements, worst, worstFrom10, placements };
+}

@@ -128,6 +128,13 @@ export class HttpServer {
     }
     if (path === '/api/cameras')
       return send(res, 200, 'application/json', JSON.stringify(this.source.cameras()));
+    if (path === '/api/fleet') {
+      const fleet = this.source.fleet?.();
+      if (!fleet)
+        return send(res, 404, 'text/plain; charset=utf-8', 'not in a fleet (the config has no fleet:)\n');
+      res.setHeader('Cache-Control', 'no-store');
+      return send(res, 200, 'application/json', JSON.stringify(fleet));
+    }
     if (path === '/api/events') {
       const query = parseEventQuery(new URL(req.url ?? '/', 'http://argus').searchParams);
       return send(res, 200, 'application/json', JSON.stringify(this.source.events(query)));

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { EventQuery, Snapshot } from '../events/index.js';
 import type { ServedModel } from '../kserve/index.js';
+import type { FleetView } from '../fleet/index.js';
 import type { ControlApi } from './control.js';
 import type { BoxCounts } from './geometry.js';
 
@@ -53,6 +54,8 @@ export interface HttpSource {
   eventClip(id: string): Promise<ClipFile | undefined>;
   /** `from`–`to` (ms) of a camera's recording as an MP4, opened; or why there is none. Absent: no recordings. */
   recording?(camera: string, from: number, to: number): Promise<ClipFile>;
+  /** With `fleet:`, this box's view of the fleet (GET /api/fleet); undefined without. */
+  fleet?(): FleetView | undefined;
   /** Deletes an event with its snapshot and clip; false when there is no such event. */
   deleteEvent(id: string): Promise<boolean>;
   /** The models served over KServe v2 (`http.inference`). */

@@ -7,6 +7,7 @@ import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { RingStats } from '../record/index.js';
 import type { ServedModel } from '../kserve/index.js';
+import type { FleetView } from '../fleet/index.js';
 import { providerOf, readySessions } from '../models/index.js';
 import { annotatedJpeg } from '../draw/index.js';
 import type { CountsInView, LiveObject } from '../events/index.js';
@@ -64,6 +65,11 @@ export interface ViewSources extends StatsSources {
   };
   /** Runtime settings (GET and PUT /api/control...); absent in tools and tests without it. */
   control?: Pick<Control, 'enabled' | 'view' | 'change'> | undefined;
+  /**
+   * With `fleet:`: this box's view of the fleet (/api/fleet), and the cameras of the file, whose
+   * events recorded here /api/events lists (a camera handed on keeps its history on this box).
+   */
+  fleet?: { view(): FleetView; fileCameras(): Record<string, unknown> } | undefined;
 }
 
 /** One line count: crossings of `line` by `label` in `direction`, on `camera`. */
@@ -306,13 +312,26 @@ export class LiveView implements HttpSource {
   }
 
   events(query: EventQuery): unknown[] {
-    return this.src.history?.list({ ...query, cameras: new Set(Object.keys(this.src.cameras())) }) ?? [];
+    return this.src.history?.list({ ...query, cameras: new Set(Object.keys(this.historyCameras())) }) ?? [];
   }
 
-  /** Whether the history holds an event of that id, of one of the running config's cameras. */
+  /**
+   * Whether the history holds an event of that id, of one of the running config's cameras (with
+   * `fleet:`, of the file's: those another box runs now too).
+   */
   hasEvent(id: string): boolean {
     const camera = this.src.history?.cameraOf(id);
-    return camera !== undefined && Object.hasOwn(this.src.cameras(), camera);
+    return camera !== undefined && Object.hasOwn(this.historyCameras(), camera);
+  }
+
+  /** The cameras whose events the API serves: those that run, or with `fleet:` the file's. */
+  private historyCameras(): Record<string, unknown> {
+    return this.src.fleet?.fileCameras() ?? this.src.cameras();
+  }
+
+  /** This box's view of the fleet (/api/fleet); undefined without `fleet:`. */
+  fleet(): FleetView | undefined {
+    return this.src.fleet?.view();
   }
 
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
@@ -320,8 +339,8 @@ export class LiveView implements HttpSource {
     return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
-  async eventClip(id: string): Promise<ClipFile> {
-    if (!this.hasEvent(id)) return { status: 404, error: 'no such event' };
+  async eventClip(id: string): Promise<ClipFile | undefined> {
+    if (!this.hasEvent(id)) return undefined;
     // A clip written by an earlier version (its own file) is served as it is, until it ages out.
     const kept = await this.src.history?.openClip(id);
     if (kept) return kept;

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { Tallies } from '../core/tallies.js';
+import { scrub } from '../redact.js';
 import { Camera, receivedCounts, type CameraStatus, type ReceivedCounts } from './camera.js';
 import type { FfmpegOptionNames } from './ffmpeg-args.js';
 import {
@@ -15,6 +16,7 @@ import {
 } from './ffmpeg-process.js';
 import { decodableCameras, deviceExists, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
+import { RtspRelay } from './rtsp-relay.js';
 import { Ring, ringKey, type FootageRanges, type RingStats } from '../record/index.js';
 
 export interface IngestConfig {
@@ -39,6 +41,15 @@ export interface IngestConfig {
 /** Whether a camera keeps a ring of recent video for clips. */
 export function keepsClips(camera: CameraConfig, clips: Config['events']['clips']): boolean {
   return camera.enabled && (camera.clips ?? clips.enabled) && !camera.url.toLowerCase().startsWith('lavfi:');
+}
+
+/** Whether a camera's ffmpeg command line holds a secret even with the relay (see `Ingest.warnArgv`). */
+export function argvHoldsSecret(camera: CameraConfig, secrets: readonly string[]): boolean {
+  const args = [...camera.input_args, ...camera.hwaccel_args];
+  if (args.some((a) => scrub(a, secrets) !== a)) return true;
+  const scheme = camera.url.slice(0, camera.url.indexOf(':')).toLowerCase();
+  if (scheme === 'rtsp' || scheme === 'rtsps' || scheme === 'lavfi' || scheme === 'file') return false;
+  return scrub(camera.url, secrets) !== camera.url;
 }
 
 /** The ring's segments are cut at the first key frame after this long. */
@@ -92,6 +103,7 @@ export class Ingest {
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
     this.caps = await probeCapabilities(path);
     this.warnSoftware(Object.entries(this.cfg.cameras));
+    this.warnArgv(Object.entries(this.cfg.cameras));
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
     await this.setRings(this.cfg.cameras);
     for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
@@ -224,6 +236,12 @@ export class Ingest {
         onStatus: this.deps.onStatus,
         ringInput: () => this.rings.get(name)?.input(),
         counts: this.counts.of(name),
+        relay: (log, onFailure) =>
+          new RtspRelay(this.cfg.secrets, {
+            log,
+            connectTimeoutMs: this.cfg.ffmpeg.timeout_s * 1000,
+            onFailure,
+          }),
       },
     );
     this.cameras.set(name, camera);
@@ -234,6 +252,23 @@ export class Ingest {
   private warnSoftware(cameras: [string, CameraConfig][]): void {
     for (const f of decodableCameras(cameras, this.caps, this.deps.exists ?? deviceExists).fallbacks)
       this.log.warn({ cameras: f.cameras, hwaccel: f.hwaccel, reason: f.reason }, f.message);
+  }
+
+  /**
+   * One warning naming the cameras whose secrets ffmpeg's command line still holds: credentials
+   * in a URL of another scheme than RTSP (the relay speaks RTSP only), secrets in `input_args`
+   * or `hwaccel_args`. Any local user can read a command line where /proc is not mounted with
+   * `hidepid` (docs/config.md, "Secrets").
+   */
+  private warnArgv(cameras: [string, CameraConfig][]): void {
+    const exposed = cameras
+      .filter(([, c]) => c.enabled && argvHoldsSecret(c, this.cfg.secrets))
+      .map(([n]) => n);
+    if (exposed.length > 0)
+      this.log.warn(
+        { cameras: exposed },
+        "these cameras' secrets are in ffmpeg's command line, readable by local users unless /proc has hidepid (docs/config.md, Secrets)",
+      );
   }
 
   /** The camera as its ffmpeg runs it: decoding in software when its `hwaccel` cannot run here. */
@@ -253,6 +288,7 @@ export class Ingest {
   ): Promise<void> {
     this.cfg = { ...this.cfg, cameras, secrets };
     this.warnSoftware([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
+    this.warnArgv([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
     await Promise.all(
       [...changes.removed, ...changes.changed].map(async (n) => {
         const cam = this.cameras.get(n);

@@ -38,6 +38,11 @@ export interface DiscoveryInput {
   version: string;
   /** `events.speed_unit`, the unit of the calibrated zones' speed sensors (default km/h). */
   speedUnit?: 'km/h' | 'mph' | 'm/s' | undefined;
+  /**
+   * With `fleet:`, this box's name: `cameras` are those it runs, each available while this box's
+   * own status topic (`<base>/boxes/<box>/status`) is `online`, and the box is a device of its own.
+   */
+  fleet?: { box: string } | undefined;
 }
 
 /**
@@ -110,6 +115,12 @@ export const nodeId = (baseTopic: string): string => haId(baseTopic);
 export const discoveryFilter = (prefix: string, baseTopic: string): string =>
   `${prefix}/+/${nodeId(baseTopic)}/+/config`;
 
+/**
+ * With `fleet:`, a box's device identifier and the node id of its status sensor's discovery
+ * topic: outside `discoveryFilter`, so no box deletes another's (docs/fleet.md).
+ */
+export const boxNodeId = (baseTopic: string, box: string): string => haId(baseTopic, 'box', box);
+
 const unique = (labels: readonly string[]): string[] => [...new Set(labels)];
 
 /**
@@ -163,6 +174,14 @@ export const OCCUPIED_TEMPLATE = "{{ 'ON' if value | int(0) > 0 else 'OFF' }}";
  * line a button that resets its counts; on the Argus device a select of the mode, when the file
  * has modes. The cameras' entities and the select are available while `<base>/status` is
  * `online` (Argus' last will sets `offline`).
+ *
+ * With `fleet:` (`input.fleet`), every box has its own device (`<device_name> <box>`, under the
+ * Argus device) with a `running` sensor on its own `<base>/boxes/<box>/status` (its last will),
+ * and announces the entities of the cameras it runs, available while that topic is `online`, their
+ * devices under its own: a box that dies makes them unavailable, and the box that takes a camera
+ * over announces it again (same unique ids, its own availability). The Argus device has no status
+ * sensor then, and the mode's select no availability (every box hears a mode command): every box
+ * announces it with the same payload.
  */
 export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
   const { settings, baseTopic, topics: t, version } = input;
@@ -182,17 +201,44 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
     model: 'Video analytics',
     sw_version: version,
   };
-  add('binary_sensor', ['status'], {
+  const fleet = input.fleet;
+  const statusTopic = fleet ? t.boxStatus(fleet.box) : t.status;
+  const running = {
     name: 'Status',
     device_class: 'running',
     entity_category: 'diagnostic',
-    state_topic: t.status,
+    state_topic: statusTopic,
     payload_on: 'online',
     payload_off: 'offline',
-    device: argus,
-  });
+  };
+  // The device the cameras hang from: Argus, or with fleet: this box (under Argus).
+  let parent = box;
+  if (fleet) {
+    parent = boxNodeId(baseTopic, fleet.box);
+    const uniqueId = haId(baseTopic, 'box', fleet.box, 'status');
+    out.push({
+      component: 'binary_sensor',
+      uniqueId,
+      topic: t.discovery(settings.discovery_prefix, 'binary_sensor', parent, uniqueId),
+      payload: {
+        ...running,
+        device: {
+          identifiers: [parent],
+          name: `${settings.device_name} ${fleet.box}`,
+          manufacturer: 'Argus',
+          model: 'Video analytics box',
+          sw_version: version,
+          via_device: box,
+        },
+        unique_id: uniqueId,
+        origin,
+      },
+    });
+  } else add('binary_sensor', ['status'], { ...running, device: argus });
 
-  const availability = [{ topic: t.status, payload_available: 'online', payload_not_available: 'offline' }];
+  const availability = [
+    { topic: statusTopic, payload_available: 'online', payload_not_available: 'offline' },
+  ];
   const control = input.control;
   if (control?.modes.length)
     add('select', ['mode'], {
@@ -202,7 +248,7 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
       state_topic: t.modeState,
       options: [NO_MODE, ...control.modes],
       qos: 1,
-      availability,
+      ...(fleet ? {} : { availability }),
       device: argus,
     });
   for (const [camera, cam] of Object.entries(input.cameras)) {
@@ -211,7 +257,7 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
       name: camera,
       manufacturer: 'Argus',
       model: 'Camera',
-      via_device: box,
+      via_device: parent,
     };
     const entity = (component: Component, names: string[], payload: Record<string, unknown>): void =>
       add(component, [camera, ...names], { ...payload, availability, device });

@@ -82,6 +82,8 @@ export const commandTopic = (base: string, camera: string, ref: ControlRef): str
 /** The topics of TopicMap under `base` (`mqtt.base_topic`), by name. */
 export const topics = (base: string) => ({
   status: topic<'status'>(`${base}/status`),
+  /** With `fleet:`, a box's own availability (its last will), instead of `<base>/status`. */
+  boxStatus: (box: string) => topic<'status'>(`${base}/boxes/${box}/status`),
   cameraStatus: (camera: string) => topic<'cameraStatus'>(`${base}/cameras/${camera}/status`),
   detections: (camera: string) => topic<'detections'>(`${base}/cameras/${camera}/detections`),
   count: (camera: string, label: string) => topic<'count'>(`${base}/cameras/${camera}/${label}`),
@@ -171,6 +173,11 @@ export type EventPayload = Omit<
   snapshot: SnapshotPayload | null;
   /** The event's clip: being recorded, written, or failed; null when its camera keeps none. */
   clip: ClipPayload | null;
+  /**
+   * With `fleet:`: the box that made the event (its history, snapshots and clip are kept there)
+   * and its ownership epoch (docs/fleet.md).
+   */
+  owner?: CameraOwner;
 };
 
 /** An event's `clip` field (docs/mqtt.md). */

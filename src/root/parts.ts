@@ -12,6 +12,7 @@ import {
   Discovery,
   PublishLatency,
   type CameraStatusesDeps,
+  type DiscoveryDeps,
   type Inbox,
   type Output,
   type Topics,
@@ -125,6 +126,8 @@ export interface ReportingDeps extends Pick<
   history: EventStore | undefined;
   /** The arming modes' names now, for discovery's select (a reload may change them). */
   modes?: () => readonly string[];
+  /** With `fleet:`, this box and every camera of the file, for discovery (ha-discovery.ts). */
+  fleet?: DiscoveryDeps['fleet'];
   /** The cameras' rings of recent video (ingest), for event clips; absent: no clips. */
   clipSource?: () => ClipSource | undefined;
   /** The events' footage each camera's recording keeps (shared with ingest's rings). */
@@ -162,6 +165,7 @@ export function reportingParts(
   const { out, topics, clock, log, modes, cameras } = deps;
   const discovery = new Discovery(config, cameras, {
     ...{ out, topics, clock, modes },
+    fleet: deps.fleet,
     log: log.child({ stage: 'discovery' }),
   });
   const events = new ObjectEvents(cameras, config.events, {
@@ -177,6 +181,7 @@ export function reportingParts(
     publicUrl: config.http?.public_url,
     onFault: deps.onFault,
     onTracked: deps.onTracked,
+    owner: deps.owner,
   });
   const statuses = new CameraStatuses(cameras, {
     ...deps,

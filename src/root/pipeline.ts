@@ -89,7 +89,9 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     : new EmbeddedBroker(file.mqtt, stage('broker'), clock, file.control.enabled);
   if (broker) await begin('broker', broker);
   const { url, mqtt } = broker?.ownClient() ?? { url: file.mqtt.url!, mqtt: file.mqtt };
-  const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'), secrets);
+  // With fleet:, each box's own availability: the cameras' entities follow the box that runs them.
+  const statusTopic = file.fleet ? t.boxStatus(file.fleet.name) : t.status;
+  const output = new MqttOutput(url, mqtt, statusTopic, stage('mqtt'), secrets);
   await begin('mqtt', output);
 
   // The cameras that run: the file's, with the mode and runtime changes kept in the state dir.
@@ -141,6 +143,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     clipSource: () => ingest,
     footage,
     modes: () => Object.keys(running.current().config.modes),
+    fleet: file.fleet && { box: file.fleet.name, fileCameras: () => control.cameras() },
     cameraStatus: (name) => ingest.status(name),
     availability: (model) => models.availability(model),
     lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
@@ -163,6 +166,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     lineCounts: () => events.lineCountsNow(),
     cameras: running.cameras,
     clips: events,
+    fleet: fleet && { view: () => fleet.view(), fileCameras: () => control.cameras() },
     metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).

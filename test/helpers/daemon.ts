@@ -74,13 +74,20 @@ export async function writeDaemonConfig(dir: string, settings: Record<string, un
   return path;
 }
 
-/** The HTTP server's address, from the daemon's log line (tests listen on port 0). */
-export async function httpBase(output: () => string): Promise<string> {
+/**
+ * The HTTP server's address, from the daemon's log line (tests listen on port 0). `timeoutMs`:
+ * longer for a daemon whose start is slow (a model on a software GPU compiles its shaders first).
+ */
+export async function httpBase(output: () => string, timeoutMs?: number): Promise<string> {
   let base = '';
-  await waitFor('the HTTP server', () => {
-    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(output());
-    if (m) base = m[1]!;
-    return base !== '';
-  });
+  await waitFor(
+    'the HTTP server',
+    () => {
+      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(output());
+      if (m) base = m[1]!;
+      return base !== '';
+    },
+    timeoutMs,
+  );
   return base;
 }

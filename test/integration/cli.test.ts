@@ -365,6 +365,30 @@ describe('argus validate', () => {
     assert.doesNotMatch(r.stdout, /hidden-dir|bridge-user|with|:at/);
   });
 
+  it('warns in one line, exit 0, when a configured GPU provider cannot load on this machine (issue 46)', async (t) => {
+    // TensorRT needs libonnxruntime_providers_tensorrt.so, CUDA and cuDNN: none is on a CI box.
+    const dir = await tempDir(t);
+    await writeFixture(dir, 'm.onnx', {});
+    const file = join(dir, 'argus.yaml');
+    await writeFile(
+      file,
+      ['model:', '  path: m.onnx', 'detector:', '  providers: [tensorrt, cpu]', ''].join('\n'),
+    );
+    const r = await runCli(['validate', '-c', file]);
+    assert.equal(r.code, 0, r.stderr);
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('warning:'));
+    assert.equal(warnings.length, 1, r.stderr);
+    assert.match(
+      warnings[0]!,
+      /^argus: .*argus\.yaml: warning: a configured GPU provider cannot load on this machine: tensorrt \(.+\); the daemon would fall back along the providers list here$/,
+    );
+    // CPU alone: nothing to warn of.
+    await writeFile(file, ['model:', '  path: m.onnx', 'detector:', '  providers: [cpu]', ''].join('\n'));
+    const cpu = await runCli(['validate', '-c', file]);
+    assert.equal(cpu.code, 0, cpu.stderr);
+    assert.doesNotMatch(cpu.stderr, /warning:/);
+  });
+
   it('prints every error with its line and exits 1, never echoing a secret', async (t) => {
     const dir = await tempDir(t);
     const file = join(dir, 'bad.yaml');

@@ -48,6 +48,23 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
 
       const sub = new Subscriber(broker.url, 'site/cameras/+/detections');
       t.after(() => sub.end());
+      // Home Assistant's side (item 4): the discovery configs and each box's availability.
+      const ha = new Subscriber(broker.url, ['homeassistant/#', 'site/boxes/+/status']);
+      t.after(() => ha.end());
+      const cameraConfigs = () =>
+        ha.messages.filter((m) => /^homeassistant\/[^/]+\/site\/site-cam\d-/.test(m.topic));
+      /** The availability topic of a camera's entities, by the latest config published for it. */
+      const availabilityOf = (camera: string): string | undefined => {
+        const last = cameraConfigs()
+          .filter((m) => m.topic.includes(`/site-${camera}-`))
+          .at(-1);
+        if (!last || last.payload === '') return undefined;
+        return (JSON.parse(last.payload) as { availability: { topic: string }[] }).availability[0]?.topic;
+      };
+      const deletedConfigs = () =>
+        cameraConfigs()
+          .filter((m) => m.payload === '')
+          .map((m) => m.topic);
       const seen = (): Seen[] =>
         sub.messages.flatMap((m) => {
           const p = JSON.parse(m.payload) as DetectionsPayload;
@@ -66,6 +83,7 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
               detections: { publish: 'every_frame' },
             },
             http: { enabled: false },
+            home_assistant: { enabled: true, default_labels: ['bright'] },
             detector: { workers: 1 },
             fleet: { endpoints: etcd.endpoints, name: box, capacity: 10, ttl_s: TTL_S },
             cameras,
@@ -111,6 +129,12 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       );
       assert.equal(pairs.size, CAMERAS.length, `each camera from one box: ${[...pairs].join(' ')}`);
 
+      // Home Assistant: each camera's entities available while the box that runs it is; no box
+      // deleted another's.
+      for (const [c, s] of latest(quietFrom))
+        assert.equal(availabilityOf(c), `site/boxes/${s.box}/status`, `${c}'s entities`);
+      assert.deepEqual(deletedConfigs(), [], 'no camera config deleted');
+
       // 2. SIGKILL box a: each of its cameras publishes from another box within the goal.
       const victims = spread(Date.now() - 3000).get('a')!;
       const killedAt = Date.now();
@@ -127,6 +151,14 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       });
       for (const f of failover)
         t.diagnostic(`failover ${f.camera}: ${f.s.toFixed(2)} s to box ${f.box} (lease TTL ${TTL_S} s)`);
+      // Box a's last will made its cameras' entities unavailable; their new box announced them again.
+      assert.equal(ha.on('site/boxes/a/status').at(-1)?.payload, 'offline', "box a's last will");
+      await ha.waitFor(
+        "box a's cameras' entities announced by their new box",
+        () => failover.every((f) => availabilityOf(f.camera) === `site/boxes/${f.box}/status`),
+        30_000,
+      );
+      assert.deepEqual(deletedConfigs(), [], 'no camera config deleted through the takeover');
       // The goal is printed against each figure; the assertion allows a loaded CI machine (shared
       // cores slow a camera's start) a margin over it, and fails where a takeover did not happen.
       for (const f of failover) {

@@ -1056,3 +1056,57 @@ describe('reporter: names a user chose', () => {
     await restarted.stop();
   });
 });
+
+describe('events with fleet: name the box that made them (issue 48 item 2)', () => {
+  const cfg = cameraConfig('');
+  const geometry = letterbox(640, 480, 320);
+  const frame = (seq: number, ts: number, detections: Detection[]) => ({
+    camera: 'gate',
+    seq,
+    ts,
+    geometry,
+    cached: false,
+    detections,
+    data: Buffer.alloc(0),
+  });
+
+  it('each event (MQTT and history) carries its owner, the end of one handed on too', async (t) => {
+    const dir = await tempDir(t);
+    const out = new FakeOutput();
+    let owner: { box: string; epoch: number } | undefined = { box: 'b1', epoch: 42 };
+    const r = new Reporter(
+      cfg.cameras,
+      { ...cfg.events, min_frames: 1 },
+      { ...deps(out, 'argus'), stateDir: dir, owner: (c) => (c === 'gate' ? owner : undefined) },
+    );
+    await r.start();
+    r.onResult(frame(1, 1000, [det('person', 0.9, [1, 2, 3, 4])]));
+    const [created] = out.of('event').map((m) => parse<EventPayload>(m.payload));
+    assert.equal(created?.type, 'new');
+    assert.deepEqual(created?.owner, { box: 'b1', epoch: 42 });
+    assert.deepEqual(parse<DetectionsPayload>(out.of('detection')[0]!.payload).owner, {
+      box: 'b1',
+      epoch: 42,
+    });
+    // Handed on: no longer this box's (its owner gone), the camera stops here and its event ends.
+    owner = undefined;
+    r.setCameras({});
+    const ended = out
+      .of('event')
+      .map((m) => parse<EventPayload>(m.payload))
+      .at(-1);
+    assert.equal(ended?.type, 'end');
+    assert.deepEqual(ended?.owner, { box: 'b1', epoch: 42 }, 'the box that made it');
+    const [stored] = r.history!.list({ limit: 10 });
+    assert.deepEqual((stored as { owner?: unknown }).owner, { box: 'b1', epoch: 42 });
+    await r.stop();
+  });
+
+  it('without fleet: no owner field', () => {
+    const out = new FakeOutput();
+    const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1 }, deps(out, 'argus'));
+    r.onResult(frame(1, 1000, [det('person', 0.9, [1, 2, 3, 4])]));
+    const e = parse<EventPayload>(out.of('event')[0]!.payload);
+    assert.equal('owner' in e, false);
+  });
+});

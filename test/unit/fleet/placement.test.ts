@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { limitOf, movement, place, type Member } from '../../../src/fleet/index.js';
+import { balance, limitOf, loadRatio, movement, place, type Member } from '../../../src/fleet/index.js';
 
 /** Issue 48, item 2: weighted rendezvous hashing with bounded load, and how far a change ripples. */
 
@@ -89,5 +89,29 @@ describe('place', () => {
     const { mean, worst } = movement();
     assert.ok(mean <= 1.5, `mean ${mean.toFixed(2)}`);
     assert.ok(worst <= 3, `worst ${worst.toFixed(2)}`);
+  });
+});
+
+describe('max ÷ mean load by capacity (issue 48 item 6, bench/fleet.ts)', () => {
+  it('loadRatio: the most loaded box (cameras ÷ capacity) over all cameras ÷ all capacity', () => {
+    const members = boxes([10, 20]);
+    const owners = (a: number, b: number) =>
+      new Map([
+        ...Array.from({ length: a }, (_, i) => [`a${i}`, 'box0'] as const),
+        ...Array.from({ length: b }, (_, i) => [`b${i}`, 'box1'] as const),
+      ]);
+    assert.equal(loadRatio(owners(10, 20), members), 1, 'by capacity: perfect');
+    // 15 on each: box0 at 1.5 a unit of capacity, the fleet at 1.
+    assert.equal(loadRatio(owners(15, 15), members), 1.5);
+    assert.equal(loadRatio(new Map(), members), 0);
+  });
+
+  it('no box above 1.1 × its fair share by capacity where fair shares are 10 cameras or more; the rest from rounding to whole cameras', () => {
+    const { mean, worst, worstFrom10, placements } = balance();
+    assert.equal(placements, 300);
+    assert.ok(worstFrom10 <= 1.1 + 1e-9, `worst from 10: ${worstFrom10.toFixed(3)}`);
+    assert.ok(mean <= 1.2, `mean ${mean.toFixed(3)}`);
+    // A box of capacity 1 among 3 and 10 with fewer cameras than boxes × 5 gets ⌈fair⌉: at most 2 × here.
+    assert.ok(worst < 2, `worst ${worst.toFixed(3)}`);
   });
 });

@@ -463,3 +463,64 @@ describe('live view: the event history of the config’s cameras only (issue 45,
     await history.flush();
   });
 });
+
+describe('live view with fleet: (issue 48 item 2)', () => {
+  it("lists the events this box recorded of every camera of the file, another box's now too, and serves the fleet's view", async (t) => {
+    const stages = new FakeStages();
+    const history = new EventStore(
+      join(await tempDir(t), 'events'),
+      { maxEvents: 10, maxBytes: 1 << 20 },
+      silentLog,
+    );
+    const owner = { box: 'b1', epoch: 7 };
+    const stored = (id: string, camera: string, start: number) => ({
+      id,
+      camera,
+      label: 'person',
+      zones: [],
+      start,
+      event: { id, camera, owner },
+    });
+    history.add(stored('g1', 'gate', 1)); // gate: this box recorded it, b2 runs it now
+    history.add(stored('y1', 'yard', 2));
+    history.add(stored('o1', 'old', 3)); // a camera no longer in the file
+    const fleetView = {
+      box: 'b1',
+      connected: true,
+      members: [
+        { name: 'b1', capacity: 2, labels: [], cameras: ['yard'], limit: 2 },
+        { name: 'b2', capacity: 1, labels: ['gpu'], cameras: ['gate'], limit: 1 },
+      ],
+      owners: { gate: { box: 'b2', epoch: 9 }, yard: { box: 'b1', epoch: 7 } },
+      running: ['yard'],
+      unplaced: [],
+    };
+    const view = new LiveView(
+      { detect_priority: 7 },
+      {
+        ...stages,
+        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
+        stats: { rates: () => ({}) },
+        cameras: () => ({ yard: cameraConfig() }),
+        metrics: new Registry(),
+        history,
+        fleet: { view: () => fleetView, fileCameras: () => ({ gate: {}, yard: {} }) },
+      },
+    );
+    const listed = view.events({ limit: 100 }) as { id: string; owner: unknown }[];
+    assert.deepEqual(
+      listed.map((e) => e.id),
+      ['y1', 'g1'],
+    );
+    assert.deepEqual(listed[1]!.owner, owner, 'each record names the box that made it');
+    assert.equal(view.hasEvent('g1'), true);
+    assert.equal(view.hasEvent('o1'), false);
+    assert.deepEqual(view.fleet(), fleetView);
+    await history.flush();
+  });
+
+  it('has no fleet view without fleet:', () => {
+    const { view } = setup();
+    assert.equal(view.fleet(), undefined);
+  });
+});
