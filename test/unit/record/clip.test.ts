@@ -183,6 +183,28 @@ describe('planClip', () => {
     assert.deepEqual(planClip(lost, 13_000, 17_500, 'disk_full')!.missing.reasons, ['disk_full']);
   });
 
+  it('plans its own start–end again to the same plan, after a segment that begins at its end is written', () => {
+    // Stamps by the stream's clock fall between milliseconds; the payload names them to the millisecond.
+    const ring = segments(1, 0, 10_000.4, 4).map((s) => ({
+      ...s,
+      end: s.end + 0.3,
+      keyframes: s.keyframes.map((k) => ({ ...k, ts: k.ts + 0.2 })),
+    }));
+    const asked = planClip(ring, 13_500, 18_000)!;
+    assert.equal(asked.parts.length, 3);
+    assert.deepEqual(asked.missing, { start_s: 0, end_s: 0, reasons: [] });
+    const start = Date.parse(new Date(asked.start).toISOString());
+    const end = Date.parse(new Date(asked.end).toISOString());
+    assert.equal(end, asked.end);
+    // The next segment, its first key frame a millisecond before the clip's end.
+    const next = { ...segments(1, 4, end - 1, 1)[0]!, end: end + 1959 };
+    for (const later of [ring, [...ring, next]]) assert.deepEqual(planClip(later, start, end), asked);
+    // Asked up to a moment within the slack of that segment's start, the clip leaves it out too.
+    assert.deepEqual(planClip([...ring, next], 13_500, end + 300)!.parts, asked.parts);
+    // A segment that begins earlier than the slack before the end is the clip's.
+    assert.equal(planClip([...ring, next], 13_500, end + 600)!.parts.length, 4);
+  });
+
   it('has no plan when the ring holds nothing of that time', () => {
     assert.equal(planClip(segments(1, 0, 10_000, 2), 20_000, 30_000), undefined);
     assert.equal(planClip([], 0, 1), undefined);
