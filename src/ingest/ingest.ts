@@ -43,6 +43,11 @@ export function keepsClips(camera: CameraConfig, clips: Config['events']['clips'
   return camera.enabled && (camera.clips ?? clips.enabled) && !camera.url.toLowerCase().startsWith('lavfi:');
 }
 
+/** How long a camera with `record: always` keeps its whole recording (ms); undefined for `record: events`. */
+export function alwaysMs(camera: CameraConfig, clips: Config['events']['clips']): number | undefined {
+  return camera.record === 'always' ? (camera.record_days ?? clips.record_days) * 86_400_000 : undefined;
+}
+
 /** Whether a camera's ffmpeg command line holds a secret even with the relay (see `Ingest.warnArgv`). */
 export function argvHoldsSecret(camera: CameraConfig, secrets: readonly string[]): boolean {
   const args = [...camera.input_args, ...camera.hwaccel_args];
@@ -150,6 +155,7 @@ export class Ingest {
     this.pruneTimer ??= setInterval(() => void this.pruneRetired(), RETIRED_PRUNE_MS).unref();
     if (!clips) return;
     for (const [name, camera] of Object.entries(cameras)) {
+      this.rings.get(name)?.setAlways(alwaysMs(camera, clips));
       if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
       // Recording again: the new ring takes over what the retired one kept (it lists the files).
       const old = this.retired.get(name);
@@ -163,6 +169,7 @@ export class Ingest {
           maxBytes: this.share(cameras),
           segmentMs: SEGMENT_MS,
           ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
+          ...(camera.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
         },
         {
           clock: this.deps.clock ?? systemClock,
@@ -320,9 +327,12 @@ export class Ingest {
     return [...this.cameras.values()].map((c) => c.snapshot());
   }
 
-  /** Each clip-keeping camera's ring: what it holds, has written and has lost. */
+  /**
+   * Each clip-keeping camera's ring: what it holds, has written and has lost; and the retired
+   * rings of cameras that no longer record, while they keep footage.
+   */
   ringStats(): Record<string, RingStats> {
-    return Object.fromEntries([...this.rings].map(([name, ring]) => [name, ring.stats()]));
+    return Object.fromEntries([...this.retired, ...this.rings].map(([name, ring]) => [name, ring.stats()]));
   }
 
   /** The running cameras, as a hurried stop kills their ffmpeg (read before they are stopped). */

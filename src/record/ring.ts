@@ -32,9 +32,15 @@ export interface RingDeps {
 export interface RingStats {
   segments: number;
   bytes: number;
-  /** Of `bytes`, those of events' footage, and those only recent (the pre-roll's margin). */
+  /**
+   * Of `bytes`, those of events' footage, those only recent (the pre-roll's margin), and those
+   * kept only by continuous recording (`record: always`); a retired ring's (its camera removed or
+   * its clips off: kept for its events until they age out) are all `retiredBytes`.
+   */
   eventBytes?: number;
   recentBytes?: number;
+  alwaysBytes?: number;
+  retiredBytes?: number;
   bytesWritten: number;
   segmentsWritten: number;
   segmentsLost: number;
@@ -370,12 +376,13 @@ export class Ring {
   }
 
   stats(): RingStats {
-    const by = this.index.bytesBy(this.ranges());
+    const by = this.index.bytesBy(this.ranges(), this.clock.now());
     return {
       segments: this.index.list().length,
       bytes: this.index.bytes(),
-      eventBytes: by.held,
-      recentBytes: by.recent,
+      ...(this.retired
+        ? { retiredBytes: this.index.bytes() }
+        : { eventBytes: by.held, recentBytes: by.recent, alwaysBytes: by.always }),
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.index.counters,
@@ -418,6 +425,16 @@ export class Ring {
     );
     this.settings.maxBytes = bytes;
     if (this.retired) void this.prune();
+  }
+
+  /**
+   * Continuous recording's retention from now on (`record: always`, its `record_days`, in ms);
+   * undefined: the ring keeps only what events need. Applies at the next segment.
+   */
+  setAlways(ms: number | undefined): void {
+    if (ms === this.settings.alwaysMs) return;
+    if (ms === undefined) delete this.settings.alwaysMs;
+    else this.settings.alwaysMs = ms;
   }
 
   /** Waits for a `prune` in progress. */
