@@ -51,11 +51,14 @@ interface Entry extends StoredEvent {
 
 /**
  * An event's record is written at once when it is new, ends, or has its clip; its updates and
- * better snapshots are written at most once per this many ms, held back and written together (an event on a busy scene had a dozen rewrites a minute, each a flushed 4-KiB page:
- * as many bytes as its snapshots). A crash loses at most this much of a record's changes, never
- * the record: it is still written to a temporary file and renamed. `flush` writes them at once.
+ * better snapshots are written at most once per this many ms, held back and written together (an
+ * event on a busy scene had a dozen rewrites a minute, each a flushed 4-KiB page: as many bytes as
+ * its snapshots; at 5 s, a still scene's four standing people still rewrote a third of all
+ * records). Most events end within it, their changes written once with the end. A crash loses at
+ * most this much of a record's changes, never the record: it is still written to a temporary
+ * file and renamed. `flush` writes them at once.
  */
-export const RECORD_SAVE_MS = 5000;
+export const RECORD_SAVE_MS = 30_000;
 
 /**
  * An event's snapshot is written once, when the event ends, not each time a better frame
