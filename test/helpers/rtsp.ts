@@ -318,18 +318,16 @@ export async function startRtspServer(
     deferStart?: boolean;
     /** GStreamer: one pipeline per client instead of one per mount (see gst-rtsp-server.py). */
     shared?: boolean;
+    /** The port its clients connect to (another server's, killed: the same camera URL, another stream). */
+    port?: number;
   } = {},
 ): Promise<RtspServer> {
   let server: RtspServer;
+  const port = opts.port ?? (await freePort());
   if (hasGstreamer() && opts.kind !== 'npm') {
-    server = new GstServer(await freePort(), mounts, opts.auth, opts.authMethod, opts.shared ?? true);
+    server = new GstServer(port, mounts, opts.auth, opts.authMethod, opts.shared ?? true);
   } else {
-    server = new NpmServer(
-      await freePort(),
-      await freePort(),
-      20000 + Math.floor(Math.random() * 20000),
-      mounts,
-    );
+    server = new NpmServer(await freePort(), port, 20000 + Math.floor(Math.random() * 20000), mounts);
   }
   t.after(() => server.kill());
   if (!opts.deferStart) await server.start();
