@@ -29,11 +29,11 @@ export type Source =
   /** A JPEG shown as a still camera. */
   | { kind: 'image'; path: string; fps: number }
   /**
-   * An H.264 MP4 passed through without re-encoding, looped; `once`: played once. (GStreamer
+   * An H.264 MP4 (or H.265, `codec`) passed through without re-encoding, looped; `once`: played once. (GStreamer
    * plays it from the start when the first client connects; the npm server's publisher from
    * when the server starts.)
    */
-  | { kind: 'clip'; path: string; once?: boolean };
+  | { kind: 'clip'; path: string; once?: boolean; codec?: 'h264' | 'h265' };
 
 export interface Mount {
   name: string;
@@ -93,8 +93,10 @@ function gstLaunch(source: Source): string {
     }
     case 'image':
       return `( multifilesrc location=${source.path} loop=true caps=image/jpeg,framerate=${source.fps}/1 ! jpegdec ! videoconvert ! video/x-raw,format=I420 ! ${h264} key-int-max=${source.fps * 2} ! rtph264pay name=pay0 pt=96 )`;
-    case 'clip':
-      return `( filesrc location=${source.path} ! qtdemux ! h264parse ! rtph264pay name=pay0 pt=96 )`;
+    case 'clip': {
+      const codec = source.codec ?? 'h264';
+      return `( filesrc location=${source.path} ! qtdemux ! ${codec}parse ! rtp${codec}pay name=pay0 pt=96 )`;
+    }
   }
 }
 
