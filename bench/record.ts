@@ -1,33 +1,53 @@
 /**
- * Issue 47, item 1: bytes written to disk per camera ÷ the stream's bytes, with clips on. Two
- * `file:` cameras played in real time and looped (`-stream_loop -1 -re`), analysed at 5 frames/s
- * by a real YOLO model: `busy`, vtest.mp4 (a plaza, people walking: many events a minute), and
- * `still`, bus.jpg encoded as H.264 (four people standing: four overlapping events). After a
- * warm-up, for `seconds`: the daemon's bytes written to the block layer (`write_bytes` of
- * /proc/<pid>/io: segments, their descriptions, the history's records and snapshots; ffmpeg
- * writes nothing to disk) and the bytes of stream its rings received
- * (`argus_clip_ring_written_bytes_total`), events counted on MQTT; then a clip's time to first
- * byte, cold (made on request) and warm (from the cache), and the recording's bytes by reason.
+ * Issue 47, items 1 and 6: bytes written to disk per camera ÷ the stream's bytes, with clips on,
+ * and what recording costs ffmpeg. `file:` cameras played in real time and looped (`-stream_loop
+ * -1 -re`), analysed at 5 frames/s by a real YOLO model: `busy`, vtest.mp4 (a plaza, people
+ * walking; `busy2` the same again, another camera's worth of people), `street`,
+ * person-bicycle-car-detection.mp4 (people, bicycles and cars; vtest alone gave 13 events a minute,
+ * the three together give the busy scene its ≥ 20) and `still`, bus.jpg encoded as H.264 (four people
+ * standing: four overlapping events). After a warm-up, for `seconds`: the daemon's bytes written
+ * to the block layer (`write_bytes` of /proc/<pid>/io: segments, their descriptions, the history's
+ * records and snapshots; ffmpeg writes nothing to disk) and the bytes of stream its rings
+ * received (`argus_clip_ring_written_bytes_total`), events counted on MQTT; then a clip's time to
+ * first byte, cold (made on request) and warm (from the cache), and the recording's bytes by
+ * reason.
  *
- *   node dist/bench/record.js [seconds=180] [model=../shared/models/yolov8n_int8.onnx]
+ * Then, with another daemon, for `seconds` ÷ 2: recording's CPU, side by side in one run — each
+ * source twice, `detect: false` (decoded as for the model, no model), once recording (`clips:
+ * true`) and once not: the CPU seconds of each camera's ffmpeg (the recording is a second,
+ * copied output of the same ffmpeg) and of the daemon.
+ *
+ *   node dist/bench/record.js [seconds=180] [model=../shared/models/yolov8n_int8.onnx] [all|events|cpu]
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import mqtt from 'mqtt';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 import type { EventPayload } from '../src/publish/topics.js';
+import type { EmbeddedBroker } from '../src/broker/index.js';
 import { benchDaemonConfig, procTimes, startBenchBroker, stillClip } from './common.js';
 
 const shared = resolve('../shared');
 const seconds = Number(process.argv[2] ?? 180);
-const model = process.argv[3] ?? join(shared, 'models/yolov8n_int8.onnx');
+const model = process.argv[3] || join(shared, 'models/yolov8n_int8.onnx');
+/** Which part runs: the events' bytes and clips, recording's CPU, or both. */
+const part = process.argv[4] ?? 'all';
 const log = (msg: string): boolean => process.stderr.write(`bench record: ${msg}\n`);
 
-const writeBytes = (pid: number): number =>
-  Number(/write_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN);
+/**
+ * The bytes a process has dirtied for the disk (`write_bytes`, counted in 4-KiB pages as they are
+ * dirtied) and, of those, the bytes removed or truncated before they were written back
+ * (`cancelled_write_bytes`: a segment evicted, a temporary file gone, within the 30 s the kernel
+ * keeps dirty pages).
+ */
+function writeBytes(pid: number): { dirtied: number; cancelled: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
+  return { dirtied: field('write_bytes'), cancelled: field('cancelled_write_bytes') };
+}
 
 async function metrics(base: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
@@ -42,9 +62,94 @@ async function metrics(base: string): Promise<Map<string, number>> {
 const streamBytes = (m: Map<string, number>, camera: string): number =>
   m.get(`argus_clip_ring_written_bytes_total{camera="${camera}"}`) ?? 0;
 
+/** The daemon running now (stopped at the end, whatever failed). */
+let running: ChildProcess | undefined;
+
+/** A daemon started on `cameras` (YAML lines under `cameras:`) in `dir`, once its HTTP server listens. */
+async function startDaemon(
+  dir: string,
+  broker: EmbeddedBroker,
+  cameras: string[],
+): Promise<{ child: ChildProcess; base: string }> {
+  await mkdir(dir, { recursive: true });
+  const config = [
+    ...benchDaemonConfig(model, broker)
+      .filter((l) => !/^http:|^ {2}enabled: false/.test(l))
+      .map((l) => (l === 'log_level: warn' ? 'log_level: info' : l)),
+    'http:',
+    '  port: 0',
+    'events:',
+    '  clips:',
+    '    enabled: true',
+    'cameras:',
+    ...cameras,
+  ].join('\n');
+  await writeFile(join(dir, 'argus.yaml'), config);
+  const child = spawn(process.execPath, [resolve('dist/src/cli.js'), 'run', '-c', join(dir, 'argus.yaml')], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  running = child;
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error('the daemon did not start');
+    }
+    await sleep(500);
+    const url = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"HTTP server listening"/.exec(out)?.[1];
+    if (url) return { child, base: url.replace(/\/+$/, '') };
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function stopDaemon(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+}
+
+/** A `file:` camera looped in real time. */
+const camera = (name: string, file: string, extra: string[] = []): string[] => [
+  `  ${name}:`,
+  `    url: "file://${file}"`,
+  '    fps: 5',
+  `    input_args: ${JSON.stringify(['-re', '-stream_loop', '-1'])}`,
+  ...extra.map((l) => `    ${l}`),
+];
+
+/** The ffmpeg children of `pid` whose command line names `file`. */
+function ffmpegOf(pid: number, file: string): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== pid) continue;
+      if (
+        readFileSync(`/proc/${d}/cmdline`, 'utf8')
+          .split('\0')
+          .some((a) => a.includes(file))
+      )
+        out.push(Number(d));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, p) => sum + procTimes(p), 0);
+
 async function main(): Promise<void> {
-  if (!existsSync(join(shared, 'media/vtest.mp4')) || !existsSync(model)) {
-    log(`needs ../shared (media/vtest.mp4, ${model}): skipped`);
+  const vtest = join(shared, 'media/vtest.mp4');
+  const street = join(shared, 'media/person-bicycle-car-detection.mp4');
+  if (![vtest, street, model].every(existsSync)) {
+    log(`needs ../shared (media/vtest.mp4, media/person-bicycle-car-detection.mp4, ${model}): skipped`);
     return;
   }
   const dir = await mkdtemp(join(tmpdir(), 'argus-bench-record-'));
@@ -57,98 +162,118 @@ async function main(): Promise<void> {
     join(dir, 'still.mp4'),
   );
   const broker = await startBenchBroker();
-  const loop = JSON.stringify(['-re', '-stream_loop', '-1']);
-  const config = [
-    ...benchDaemonConfig(model, broker)
-      .filter((l) => !/^http:|^ {2}enabled: false/.test(l))
-      .map((l) => (l === 'log_level: warn' ? 'log_level: info' : l)),
-    'http:',
-    '  port: 0',
-    'events:',
-    '  clips:',
-    '    enabled: true',
-    'cameras:',
-    '  busy:',
-    `    url: "file://${join(shared, 'media/vtest.mp4')}"`,
-    '    fps: 5',
-    `    input_args: ${loop}`,
-    '  still:',
-    `    url: "file://${still}"`,
-    '    fps: 5',
-    `    input_args: ${loop}`,
-  ].join('\n');
-  await writeFile(join(dir, 'argus.yaml'), config);
-  const news = { busy: 0, still: 0 } as Record<string, number>;
+  const names = ['busy', 'busy2', 'street', 'still'];
+  const news = Object.fromEntries(names.map((c) => [c, 0])) as Record<string, number>;
   const sub = mqtt.connect(broker.url);
   sub.on('message', (_t, payload) => {
     const e = JSON.parse(payload.toString()) as EventPayload;
     if (e.type === 'new') news[e.camera] = (news[e.camera] ?? 0) + 1;
   });
   await sub.subscribeAsync('argus/events');
-  const child = spawn(process.execPath, [resolve('dist/src/cli.js'), 'run', '-c', join(dir, 'argus.yaml')], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   try {
-    const deadline = Date.now() + 120_000;
-    let base: string | undefined;
-    while (!base) {
-      if (Date.now() > deadline) throw new Error('the daemon did not start');
-      await new Promise((r) => setTimeout(r, 500));
-      const url = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"HTTP server listening"/.exec(out)?.[1];
-      if (url) base = url.replace(/\/+$/, '');
-    }
-    await new Promise((r) => setTimeout(r, 20_000)); // warm-up: both cameras streaming
-    const m0 = await metrics(base);
-    const w0 = writeBytes(child.pid!);
-    const cpu0 = procTimes(child.pid!);
-    const n0 = { ...news };
-    await new Promise((r) => setTimeout(r, seconds * 1000));
-    const m1 = await metrics(base);
-    const w1 = writeBytes(child.pid!);
-    const cpu1 = procTimes(child.pid!);
-    const stream = ['busy', 'still'].map((c) => streamBytes(m1, c) - streamBytes(m0, c));
-    const minutes = seconds / 60;
-    const row = {
-      seconds,
-      events_per_min: Object.fromEntries(
-        ['busy', 'still'].map((c) => [c, ((news[c]! - n0[c]!) / minutes).toFixed(1)]),
-      ),
-      stream_mb: stream.map((b) => (b / 1048576).toFixed(1)),
-      written_mb: ((w1 - w0) / 1048576).toFixed(1),
-      written_over_stream: ((w1 - w0) / (stream[0]! + stream[1]!)).toFixed(3),
-      daemon_cpu_s: (cpu1 - cpu0).toFixed(1),
-      recording_bytes: Object.fromEntries([...m1].filter(([k]) => k.startsWith('argus_recording_bytes'))),
-    };
-    // A 2-minute range of the busy camera's recording: cold (made), then warm (the cache).
-    const events = (await (await fetch(`${base}/api/events?camera=busy&limit=500`)).json()) as EventPayload[];
-    const ready = events.find((e) => e.clip?.state === 'ready');
-    const end = Date.now() - 5000;
-    const url = `${base}/api/cameras/busy/recording.mp4?start=${end - 120_000}&end=${end}`;
-    const ttfb = async (u: string): Promise<number> => {
-      const t = performance.now();
-      const res = await fetch(u);
-      const reader = res.body!.getReader();
-      await reader.read();
-      const ms = performance.now() - t;
-      await reader.cancel();
-      return ms;
-    };
-    const cold = await ttfb(url);
-    const warm = await ttfb(url);
-    const clipPath = ready?.clip?.state === 'ready' ? ready.clip.path : undefined;
-    process.stdout.write(
-      `${JSON.stringify({ ...row, ttfb_2min_ms: { cold: Math.round(cold), warm: Math.round(warm) }, an_event_clip: clipPath ?? null })}\n`,
-    );
+    if (part !== 'cpu') await eventsRun(dir, broker, [vtest, street, still], names, news);
+    if (part !== 'events') await cpuRun(dir, broker, vtest, street);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    if (running) await stopDaemon(running);
     await sub.endAsync();
     await broker.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Bytes written ÷ stream with events on every camera; a 2-minute range's time to first byte. */
+async function eventsRun(
+  dir: string,
+  broker: EmbeddedBroker,
+  [vtest, street, still]: [string, string, string],
+  names: string[],
+  news: Record<string, number>,
+): Promise<void> {
+  const started = await startDaemon(join(dir, 'events'), broker, [
+    ...camera('busy', vtest),
+    ...camera('busy2', vtest),
+    ...camera('street', street),
+    ...camera('still', still),
+  ]);
+  const { child, base } = started;
+  await sleep(20_000); // warm-up: every camera streaming
+  const m0 = await metrics(base);
+  const w0 = writeBytes(child.pid!);
+  const cpu0 = procTimes(child.pid!);
+  const n0 = { ...news };
+  await sleep(seconds * 1000);
+  const m1 = await metrics(base);
+  const w1 = writeBytes(child.pid!);
+  const cpu1 = procTimes(child.pid!);
+  const stream = names.map((c) => streamBytes(m1, c) - streamBytes(m0, c));
+  const streamAll = stream.reduce((a, b) => a + b, 0);
+  const minutes = seconds / 60;
+  const row = {
+    seconds,
+    events_per_min: Object.fromEntries(names.map((c) => [c, ((news[c]! - n0[c]!) / minutes).toFixed(1)])),
+    stream_mb: Object.fromEntries(names.map((c, i) => [c, (stream[i]! / 1048576).toFixed(1)])),
+    written_mb: ((w1.dirtied - w0.dirtied) / 1048576).toFixed(1),
+    written_over_stream: ((w1.dirtied - w0.dirtied) / streamAll).toFixed(3),
+    cancelled_mb: ((w1.cancelled - w0.cancelled) / 1048576).toFixed(1),
+    daemon_cpu_s: (cpu1 - cpu0).toFixed(1),
+    recording_bytes: Object.fromEntries([...m1].filter(([k]) => k.startsWith('argus_recording_bytes'))),
+  };
+  // A 2-minute range of the busy camera's recording: cold (made), then warm (the cache).
+  const end = Date.now() - 5000;
+  const url = `${base}/api/cameras/busy/recording.mp4?start=${end - 120_000}&end=${end}`;
+  const ttfb = async (u: string): Promise<number> => {
+    const t = performance.now();
+    const res = await fetch(u);
+    const reader = res.body!.getReader();
+    await reader.read();
+    const ms = performance.now() - t;
+    await reader.cancel();
+    return ms;
+  };
+  const cold = await ttfb(url);
+  const warm = await ttfb(url);
+  process.stdout.write(
+    `${JSON.stringify({ ...row, ttfb_2min_ms: { cold: Math.round(cold), warm: Math.round(warm) } })}\n`,
+  );
+  await stopDaemon(child);
+}
+
+/** Recording's CPU: each source twice, decoded for no model, one recording and one not. */
+async function cpuRun(dir: string, broker: EmbeddedBroker, vtest: string, street: string): Promise<void> {
+  const files: Record<string, string> = {};
+  for (const [source, file] of [
+    ['busy', vtest],
+    ['street', street],
+  ] as const)
+    for (const rec of ['rec', 'plain']) {
+      files[`${source}_${rec}`] = join(dir, `${source}_${rec}.mp4`);
+      await symlink(file, files[`${source}_${rec}`]!);
+    }
+  const started = await startDaemon(
+    join(dir, 'cpu'),
+    broker,
+    Object.entries(files).flatMap(([name, file]) =>
+      camera(name, file, ['detect: false', `clips: ${name.endsWith('_rec')}`]),
+    ),
+  );
+  const child = started.child;
+  await sleep(15_000);
+  const pids = Object.fromEntries(Object.entries(files).map(([n, f]) => [n, ffmpegOf(child.pid!, f)]));
+  const c0 = Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
+  const d0 = procTimes(child.pid!);
+  const cpuSeconds = Math.max(30, Math.round(seconds / 2));
+  await sleep(cpuSeconds * 1000);
+  const c1 = Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, cpuOf(p)]));
+  const d1 = procTimes(child.pid!);
+  process.stdout.write(
+    `${JSON.stringify({
+      seconds: cpuSeconds,
+      ffmpeg_cpu_s: Object.fromEntries(Object.keys(files).map((n) => [n, (c1[n]! - c0[n]!).toFixed(2)])),
+      ffmpeg_processes: Object.fromEntries(Object.entries(pids).map(([n, p]) => [n, p.length])),
+      daemon_cpu_s: (d1 - d0).toFixed(1),
+    })}\n`,
+  );
+  await stopDaemon(child);
 }
 
 await main();

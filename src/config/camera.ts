@@ -31,6 +31,13 @@ export const camera = z
      * `events.clips.enabled`). Not for `lavfi:` cameras, which send no encoded stream.
      */
     clips: z.boolean().optional(),
+    /**
+     * `events`: the camera's recording keeps what its events' clips need (and `retain_days`);
+     * `always`: all of it too, for `record_days` (continuous recording; needs clips on).
+     */
+    record: z.enum(['events', 'always']).default('events'),
+    /** With `record: always`: days of continuous recording kept (the oldest go first; `ring_max_mb`, `max_gb` still bound it). */
+    record_days: z.number().positive().max(3650).optional(),
     /** The name of the model that analyses its frames (`default`: `model:`). */
     model: z.string().min(1).default('default'),
     fps: cameraSettings.fps.default(5),
@@ -69,6 +76,19 @@ export const camera = z
         code: 'custom',
         message: 'a lavfi: camera sends no encoded stream to keep clips of',
         path: ['clips'],
+      });
+    if (cam.record === 'always' && cam.url.toLowerCase().startsWith('lavfi:'))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a lavfi: camera sends no encoded stream to record',
+        path: ['record'],
+      });
+    if (cam.record_days !== undefined && cam.record !== 'always')
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'is the retention of record: always; this camera records for its events only (record: events)',
+        path: ['record_days'],
       });
     // A zone or line listing a label the camera does not track would never see it: the loader
     // says so (labels.ts, untrackedLabels), where it knows which of the two names is wrong.

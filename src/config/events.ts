@@ -80,6 +80,8 @@ export const events = z
         ring_max_mb: z.number().min(1).max(1048576).default(256),
         /** Events' footage is kept this many days at most (then freed, oldest first); 0: no limit but the bytes. */
         retain_days: z.number().min(0).max(3650).default(7),
+        /** Days of continuous recording kept for cameras with `record: always` and no `record_days` of their own. */
+        record_days: z.number().positive().max(3650).default(1),
         /** The most all cameras' recordings may hold together (each camera an equal share); 0: no total. */
         max_gb: z.number().min(0).max(1048576).default(0),
         /** The most bytes of MP4s made on request kept for repeat requests (the least recently asked go first). */

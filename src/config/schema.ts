@@ -117,6 +117,13 @@ export const configSchema = sections
             message:
               'names labels of fleet boxes, but there is no fleet: section (one box runs every camera)',
           });
+    for (const [name, cam] of Object.entries(c.cameras))
+      if (cam.record === 'always' && !(cam.clips ?? c.events.clips.enabled))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cameras', name, 'record'],
+          message: `is always, but the camera keeps no recording: its clips are off (${cam.clips === false ? 'clips: false' : 'events.clips.enabled is false'}); turn them on`,
+        });
     const clipping = Object.values(c.cameras).some((cam) => cam.clips ?? c.events.clips.enabled);
     if (clipping && c.events.history.max_events === 0)
       ctx.addIssue({

@@ -86,9 +86,6 @@ export interface NoClip {
 
 export type OpenedClip = { file: FileHandle; size: number; made: boolean } | NoClip;
 
-/** Ready clips' plans kept for requests (see Clips.plans). */
-const MAX_PLANS = 5000;
-
 /**
  * Event clips as time ranges over each camera's one recording (its ring): at an event's `new`,
  * the ring keeps its video from `pre_capture_s` before the object was first seen; at its `end`
@@ -104,13 +101,6 @@ export class Clips {
   private failures = new Map<string, Failures>();
   readonly footage: FootageRanges;
   private readonly cache: ClipCache | undefined;
-  /**
-   * Each ready clip's plan (which segments, from which key frame, to when), as it was when the
-   * clip was described: a later request makes the same MP4 from it, byte for byte, whatever the
-   * ring wrote since (planned again, a segment that begins at the clip's end could join it, and
-   * a player's byte ranges would read another file). The newest MAX_PLANS; older ones are planned again.
-   */
-  private readonly plans = new Map<string, { camera: string; plan: ClipPlan }>();
   private lastPrune = -Infinity;
 
   constructor(
@@ -276,9 +266,6 @@ export class Clips {
     }
     if (!this.deps.history?.has(p.id)) return evicted();
     this.footage.set(p.camera, p.id, plan.start, plan.end);
-    this.plans.delete(p.id);
-    this.plans.set(p.id, { camera: p.camera, plan });
-    if (this.plans.size > MAX_PLANS) this.plans.delete(this.plans.keys().next().value!);
     const path = `/api/events/${encodeURIComponent(p.id)}/clip.mp4`;
     return {
       state: 'ready',
@@ -296,16 +283,12 @@ export class Clips {
 
   /**
    * An event's clip as an MP4, made from the camera's recording (or taken from the cache), opened
-   * for reading; or why there is none. The caller closes it.
+   * for reading; or why there is none. The caller closes it. Its payload's `start`–`end` planned
+   * again is the plan it was described with (`planClip`): every request is the same MP4.
    */
   async open(id: string): Promise<OpenedClip> {
     const clip = this.deps.history?.clipRange(id);
     if (!clip) return { status: 404, error: 'no clip for this event' };
-    const kept = this.plans.get(id);
-    if (kept && kept.camera === clip.camera) {
-      const source = this.deps.source();
-      if (source?.ring(clip.camera)) return this.openPlan(source.ffmpeg, clip.camera, kept.plan);
-    }
     return this.openRange(clip.camera, clip.from, clip.to);
   }
 

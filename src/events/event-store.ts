@@ -41,7 +41,36 @@ interface Entry extends StoredEvent {
   /** A write of its record is queued and has not begun: a change needs no other. */
   recordQueued: boolean;
   evicted: boolean;
+  /** Its latest snapshot, not yet written (see SNAPSHOT_SAVE_MS); served from here meanwhile. */
+  unsaved?: Snapshot;
+  saveTimer?: NodeJS.Timeout;
+  /** When its record was last written (performance.now()), and the timer of a write held back. */
+  recordAt: number;
+  recordTimer?: NodeJS.Timeout;
 }
+
+/**
+ * An event's record is written at once when it is new, ends, or has its clip; its updates and
+ * better snapshots are written at most once per this many ms, held back and written together (an
+ * event on a busy scene had a dozen rewrites a minute, each a flushed 4-KiB page: as many bytes as
+ * its snapshots; at 5 s, a still scene's four standing people still rewrote a third of all
+ * records). Most events end within it, their changes written once with the end. A crash loses at
+ * most this much of a record's changes, never the record: it is still written to a temporary
+ * file and renamed. `flush` writes them at once.
+ */
+export const RECORD_SAVE_MS = 30_000;
+
+/**
+ * An event's snapshot is written once, when the event ends, not each time a better frame
+ * replaces it (two or three times an event, each a full-frame JPEG: on a busy camera more bytes
+ * than the video itself, issue 47); an event still going on after this long (ms) has its latest
+ * written then, and again at most this often. A crash loses at most this much of a snapshot's
+ * improvements, or the snapshot of an event younger than this (its record names it; served as
+ * absent), never a whole file: each is still written to a temporary file and renamed.
+ */
+export const SNAPSHOT_SAVE_MS = 60_000;
+
+const ended = (e: Entry): boolean => e.event.type === 'end';
 
 /** The event left the history (its bounds, or a DELETE): `code` EVICTED. */
 const notKept = (): Error =>
@@ -174,6 +203,7 @@ export class EventStore {
       clipBytes,
       chain: Promise.resolve(),
       recordQueued: false,
+      recordAt: 0,
       evicted: false,
     };
   }
@@ -201,7 +231,8 @@ export class EventStore {
     const entry = this.byId.get(e.id);
     if (!entry) return;
     Object.assign(entry, { camera: e.camera, label: e.label, zones: e.zones, event: e.event });
-    this.writeRecord(entry);
+    this.writeRecord(entry, !ended(entry));
+    if (ended(entry)) this.saveSnapshot(entry);
   }
 
   /**
@@ -217,19 +248,54 @@ export class EventStore {
     this.enqueue(entry, async () => {
       const snap = await made;
       if (!snap || entry.evicted) return;
-      await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
-      await this.files.write(entry.key + SNAPSHOT_FILES.crop, snap.crop);
+      entry.unsaved = snap;
       this.resize(entry, { fullBytes: snap.full.length, cropBytes: snap.crop.length });
+      if (entry.evicted) return;
+      if (ended(entry)) this.saveSnapshot(entry);
+      else entry.saveTimer ??= setTimeout(() => this.saveSnapshot(entry), SNAPSHOT_SAVE_MS).unref();
     });
-    this.writeRecord(entry);
+    this.writeRecord(entry, entry.event.type === 'update');
   }
 
-  private writeRecord(entry: Entry): void {
-    if (entry.recordQueued) return;
+  /** Writes an event's snapshot kept in memory, after its writes queued so far. */
+  private saveSnapshot(entry: Entry): void {
+    clearTimeout(entry.saveTimer);
+    entry.saveTimer = undefined;
+    if (!entry.unsaved) return;
+    this.enqueue(entry, async () => {
+      const snap = entry.unsaved;
+      if (!snap || entry.evicted) return;
+      await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
+      await this.files.write(entry.key + SNAPSHOT_FILES.crop, snap.crop);
+      if (entry.unsaved === snap) entry.unsaved = undefined;
+    });
+  }
+
+  /**
+   * Writes an event's record; `hold`: a change that may wait (RECORD_SAVE_MS) — an update, a
+   * better snapshot — while its end and its clip are written at once (with what was held back),
+   * so a clip announced ready is found ready after a crash.
+   */
+  private writeRecord(entry: Entry, hold = false): void {
+    if (entry.recordQueued) {
+      if (!hold && entry.recordTimer) this.queueRecord(entry);
+      return;
+    }
     entry.recordQueued = true;
+    const wait = entry.recordAt + RECORD_SAVE_MS - performance.now();
+    if (hold && entry.recordAt > 0 && wait > 0)
+      entry.recordTimer = setTimeout(() => this.queueRecord(entry), wait).unref();
+    else this.queueRecord(entry);
+  }
+
+  /** Queues the write of an event's record (held back by `writeRecord`, or at once). */
+  private queueRecord(entry: Entry): void {
+    clearTimeout(entry.recordTimer);
+    entry.recordTimer = undefined;
     this.enqueue(entry, async () => {
       entry.recordQueued = false;
       if (entry.evicted) return;
+      entry.recordAt = performance.now();
       const text = recordText(entry);
       await this.files.write(entry.key + RECORD, text);
       this.resize(entry, { recordBytes: Buffer.byteLength(text) });
@@ -277,6 +343,11 @@ export class EventStore {
     this.byId.delete(e.id);
     this.bytes -= sizeOf(e);
     e.evicted = true;
+    clearTimeout(e.saveTimer);
+    e.saveTimer = undefined;
+    e.unsaved = undefined;
+    clearTimeout(e.recordTimer);
+    e.recordTimer = undefined;
     this.enqueue(e, () => this.files.remove(e.key));
   }
 
@@ -395,7 +466,7 @@ export class EventStore {
     if (!entry) return undefined;
     await entry.chain;
     if (entry.evicted) return undefined;
-    return this.files.snapshot(entry.key, which);
+    return entry.unsaved?.[which] ?? this.files.snapshot(entry.key, which);
   }
 
   /** How many events, and their bytes on disk. */
@@ -405,6 +476,13 @@ export class EventStore {
 
   /** Waits for every write queued so far. */
   async flush(): Promise<void> {
-    while (this.pending.size) await Promise.all(this.pending);
+    for (;;) {
+      while (this.pending.size) await Promise.all(this.pending);
+      const held = this.order.filter((e) => e.recordTimer);
+      const unsaved = this.order.filter((e) => e.unsaved);
+      if (!held.length && !unsaved.length) return;
+      for (const e of held) this.queueRecord(e);
+      for (const e of unsaved) this.saveSnapshot(e);
+    }
   }
 }

@@ -43,6 +43,11 @@ export function keepsClips(camera: CameraConfig, clips: Config['events']['clips'
   return camera.enabled && (camera.clips ?? clips.enabled) && !camera.url.toLowerCase().startsWith('lavfi:');
 }
 
+/** How long a camera with `record: always` keeps its whole recording (ms); undefined for `record: events`. */
+export function alwaysMs(camera: CameraConfig, clips: Config['events']['clips']): number | undefined {
+  return camera.record === 'always' ? (camera.record_days ?? clips.record_days) * 86_400_000 : undefined;
+}
+
 /** Whether a camera's ffmpeg command line holds a secret even with the relay (see `Ingest.warnArgv`). */
 export function argvHoldsSecret(camera: CameraConfig, secrets: readonly string[]): boolean {
   const args = [...camera.input_args, ...camera.hwaccel_args];
@@ -54,6 +59,8 @@ export function argvHoldsSecret(camera: CameraConfig, secrets: readonly string[]
 
 /** The ring's segments are cut at the first key frame after this long. */
 const SEGMENT_MS = 2000;
+/** How often retired rings (cameras that no longer record) free the footage events let go. */
+const RETIRED_PRUNE_MS = 60_000;
 
 export interface IngestDeps {
   log: Logger;
@@ -78,6 +85,9 @@ export class Ingest {
   /** Each camera's counts, kept by name across its restarts (a new fps, enabled off and on, a reload). */
   private readonly counts = new Tallies<ReceivedCounts>(receivedCounts);
   private rings = new Map<string, Ring>();
+  /** Rings of cameras that no longer record, kept while events need their footage. */
+  private retired = new Map<string, Ring>();
+  private pruneTimer: NodeJS.Timeout | undefined;
   private ffmpegPath = '';
   private spawn: SpawnFfmpeg | undefined;
   private names: FfmpegOptionNames = { rtspTimeout: 'timeout', fpsMode: 'fps_mode' };
@@ -109,9 +119,12 @@ export class Ingest {
     return this.ffmpegPath;
   }
 
-  /** A camera's ring of recent video, when it keeps clips and its ring runs. */
+  /**
+   * A camera's ring of recent video, when it keeps clips and its ring runs, or the footage a
+   * camera that no longer records kept for its events.
+   */
   ring(camera: string): Ring | undefined {
-    return this.rings.get(camera);
+    return this.rings.get(camera) ?? this.retired.get(camera);
   }
 
   /** How long after its object was first seen a camera's event may start (see IngestConfig). */
@@ -121,28 +134,42 @@ export class Ingest {
     return Math.ceil(age + confirm);
   }
 
-  /** Starts the rings of cameras that keep clips and have none, removes those of cameras that no longer do. */
+  /**
+   * Starts the rings of cameras that keep clips and have none, and retires those of cameras that
+   * no longer do (removed, or their clips turned off): a retired ring keeps the footage events
+   * still need, and goes when they let it go (`pruneRetired`). `max_gb` is shared again.
+   */
   private async setRings(cameras: Record<string, CameraConfig>): Promise<void> {
     const clips = this.cfg.clips;
     for (const [name, ring] of this.rings)
       if (!clips || !Object.hasOwn(cameras, name) || !keepsClips(cameras[name]!, clips)) {
         this.rings.delete(name);
-        await ring.remove();
+        if (!(await ring.retire())) {
+          this.retired.set(name, ring);
+          this.log.info(
+            { camera: name, segments: ring.list().length },
+            'the camera no longer records: its footage that events still need is kept until they age out',
+          );
+        }
       }
+    this.pruneTimer ??= setInterval(() => void this.pruneRetired(), RETIRED_PRUNE_MS).unref();
     if (!clips) return;
-    // `max_gb` shared equally among the cameras that record now.
-    const recording = Object.values(cameras).filter((c) => keepsClips(c, clips)).length;
-    const share = clips.max_gb > 0 ? (clips.max_gb * 1073741824) / Math.max(1, recording) : Infinity;
     for (const [name, camera] of Object.entries(cameras)) {
+      this.rings.get(name)?.setAlways(alwaysMs(camera, clips));
       if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
+      // Recording again: the new ring takes over what the retired one kept (it lists the files).
+      const old = this.retired.get(name);
+      this.retired.delete(name);
+      await old?.settled();
       const ring = new Ring(
         name,
         {
           dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
           keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
-          maxBytes: Math.min(clips.ring_max_mb * 1024 * 1024, share),
+          maxBytes: this.share(cameras),
           segmentMs: SEGMENT_MS,
           ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
+          ...(camera.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
         },
         {
           clock: this.deps.clock ?? systemClock,
@@ -153,12 +180,46 @@ export class Ingest {
       await ring.start();
       this.rings.set(name, ring);
     }
+    this.shareOut();
     if (
       Object.entries(cameras).some(
         ([, c]) => c.enabled && c.clips === undefined && clips.enabled && !keepsClips(c, clips),
       )
     )
       this.log.info('lavfi: cameras send no encoded stream: they have no clips');
+  }
+
+  /**
+   * Each ring's bound: `ring_max_mb`, and `max_gb` shared equally among the rings on disk (those
+   * of the cameras that record, and retired ones while they keep footage).
+   */
+  private share(cameras: Record<string, CameraConfig> = this.cfg.cameras): number {
+    const clips = this.cfg.clips;
+    if (!clips) return Infinity;
+    const recording = Object.values(cameras).filter((c) => keepsClips(c, clips)).length;
+    const rings = recording + this.retired.size;
+    const share = clips.max_gb > 0 ? (clips.max_gb * 1073741824) / Math.max(1, rings) : Infinity;
+    return Math.min(clips.ring_max_mb * 1024 * 1024, share);
+  }
+
+  /** Gives every ring its bound again (a camera added or removed changes `max_gb`'s share). */
+  private shareOut(): void {
+    const bytes = this.share();
+    for (const ring of [...this.rings.values(), ...this.retired.values()]) ring.setMaxBytes(bytes);
+  }
+
+  /**
+   * Retired rings free the footage no event needs any more (events aged out, deleted); one that
+   * holds nothing goes, its directory with it, and the others' share of `max_gb` grows.
+   */
+  async pruneRetired(): Promise<void> {
+    let gone = false;
+    for (const [name, ring] of [...this.retired])
+      if ((await ring.prune()) && this.retired.get(name) === ring) {
+        this.retired.delete(name);
+        gone = true;
+      }
+    if (gone) this.shareOut();
   }
 
   private startCamera(name: string, config: CameraConfig): void {
@@ -251,6 +312,8 @@ export class Ingest {
     const cams = [...this.cameras.values()];
     this.cameras.clear();
     await Promise.all(cams.map((c) => c.stop()));
+    clearInterval(this.pruneTimer);
+    this.pruneTimer = undefined;
     // The rings' files stay: clips in the making still read them (the next start empties them).
     await Promise.all([...this.rings.values()].map((r) => r.stop()));
   }
@@ -264,9 +327,12 @@ export class Ingest {
     return [...this.cameras.values()].map((c) => c.snapshot());
   }
 
-  /** Each clip-keeping camera's ring: what it holds, has written and has lost. */
+  /**
+   * Each clip-keeping camera's ring: what it holds, has written and has lost; and the retired
+   * rings of cameras that no longer record, while they keep footage.
+   */
   ringStats(): Record<string, RingStats> {
-    return Object.fromEntries([...this.rings].map(([name, ring]) => [name, ring.stats()]));
+    return Object.fromEntries([...this.retired, ...this.rings].map(([name, ring]) => [name, ring.stats()]));
   }
 
   /** The running cameras, as a hurried stop kills their ffmpeg (read before they are stopped). */

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { RingFault, Segment } from './ring-index.js';
+import type { Keyframe, RingFault, Segment } from './ring-index.js';
 import { StderrRing } from '../stderr-ring.js';
 
 /** Why a clip is shorter than asked (or missing). */
@@ -29,6 +29,11 @@ export interface ClipPlan {
 
 /** A shortfall under this much is the ring's timing, not a gap. */
 const SLACK_MS = 500;
+/**
+ * A clip's times are kept to the millisecond (the payload's ISO times): a key frame stamped less
+ * than this after `from` is the one `from` names.
+ */
+const STAMP_MS = 1;
 
 /** Runs of segments without a gap: one ffmpeg run, one stretch of its clock, no segment lost between. */
 function contiguous(segments: readonly Segment[]): Segment[][] {
@@ -48,6 +53,12 @@ function contiguous(segments: readonly Segment[]): Segment[][] {
  * reconnection: the stream's clock starts again there). Where the ring has less, the clip is
  * shorter and says why: `fault` is the ring's last loss (a full disk…), for gaps inside a run.
  * Undefined when the ring holds nothing of that time.
+ *
+ * Planning a plan's own `start`–`end` again (as its payload names them, to the millisecond) gives
+ * the same plan, whatever the ring wrote since: a segment that begins within `SLACK_MS` of `to`
+ * adds less than a shortfall is worth and is left out (it would join the plan only once written,
+ * and a clip's URL would serve another file); `end` is whole milliseconds, and a key frame less
+ * than `STAMP_MS` after `from` is the one `from` names.
  */
 export function planClip(
   segments: readonly Segment[],
@@ -64,13 +75,14 @@ export function planClip(
   }
   if (!best) return undefined;
   let i = 0;
-  while (i + 1 < best.length && best[i + 1]!.keyframes[0]!.ts <= from) i++;
+  const atOrBefore = (k: Keyframe): boolean => k.ts < from + STAMP_MS;
+  while (i + 1 < best.length && atOrBefore(best[i + 1]!.keyframes[0]!)) i++;
   let j = i;
-  while (j + 1 < best.length && best[j + 1]!.keyframes[0]!.ts < to) j++;
+  while (j + 1 < best.length && best[j + 1]!.keyframes[0]!.ts < to - SLACK_MS) j++;
   const first = best[i]!;
-  const key = first.keyframes.findLast((k) => k.ts <= from) ?? first.keyframes[0]!;
+  const key = first.keyframes.findLast(atOrBefore) ?? first.keyframes[0]!;
   const start = key.ts;
-  const end = Math.min(to, best[j]!.end);
+  const end = Math.floor(Math.min(to, best[j]!.end));
   const why = (other: Segment | undefined, own: Segment): ClipShortfall =>
     other && (other.run !== own.run || other.epoch !== own.epoch)
       ? 'camera_reconnected'

@@ -56,6 +56,11 @@ export interface RingSettings {
   segmentMs: number;
   /** Segments that ended longer ago than this (ms) go, held or not (`events.clips.retain_days`); absent: no limit. */
   retainMs?: number;
+  /**
+   * Continuous recording (`record: always`): every segment that ended less than this long ago
+   * (ms) stays, events or not (`maxBytes` still bounds it); absent: only what events need.
+   */
+  alwaysMs?: number;
 }
 
 /**
@@ -224,29 +229,32 @@ export class RingIndex {
    * The segments no longer needed at `now`, taken off the list, oldest first: those that ended
    * before `keepMs` ago and overlap no hold (the ring's own, or `ranges`: the events' footage
    * kept across restarts), those past `retainMs`, then the oldest while the ring is over
-   * `maxBytes` (`held`: still wanted; the ring is full). The newest segment always stays.
+   * `maxBytes` (`held`: still wanted; the ring is full). The newest segment always stays, unless
+   * the ring is `retired` (its camera removed, or its clips turned off): then only what a hold
+   * or `ranges` needs stays, with no recent margin.
    */
-  evict(now: number, ranges: Iterable<TimeRange> = []): Evicted[] {
+  evict(now: number, ranges: Iterable<TimeRange> = [], retired = false): Evicted[] {
     const held = mergeRanges([...[...this.holds].map((h): TimeRange => [h.from, h.to]), ...ranges]);
-    const recent = now - this.limits.keepMs;
+    const recent = retired ? Infinity : now - this.limits.keepMs;
     const retainFrom = this.limits.retainMs === undefined ? -Infinity : now - this.limits.retainMs;
+    const alwaysFrom = retired || this.limits.alwaysMs === undefined ? Infinity : now - this.limits.alwaysMs;
     let total = this.bytes();
     const out: Evicted[] = [];
     const kept: Segment[] = [];
     let r = 0;
-    const last = this.segments.at(-1);
+    const last = retired ? undefined : this.segments.at(-1);
     for (const s of this.segments) {
       const start = s.keyframes[0]?.ts ?? s.start;
       while (r < held.length && held[r]![1] < start) r++;
       const hold = held[r];
       const wanted = s.end >= recent || (hold !== undefined && hold[0] <= s.end);
-      if (s === last || s.open || (wanted && s.end >= retainFrom)) kept.push(s);
+      if (s === last || s.open || (wanted && s.end >= retainFrom) || s.end >= alwaysFrom) kept.push(s);
       else {
         out.push({ segment: s, held: false });
         total -= s.bytes;
       }
     }
-    while (kept.length > 1 && total > this.limits.maxBytes && !kept[0]!.open) {
+    while (kept.length > (retired ? 0 : 1) && total > this.limits.maxBytes && !kept[0]!.open) {
       const s = kept.shift()!;
       out.push({ segment: s, held: true });
       total -= s.bytes;
@@ -264,16 +272,21 @@ export class RingIndex {
     this.segments = [...segments, ...this.segments];
   }
 
-  /** The bytes of the segments listed that overlap `ranges` (the events' footage), and the rest. */
-  bytesBy(ranges: Iterable<TimeRange>): { held: number; recent: number } {
+  /**
+   * The bytes of the segments listed that overlap `ranges` (the events' footage, `held`), those
+   * kept only by continuous recording (`always`: past the recent margin), and the rest (`recent`).
+   */
+  bytesBy(ranges: Iterable<TimeRange>, now: number): { held: number; recent: number; always: number } {
     const held = mergeRanges([...[...this.holds].map((h): TimeRange => [h.from, h.to]), ...ranges]);
+    const recent = now - this.limits.keepMs;
     let r = 0;
-    const out = { held: 0, recent: 0 };
+    const out = { held: 0, recent: 0, always: 0 };
     for (const s of this.segments) {
       const start = s.keyframes[0]?.ts ?? s.start;
       while (r < held.length && held[r]![1] < start) r++;
       const hold = held[r];
       if (hold !== undefined && hold[0] <= s.end) out.held += s.bytes;
+      else if (this.limits.alwaysMs !== undefined && s.end < recent) out.always += s.bytes;
       else out.recent += s.bytes;
     }
     return out;

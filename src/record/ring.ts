@@ -32,9 +32,15 @@ export interface RingDeps {
 export interface RingStats {
   segments: number;
   bytes: number;
-  /** Of `bytes`, those of events' footage, and those only recent (the pre-roll's margin). */
+  /**
+   * Of `bytes`, those of events' footage, those only recent (the pre-roll's margin), and those
+   * kept only by continuous recording (`record: always`); a retired ring's (its camera removed or
+   * its clips off: kept for its events until they age out) are all `retiredBytes`.
+   */
   eventBytes?: number;
   recentBytes?: number;
+  alwaysBytes?: number;
+  retiredBytes?: number;
   bytesWritten: number;
   segmentsWritten: number;
   segmentsLost: number;
@@ -104,6 +110,10 @@ export class Ring {
   codec: string | undefined;
   /** The directory the ring writes in, checked and mended. */
   private readonly dir: RingDir;
+  /** Stopped for good: only what events still need is kept (`retire`). */
+  private retired = false;
+  /** The last `prune`, which the next waits for. */
+  private pruning: Promise<void> = Promise.resolve();
 
   constructor(
     readonly camera: string,
@@ -366,12 +376,13 @@ export class Ring {
   }
 
   stats(): RingStats {
-    const by = this.index.bytesBy(this.ranges());
+    const by = this.index.bytesBy(this.ranges(), this.clock.now());
     return {
       segments: this.index.list().length,
       bytes: this.index.bytes(),
-      eventBytes: by.held,
-      recentBytes: by.recent,
+      ...(this.retired
+        ? { retiredBytes: this.index.bytes() }
+        : { eventBytes: by.held, recentBytes: by.recent, alwaysBytes: by.always }),
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.index.counters,
@@ -391,10 +402,89 @@ export class Ring {
     await this.writer.settle();
   }
 
-  /** Removes the camera's directory (a camera removed, or its clips turned off). */
+  /** Removes the camera's directory at once, whatever events still need of it. */
   async remove(): Promise<void> {
     await this.stop();
     await rm(this.settings.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  /** The most bytes the camera's segments may take now. */
+  get maxBytes(): number {
+    return this.settings.maxBytes;
+  }
+
+  /**
+   * Changes the most bytes the camera's segments may take (`max_gb` shared again as cameras come
+   * and go): the oldest beyond it go at the next segment (at once, for a retired ring).
+   */
+  setMaxBytes(bytes: number): void {
+    if (bytes === this.settings.maxBytes) return;
+    this.log.info(
+      { max_mb: Math.round(bytes / 1048576), was_mb: Math.round(this.settings.maxBytes / 1048576) },
+      "the recording's bound changed (max_gb shared among the cameras that record)",
+    );
+    this.settings.maxBytes = bytes;
+    if (this.retired) void this.prune();
+  }
+
+  /**
+   * Continuous recording's retention from now on (`record: always`, its `record_days`, in ms);
+   * undefined: the ring keeps only what events need. Applies at the next segment.
+   */
+  setAlways(ms: number | undefined): void {
+    if (ms === this.settings.alwaysMs) return;
+    if (ms === undefined) delete this.settings.alwaysMs;
+    else this.settings.alwaysMs = ms;
+  }
+
+  /** Waits for a `prune` in progress. */
+  settled(): Promise<void> {
+    return this.pruning;
+  }
+
+  /** Whether the camera no longer records, its ring kept only for the footage events still need. */
+  get isRetired(): boolean {
+    return this.retired;
+  }
+
+  /**
+   * The camera no longer records (removed, or its clips turned off): the ring stops and keeps
+   * only the segments that events' footage (`RingDeps.ranges`), a clip in the making or
+   * `retainMs` still want, freed as those let them go (`prune`); the directory goes with the
+   * last. True when nothing was left to keep (the directory is removed at once).
+   */
+  async retire(): Promise<boolean> {
+    await this.stop();
+    this.retired = true;
+    return this.prune();
+  }
+
+  /**
+   * A retired ring frees the segments nothing needs any more (a running ring does so at each new
+   * segment); true once it holds none, its directory removed. Runs one at a time.
+   */
+  prune(): Promise<boolean> {
+    if (!this.retired) return Promise.resolve(false);
+    const next = this.pruning.then(async () => {
+      for (const { segment, held } of this.index.evict(this.clock.now(), this.ranges(), true)) {
+        if (held)
+          this.fault(
+            'ring_full',
+            `more than ${(this.settings.maxBytes / 1048576).toFixed(0)} MB of video is held (events.clips.ring_max_mb, max_gb)`,
+            { file: segment.file },
+          );
+        await unlink(segment.file).catch(() => undefined);
+        await unlink(segment.file.replace(/\.ts$/, '.json')).catch(() => undefined);
+      }
+      if (this.index.list().length > 0) return false;
+      await rm(this.settings.dir, { recursive: true, force: true }).catch(() => undefined);
+      return true;
+    });
+    this.pruning = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
   }
 }
 

@@ -29,11 +29,11 @@ export type Source =
   /** A JPEG shown as a still camera. */
   | { kind: 'image'; path: string; fps: number }
   /**
-   * An H.264 MP4 passed through without re-encoding, looped; `once`: played once. (GStreamer
+   * An H.264 MP4 (or H.265, `codec`) passed through without re-encoding, looped; `once`: played once. (GStreamer
    * plays it from the start when the first client connects; the npm server's publisher from
    * when the server starts.)
    */
-  | { kind: 'clip'; path: string; once?: boolean };
+  | { kind: 'clip'; path: string; once?: boolean; codec?: 'h264' | 'h265' };
 
 export interface Mount {
   name: string;
@@ -93,8 +93,10 @@ function gstLaunch(source: Source): string {
     }
     case 'image':
       return `( multifilesrc location=${source.path} loop=true caps=image/jpeg,framerate=${source.fps}/1 ! jpegdec ! videoconvert ! video/x-raw,format=I420 ! ${h264} key-int-max=${source.fps * 2} ! rtph264pay name=pay0 pt=96 )`;
-    case 'clip':
-      return `( filesrc location=${source.path} ! qtdemux ! h264parse ! rtph264pay name=pay0 pt=96 )`;
+    case 'clip': {
+      const codec = source.codec ?? 'h264';
+      return `( filesrc location=${source.path} ! qtdemux ! ${codec}parse ! rtp${codec}pay name=pay0 pt=96 )`;
+    }
   }
 }
 
@@ -318,18 +320,16 @@ export async function startRtspServer(
     deferStart?: boolean;
     /** GStreamer: one pipeline per client instead of one per mount (see gst-rtsp-server.py). */
     shared?: boolean;
+    /** The port its clients connect to (another server's, killed: the same camera URL, another stream). */
+    port?: number;
   } = {},
 ): Promise<RtspServer> {
   let server: RtspServer;
+  const port = opts.port ?? (await freePort());
   if (hasGstreamer() && opts.kind !== 'npm') {
-    server = new GstServer(await freePort(), mounts, opts.auth, opts.authMethod, opts.shared ?? true);
+    server = new GstServer(port, mounts, opts.auth, opts.authMethod, opts.shared ?? true);
   } else {
-    server = new NpmServer(
-      await freePort(),
-      await freePort(),
-      20000 + Math.floor(Math.random() * 20000),
-      mounts,
-    );
+    server = new NpmServer(await freePort(), port, 20000 + Math.floor(Math.random() * 20000), mounts);
   }
   t.after(() => server.kill());
   if (!opts.deferStart) await server.start();

@@ -38,16 +38,28 @@ type Ready = Extract<ClipPayload, { state: 'ready' }>;
  */
 async function squareClip(
   path: string,
-  o: { bframes: number; from: number; to: number; seconds: number; bitrate?: string },
+  o: {
+    bframes: number;
+    from: number;
+    to: number;
+    seconds: number;
+    bitrate?: string;
+    large?: boolean;
+    hevc?: boolean;
+  },
 ): Promise<void> {
   const ffmpeg = await defaultFfmpegPath();
+  // `large`: 800×600, the square scaled with it (the same cell of the fixture's grid once letterboxed).
+  const [size, square, x, y] = o.large ? ['800x600', 80, 240, 140] : ['640x480', 64, 192, 112];
   const graph =
-    `color=c=0x303030:s=640x480:r=${FPS}[bg];color=c=white:s=64x64:r=${FPS}[a];` +
+    `color=c=0x303030:s=${size}:r=${FPS}[bg];color=c=white:s=${square}x${square}:r=${FPS}[a];` +
     // Noise keeps the bit rate of a real camera (and makes the clip take a moment to write).
-    `[bg]noise=alls=${o.bitrate ? 40 : 0}:allf=t[n];[n][a]overlay=x=192:y=112:enable='between(t,${o.from},${o.to})'`;
-  const profile = o.bframes
-    ? ['-profile:v', 'high', '-bf', String(o.bframes)]
-    : ['-profile:v', 'baseline', '-bf', '0'];
+    `[bg]noise=alls=${o.bitrate ? 40 : 0}:allf=t[n];[n][a]overlay=x=${x}:y=${y}:enable='between(t,${o.from},${o.to})'`;
+  const profile = o.hevc
+    ? ['-x265-params', `log-level=error:bframes=${o.bframes}`, '-tag:v', 'hvc1']
+    : o.bframes
+      ? ['-profile:v', 'high', '-bf', String(o.bframes)]
+      : ['-profile:v', 'baseline', '-bf', '0'];
   const r = spawnSync(ffmpeg, [
     '-y',
     '-hide_banner',
@@ -60,7 +72,7 @@ async function squareClip(
     '-t',
     String(o.seconds),
     '-c:v',
-    'libx264',
+    o.hevc ? 'libx265' : 'libx264',
     ...profile,
     '-g',
     String(GOP_S * FPS),
@@ -93,6 +105,12 @@ async function probe(
     errors,
     codec,
   };
+}
+
+/** The size of an MP4's video, as ffmpeg reads it (`640x480`). */
+async function videoSize(path: string): Promise<string> {
+  const r = spawnSync(await defaultFfmpegPath(), ['-hide_banner', '-i', path]);
+  return /Video: .*?, (\d+x\d+)/.exec(r.stderr.toString())?.[1] ?? '';
 }
 
 interface Run {
@@ -387,6 +405,90 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
     } else assert.equal(clip.state, 'failed');
     assert.ok(!r.daemon.child.killed && r.daemon.child.exitCode === null, 'the daemon goes on');
   });
+
+  for (const change of [
+    { what: 'another resolution (800×600)', size: '800x600', codec: 'h264' },
+    { what: 'another codec (H.265)', size: '640x480', codec: 'hevc' },
+  ] as const)
+    it(`a camera that comes back with ${change.what} mid-event: the clip across the change says what it lacks, every MP4 served is whole, the camera streams on`, async (t) => {
+      const dir = await tempDir(t);
+      await squareClip(join(dir, 'small.mp4'), { bframes: 0, from: 3, to: 60, seconds: 60 });
+      // Looped: an event at each loop, all after the change.
+      await squareClip(join(dir, 'large.mp4'), {
+        bframes: 0,
+        from: 4,
+        to: 9,
+        seconds: 16,
+        large: change.size === '800x600',
+        hevc: change.codec === 'hevc',
+      });
+      const small = await startRtspServer(t, [
+        { name: 'cam', source: { kind: 'clip', path: join(dir, 'small.mp4') } },
+      ]);
+      const r = await run(t, small, { cam: 'cam' });
+      const events = (): EventPayload[] => r.sub.json<EventPayload>('argus/events');
+      await r.sub.waitFor('the square', () => events().some((e) => e.type === 'new'), 60_000);
+      await new Promise((res) => setTimeout(res, 4000));
+      // The same URL, another stream: the camera restarted with another size or codec, mid-event.
+      const changeAt = Date.now();
+      await small.kill();
+      const port = Number(new URL(small.url('cam')).port);
+      await startRtspServer(
+        t,
+        [
+          {
+            name: 'cam',
+            source: {
+              kind: 'clip',
+              path: join(dir, 'large.mp4'),
+              codec: change.codec === 'hevc' ? 'h265' : 'h264',
+            },
+          },
+        ],
+        { port },
+      );
+      const readyAfter = (): Ready | undefined =>
+        clipsOf(r.sub, 'cam')
+          .map((e) => e.clip!)
+          .find((c): c is Ready => c.state === 'ready' && Date.parse(c.start) > changeAt);
+      await r.sub.waitFor('a clip of an event after the change', () => readyAfter() !== undefined, 150_000);
+      const across = clipsOf(r.sub, 'cam')[0]!.clip!;
+      t.diagnostic(`across the change: ${JSON.stringify(across)}; after it: ${JSON.stringify(readyAfter())}`);
+      if (across.state === 'ready') {
+        // One stretch of the stream, of one size: the part across the change is named missing.
+        assert.ok(Date.parse(across.start) < changeAt, 'the first clip is of the event before the change');
+        assert.ok(across.missing, 'the clip across the change says it is short');
+        assert.ok(
+          across.missing.reasons.some((why) => why === 'camera_reconnected' || why === 'stream_ended'),
+          JSON.stringify(across.missing),
+        );
+        const file = join(dir, 'across.mp4');
+        await fetchClip(r.base, across, file);
+        assert.equal((await probe(file)).errors, '');
+        assert.equal(await videoSize(file), '640x480');
+        assert.equal(across.codec, 'h264');
+      } else assert.equal(across.state, 'failed');
+      // After the change: a whole clip of the new stream, which decodes.
+      const after = readyAfter()!;
+      assert.equal(after.codec, change.codec);
+      assert.equal(after.browser_plays, change.codec === 'h264');
+      const later = join(dir, 'after.mp4');
+      await fetchClip(r.base, after, later);
+      const p = await probe(later);
+      assert.equal(p.errors, '');
+      assert.ok(p.frames > 0);
+      assert.equal(await videoSize(later), change.size);
+      // A range of the recording across the change: one whole MP4 of one size, never both glued.
+      const res = await fetch(
+        `${r.base}/api/cameras/cam/recording.mp4?start=${changeAt - 6000}&end=${changeAt + 10_000}`,
+      );
+      assert.equal(res.status, 200);
+      const range = join(dir, 'range.mp4');
+      await writeFile(range, Buffer.from(await res.arrayBuffer()));
+      assert.equal((await probe(range)).errors, '');
+      assert.match(await videoSize(range), new RegExp(`^(640x480|${change.size})$`));
+      assert.ok(!r.daemon.child.killed && r.daemon.child.exitCode === null, 'the daemon goes on');
+    });
 
   it(
     'a full disk where the ring is: clips are missing or short and say so, frames and events go on',

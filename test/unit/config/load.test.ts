@@ -120,10 +120,62 @@ describe('config', () => {
         ring_max_mb: 256,
         // Issue 47: retention of the one recording, and the cache of MP4s made on request.
         retain_days: 7,
+        record_days: 1,
         max_gb: 0,
         cache_mb: 256,
       },
     );
+  });
+
+  it('record: always (issue 47): continuous recording of a camera that keeps clips, with its own days', () => {
+    const cams = (body: string, clips = true): string =>
+      `${minimal}events:\n  clips:\n    enabled: ${clips}\n    record_days: 2\ncameras:\n${body}`;
+    const ok = parseConfig(
+      cams(
+        '  gate:\n    url: rtsp://h/s\n    record: always\n    record_days: 0.5\n  yard:\n    url: rtsp://h/y\n    record: always\n  door:\n    url: rtsp://h/d\n',
+      ),
+      '/etc/argus/argus.yaml',
+      {},
+    ).config;
+    assert.deepEqual(
+      Object.entries(ok.cameras).map(([n, c]) => [n, c.record, c.record_days]),
+      [
+        ['gate', 'always', 0.5],
+        ['yard', 'always', undefined],
+        ['door', 'events', undefined],
+      ],
+    );
+    assert.equal(ok.events.clips.record_days, 2);
+    const wrong = errorsOf(
+      cams(
+        '  a:\n    url: "lavfi:testsrc"\n    record: always\n  b:\n    url: rtsp://h/b\n    record_days: 3\n  c:\n    url: rtsp://h/c\n    record: sometimes\n  e:\n    url: rtsp://h/e\n    record: always\n    record_days: 0\n',
+      ),
+    );
+    assert.deepEqual(
+      wrong.map((e) => [e.path, e.line]),
+      [
+        ['cameras.a.record', 10],
+        ['cameras.b.record_days', 13],
+        ['cameras.c.record', 16],
+        ['cameras.e.record_days', 20],
+      ],
+    );
+    assert.match(wrong[0]!.message, /lavfi: camera sends no encoded stream to record/);
+    assert.match(wrong[1]!.message, /retention of record: always/);
+    // Recording always needs the camera's recording: its clips on.
+    for (const [body, clips, why] of [
+      ['  d:\n    url: rtsp://h/d\n    clips: false\n    record: always\n', true, 'clips: false'],
+      ['  d:\n    url: rtsp://h/d\n    record: always\n', false, 'events.clips.enabled is false'],
+    ] as const)
+      assert.deepEqual(
+        errorsOf(cams(body, clips)).map((e) => [e.path, e.message]),
+        [
+          [
+            'cameras.d.record',
+            `is always, but the camera keeps no recording: its clips are off (${why}); turn them on`,
+          ],
+        ],
+      );
   });
 
   it('accepts a minimal file and fills every default', () => {

@@ -15,6 +15,7 @@ const CFG = {
   max_clip_s: 60,
   ring_max_mb: 256,
   retain_days: 7,
+  record_days: 1,
   max_gb: 0,
   cache_mb: 16,
 };

@@ -96,6 +96,60 @@ describe('event history', () => {
     assert.deepEqual(await store.snapshot(ev(1).id, 'crop'), snap(8).crop, 'a failed one changes nothing');
   });
 
+  it("writes an event's snapshot once, when it ends, however often a better one replaces it; serves the latest meanwhile", async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    store.add(ev(1));
+    const key = eventKey(ev(1).id);
+    const jpgs = async (): Promise<string[]> => (await readdir(dir)).filter((n) => n.includes('.jpg')).sort();
+    const until = async (what: string, cond: () => Promise<boolean>): Promise<void> => {
+      for (const end = Date.now() + 10_000; !(await cond()); await new Promise((r) => setTimeout(r, 20)))
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    };
+    for (const n of [1, 2, 3]) {
+      store.setSnapshot(ev(1).id, Promise.resolve(snap(n)), { snapshot: { n } });
+      assert.deepEqual(await store.snapshot(ev(1).id, 'full'), snap(n).full, 'the latest is served');
+      assert.deepEqual(await jpgs(), [], 'not written while the event goes on (SNAPSHOT_SAVE_MS)');
+    }
+    assert.equal(store.stats().bytes > 150, true, 'counted in the bytes already');
+    store.update({ ...ev(1), event: { type: 'end', n: 1, snapshot: { n: 3 } } });
+    await until('the snapshot written at the end', async () => (await jpgs()).length === 2);
+    assert.deepEqual(await readFile(join(dir, `${key}.jpg`)), snap(3).full);
+    assert.deepEqual(await readFile(join(dir, `${key}.crop.jpg`)), snap(3).crop);
+    // A better frame after the end (the snapshot at `end`) is written at once.
+    store.setSnapshot(ev(1).id, Promise.resolve(snap(4)), {});
+    await until('the end snapshot', async () => (await readFile(join(dir, `${key}.jpg`)))[0] === 4);
+  });
+
+  it("writes a new event's record at once, then holds its changes back (RECORD_SAVE_MS) and writes them together", async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    const file = join(dir, `${eventKey(ev(1).id)}.json`);
+    const onDisk = async (): Promise<unknown> =>
+      (JSON.parse(await readFile(file, 'utf8')) as { event: unknown }).event;
+    store.add(ev(1));
+    for (let i = 0; i < 50 && !(await readdir(dir)).includes(`${eventKey(ev(1).id)}.json`); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(await onDisk(), { type: 'new', n: 1 }, 'the new event at once');
+    for (const n of [2, 3, 4]) store.update({ ...ev(1), event: { type: 'update', n } });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(await onDisk(), { type: 'new', n: 1 }, 'updates held back');
+    assert.deepEqual(ns(store.list(all)), [4], 'served from memory meanwhile');
+    store.update({ ...ev(1), event: { type: 'end', n: 5 } });
+    await store.flush();
+    assert.deepEqual(await onDisk(), { type: 'end', n: 5 }, 'flush writes the latest, once');
+  });
+
+  it('flush writes the snapshots of events still going on (a stop), and a restart serves them', async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    store.add(ev(1));
+    store.setSnapshot(ev(1).id, Promise.resolve(snap(5)), {});
+    await store.flush();
+    const again = await opened(dir);
+    assert.deepEqual(await again.snapshot(ev(1).id, 'full'), snap(5).full);
+  });
+
   it('evicts the oldest beyond the count, with their files', async (t) => {
     const dir = await tempDir(t);
     const store = await opened(dir, { maxEvents: 3 });

@@ -136,6 +136,19 @@ describe('metrics', () => {
     assert.deepEqual(series(all, 'argus_clip_ring_lost_segments_total'), { 'camera="gate"': 3 });
   });
 
+  it("exports each camera's recording bytes by why they are kept: event, recent, always, retired", async () => {
+    const { stages, scrape } = setup();
+    const ring = { segments: 6, bytesWritten: 0, segmentsWritten: 0, segmentsLost: 0, bytesDropped: 0 };
+    stages.rings.gate = { ...ring, bytes: 600, eventBytes: 100, recentBytes: 200, alwaysBytes: 300 };
+    stages.rings.old = { ...ring, bytes: 50, retiredBytes: 50 };
+    assert.deepEqual(series(await scrape(), 'argus_recording_bytes'), {
+      'camera="gate",reason="event"': 100,
+      'camera="gate",reason="recent"': 200,
+      'camera="gate",reason="always"': 300,
+      'camera="old",reason="retired"': 50,
+    });
+  });
+
   it('sets the state gauge to 1 for the current state and 0 for the others', async () => {
     const m = await setup().scrape();
     const yard = Object.entries(series(m, 'argus_camera_state')).filter(([k]) =>

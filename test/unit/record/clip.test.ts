@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -183,6 +183,28 @@ describe('planClip', () => {
     assert.deepEqual(planClip(lost, 13_000, 17_500, 'disk_full')!.missing.reasons, ['disk_full']);
   });
 
+  it('plans its own start–end again to the same plan, after a segment that begins at its end is written', () => {
+    // Stamps by the stream's clock fall between milliseconds; the payload names them to the millisecond.
+    const ring = segments(1, 0, 10_000.4, 4).map((s) => ({
+      ...s,
+      end: s.end + 0.3,
+      keyframes: s.keyframes.map((k) => ({ ...k, ts: k.ts + 0.2 })),
+    }));
+    const asked = planClip(ring, 13_500, 18_000)!;
+    assert.equal(asked.parts.length, 3);
+    assert.deepEqual(asked.missing, { start_s: 0, end_s: 0, reasons: [] });
+    const start = Date.parse(new Date(asked.start).toISOString());
+    const end = Date.parse(new Date(asked.end).toISOString());
+    assert.equal(end, asked.end);
+    // The next segment, its first key frame a millisecond before the clip's end.
+    const next = { ...segments(1, 4, end - 1, 1)[0]!, end: end + 1959 };
+    for (const later of [ring, [...ring, next]]) assert.deepEqual(planClip(later, start, end), asked);
+    // Asked up to a moment within the slack of that segment's start, the clip leaves it out too.
+    assert.deepEqual(planClip([...ring, next], 13_500, end + 300)!.parts, asked.parts);
+    // A segment that begins earlier than the slack before the end is the clip's.
+    assert.equal(planClip([...ring, next], 13_500, end + 600)!.parts.length, 4);
+  });
+
   it('has no plan when the ring holds nothing of that time', () => {
     assert.equal(planClip(segments(1, 0, 10_000, 2), 20_000, 30_000), undefined);
     assert.equal(planClip([], 0, 1), undefined);
@@ -327,6 +349,95 @@ describe('Ring', () => {
         [2, 5],
       ],
     );
+  });
+});
+
+describe('Ring: retired (camera removed, or its clips turned off)', () => {
+  /** A ring with segments of 1 s each at 0–4 s (key frames each second), its pipe still open. */
+  async function ringWithSegments(
+    t: { after(fn: () => unknown): void },
+    ranges: () => Iterable<readonly [number, number]>,
+    maxBytes = 1e8,
+  ): Promise<{ ring: Ring; dir: string; clock: FakeClock; t0: number; sock: WriteStream }> {
+    const root = await mkdtemp(join(tmpdir(), 'argus-ring-'));
+    t.after(() => rm(root, { recursive: true, force: true }));
+    const dir = join(root, 'cam');
+    const clock = new FakeClock();
+    const ring = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes, segmentMs: 1000 },
+      { clock, log: silentLog, ranges },
+    );
+    await ring.start();
+    t.after(() => ring.stop());
+    const sock = createWriteStream(ring.input()!);
+    t.after(() => sock.destroy());
+    await once(sock, 'open');
+    const t0 = clock.now();
+    sock.write(Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
+    for (let s = 1; s <= 4; s++) {
+      await waitFor(`segment ${s}`, () => ring.list().length === s, 2500);
+      await clock.advance(1000);
+      sock.write(Buffer.concat([frame(s * 1000, { rai: true }), more()]));
+    }
+    await waitFor('five segments', () => ring.list().length === 5, 2500);
+    await ring.settle();
+    return { ring, dir, clock, t0, sock };
+  }
+
+  it("keeps the footage events still need, frees it as they let it go, then removes the camera's directory", async (t) => {
+    let ranges: [number, number][] = [];
+    const { ring, dir, clock, t0 } = await ringWithSegments(t, () => ranges);
+    // An event's footage: 1–2.5 s of the recording (the segments starting at 1 s and 2 s; each
+    // segment here is one packet, at its key frame).
+    ranges = [[t0 + 1000, t0 + 2500]];
+    await clock.advance(120_000); // long past the recent margin (keepMs)
+    assert.equal(await ring.retire(), false, 'footage is still needed');
+    assert.equal(ring.isRetired, true);
+    const kept = ring.list().map((s) => s.keyframes[0]!.ts - t0);
+    assert.deepEqual(kept, [1000, 2000], 'only the segments the event needs');
+    for (const s of ring.list()) assert.equal((await stat(s.file)).size, s.bytes, 'their files stay whole');
+    const names = (await readdir(dir)).sort();
+    assert.deepEqual(
+      names,
+      ['1-1.json', '1-1.ts', '1-2.json', '1-2.ts'],
+      'the others are removed, pipes too',
+    );
+    assert.equal(await ring.prune(), false, 'still needed: nothing more goes');
+    assert.equal(ring.list().length, 2);
+    ranges = []; // the event aged out of the history
+    assert.equal(await ring.prune(), true);
+    assert.deepEqual(ring.list(), []);
+    await assert.rejects(stat(dir), { code: 'ENOENT' }, 'the directory goes with the last segment');
+  });
+
+  it('a retired ring that no event needs is removed at once', async (t) => {
+    const { ring, dir } = await ringWithSegments(t, () => []);
+    assert.equal(await ring.retire(), true);
+    await assert.rejects(stat(dir), { code: 'ENOENT' });
+  });
+
+  it("takes a new bound at once (max_gb's share when cameras come and go): the oldest go at the next segment", async (t) => {
+    const { ring, clock, sock } = await ringWithSegments(t, () => []);
+    const before = ring.list();
+    assert.equal(before.length, 5, 'within keepMs and the old bound, all stay');
+    const bytes = before.reduce((n, s) => n + s.bytes, 0);
+    const bound = bytes - before[0]!.bytes - 1; // the oldest is one too many
+    ring.setMaxBytes(bound);
+    assert.equal(ring.maxBytes, bound);
+    assert.equal(ring.list().length, 5, 'a running ring evicts at its next segment');
+    await clock.advance(1000);
+    sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+    await waitFor(
+      'the next segment',
+      () => ring.list().at(-1)!.keyframes[0]!.ts === before[0]!.keyframes[0]!.ts + 5000,
+      2500,
+    );
+    const after = ring.list();
+    assert.ok(!after.includes(before[0]!), 'the oldest went');
+    const closed = after.filter((s) => !s.open).reduce((n, s) => n + s.bytes, 0);
+    assert.ok(closed <= bound, `${closed} bytes of closed segments within the new bound ${bound}`);
+    assert.equal(ring.lastFault?.fault, 'ring_full');
   });
 });
 

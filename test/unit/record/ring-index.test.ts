@@ -8,7 +8,9 @@ const T0 = 1_000_000;
 const CLOCK: RunClock = { offset: T0, epoch: 0 };
 const UNTIMED: RunClock = { offset: Infinity, epoch: 0 };
 
-function ring(over: Partial<{ keepMs: number; maxBytes: number; segmentMs: number }> = {}): RingIndex {
+function ring(
+  over: Partial<{ keepMs: number; maxBytes: number; segmentMs: number; alwaysMs: number }> = {},
+): RingIndex {
   return new RingIndex({ dir: '/ring/cam', keepMs: 10_000, maxBytes: 1e6, segmentMs: 2000, ...over });
 }
 
@@ -179,6 +181,60 @@ describe('RingIndex: eviction and holds', () => {
       huge.list().map((s) => [span(s), s.open]),
       [[[2000, 3500], true]],
     );
+  });
+});
+
+describe('RingIndex: record: always', () => {
+  it('keeps every segment that ended within alwaysMs, events or not, and frees the older ones', () => {
+    const index = ring({ keepMs: 5000, alwaysMs: 20_000 });
+    stream(index, 0, 6000);
+    assert.deepEqual(feed(index, { ms: 20_000, key: true }), [], 'all within 20 s');
+    assert.equal(index.list().length, 4);
+    // At 24 s, kept from 4 s: the segments that ended at 1.5 s and 3.5 s go, not yet the one at 5.5 s.
+    assert.deepEqual(
+      feed(index, { ms: 24_000, key: true }).map((e) => [span(e.segment), e.held]),
+      [
+        [[0, 1500], false],
+        [[2000, 3500], false],
+      ],
+    );
+    // What events need stays past alwaysMs, as without it.
+    const held = ring({ keepMs: 5000, alwaysMs: 20_000 });
+    stream(held, 0, 6000);
+    held.hold(T0 + 4000);
+    feed(held, { ms: 60_000, key: true });
+    assert.deepEqual(held.list().map(span), [
+      [4000, 5500],
+      [60_000, 60_000],
+    ]);
+  });
+
+  it('is bounded by maxBytes all the same: the oldest go (ring_full)', () => {
+    const index = ring({ keepMs: 1000, alwaysMs: 3600_000, maxBytes: 9000 });
+    stream(index, 0, 4000);
+    assert.deepEqual(
+      feed(index, { ms: 4000, key: true }).map((e) => [span(e.segment), e.held]),
+      [[[0, 1500], true]],
+    );
+  });
+
+  it("says why each byte is kept: an event's footage, the recent margin, or continuous recording", () => {
+    const index = ring({ keepMs: 5000, alwaysMs: 60_000 });
+    stream(index, 0, 12_000);
+    // Six segments of 4376 bytes (ending at 1.5, 3.5 … 11.5 s); an event needs 2–3 s.
+    assert.deepEqual(index.bytesBy([[T0 + 2000, T0 + 3000]], T0 + 12_000), {
+      held: 4376,
+      recent: 3 * 4376, // ended at or after 7 s
+      always: 2 * 4376,
+    });
+    // Without record: always, nothing is `always` (kept a minute, all of it is recent).
+    const plain = ring({ keepMs: 60_000 });
+    stream(plain, 0, 12_000);
+    assert.deepEqual(plain.bytesBy([[T0 + 2000, T0 + 3000]], T0 + 12_000), {
+      held: 4376,
+      recent: 5 * 4376,
+      always: 0,
+    });
   });
 });
 
