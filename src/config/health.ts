@@ -89,7 +89,9 @@ export const cameraHealth = z
     learn_s: common.learn_s.optional(),
     bucket_hours: common.bucket_hours.optional(),
     clear_s: common.clear_s.optional(),
-    windows: windowsOf(() => seconds.optional()).partial().optional(),
+    windows: windowsOf(() => seconds.optional())
+      .partial()
+      .optional(),
     thresholds: z
       .strictObject({
         covered: thresholdKeys.covered.optional(),

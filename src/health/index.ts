@@ -13,3 +13,4 @@ export {
   type Reference,
   type Sample,
 } from './monitor.js';
+export { CameraHealth, HEALTH_FILE, type CameraHealthView, type HealthDeps } from './part.js';

@@ -79,7 +79,7 @@ export function verdicts(
   const out: Partial<Record<Fault, Verdict>> = {};
   const extreme = feat.luma <= 24 || feat.luma >= 235;
   // A reference that is itself near black (a camera at night without IR) is not blacked out.
-  const refFlat = ref !== undefined && ref.spread <= t.blackout * 2;
+  const refFlat = ref !== undefined && (ref.luma <= 24 || ref.luma >= 235) && ref.spread <= t.blackout * 2;
   out.blackout = {
     bad: extreme && feat.spread <= t.blackout && !refFlat,
     good: !extreme || feat.spread > t.blackout * 1.5,
@@ -278,7 +278,12 @@ export class HealthMonitor {
   }
 
   private step(f: Fault, v: Verdict | undefined, now: number): void {
-    const t = this.tracks.get(f) ?? { badSince: undefined, activeSince: undefined, goodSince: undefined, measure: 0 };
+    const t = this.tracks.get(f) ?? {
+      badSince: undefined,
+      activeSince: undefined,
+      goodSince: undefined,
+      measure: 0,
+    };
     this.tracks.set(f, t);
     if (!v) {
       // Not judged (no reference yet, a still camera): it does not hold.
@@ -300,7 +305,11 @@ export class HealthMonitor {
     }
   }
 
-  private settle(now: number, forced?: HealthReport, learning = this.report.learning): HealthChange | undefined {
+  private settle(
+    now: number,
+    forced?: HealthReport,
+    learning = this.report.learning,
+  ): HealthChange | undefined {
     const before = this.report;
     const faults = FAULTS.filter((f) => this.tracks.get(f)?.activeSince !== undefined);
     const state: HealthState = faults[0] ?? 'ok';

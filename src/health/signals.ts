@@ -114,7 +114,9 @@ export function features(g: Grey): Features {
           s2 += v * v;
           n++;
           if (x > 0 && y > 0 && x < w - 1 && y < h - 1) {
-            lap += Math.abs(4 * v - L[y * w + x - 1]! - L[y * w + x + 1]! - L[(y - 1) * w + x]! - L[(y + 1) * w + x]!);
+            lap += Math.abs(
+              4 * v - L[y * w + x - 1]! - L[y * w + x + 1]! - L[(y - 1) * w + x]! - L[(y + 1) * w + x]!,
+            );
             nl++;
           }
         }
@@ -147,7 +149,19 @@ export function features(g: Grey): Features {
         for (let xx = Math.max(0, x - 1); xx <= Math.min(ew - 1, x + 1); xx++, n++) s += edges[yy * ew + xx]!;
       smooth[y * ew + x] = s / n;
     }
-  return { w, h, luma: mean, spread, uniformity: uniformity(g.rgb), mean: means, contrast, sharpness, edges: smooth, ew, eh };
+  return {
+    w,
+    h,
+    luma: mean,
+    spread,
+    uniformity: uniformity(g.rgb),
+    mean: means,
+    contrast,
+    sharpness,
+    edges: smooth,
+    ew,
+    eh,
+  };
 }
 
 /**

@@ -34,6 +34,8 @@ export interface CameraView {
   line_counts: Record<string, Record<string, Record<string, number>>>;
   zone_dwell_s: Record<string, number>;
   geometry: CameraGeometry;
+  /** Its health (ok, or a fault); null with health off for it (absent from an older Argus). */
+  health?: { state: string; since: string; measure?: number; learning: boolean } | null;
 }
 
 export type SettingValue = boolean | number;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
-import type { CamerasNow, Config } from '../config/index.js';
+import { healthOf, type CameraConfig, type CamerasNow, type Config } from '../config/index.js';
 import { argusVersion } from '../version.js';
 import { discoveryConfigs, discoveryFilter } from './ha-configs.js';
 import type { Inbox, Output } from './mqtt-output.js';
@@ -48,7 +48,10 @@ export class Discovery {
   private timer: Timer | null = null;
 
   constructor(
-    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'>,
+    private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
+      /** Camera health's defaults: absent, no camera's health is announced. */
+      health?: Config['health'];
+    },
     /** The cameras that run (with the mode and the runtime changes on them): those announced. */
     private readonly cameras: CamerasNow,
     private readonly deps: DiscoveryDeps,
@@ -96,6 +99,7 @@ export class Discovery {
         ? { modes: this.deps.modes?.() ?? Object.keys(this.cfg.modes) }
         : undefined,
       version: this.version,
+      ...(this.cfg.health ? { healthOn: healthOnOf(this.cfg.health) } : {}),
     });
     const next = new Map(
       configs.map((d) => [d.topic, { payload: d.payload, json: JSON.stringify(d.payload) }]),
@@ -137,3 +141,9 @@ export class Discovery {
     this.timer = null;
   }
 }
+
+/** Whether a camera's health is watched: its own `health.enabled`, or the defaults'. */
+const healthOnOf =
+  (defaults: Config['health']) =>
+  (cam: CameraConfig): boolean =>
+    healthOf(defaults, cam.health).enabled;
