@@ -17,7 +17,7 @@ import type { Grey } from './grey.js';
  *   to fine (a camera turned 10 % matches its reference shifted 10 %; a crowd passing does not
  *   shift the background);
  * - mean luma and spread (a black or blown-out picture), and the share of the picture in one
- *   colour (spray paint, a cap).
+ *   colour (spray paint, a cap), its tolerance following the light.
  */
 
 /** The blocks of the grid, across and down. */
@@ -154,7 +154,8 @@ export function features(g: Grey): Features {
     h,
     luma: mean,
     spread,
-    uniformity: uniformity(g.rgb),
+    // The tolerance follows the light: a dim scene's colours lie closer, and are not one colour.
+    uniformity: uniformity(g.rgb, Math.max(4, (24 * (mean + 16)) / 144)),
     mean: means,
     contrast,
     sharpness,
@@ -165,10 +166,10 @@ export function features(g: Grey): Features {
 }
 
 /**
- * The share of pixels (RGB triples) within 24 levels (per channel, at most) of the most common
- * colour: the colours counted in 8 levels a channel, the fullest bin's mean colour taken.
+ * The share of pixels (RGB triples) within `tolerance` levels (per channel, at most) of the most
+ * common colour: the colours counted in 8 levels a channel, the fullest bin's mean colour taken.
  */
-export function uniformity(rgb: Float32Array): number {
+export function uniformity(rgb: Float32Array, tolerance = 24): number {
   const n = Math.floor(rgb.length / 3);
   if (n === 0) return 0;
   const bins = new Uint32Array(512);
@@ -192,9 +193,9 @@ export function uniformity(rgb: Float32Array): number {
   let near = 0;
   for (let i = 0; i < n; i++)
     if (
-      Math.abs(rgb[i * 3]! - r) <= 24 &&
-      Math.abs(rgb[i * 3 + 1]! - gr) <= 24 &&
-      Math.abs(rgb[i * 3 + 2]! - bl) <= 24
+      Math.abs(rgb[i * 3]! - r) <= tolerance &&
+      Math.abs(rgb[i * 3 + 1]! - gr) <= tolerance &&
+      Math.abs(rgb[i * 3 + 2]! - bl) <= tolerance
     )
       near++;
   return near / n;
