@@ -385,7 +385,7 @@ export async function runHealthCase(c: HealthCase, media: string, trace = false)
       const m = monitor.lastMeasures;
       const fmt = m
         ? Object.entries(m)
-            .map(([k, v]) => `${k}=${v.toFixed(2)}`)
+            .map(([k, v]: [string, number]) => `${k}=${v.toFixed(2)}`)
             .join(' ')
         : '';
       console.log(second, r.state, r.learning ? 'learning' : '', fmt);

@@ -163,7 +163,7 @@ export class CameraHealth {
   }
 
   async start(): Promise<void> {
-    this.stored = (await this.store?.load()) ?? new Map();
+    this.stored = (await this.store?.load()) ?? new Map<string, Map<number, Reference>>();
     this.running = true;
     this.sync();
   }

@@ -113,7 +113,7 @@ export interface CameraView {
   /** Its ring of recent video (clips): whether its directory can be used, why not, what it holds; null without one. */
   ring: { ok: boolean; error: string | null; bytes: number } | null;
   /** Its health as `…/cameras/<camera>/health` says; null with health off for it. */
-  health: { state: string; since: string; measure?: number; faults: string[]; learning: boolean } | null;
+  health?: { state: string; since: string; measure?: number; faults: string[]; learning: boolean } | null;
 }
 
 /**
@@ -290,7 +290,7 @@ export class LiveView implements HttpSource {
         zone_dwell_s: this.src.zoneDwell?.(name) ?? namedRecord(),
         geometry: cameraGeometry(cfg, size ?? null),
         ring: ringView(own(rings, name)),
-        health: healthView(this.src.health?.stateOf(name)),
+        ...(this.src.health ? { health: healthView(this.src.health.stateOf(name)) } : {}),
       };
     });
   }
