@@ -7,6 +7,7 @@ import type { CacheBenchRow } from './cache.js';
 import type { DetectorBenchRow } from './detector.js';
 import type { EventsRow } from './events-summary.js';
 import type { benchHash } from './hash.js';
+import type { HealthSummary } from './health.js';
 import type { IdleResult } from './idle.js';
 import type { OverloadResult } from './overload.js';
 import type { PipelineRow } from './pipeline.js';
@@ -39,6 +40,8 @@ export interface BenchResults {
   cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
   cacheReplay: CacheBenchRow[];
   hashes: Awaited<ReturnType<typeof benchHash>>[];
+  /** Camera health on tampered and untampered clips (bench/health.ts): the scored set. */
+  health?: HealthSummary;
   idle: IdleResult | null;
   events: { model: string; row: EventsRow } | null;
   /** Absent in results written before the section existed. */

@@ -42,6 +42,7 @@ import { benchCache } from './cache.js';
 import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchEvents } from './events.js';
 import { benchHash } from './hash.js';
+import { benchHealth } from './health.js';
 import { benchIdle } from './idle.js';
 import { benchOverload, type OverloadModel } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
@@ -64,6 +65,7 @@ const SECTIONS = [
   'levers',
   'cache',
   'hash',
+  'health',
   'idle',
   'events',
   'tracking',
@@ -383,6 +385,11 @@ async function main(): Promise<void> {
       log('frame hashes');
       for (const size of full ? [320, 640] : [320])
         out.hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
+    }
+
+    if (sections.has('health')) {
+      log('camera health: tampered and untampered clips (the scored set)');
+      out.health = await benchHealth(join(shared, 'media'), { set: 'score', log });
     }
 
     // 6. Still cameras against plain decoders of the same stream (issue 16).
