@@ -1,5 +1,5 @@
 /** Pieces the benchmarks share: a CPU detector, real clips decoded to model-ready frames, /proc readings. */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import type { ProviderName } from '../src/config/index.js';
@@ -75,10 +75,10 @@ export function benchDaemonConfig(model: string, broker: EmbeddedBroker, mqtt: s
  * A started one-session detector (CPU unless told) with ONNX Runtime's default threads and
  * spinning, as a bare session has them.
  */
-export function startDetector(path: string, provider: ProviderName = 'cpu'): Promise<Detector> {
+export function startDetector(path: string, provider: ProviderName = 'cpu', workers = 1): Promise<Detector> {
   return openDetector(
     { path },
-    { providers: [provider], workers: 1, thread_spinning: true },
+    { providers: [provider], workers, thread_spinning: workers === 1 },
     pino({ level: 'warn' }),
   );
 }
@@ -243,4 +243,17 @@ export function statusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * The name of the Vulkan device WebGPU runs on when it is a CPU-type one (Mesa's lavapipe), as
+ * `vulkaninfo --summary` lists it; null when it lists a GPU first. Figures measured on it are of
+ * the path, not of speed. Without vulkaninfo (package vulkan-tools) the device is not known: said so.
+ */
+export function softwareVulkan(): string | null {
+  const r = spawnSync('vulkaninfo', ['--summary'], { encoding: 'utf8', timeout: 30_000 });
+  if (r.error || r.status !== 0) return 'a Vulkan device vulkaninfo could not name (vulkan-tools)';
+  const types = [...r.stdout.matchAll(/deviceType\s*=\s*(\S+)/g)].map((m) => m[1]);
+  const names = [...r.stdout.matchAll(/deviceName\s*=\s*(.+)/g)].map((m) => m[1]!.trim());
+  return types[0] === 'PHYSICAL_DEVICE_TYPE_CPU' ? (names[0] ?? 'a CPU-type Vulkan device') : null;
 }

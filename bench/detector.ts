@@ -22,6 +22,10 @@ export interface DetectorBenchRow {
   bareFps: number;
   /** Null when only the bare session was measured. */
   argusFps: number | null;
+  /** Argus' detector with one batch at a time (what this section measured before issue 46). */
+  argusSerialFps?: number | null;
+  /** Batches kept in flight for argusFps: one per session of the detector. */
+  inFlight?: number;
   efficiency: number | null;
   bareLoopDelayMaxMs: number;
   argusLoopDelayMaxMs: number | null;
@@ -71,7 +75,15 @@ function preprocessMs(plan: ModelPlan): { convert: number; loop: number } {
 export async function benchDetector(
   modelPath: string,
   batches: number[],
-  opts: { frames: number; repeats: number; provider?: ProviderName; argus?: boolean; name?: string },
+  opts: {
+    frames: number;
+    repeats: number;
+    provider?: ProviderName;
+    argus?: boolean;
+    name?: string;
+    /** Sessions of Argus' detector: 1 (one, all threads), or 0, as the daemon chooses (the limit section). */
+    workers?: number;
+  },
 ): Promise<DetectorBenchResult> {
   const plan = await planModel({ path: modelPath });
   const name = opts.name ?? modelPath.split('/').pop() ?? modelPath;
@@ -84,7 +96,10 @@ export async function benchDetector(
     ] as ort.InferenceSession.SessionOptions['executionProviders'],
     ...BASE_SESSION_OPTIONS,
   });
-  const detector = opts.argus === false ? undefined : await startDetector(modelPath, provider);
+  const detector =
+    opts.argus === false ? undefined : await startDetector(modelPath, provider, opts.workers ?? 1);
+  // As many batches in flight as the detector has sessions, as the scheduler keeps them.
+  const inFlight = detector?.concurrency ?? 1;
   const size = plan.inputSize;
   const frame: Picture = { data: Buffer.alloc(3 * size * size, 115), geometry: letterbox(size, size, size) };
   const rows: DetectorBenchRow[] = [];
@@ -97,6 +112,7 @@ export async function benchDetector(
       const calls = Math.max(1, Math.round(opts.frames / batch));
       const bare: number[] = [];
       const argus: number[] = [];
+      const serial: number[] = [];
       const bareLoop: number[] = [];
       const argusLoop: number[] = [];
       // Interleave the two, so drift in machine load hits both alike.
@@ -116,11 +132,24 @@ export async function benchDetector(
         bare.push((calls * batch * 1000) / b.ms);
         bareLoop.push(b.loopMaxMs);
         if (!detector) continue;
+        let sent = 0;
         const a = await timed(async () => {
-          for (let c = 0; c < calls; c++) await detector.detect(pictures);
+          await Promise.all(
+            Array.from({ length: inFlight }, async () => {
+              while (sent < calls) {
+                sent++;
+                await detector.detect(pictures);
+              }
+            }),
+          );
         });
         argus.push((calls * batch * 1000) / a.ms);
         argusLoop.push(a.loopMaxMs);
+        if (inFlight === 1) continue;
+        const one = await timed(async () => {
+          for (let c = 0; c < calls; c++) await detector.detect(pictures);
+        });
+        serial.push((calls * batch * 1000) / one.ms);
       }
       const row: DetectorBenchRow = {
         model: name,
@@ -129,6 +158,8 @@ export async function benchDetector(
         bareFps: median(bare),
         argusFps: detector ? median(argus) : null,
         efficiency: detector ? median(argus) / median(bare) : null,
+        argusSerialFps: serial.length ? median(serial) : null,
+        inFlight,
         bareLoopDelayMaxMs: median(bareLoop),
         argusLoopDelayMaxMs: detector ? median(argusLoop) : null,
       };

@@ -2,8 +2,10 @@
 # What matters on a GPU box, in a few minutes, written to bench/results/gpu-<date>.md:
 #   - for TensorRT, CUDA and WebGPU, fp32 and fp16: start time cold and warm (TensorRT: the
 #     engine built, then loaded from the state directory), builds during a
-#     run whose batch sizes vary from 1 to --max-batch, frames/s and p99 per batch size, and the
-#     most GPU memory seen (bench/gpu.ts, section engine);
+#     run whose batch sizes vary from 1 to --max-batch, frames/s and p99 per batch size, b8 ÷ b1,
+#     the most GPU memory nvidia-smi saw, the provider line (what ran: fp16 or its refusal), and
+#     whether the detections on ../shared/media/bus.jpg are the CPU provider's
+#     (bench/gpu.ts, section engine);
 #   - CPU per camera decoding a 1080p H.264 clip with each hwaccel preset and without
 #     (bench/gpu.ts, section decode; the system ffmpeg, /usr/bin/ffmpeg).
 # With --full, also Argus' whole benchmark on each GPU provider (bench/run.js: models, limit,
@@ -14,7 +16,8 @@
 #   bash bench/gpu.sh --model models/yolov8s.onnx --max-batch 16 --seconds 60 --cameras 4
 #
 # Without a GPU it still runs: each provider that cannot load and each preset that cannot run
-# says why in the file.
+# says why in the file. On a machine whose only Vulkan device is Mesa's software one (lavapipe)
+# the WebGPU figures are labelled so: they show the path works, not how fast a GPU is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,6 +81,11 @@ for provider in tensorrt cuda webgpu; do
     echo "$provider: not available here: $reason" | tee -a "$out"
     echo >>"$out"
     continue
+  fi
+  if [ "$provider" = webgpu ] && command -v vulkaninfo >/dev/null &&
+    vulkaninfo --summary 2>/dev/null | grep -q PHYSICAL_DEVICE_TYPE_CPU; then
+    echo "webgpu: the first Vulkan device is a CPU one ($(vulkaninfo --summary 2>/dev/null | awk -F' = ' '/deviceName/{print $2; exit}')): software Vulkan: path, not speed" | tee -a "$out"
+    echo >>"$out"
   fi
   for precision in fp32 fp16; do
     echo "gpu.sh: $provider, $precision"

@@ -8,7 +8,7 @@
  *   --section decode   one ffmpeg per camera with Argus' arguments on a 1080p H.264 clip, for
  *                      each --hwaccel preset: CPU per camera (a preset that cannot run here says why)
  *
- * Options: --model PATH --provider tensorrt|cuda|cpu --precision fp32|fp16 --max-batch 16
+ * Options: --model PATH --provider tensorrt|cuda|webgpu|cpu --precision fp32|fp16 --max-batch 16
  * --seconds 60 (the varying-batch run) --ffmpeg PATH --hwaccel none,nvidia,vaapi,qsv --cameras 4
  * --decode-seconds 20. Numbers of a shared machine: compare ratios in one run.
  */
@@ -28,13 +28,43 @@ import {
   type ProviderName,
 } from '../src/config/index.js';
 import type { Picture } from '../src/core/frame.js';
-import { letterbox } from '../src/core/geometry.js';
+import { iou, letterbox } from '../src/core/geometry.js';
+import type { Detection } from '../src/core/frame.js';
 import { Detector, planModel } from '../src/detector/index.js';
 import { ENGINE_FILE } from '../src/detector/tensorrt.js';
 import { buildFfmpegArgs } from '../src/ingest/ffmpeg-args.js';
 import { probeCapabilities, probeOptionNames } from '../src/ingest/ffmpeg-process.js';
 import { hwaccelProblem } from '../src/ingest/hwaccel.js';
-import { procTimes, stillClip } from './common.js';
+import { loadLetterboxed } from '../src/ingest/index.js';
+import { procTimes, startDetector, stillClip } from './common.js';
+
+/** bus.jpg from ../shared (ARGUS_SHARED_DIR), the picture whose detections are compared with the CPU's. */
+const BUS = join(process.env.ARGUS_SHARED_DIR ?? join(process.cwd(), '..', 'shared'), 'media', 'bus.jpg');
+
+/**
+ * Whether `got` are `want` (the CPU provider's): the same labels, as many of each, each box
+ * matched one to one; says the least IoU of the matches.
+ */
+export function sameDetections(got: readonly Detection[], want: readonly Detection[]): string {
+  const labels = (d: readonly Detection[]) =>
+    d
+      .map((x) => x.label)
+      .sort()
+      .join(',');
+  if (labels(got) !== labels(want))
+    return `no: ${labels(got) || 'none'} against the CPU's ${labels(want) || 'none'}`;
+  const free = [...want];
+  let least = 1;
+  for (const g of got) {
+    let best = -1;
+    free.forEach((w, i) => {
+      if (w.label === g.label && (best < 0 || iou(w.box, g.box) > iou(free[best]!.box, g.box))) best = i;
+    });
+    least = Math.min(least, iou(free[best]!.box, g.box));
+    free.splice(best, 1);
+  }
+  return `${least >= 0.99 ? 'yes' : 'boxes differ'}: ${got.length} detections, same labels, least box IoU ${least.toFixed(3)}`;
+}
 
 /** The p-th percentile (0–100) of `xs`, nearest rank. */
 export function percentile(xs: readonly number[], p: number): number {
@@ -206,8 +236,23 @@ async function engineSection(o: {
       samples.push({ batch, ms: performance.now() - t0 });
     }
     const stats = warm.d.stats();
+    let same = `not compared (no ${BUS})`;
+    if (existsSync(BUS)) {
+      const bus = await loadLetterboxed(BUS, size);
+      const cpu = await startDetector(o.model, 'cpu');
+      try {
+        const [want] = (await cpu.detect([bus])).detections;
+        const [got] = (await warm.d.detect([bus])).detections;
+        same = sameDetections(got ?? [], want ?? []);
+      } finally {
+        await cpu.stop();
+      }
+    }
+    const ran = warm.d.choice?.message ?? '-';
     await warm.d.stop();
     const rows = batchTable(samples);
+    const b1 = rows.find((r) => r.batch === 1)?.fps;
+    const b8 = rows.find((r) => r.batch === 8)?.fps;
     out.push(
       table(
         ['batch', 'runs', 'frames/s', 'p50 ms', 'p99 ms', 'slow runs (builds?)'],
@@ -216,6 +261,10 @@ async function engineSection(o: {
       '',
       `Builds during the run (runs over 20× their size's median and 500 ms): ${rows.reduce((a, r) => a + r.slow, 0)}; ` +
         `deadlines missed: ${stats.deadlinesMissed}; sessions recreated: ${stats.sessionsRecreated}.`,
+      '',
+      `Provider line: ${ran}.`,
+      `b8 ÷ b1 frames/s: ${b1 && b8 ? (b8 / b1).toFixed(2) : 'n/a (needs --max-batch 8 or more)'}.`,
+      `Same detections as the CPU provider on bus.jpg: ${same}.`,
     );
   } finally {
     const peak = mem.stop();

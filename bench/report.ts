@@ -213,7 +213,7 @@ function overloadSection(r: OverloadResult): string[] {
 export function renderMarkdown(r: BenchResults): string {
   const m = r.machine;
   const md: string[] = [
-    `Machine: ${m.cpus} × ${m.cpu}, Node ${m.node}, provider ${m.provider}. ${r.full ? 'Full' : 'Short'} mode; detector figures are medians of ${r.repeats} interleaved runs.`,
+    `Machine: ${m.cpus} × ${m.cpu}, Node ${m.node}, provider ${m.provider}${m.softwareVulkan ? ` (${m.softwareVulkan}: software Vulkan: path, not speed)` : ''}. ${r.full ? 'Full' : 'Short'} mode; detector figures are medians of ${r.repeats} interleaved runs.`,
     '',
   ];
   if (r.models.length) {
@@ -233,11 +233,11 @@ export function renderMarkdown(r: BenchResults): string {
     md.push(
       `**The limit**: bare onnxruntime-node on the main thread against Argus' worker-thread detector, ${r.limit.model}; preprocessing one frame ${f(r.limit.preprocessMsPerFrame, 2)} ms in the worker, and ${f(r.limit.loopMsPerFrame, 3)} ms of the event loop (copying it into the batch).`,
       '',
-      '| batch | bare frames/s | Argus detector frames/s | ratio | event-loop max delay, bare / Argus (ms) |',
-      '|---|---|---|---|---|',
+      '| batch | bare frames/s | Argus detector frames/s (batches in flight) | ratio | one batch at a time, frames/s (ratio) | event-loop max delay, bare / Argus (ms) |',
+      '|---|---|---|---|---|---|',
       ...r.limit.rows.map(
         (x) =>
-          `| ${x.batch} | ${f(x.bareFps)} | ${f(x.argusFps)} | ${f(x.efficiency, 2)} | ${f(x.bareLoopDelayMaxMs)} / ${f(x.argusLoopDelayMaxMs)} |`,
+          `| ${x.batch} | ${f(x.bareFps)} | ${f(x.argusFps)} (${x.inFlight ?? 1}) | ${f(x.efficiency, 2)} | ${x.argusSerialFps ? `${f(x.argusSerialFps)} (${f(x.argusSerialFps / x.bareFps, 2)})` : '—'} | ${f(x.bareLoopDelayMaxMs)} / ${f(x.argusLoopDelayMaxMs)} |`,
       ),
       '',
     );

@@ -17,7 +17,14 @@ import type { Efficiency, LiveSaturation } from './saturation.js';
 
 export interface BenchResults {
   date: string;
-  machine: { cpus: number; cpu: string; node: string; provider: ProviderName };
+  machine: {
+    cpus: number;
+    cpu: string;
+    node: string;
+    provider: ProviderName;
+    /** With --provider webgpu on a CPU-type Vulkan device (lavapipe): its name; its figures are of the path, not of speed. */
+    softwareVulkan?: string | null;
+  };
   full: boolean;
   repeats: number;
   models: { original: string; prepared: string; rows: DetectorBenchRow[] }[];

@@ -52,7 +52,7 @@ import { busyCores } from '../test/helpers/load.js';
 import { renderMarkdown } from './report.js';
 import type { BenchResults } from './results.js';
 import { benchLiveSaturation, efficiencyOf } from './saturation.js';
-import { EVERY_FRAME, stillClip } from './common.js';
+import { EVERY_FRAME, softwareVulkan, stillClip } from './common.js';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
@@ -138,7 +138,13 @@ async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'argus-bench-'));
   const out: BenchResults = {
     date: isoTime(Date.now()),
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, provider },
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      provider,
+      softwareVulkan: provider === 'webgpu' ? softwareVulkan() : null,
+    },
     full,
     repeats,
     models: [],
@@ -197,7 +203,14 @@ async function main(): Promise<void> {
     const pipeName = y11 ? `${basename(y11)} → ${precision}` : 'argus-fixture.onnx';
     if (sections.has('limit')) {
       log(`limit: ${pipeName} at batch ${batches.join(', ')}`);
-      const res = await benchDetector(pipeModel, batches, { frames: 32, repeats, provider, name: pipeName });
+      // Argus' detector as the daemon runs it: its sessions chosen for the machine, one batch in flight per session.
+      const res = await benchDetector(pipeModel, batches, {
+        frames: 32,
+        repeats,
+        provider,
+        name: pipeName,
+        workers: 0,
+      });
       out.limit = {
         model: pipeName,
         rows: res.rows,

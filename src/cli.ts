@@ -7,8 +7,22 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errorMessage, errorStack } from './core/errors.js';
-import { ConfigError, PROVIDERS, type ProviderName } from './config/index.js';
-import { inspectModel, runDaemon, runDetect, runInstall, runPrepare, summarize } from './commands/index.js';
+import {
+  ConfigError,
+  PROVIDERS,
+  WEBGPU_VENDORS,
+  type ProviderName,
+  type WebgpuVendor,
+} from './config/index.js';
+import {
+  inspectModel,
+  runDaemon,
+  runDetect,
+  runInstall,
+  runPrepare,
+  providerWarning,
+  summarize,
+} from './commands/index.js';
 import { loadVouchedConfig } from './models/index.js';
 import { buildFixtureModel, DEFAULT_FIXTURE, type FixtureOptions } from './onnx/index.js';
 import { argusVersion } from './version.js';
@@ -20,6 +34,7 @@ Commands:
   validate -c FILE            check a config file; print its errors with line numbers
   detect --model FILE IMAGE…  run a model on images, print one JSON object per image
       [--conf 0.25] [--iou 0.45] [--labels FILE] [--providers cpu] [--batch 4]
+      [--precision fp32|fp16] [--webgpu-vendor nvidia|amd|intel|software]
   model inspect FILE          inputs, outputs, batch, labels, opset, quantization
       [--labels FILE] [--json]
   model prepare FILE --out FILE
@@ -58,6 +73,8 @@ async function validate(args: string[]): Promise<number> {
   try {
     const loaded = await loadVouchedConfig(values.config);
     process.stdout.write(`${summarize(loaded)}\n`);
+    const warning = await providerWarning(loaded.config);
+    if (warning) process.stderr.write(`argus: ${loaded.file}: ${warning}\n`);
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -76,9 +93,17 @@ async function detect(args: string[]): Promise<number> {
     iou: { type: 'string' },
     providers: { type: 'string' },
     batch: { type: 'string' },
+    precision: { type: 'string' },
+    'webgpu-vendor': { type: 'string' },
     'log-level': { type: 'string' },
   });
   if (!values.model) throw new UsageError('detect needs --model FILE');
+  const precision = values.precision ?? 'fp32';
+  if (precision !== 'fp32' && precision !== 'fp16')
+    throw new UsageError(`--precision must be fp32 or fp16, got '${precision}'`);
+  const vendor = values['webgpu-vendor'];
+  if (vendor !== undefined && !(WEBGPU_VENDORS as readonly string[]).includes(vendor))
+    throw new UsageError(`--webgpu-vendor must be one of ${WEBGPU_VENDORS.join(', ')}, got '${vendor}'`);
   if (positionals.length === 0) throw new UsageError('detect needs at least one IMAGE');
   const providers = (values.providers ?? 'cpu').split(',').map((p) => p.trim());
   for (const p of providers) {
@@ -93,6 +118,8 @@ async function detect(args: string[]): Promise<number> {
     iou: num(values.iou, '--iou', 0.45, 0, 1),
     batch: num(values.batch, '--batch', 4, 1, 64),
     providers: providers as ProviderName[],
+    precision,
+    webgpuVendor: vendor as WebgpuVendor | undefined,
     logLevel: values['log-level'] ?? 'warn',
   });
 }

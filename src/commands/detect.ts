@@ -1,5 +1,5 @@
 import type { Picture } from '../core/frame.js';
-import type { ProviderName } from '../config/index.js';
+import type { ProviderName, WebgpuVendor } from '../config/index.js';
 import { DetectorError, ModelError, openDetector, type Detector } from '../detector/index.js';
 import { ImageError, loadLetterboxed } from '../ingest/index.js';
 import { createLogger } from '../log.js';
@@ -12,10 +12,15 @@ export interface DetectOptions {
   iou: number;
   batch: number;
   providers: ProviderName[];
+  precision?: 'fp32' | 'fp16';
+  webgpuVendor?: WebgpuVendor | undefined;
   logLevel: string;
 }
 
-/** `argus detect`: one JSON object per image on stdout, errors on stderr naming the file. */
+/**
+ * `argus detect`: one JSON object per image on stdout; on stderr the provider line, and errors
+ * naming the file.
+ */
 export async function runDetect(opts: DetectOptions): Promise<number> {
   const log = createLogger({ level: opts.logLevel, fd: 2 });
   let detector: Detector;
@@ -23,7 +28,13 @@ export async function runDetect(opts: DetectOptions): Promise<number> {
     detector = await openDetector(
       { path: opts.model, labels: opts.labels, conf: opts.conf, iou: opts.iou },
       // One session with ONNX Runtime's own thread choice and spinning: a command has the machine.
-      { providers: opts.providers, workers: 1, thread_spinning: true },
+      {
+        providers: opts.providers,
+        workers: 1,
+        thread_spinning: true,
+        precision: opts.precision ?? 'fp32',
+        webgpu: opts.webgpuVendor ? { vendor: opts.webgpuVendor } : {},
+      },
       log,
     );
   } catch (err) {
@@ -33,6 +44,8 @@ export async function runDetect(opts: DetectOptions): Promise<number> {
     }
     throw err;
   }
+  // Which provider ran, how, and why each preferred one was skipped: one line, beside the JSON on stdout.
+  if (detector.choice) process.stderr.write(`argus: ${detector.choice.message}\n`);
   let failed = 0;
   try {
     for (let start = 0; start < opts.images.length; start += opts.batch) {

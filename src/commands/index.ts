@@ -4,4 +4,4 @@ export { runInstall } from './install.js';
 export { inspectModel } from './model.js';
 export { runPrepare } from './prepare.js';
 export { runDaemon } from './run.js';
-export { summarize } from './validate.js';
+export { providerWarning, summarize } from './validate.js';

@@ -212,11 +212,26 @@ export async function runInstall(opts: InstallOptions): Promise<number> {
 
   const ok = await check(at(CONFIG_FILE), at(ENV_FILE), appDir, node);
   if (!ok) return 1;
-  say('next: systemctl enable --now argus && journalctl -u argus -f');
-  say(
-    `then put your cameras and model in ${at(CONFIG_FILE)} (secrets in ${at(ENV_FILE)}): systemctl reload argus`,
-  );
+  for (const line of nextSteps(root)) say(line);
   return 0;
+}
+
+/**
+ * What to do after a successful install: below / the service is there to start; below another
+ * root (a staged image, a chroot, a disk mounted for another machine) it starts on the system
+ * that root becomes, and `systemctl --root` can enable it from here without starting it.
+ */
+export function nextSteps(root: string): string[] {
+  if (root === '/')
+    return [
+      'next: systemctl enable --now argus && journalctl -u argus -f',
+      `then put your cameras and model in ${CONFIG_FILE} (secrets in ${ENV_FILE}): systemctl reload argus`,
+    ];
+  return [
+    `next: put your cameras and model in ${join(root, CONFIG_FILE)} (secrets in ${join(root, ENV_FILE)})`,
+    `then, on the system ${root} becomes: systemctl daemon-reload && systemctl enable --now argus ` +
+      `(or from here, to start at its next boot: systemctl --root=${root} enable argus)`,
+  ];
 }
 
 /** The service's view: as a user of the dynamic range (when we are root), with the secrets file's variables. */

@@ -37,6 +37,8 @@ export const camera = z
     fps: cameraSettings.fps.default(5),
     /** 1..10; higher is served first when the detector is busy. */
     priority: cameraSettings.priority.default(5),
+    /** With `fleet:`, the labels a box must have to run this camera (`[gpu]`); absent: any box. */
+    requires: z.array(topicWord).min(1).max(32).optional(),
     rtsp_transport: z.enum(['tcp', 'udp']).default('tcp'),
     /** Extra ffmpeg arguments placed before -i. */
     input_args: z.array(z.string()).default([]),
@@ -71,19 +73,8 @@ export const camera = z
         message: 'a lavfi: camera sends no encoded stream to keep clips of',
         path: ['clips'],
       });
-    // A zone or line listing a label the camera does not track would never see it.
-    const track = cam.objects.track;
-    if (!track) return;
-    for (const kind of ['zones', 'lines'] as const)
-      for (const [name, area] of Object.entries<{ objects?: string[] }>(cam[kind]))
-        area.objects?.forEach((label, i) => {
-          if (!track.includes(label))
-            ctx.addIssue({
-              code: 'custom',
-              message: `'${label}' is not one of the camera's objects.track (${track.join(', ')})`,
-              path: [kind, name, 'objects', i],
-            });
-        });
+    // A zone or line listing a label the camera does not track would never see it: the loader
+    // says so (labels.ts, untrackedLabels), where it knows which of the two names is wrong.
   })
   .superRefine((cam, ctx) => checkTopicWords(cam, ctx))
   .superRefine((cam, ctx) => {

@@ -63,8 +63,8 @@ export const events = z
       .prefault({}),
     /**
      * A video clip per event (cameras' `clips`): from `pre_capture_s` before the object was
-     * first seen to `post_capture_s` after it was last seen, copied from the camera's stream
-     * (no re-encoding) out of a ring of its recent video.
+     * first seen to `post_capture_s` after it was last seen, a time range of the camera's one
+     * recording (the stream as sent, written once), made into an MP4 on request (no re-encoding).
      */
     clips: z
       .strictObject({
@@ -76,8 +76,14 @@ export const events = z
         max_clip_s: z.number().min(5).max(3600).default(120),
         /** Where each camera's ring of recent video is written (a tmpfs spares an SD card); absent: `<state_dir>/ring`. Relative to the config file. */
         ring_dir: z.string().min(1).optional(),
-        /** The most a camera's ring may hold, video kept for clips in the making included. */
+        /** The most a camera's recording may hold (events' footage and the recent margin); the oldest go first. */
         ring_max_mb: z.number().min(1).max(1048576).default(256),
+        /** Events' footage is kept this many days at most (then freed, oldest first); 0: no limit but the bytes. */
+        retain_days: z.number().min(0).max(3650).default(7),
+        /** The most all cameras' recordings may hold together (each camera an equal share); 0: no total. */
+        max_gb: z.number().min(0).max(1048576).default(0),
+        /** The most bytes of MP4s made on request kept for repeat requests (the least recently asked go first). */
+        cache_mb: z.number().min(1).max(1048576).default(256),
       })
       .prefault({}),
   })

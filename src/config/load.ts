@@ -3,9 +3,16 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { errorMessage } from '../core/errors.js';
 import { scrub } from '../redact.js';
-import { resolveStateDir } from '../state/index.js';
+import {
+  chooseDefaultDir,
+  realConfigPath,
+  resolveStateDir,
+  sharedStateDir,
+  type StateDirSource,
+} from '../state/index.js';
 import { substituteEnv } from './env.js';
 import { ConfigError, dottedPath, zodIssues, type Found, type PathKey } from './issues.js';
+import { COCO, untrackedLabels } from './labels.js';
 import { configSchema, type Config } from './schema.js';
 import {
   duplicateKeys,
@@ -32,13 +39,43 @@ export interface LoadedConfig {
    * loading (`argus validate`'s model and label checks), whose errors name a line too.
    */
   lineOf(path: readonly PathKey[], atKey?: boolean): number | undefined;
+  /**
+   * Where `config.state_dir` came from, and the config file's real path (which names its own
+   * state directory, and which the directory's lock and owner record hold). Absent in a
+   * LoadedConfig made by hand (tests).
+   */
+  state?: { from: StateDirSource; config: string };
+}
+
+export interface LoadOptions {
+  /**
+   * Who says which zones' and lines' labels the cameras do not track (`labels.ts`,
+   * `untrackedLabels`): `coco` (the default), the loader, judging typos by the COCO names;
+   * `models`, the caller, once it knows each model's labels (`vouchFor`) — the loader then says so
+   * only for a file it refuses anyway, so that every problem is still reported at once.
+   */
+  tracked?: 'coco' | 'models';
+}
+
+/** Zones' and lines' labels that no camera's `objects.track` lists, in the file's data (any shape). */
+function untrackedIn(data: unknown): Found[] {
+  const cameras = data && typeof data === 'object' ? (data as Record<string, unknown>).cameras : undefined;
+  if (!cameras || typeof cameras !== 'object' || Array.isArray(cameras)) return [];
+  return Object.entries(cameras as Record<string, unknown>).flatMap(([name, cam]) =>
+    untrackedLabels(cam, COCO).map((f) => ({ ...f, path: ['cameras', name, ...f.path] })),
+  );
 }
 
 /** The largest config file read (docs/config.md, "Limits"): bigger files are refused unread. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
 /** Parses and validates config text. Throws ConfigError listing every problem at once. */
-export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function parseConfig(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {},
+): LoadedConfig {
   if (Buffer.byteLength(text) > MAX_CONFIG_BYTES)
     throw new ConfigError(file, [{ path: '', message: tooBig(Buffer.byteLength(text)) }]);
   const many = tooManyNodes(text);
@@ -98,7 +135,8 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const substituted: string[] = [];
   const data = substituteEnv(raw, env, [], envIssues, substituted);
   const result = configSchema.safeParse(data);
-  const found = [...envIssues, ...(result.success ? [] : zodIssues(result.error, data))];
+  const untracked = result.success && opts.tracked === 'models' ? [] : untrackedIn(data);
+  const found = [...envIssues, ...(result.success ? [] : zodIssues(result.error, data)), ...untracked];
   if (found.length || !result.success) {
     const issues = found
       .map((i) => ({
@@ -117,7 +155,9 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     if (m.labels) m.labels = abs(m.labels);
     if (m.remote?.ca) m.remote.ca = abs(m.remote.ca);
   }
-  config.state_dir = resolveStateDir(config.state_dir, env, base).dir;
+  const realConfig = realConfigPath(file);
+  const state = resolveStateDir(config.state_dir, env, base, realConfig);
+  config.state_dir = state.dir;
   config.events.clips.ring_dir = config.events.clips.ring_dir
     ? abs(config.events.clips.ring_dir)
     : join(config.state_dir, 'ring');
@@ -127,7 +167,14 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
       if (p) config.mqtt.tls[k] = abs(p);
     }
   }
+  if (config.fleet?.tls) {
+    for (const k of ['ca', 'cert', 'key'] as const) {
+      const p = config.fleet.tls[k];
+      if (p) config.fleet.tls[k] = abs(p);
+    }
+  }
   const secrets = new Set(substituted);
+  if (config.fleet?.password) secrets.add(config.fleet.password);
   if (config.mqtt.password) secrets.add(config.mqtt.password);
   if (config.mqtt.embedded.password) secrets.add(config.mqtt.embedded.password);
   if (config.http.token) secrets.add(config.http.token);
@@ -149,6 +196,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     config,
     secrets: [...secrets],
     lineOf: (path, atKey = false) => lineOf(doc, lc, path, atKey, true),
+    state: { from: state.from, config: realConfig },
   };
 }
 
@@ -164,7 +212,11 @@ function decoded(s: string): string {
 const tooBig = (bytes: number): string =>
   `the file is ${(bytes / 1048576).toFixed(1)} MiB; a config may be at most ${MAX_CONFIG_BYTES / 1048576} MiB (docs/config.md, "Limits")`;
 
-export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+export async function loadConfig(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: LoadOptions = {},
+): Promise<LoadedConfig> {
   let text: string;
   try {
     const size = (await stat(file)).size;
@@ -183,5 +235,22 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
             : String(code);
     throw new ConfigError(file, [{ path: '', message: `cannot read the config file (${why})` }]);
   }
-  return parseConfig(text, file, env);
+  return withDefaultStateDir(parseConfig(text, file, env, opts), env);
+}
+
+/**
+ * A config without `state_dir` (and without `$STATE_DIRECTORY`) keeps the directory every config
+ * shared before each had its own when that one holds its state (state/legacy.ts): `state_dir`,
+ * and the clips' ring in it, set to that one.
+ */
+async function withDefaultStateDir(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<LoadedConfig> {
+  const { config, state } = loaded;
+  if (state?.from !== 'default') return loaded;
+  const own = config.state_dir!;
+  const chosen = await chooseDefaultDir(own, sharedStateDir(env), state.config, Object.keys(config.cameras));
+  if (chosen.dir === own) return loaded;
+  config.state_dir = chosen.dir;
+  const clips = config.events.clips;
+  if (clips.ring_dir === join(own, 'ring')) clips.ring_dir = join(chosen.dir, 'ring');
+  return { ...loaded, state: { ...state, from: chosen.from } };
 }

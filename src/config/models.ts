@@ -4,6 +4,13 @@ import { int, LIMITS, namedMap, urlWithSchemes } from './primitives.js';
 export const PROVIDERS = ['tensorrt', 'cuda', 'webgpu', 'cpu'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/**
+ * The Vulkan drivers a WebGPU adapter may come from (`detector.webgpu.vendor`): Dawn picks the
+ * first adapter among them, so on a box with two GPUs this is how one is chosen.
+ */
+export const WEBGPU_VENDORS = ['nvidia', 'amd', 'intel', 'software'] as const;
+export type WebgpuVendor = (typeof WEBGPU_VENDORS)[number];
+
 const providerList = z
   .array(z.enum(PROVIDERS))
   .min(1)
@@ -105,8 +112,17 @@ export const detector = z
     /** ONNX Runtime's idle threads spin for work (faster hand-off, burns CPU others could use). */
     thread_spinning: z.boolean().default(false),
     inference_timeout_ms: int().min(100).max(600000).default(10000),
-    /** fp16: cuda and tensorrt run Argus' half-precision conversion of the model (the CPU keeps fp32). */
+    /**
+     * fp16: cuda, tensorrt and webgpu (where the adapter offers shader-f16) run Argus'
+     * half-precision conversion of the model (the CPU keeps fp32).
+     */
     precision: z.enum(['fp32', 'fp16']).default('fp32'),
+    /** The WebGPU adapter: which Vulkan driver it comes from (unset: Dawn's choice, a discrete GPU first). */
+    webgpu: z
+      .strictObject({
+        vendor: z.enum(WEBGPU_VENDORS).optional(),
+      })
+      .prefault({}),
     /** TensorRT engines kept in the state directory (trt/), so a restart loads instead of building. */
     engine_cache: z.boolean().default(true),
   })

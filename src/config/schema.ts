@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { namedRecord } from '../core/names.js';
 import { camera } from './camera.js';
 import { events } from './events.js';
+import { fleet } from './fleet.js';
 import { health } from './health.js';
 import { http } from './http.js';
 import { detector, model, namedModel, type ModelConfig } from './models.js';
@@ -22,9 +23,9 @@ const overlaps = (a: string, b: string): boolean => a === b || a.startsWith(`${b
 const sections = z.strictObject({
   log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
   /**
-   * What survives a restart (line counts, the event history). systemd's $STATE_DIRECTORY wins
-   * when set; absent,
-   * ~/.local/state/argus. Relative to the config file.
+   * What survives a restart (line counts, the event history, control.json). systemd's
+   * $STATE_DIRECTORY wins when set; absent, the config's own directory,
+   * ~/.local/state/argus/<name>-<hash> (state/dir.ts, state/legacy.ts). Relative to the config file.
    */
   state_dir: z.string().min(1).optional(),
   mqtt,
@@ -40,6 +41,15 @@ const sections = z.strictObject({
   home_assistant: homeAssistant,
   control,
   modes: namedMap(mode, { max: LIMITS.modes, what: 'modes' }),
+  /** Many boxes, one file: each runs the cameras etcd gives it (src/fleet). Absent: every camera runs here. */
+  // The keys left empty (as config/example.yaml shows them): no fleet.
+  fleet: z.preprocess(
+    (f) =>
+      f && typeof f === 'object' && !['endpoints', 'name', 'capacity'].some((k) => Object.hasOwn(f, k))
+        ? undefined
+        : f,
+    fleet.optional(),
+  ),
   cameras: namedMap(camera, { max: LIMITS.cameras, what: 'cameras' }),
 });
 
@@ -100,6 +110,15 @@ export const configSchema = sections
         params: { atKey: true },
       });
     checkModes(c, ctx);
+    if (!c.fleet)
+      for (const [name, cam] of Object.entries(c.cameras))
+        if (cam.requires)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['cameras', name, 'requires'],
+            message:
+              'names labels of fleet boxes, but there is no fleet: section (one box runs every camera)',
+          });
     const clipping = Object.values(c.cameras).some((cam) => cam.clips ?? c.events.clips.enabled);
     if (clipping && c.events.history.max_events === 0)
       ctx.addIssue({

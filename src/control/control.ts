@@ -7,7 +7,7 @@ import { namedRecord, own } from '../core/names.js';
 import { isNumber, parseSettingKey } from '../core/setting-keys.js';
 import { NO_MODE, type CameraConfig, type Config } from '../config/index.js';
 import { Publisher, type Output, type Topics } from '../publish/index.js';
-import { JsonFile } from '../state/index.js';
+import { CONTROL_FILE, JsonFile } from '../state/index.js';
 import type { EmbeddedBroker } from '../broker/index.js';
 import type { Inbox } from '../publish/index.js';
 import { commandFilters, parseCommand } from './commands.js';
@@ -79,8 +79,8 @@ export interface ControlDeps {
   relearnHealth?: (camera: string) => Promise<boolean>;
 }
 
-/** The file in the state directory. */
-export const CONTROL_FILE = 'control.json';
+/** The file in the state directory (its name: state/layout.ts). */
+export { CONTROL_FILE };
 
 const overrideSchema = z.object({
   value: z.union([z.boolean(), z.number()]),
@@ -163,6 +163,11 @@ export class Control {
       );
     this.state = state;
     if (problems.length) this.store?.save(state);
+  }
+
+  /** The cameras control.json holds runtime changes of, as read (before `effective` drops those of cameras the file does not have). */
+  storedCameras(): string[] {
+    return Object.keys(this.state.overrides).sort();
   }
 
   /**

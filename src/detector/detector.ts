@@ -3,12 +3,13 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { errorMessage } from '../core/errors.js';
 import type { Detection, Picture } from '../core/frame.js';
-import type { Config, ModelConfig } from '../config/index.js';
+import type { Config, ModelConfig, ProviderName } from '../config/index.js';
 import type { BatchDetector, BatchDetections } from '../scheduler/index.js';
 import type { RawDetection } from './decode.js';
 import type { ModelPlan } from './model.js';
 import { InputPool } from './preprocess.js';
 import type { EngineEvent, EngineSettings, FromWorker, RunRequest, WorkerInit } from './protocol.js';
+import { selectWebgpuVendor, type Skipped } from './providers.js';
 import { toDetections } from './results.js';
 import { describeSessions, sessionSettings, workerInits, type SessionOverrides } from './sessions.js';
 
@@ -92,6 +93,8 @@ export class Detector implements BatchDetector {
   private readonly pool: InputPool;
   private readonly inits: WorkerInit[];
   provider: Config['detector']['providers'][number] | undefined;
+  /** Once started: the provider, why preferred ones were skipped, and the line that said so. */
+  choice: { provider: ProviderName; skipped: Skipped[]; message: string } | undefined;
 
   constructor(
     readonly plan: ModelPlan,
@@ -122,6 +125,10 @@ export class Detector implements BatchDetector {
   /** Starts every worker, loads and warms up its session. Rejects naming the model on failure. */
   async start(): Promise<void> {
     const t0 = performance.now();
+    if (this.inits[0]?.providers.includes('webgpu')) {
+      const held = selectWebgpuVendor(this.cfg.detector.webgpu.vendor);
+      if (held) this.log.warn(held);
+    }
     // Sessions that share a device share its TensorRT engine: the first builds it, the others load it.
     const first = this.inits.filter(
       (init, i) => this.inits.findIndex((o) => o.deviceId === init.deviceId) === i,
@@ -146,9 +153,18 @@ export class Detector implements BatchDetector {
     const ready = readies[0]!;
     this.provider = ready.provider;
     // One line: where the sessions run, and why each preferred provider was skipped (warn when any was).
-    const where = describeSessions(readies.map((r, i) => ({ ...r, deviceId: this.inits[i]!.deviceId })));
+    const where = describeSessions(
+      readies.map((r, i) => ({ ...r, deviceId: this.inits[i]!.deviceId })),
+      this.cfg.detector.webgpu.vendor,
+    );
+    this.choice = { provider: ready.provider, skipped: ready.skipped, message: where.message };
     this.log[where.warn ? 'warn' : 'info'](
-      { provider: ready.provider, skipped: ready.skipped, workers: this.inits.length },
+      {
+        provider: ready.provider,
+        precision: ready.precision,
+        skipped: ready.skipped,
+        workers: this.inits.length,
+      },
       where.message,
     );
     if (this.plan.staticBatch !== null) {

@@ -14,5 +14,6 @@ export { checkLabels, ModelError, planModel, readLabels, type ModelPlan } from '
 export { rgbToNchw } from './preprocess.js';
 export { openDetector } from './open.js';
 export { THREAD_NAME, type EngineSettings } from './protocol.js';
+export { configuredGpuProviders, probeProvider } from './probe.js';
 export { BASE_SESSION_OPTIONS, providerOption } from './providers.js';
 export { toDetections } from './results.js';

@@ -22,7 +22,7 @@ export interface WorkerInit {
   conf: number;
   iou: number;
   maxDet: number;
-  /** cuda and tensorrt run the model converted to fp16 by Argus (`detector.precision`). */
+  /** cuda, tensorrt and webgpu (with shader-f16) run the model converted to fp16 by Argus (`detector.precision`). */
   precision: 'fp32' | 'fp16';
   /** Where TensorRT engines are kept, and the largest batch their profile must take. */
   engines: EngineSettings | null;
@@ -50,7 +50,17 @@ export interface RunRequest {
 export type ToWorker = RunRequest;
 
 export type FromWorker =
-  | { type: 'ready'; provider: ProviderName; skipped: Skipped[]; layout: OutputLayout; warmupMs: number }
+  | {
+      type: 'ready';
+      provider: ProviderName;
+      skipped: Skipped[];
+      layout: OutputLayout;
+      warmupMs: number;
+      /** What the session runs: fp16 only where asked for and the provider took it (fp32 when left out). */
+      precision?: 'fp32' | 'fp16';
+      /** Why fp16, asked for, is not what runs (an adapter without shader-f16). */
+      precisionNote?: string;
+    }
   | { type: 'init-error'; message: string }
   | { type: 'engine'; event: EngineEvent }
   | { type: 'result'; id: number; input: Uint8Array; detections: RawDetection[][]; inferMs: number }

@@ -1,5 +1,5 @@
 import { errorMessage } from '../core/errors.js';
-import type { ProviderName } from '../config/index.js';
+import type { ProviderName, WebgpuVendor } from '../config/index.js';
 
 /**
  * Session options every Argus session uses: the detector's workers, and the tools that measure
@@ -47,10 +47,11 @@ export function providerSessionOptions(
   t: SessionThreads,
   entries: SessionEntries = {},
 ) {
-  const spin = t.spinning
+  const spin: Record<string, Record<string, unknown>> = t.spinning
     ? {}
     : { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
-  const extra = { ...spin, ...entries };
+  const extra = { ...spin };
+  for (const [key, values] of Object.entries(entries)) extra[key] = { ...extra[key], ...values };
   return {
     executionProviders: [providerOption(provider, t.deviceId)],
     ...BASE_SESSION_OPTIONS,
@@ -107,9 +108,69 @@ export async function createWithFallback<S>(
   throw new Error(`no execution provider could load the model (${detail})`);
 }
 
-/** The one log line that says which provider is in use and why others were skipped. */
-export function describeProviderChoice(provider: ProviderName, skipped: readonly Skipped[]): string {
-  if (skipped.length === 0) return `using execution provider ${provider}`;
+/**
+ * The one log line that says which provider is in use (with `detail`: how it runs, e.g. its
+ * precision and adapter) and why others were skipped.
+ */
+export function describeProviderChoice(
+  provider: ProviderName,
+  skipped: readonly Skipped[],
+  detail = '',
+): string {
+  const used = `using execution provider ${provider}${detail ? ` (${detail})` : ''}`;
+  if (skipped.length === 0) return used;
   const why = skipped.map((s) => `${s.provider} (${s.reason})`).join(', ');
-  return `using execution provider ${provider}; skipped ${why}`;
+  return `${used}; skipped ${why}`;
+}
+
+/**
+ * The Vulkan loader's driver filter (`VK_LOADER_DRIVERS_SELECT`, Vulkan loader 1.3.234 on) for
+ * `detector.webgpu.vendor`: globs over the drivers' manifest names in /usr/share/vulkan/icd.d
+ * (NVIDIA's nvidia_icd.json; Mesa's radeon_icd (RADV) and AMD's amd_icd (AMDVLK); Mesa's
+ * intel_icd and intel_hasvk_icd; Mesa's lvp_icd, the software rasteriser lavapipe). ONNX Runtime
+ * 1.30's Node binding passes Dawn no adapter option (its WebGPU options are layout, validation
+ * and buffer caches), so the drivers Vulkan loads are what decides the adapter.
+ */
+export const VULKAN_DRIVER_GLOBS: Record<WebgpuVendor, string> = {
+  nvidia: '*nvidia*',
+  amd: '*radeon*,*amd*',
+  intel: '*intel*',
+  software: '*lvp*',
+};
+
+/** The environment variable the Vulkan loader reads its driver filter from. */
+export const VULKAN_DRIVER_SELECT = 'VK_LOADER_DRIVERS_SELECT';
+
+/**
+ * Points the process's Vulkan loader at `vendor`'s drivers, before Dawn (inside ONNX Runtime)
+ * makes its Vulkan instance: the main thread's environment is the process's, which worker
+ * threads' native code reads. Dawn's instance lives as long as the process, so a vendor set by
+ * an earlier start holds until a restart: returns the line to log when another is asked for.
+ */
+export function selectWebgpuVendor(
+  vendor: WebgpuVendor | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | null {
+  if (vendor === undefined) return null;
+  const glob = VULKAN_DRIVER_GLOBS[vendor];
+  const had = env[VULKAN_DRIVER_SELECT];
+  const earlier = Object.entries(VULKAN_DRIVER_GLOBS).find(([, g]) => g === had)?.[0];
+  if (had === glob) return null;
+  if (earlier !== undefined)
+    return `detector.webgpu.vendor ${vendor} applies at the next start: this process's WebGPU adapter comes from ${earlier} drivers`;
+  env[VULKAN_DRIVER_SELECT] = glob;
+  return null;
+}
+
+/** What the provider line says of how a session runs: fp16, and the WebGPU adapter asked for. */
+export function runDetail(
+  provider: ProviderName,
+  o: { precision: 'fp32' | 'fp16'; vendor?: WebgpuVendor | undefined },
+): string {
+  if (provider === 'cpu') return '';
+  // fp32 is the default, said only where it is the fallback of fp16 (the precision note).
+  const parts: string[] = o.precision === 'fp16' ? ['fp16'] : [];
+  // Unset, the adapter is Dawn's choice (a discrete GPU first): nothing to say.
+  if (provider === 'webgpu' && o.vendor) parts.push(`adapter from ${o.vendor} drivers`);
+  return parts.join(', ');
 }

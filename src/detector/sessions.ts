@@ -1,7 +1,7 @@
-import type { Config, ModelConfig, ProviderName } from '../config/index.js';
+import type { Config, ModelConfig, ProviderName, WebgpuVendor } from '../config/index.js';
 import type { ModelPlan } from './model.js';
 import type { EngineSettings, WorkerInit } from './protocol.js';
-import { describeProviderChoice, type Skipped } from './providers.js';
+import { describeProviderChoice, runDetail, type Skipped } from './providers.js';
 import { detectorThreads } from './threads.js';
 
 /** What a local model overrides of `detector:` (models: providers, device_ids, workers). */
@@ -59,6 +59,10 @@ export interface SessionStart {
   deviceId: number;
   provider: ProviderName;
   skipped: Skipped[];
+  /** What it runs (fp32 unless told). */
+  precision?: 'fp32' | 'fp16';
+  /** Why the fp16 asked for is not what runs. */
+  precisionNote?: string | undefined;
 }
 
 const ON_DEVICE = new Set<ProviderName>(['cuda', 'tensorrt']);
@@ -68,17 +72,24 @@ const ON_DEVICE = new Set<ProviderName>(['cuda', 'tensorrt']);
  * skipped), the devices when the provider uses them, and a warning when the sessions of
  * several devices did not all get the same provider, or all fell back to the CPU.
  */
-export function describeSessions(starts: readonly SessionStart[]): { warn: boolean; message: string } {
+export function describeSessions(
+  starts: readonly SessionStart[],
+  vendor?: WebgpuVendor,
+): { warn: boolean; message: string } {
   const first = starts[0];
   if (!first) return { warn: true, message: 'no detector session started' };
   const devices = [...new Set(starts.map((s) => s.deviceId))];
-  const key = (s: SessionStart): string => `${s.provider} ${JSON.stringify(s.skipped)}`;
+  const key = (s: SessionStart): string =>
+    `${s.provider} ${s.precision ?? 'fp32'} ${JSON.stringify(s.skipped)}`;
   if (starts.every((s) => key(s) === key(first))) {
-    const base = describeProviderChoice(first.provider, first.skipped);
+    const how = runDetail(first.provider, { precision: first.precision ?? 'fp32', vendor });
+    const detail = [how, first.precisionNote].filter(Boolean).join('; ');
+    const base = describeProviderChoice(first.provider, first.skipped, detail);
     const several = devices.length > 1;
+    const warned = first.skipped.length > 0 || first.precisionNote !== undefined;
     if (ON_DEVICE.has(first.provider))
       return {
-        warn: first.skipped.length > 0,
+        warn: warned,
         message: several ? `${base} on devices ${devices.join(', ')}` : base,
       };
     // The device ids asked for are not applied: say so, in the same line.
@@ -87,14 +98,15 @@ export function describeSessions(starts: readonly SessionStart[]): { warn: boole
         ? `devices ${devices.join(', ')} not used`
         : `device_ids apply to cuda and tensorrt; ${first.provider} picks its own adapter`;
     return {
-      warn: first.skipped.length > 0,
+      warn: warned,
       message: several ? `${base}; ${why}` : base,
     };
   }
   const parts = devices.map((d) => {
     const s = starts.find((x) => x.deviceId === d)!;
     const why = s.skipped.map((k) => `${k.provider}: ${k.reason}`).join('; ');
-    return `device ${d} ${s.provider}${why ? ` (skipped ${why})` : ''}`;
+    const half = s.precision === 'fp16' ? ' fp16' : '';
+    return `device ${d} ${s.provider}${half}${why ? ` (skipped ${why})` : ''}`;
   });
   return { warn: true, message: `sessions differ by device: ${parts.join(', ')}` };
 }

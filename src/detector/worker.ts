@@ -15,7 +15,7 @@ import type { ProviderName } from '../config/index.js';
 import { gpuModel } from './precision.js';
 import { decodeYolo, LayoutError, resolveLayout, type OutputLayout, type RawDetection } from './decode.js';
 import { NchwBatch } from './preprocess.js';
-import { createWithFallback, providerSessionOptions, type SessionEntries } from './providers.js';
+import { createWithFallback, providerSessionOptions, shortReason, type SessionEntries } from './providers.js';
 import {
   THREAD_NAME,
   type EngineEvent,
@@ -108,8 +108,31 @@ async function tensorrtSession(): Promise<ort.InferenceSession> {
   return opened.session;
 }
 
+/** Why the fp16 model asked for did not run on WebGPU; unset when it did, or was not asked for. */
+let fp16Refused: string | undefined;
+
+/**
+ * A WebGPU session: with `precision: fp16` the fp16 model, every node on the GPU or no session
+ * (an adapter without shader-f16 leaves half-precision nodes to the CPU: ONNX Runtime says so
+ * and nothing of it is learnt otherwise), else, and then, the file as it is.
+ */
+async function webgpuSession(): Promise<ort.InferenceSession> {
+  if (init.precision === 'fp16') {
+    try {
+      const allOnGpu = { session: { disable_cpu_ep_fallback: '1' } };
+      const s = await ort.InferenceSession.create(await gpuModelBytes(), sessionOptions('webgpu', allOnGpu));
+      fp16Refused = undefined;
+      return s;
+    } catch (err) {
+      fp16Refused = shortReason(err);
+    }
+  }
+  return ort.InferenceSession.create(init.modelPath, sessionOptions('webgpu'));
+}
+
 async function createSession(provider: ProviderName): Promise<ort.InferenceSession> {
   if (provider === 'tensorrt') return tensorrtSession();
+  if (provider === 'webgpu') return webgpuSession();
   if (provider === 'cuda' && init.precision === 'fp16')
     return ort.InferenceSession.create(await gpuModelBytes(), sessionOptions(provider));
   return ort.InferenceSession.create(init.modelPath, sessionOptions(provider));
@@ -184,12 +207,15 @@ async function start(): Promise<void> {
     const saved = await recordEngine(dir, key, ms).catch(() => false);
     engineEvent({ phase: 'built', ms, saved, dir });
   }
+  const refused = chosen.provider === 'webgpu' && fp16Refused !== undefined;
   post({
     type: 'ready',
     provider: chosen.provider,
     skipped: chosen.skipped,
     layout,
     warmupMs: chosen.session.warmupMs,
+    precision: chosen.provider === 'cpu' || refused ? 'fp32' : init.precision,
+    ...(refused ? { precisionNote: `fp16 refused by this adapter (${fp16Refused}): running fp32` } : {}),
   });
 }
 

@@ -1,4 +1,5 @@
-import { unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
@@ -6,16 +7,17 @@ import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
 import {
   BROWSER_CODECS,
+  ClipCache,
+  FootageRanges,
   MP4_CODECS,
   planClip,
   remuxClip,
+  type ClipPlan,
   type Ring,
-  type RingHold,
 } from '../record/index.js';
 import type { ClipPayload } from '../publish/index.js';
 import type { ObjectEvent } from '../track/index.js';
 import type { EventStore } from './event-store.js';
-import { STOPPED_CLIP } from './event-record.js';
 
 /** Where the cameras' rings are, and the ffmpeg that makes clips of them (the ingest stage). */
 export interface ClipSource {
@@ -31,10 +33,12 @@ export interface ClipsDeps {
   source: () => ClipSource | undefined;
   /** Whether a camera keeps clips (its `clips`, or `events.clips.enabled`). */
   keeps: (camera: string) => boolean;
-  /** A clip is written (or has failed): the event's payload says so. */
+  /** An event's footage is complete (or its clip has failed): the event's payload says so. */
   done: (id: string, clip: ClipPayload) => void;
   /** `http.public_url`, for `url`. */
   publicUrl?: string | undefined;
+  /** The events' footage each camera's recording keeps (shared with the rings); absent: its own. */
+  footage?: FootageRanges;
 }
 
 interface Pending {
@@ -43,13 +47,12 @@ interface Pending {
   /** The clip's time: from the pre-roll before the object was first seen to the post-roll (ms). */
   from: number;
   until: number | null;
-  hold: RingHold | undefined;
-  /** The clip written, or why not. */
+  /** The clip described, or why not. */
   result: ClipPayload | null;
   making: boolean;
 }
 
-/** The event left the history before its clip was kept in it. */
+/** The event left the history before its footage was complete. */
 const evicted = (): ClipPayload => ({
   state: 'failed',
   error: 'the event is no longer in the history (its bounds, events.history, or a DELETE)',
@@ -68,28 +71,71 @@ interface Failures {
 
 /** After a clip's end, the ring is given this long to have its last bytes. */
 const SETTLE_MS = 1500;
-/** At a stop, clips are begun for this long (ms); the one being written then is finished. */
+/** At a stop, the rings' last bytes are waited for this long (ms). */
 const STOP_BUDGET_MS = 10_000;
+/** How often events that left the history have their footage freed (ms). */
+const PRUNE_MS = 10_000;
+/** The longest range of a camera's recording one request may ask for (ms). */
+export const MAX_RANGE_MS = 3600_000;
+
+/** Why no MP4 can be served: the HTTP status and the reason, in words. */
+export interface NoClip {
+  status: 404 | 409 | 503;
+  error: string;
+}
+
+export type OpenedClip = { file: FileHandle; size: number; made: boolean } | NoClip;
+
+/** Ready clips' plans kept for requests (see Clips.plans). */
+const MAX_PLANS = 5000;
 
 /**
- * Event clips: at an event's `new`, the camera's ring holds its video from `pre_capture_s`
- * before the object was first seen; at its `end` (or `max_clip_s` after the clip's start), once
- * `post_capture_s` have passed, the clip is cut from the ring at the key frame at or before its
- * start and written as an MP4, one at a time, into the event history (flushed, then renamed:
- * never half a clip). The event's payload then names it (`done`).
+ * Event clips as time ranges over each camera's one recording (its ring): at an event's `new`,
+ * the ring keeps its video from `pre_capture_s` before the object was first seen; at its `end`
+ * (or `max_clip_s` after the clip's start), once `post_capture_s` have passed, the clip is
+ * described (`planClip`: from the key frame at or before its start, what it lacks and why) and
+ * its payload published (`done`); nothing is copied. The footage stays while the event is in the
+ * history and within `retain_days`; its MP4 is made on request (`open`) and cached, bounded.
  */
 export class Clips {
   private pending = new Map<string, Pending>();
   private queue: Promise<void> = Promise.resolve();
-  /** Stopping, out of time: clips not begun are not made. */
-  private abandoned = false;
   /** Each camera's failed clips since its last warning. */
   private failures = new Map<string, Failures>();
+  readonly footage: FootageRanges;
+  private readonly cache: ClipCache | undefined;
+  /**
+   * Each ready clip's plan (which segments, from which key frame, to when), as it was when the
+   * clip was described: a later request makes the same MP4 from it, byte for byte, whatever the
+   * ring wrote since (planned again, a segment that begins at the clip's end could join it, and
+   * a player's byte ranges would read another file). The newest MAX_PLANS; older ones are planned again.
+   */
+  private readonly plans = new Map<string, { camera: string; plan: ClipPlan }>();
+  private lastPrune = -Infinity;
 
   constructor(
     private readonly cfg: Config['events']['clips'],
     private readonly deps: ClipsDeps,
-  ) {}
+  ) {
+    this.footage = deps.footage ?? new FootageRanges();
+    this.cache = cfg.ring_dir ? new ClipCache(cacheDir(cfg.ring_dir), cfg.cache_mb * 1048576) : undefined;
+  }
+
+  /**
+   * Empties the MP4 cache, and keeps the footage of the events the history holds (from the last
+   * run: their clips stay servable while their segments are kept).
+   */
+  async start(): Promise<void> {
+    await this.cache
+      ?.start()
+      .catch((err: unknown) =>
+        this.deps.log.warn(
+          { err: errorMessage(err) },
+          'the clip cache cannot be used: clips are made, not kept',
+        ),
+      );
+    for (const e of this.deps.history?.clipRanges() ?? []) this.footage.set(e.camera, e.id, e.from, e.to);
+  }
 
   /** An event about to be published: what its `clip` field says. */
   onEvent(e: ObjectEvent): ClipPayload | null {
@@ -97,19 +143,14 @@ export class Clips {
     if (!p) {
       if (e.type !== 'new' || !this.deps.history || !this.deps.keeps(e.camera)) return null;
       const from = e.startTs - this.cfg.pre_capture_s * 1000;
-      p = {
-        id: e.id,
-        camera: e.camera,
-        from,
-        until: null,
-        hold: this.deps.source()?.ring(e.camera)?.hold(from),
-        result: null,
-        making: false,
-      };
+      p = { id: e.id, camera: e.camera, from, until: null, result: null, making: false };
       this.pending.set(e.id, p);
+      this.footage.set(e.camera, e.id, from, Infinity);
     }
-    if (e.type === 'end' && p.until === null)
+    if (e.type === 'end' && p.until === null) {
       p.until = (e.endTs ?? e.startTs) + this.cfg.post_capture_s * 1000;
+      if (!p.result && !p.making) this.footage.set(p.camera, p.id, p.from, this.endOf(p).until);
+    }
     const clip = p.result ?? { state: 'recording' };
     if (e.type === 'end' && p.result) this.pending.delete(e.id);
     return clip;
@@ -147,7 +188,7 @@ export class Clips {
       );
   }
 
-  /** Makes the clips due at `now`. */
+  /** Describes the clips due at `now`; frees the footage of events gone from the history or past retention. */
   tick(now: number): void {
     for (const [camera, f] of this.failures)
       if (now >= f.since + FAILURE_LOG_MS) {
@@ -156,45 +197,57 @@ export class Clips {
       }
     for (const p of this.pending.values()) {
       if (p.making || p.result) continue;
-      if (now >= this.endOf(p).until + SETTLE_MS) this.make(p, now);
+      if (now >= this.endOf(p).until + SETTLE_MS) this.make(p, this.endOf(p));
+    }
+    if (now >= this.lastPrune + PRUNE_MS) {
+      this.lastPrune = now;
+      this.prune(now);
     }
   }
 
-  private make(p: Pending, now: number): void {
+  /** Footage no event needs any more is released: the event left the history, or is past `retain_days`. */
+  private prune(now: number): void {
+    const history = this.deps.history;
+    const oldest = this.cfg.retain_days > 0 ? now - this.cfg.retain_days * 86_400_000 : -Infinity;
+    for (const { id, range } of [...this.footage.entries()])
+      if (!this.pending.has(id) && (!history?.has(id) || range[1] < oldest)) this.footage.release(id);
+  }
+
+  private make(p: Pending, end: { until: number; capped: boolean }): void {
     p.making = true;
-    const { until, capped } = this.endOf(p);
-    const job = this.queue.then(() => this.write(p, Math.min(until, now), capped));
+    const job = this.queue.then(() => this.write(p, end.until, end.capped));
     this.queue = job.catch(() => undefined);
   }
 
   private async write(p: Pending, until: number, capped: boolean): Promise<void> {
-    const result: ClipPayload = this.abandoned
-      ? STOPPED_CLIP
-      : await this.cut(p, until, capped).catch((err: unknown): ClipPayload => ({
-          state: 'failed',
-          error: errorMessage(err),
-          reasons: ['write_failed'],
-        }));
-    p.hold?.release();
+    const result = await this.describe(p, until, capped).catch((err: unknown): ClipPayload => ({
+      state: 'failed',
+      error: errorMessage(err),
+      reasons: ['write_failed'],
+    }));
     p.result = result;
     p.making = false;
     if (result.state === 'failed') {
+      this.footage.release(p.id);
       this.failed(p, result.error, this.deps.clock.now());
-      this.deps.history?.setFields(p.id, { clip: result });
     } else if (result.state === 'ready' && result.missing)
       this.deps.log.info(
         { id: p.id, camera: p.camera, missing: result.missing },
         'a clip is shorter than asked',
       );
+    if (this.deps.history?.has(p.id)) this.deps.history.setFields(p.id, { clip: result });
     // An event already ended is done with; one still going on carries the clip until its end.
     if (p.until !== null) this.pending.delete(p.id);
     this.deps.done(p.id, result);
   }
 
-  private async cut(p: Pending, until: number, capped: boolean): Promise<ClipPayload> {
-    const source = this.deps.source();
-    const ring = source?.ring(p.camera);
-    if (!source || !ring)
+  /**
+   * The clip of `p.from`–`until` as the ring holds it: which stretch, from which key frame, what
+   * it lacks and why. Its footage stays kept; nothing is written but the event's record.
+   */
+  private async describe(p: Pending, until: number, capped: boolean): Promise<ClipPayload> {
+    const ring = this.deps.source()?.ring(p.camera);
+    if (!ring)
       return {
         state: 'failed',
         error: "the camera's ring of recent video is not running (see the log)",
@@ -221,45 +274,75 @@ export class Clips {
         reasons: [ring.unusable !== undefined ? 'ring_unusable' : (fault?.fault ?? 'not_recorded_yet')],
       };
     }
-    const history = this.deps.history!;
-    const tmp = await history.clipTemp(p.id);
-    if (!tmp)
-      return history.has(p.id)
-        ? {
-            state: 'failed',
-            error: 'the event history keeps no files (see the log)',
-            reasons: ['write_failed'],
-          }
-        : evicted();
-    const durationS = (plan.end - plan.start) / 1000;
-    try {
-      await remuxClip(source.ffmpeg, plan, tmp, durationS);
-    } catch (err) {
-      await unlink(tmp).catch(() => undefined); // the part written
-      throw err;
-    }
+    if (!this.deps.history?.has(p.id)) return evicted();
+    this.footage.set(p.camera, p.id, plan.start, plan.end);
+    this.plans.delete(p.id);
+    this.plans.set(p.id, { camera: p.camera, plan });
+    if (this.plans.size > MAX_PLANS) this.plans.delete(this.plans.keys().next().value!);
     const path = `/api/events/${encodeURIComponent(p.id)}/clip.mp4`;
-    const describe = (bytes: number): ClipPayload => ({
+    return {
       state: 'ready',
       path,
       ...(this.deps.publicUrl ? { url: this.deps.publicUrl.replace(/\/+$/, '') + path } : {}),
       start: isoTime(plan.start),
       end: isoTime(plan.end),
-      duration_s: Math.round(durationS * 10) / 10,
-      bytes,
+      duration_s: Math.round((plan.end - plan.start) / 100) / 10,
       codec: plan.codec,
       browser_plays: BROWSER_CODECS.includes(plan.codec),
       ...(plan.missing.reasons.length ? { missing: plan.missing } : {}),
       ...(capped ? { capped: true as const } : {}),
-    });
-    let clip: ClipPayload | undefined;
-    try {
-      await history.adoptClip(p.id, tmp, (bytes) => ({ clip: (clip = describe(bytes)) }));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EVICTED') return evicted();
-      throw err;
+    };
+  }
+
+  /**
+   * An event's clip as an MP4, made from the camera's recording (or taken from the cache), opened
+   * for reading; or why there is none. The caller closes it.
+   */
+  async open(id: string): Promise<OpenedClip> {
+    const clip = this.deps.history?.clipRange(id);
+    if (!clip) return { status: 404, error: 'no clip for this event' };
+    const kept = this.plans.get(id);
+    if (kept && kept.camera === clip.camera) {
+      const source = this.deps.source();
+      if (source?.ring(clip.camera)) return this.openPlan(source.ffmpeg, clip.camera, kept.plan);
     }
-    return clip!;
+    return this.openRange(clip.camera, clip.from, clip.to);
+  }
+
+  /**
+   * `from`–`to` of a camera's recording as an MP4 (from the key frame at or before `from`), made
+   * from its kept segments without re-encoding; or why there is none.
+   */
+  async openRange(camera: string, from: number, to: number): Promise<OpenedClip> {
+    const source = this.deps.source();
+    const ring = source?.ring(camera);
+    if (!source || !ring) return { status: 404, error: `camera ${camera} keeps no recording` };
+    const plan = planClip(ring.list(), from, to);
+    if (!plan)
+      return {
+        status: 404,
+        error: `the recording of ${camera} holds nothing of ${isoTime(from)} to ${isoTime(to)} (not recorded, or past retention: events.clips.retain_days, ring_max_mb, max_gb)`,
+      };
+    return this.openPlan(source.ffmpeg, camera, plan);
+  }
+
+  /** The MP4 of a clip's plan, from the cache or made now; or why there is none. */
+  private async openPlan(ffmpeg: string, camera: string, plan: ClipPlan): Promise<OpenedClip> {
+    if (!MP4_CODECS.includes(plan.codec))
+      return { status: 409, error: `the camera's ${plan.codec} cannot be copied into an MP4` };
+    if (!this.cache) return { status: 503, error: 'clips are not kept (events.clips.ring_dir)' };
+    const durationS = (plan.end - plan.start) / 1000;
+    try {
+      return await this.cache.open(clipKey(camera, plan), (tmp) => remuxClip(ffmpeg, plan, tmp, durationS));
+    } catch (err) {
+      this.deps.log.warn({ camera, err: errorMessage(err) }, 'a clip could not be made');
+      return { status: 503, error: `the clip could not be made: ${errorMessage(err)}` };
+    }
+  }
+
+  /** The MP4 cache's bytes, and how many were made and served again. */
+  cacheStats(): { bytes: number; made: number; hits: number } {
+    return { bytes: this.cache?.bytes ?? 0, made: this.cache?.made ?? 0, hits: this.cache?.hits ?? 0 };
   }
 
   /** Waits for `work`, `ms` at most (on the injected clock). */
@@ -273,24 +356,31 @@ export class Clips {
   }
 
   /**
-   * On shutdown: the clips of ended events are made from what the ring holds (their post-roll
-   * may be cut short), and waited for; those of events still going on are not made.
+   * On shutdown (the cameras have stopped): every clip not yet described is, from what the
+   * ring holds: events ended or still going on, their footage finished where the stream
+   * stopped, the rest named `stream_ended` (a clip of an event going on asks for its post-roll
+   * from now).
    */
   async stop(): Promise<void> {
     const now = this.deps.clock.now();
-    for (const p of this.pending.values()) if (!p.making && !p.result && p.until !== null) this.make(p, now);
-    // Within the stop's time (systemd's TimeoutStopSec is 30 s): clips not begun by then are not made.
+    for (const p of this.pending.values())
+      if (!p.making && !p.result) {
+        if (p.until === null) p.until = now + this.cfg.post_capture_s * 1000;
+        this.make(p, this.endOf(p));
+      }
     await this.within(this.queue, STOP_BUDGET_MS);
-    const left = [...this.pending.values()].filter((x) => x.making).length;
-    if (left) {
-      this.abandoned = true;
-      this.deps.log.warn({ clips: left }, 'stopping: clips not begun in time are not made');
-    }
-    // The clip being written is finished, within the stop's time too.
-    await this.within(this.queue, STOP_BUDGET_MS);
-    for (const p of this.pending.values()) p.hold?.release();
     this.pending.clear();
     for (const [camera, f] of this.failures) this.summarise(camera, f);
     this.failures.clear();
   }
 }
+
+/** The MP4 cache's directory, beside the cameras' recordings. */
+export const cacheDir = (ringDir: string): string => `${ringDir.replace(/\/+$/, '')}/mp4`;
+
+/** A clip's name in the cache: its camera, its parts and its time. */
+const clipKey = (camera: string, plan: ClipPlan): string =>
+  createHash('sha256')
+    .update(JSON.stringify([camera, plan.start, plan.end, plan.parts.map((p) => [p.file, p.offset])]))
+    .digest('hex')
+    .slice(0, 32);

@@ -1,7 +1,7 @@
 import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig } from '../config/index.js';
 import { areaLabels, cameraLabels, type Publisher, type Topic, type Topics } from '../publish/index.js';
-import type { Count, TrackCounts } from '../track/index.js';
+import { SPEED_UNITS, type Count, type SpeedUnit, type TrackCounts } from '../track/index.js';
 
 /**
  * Confirmed objects in view, by label, and by zone and label: the count topics' numbers. Objects
@@ -32,12 +32,16 @@ function* eachCount(
  */
 export class InViewCounts {
   private counts = new Map<string, TrackCounts>();
+  /** Each zone speed topic's last value published (a speed not measured keeps it). */
+  private speeds = new Map<Topic<'zoneSpeed'>, number>();
 
   constructor(
     private readonly mqtt: Publisher,
     private readonly topics: Topics,
     /** The labels Home Assistant has entities for, for cameras that track every label. */
     private readonly defaultLabels: () => readonly string[],
+    /** `events.speed_unit`: the zone speed topics' unit. */
+    private readonly speedUnit: SpeedUnit = 'km/h',
   ) {}
 
   /**
@@ -66,7 +70,23 @@ export class InViewCounts {
       this.publishChanged(before.zones.get(zone), counts.zones.get(zone), (label) =>
         this.countTopics(camera, label, zone),
       );
+    for (const [zone, labels] of counts.zones)
+      for (const [label, c] of labels)
+        if (c.speedMps !== undefined) this.publishSpeed(camera, zone, label, c.speedMps);
     this.counts.set(camera, counts);
+  }
+
+  /**
+   * A speed measured in a calibrated zone: its topic's retained value when it changed (in
+   * `events.speed_unit`, to 0.1, as events give it). Never published as 0 at start: before the
+   * first measurement there is no last speed.
+   */
+  private publishSpeed(camera: string, zone: string, label: string, mps: number): void {
+    const topic = this.topics.zoneSpeed(camera, zone, label);
+    const value = Math.round(mps * SPEED_UNITS[this.speedUnit] * 10) / 10;
+    if (this.speeds.get(topic) === value) return;
+    this.speeds.set(topic, value);
+    this.mqtt.state(topic, value);
   }
 
   /** A count's two topics, in view and active: the camera's, or with `zone` that zone's. */

@@ -9,6 +9,8 @@ export interface EventQuery {
   /** Events that started after this time (ms since the epoch). */
   after?: number;
   limit: number;
+  /** Only events of these cameras (the API's: the running config's, so that events another config left in a shared state directory are not listed). */
+  cameras?: ReadonlySet<string>;
 }
 
 /** The events of `order` (oldest first) that match, newest first (by start), at most `limit`. */
@@ -18,6 +20,7 @@ export function newestMatching(order: readonly StoredEvent[], q: EventQuery): Re
     const e = order[i]!;
     if (q.after !== undefined && e.start <= q.after) break;
     if (q.camera !== undefined && e.camera !== q.camera) continue;
+    if (q.cameras !== undefined && !q.cameras.has(e.camera)) continue;
     if (q.label !== undefined && e.label !== q.label) continue;
     if (q.zone !== undefined && !e.zones.includes(q.zone)) continue;
     out.push(e.event);

@@ -2,6 +2,7 @@ import { unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { HISTORY_DIR } from '../state/index.js';
 import {
   eventKey,
   RECORD,
@@ -14,8 +15,8 @@ import {
 import { newestMatching, type EventQuery } from './event-query.js';
 import { HistoryDir } from './history-dir.js';
 
-/** The event history's directory in the state directory. */
-export const HISTORY_DIR = 'events';
+/** The event history's directory in the state directory (its name: state/layout.ts). */
+export { HISTORY_DIR };
 
 export interface EventStoreLimits {
   /** The most events kept; 0 keeps none (and writes nothing). */
@@ -45,6 +46,16 @@ interface Entry extends StoredEvent {
 /** The event left the history (its bounds, or a DELETE): `code` EVICTED. */
 const notKept = (): Error =>
   Object.assign(new Error('the event is no longer in the history'), { code: 'EVICTED' });
+
+/** An event's ready clip's range (from its record's `clip.start` and `clip.end`). */
+function rangeOf(e: Entry): { id: string; camera: string; from: number; to: number } | undefined {
+  const clip = e.event.clip as { state?: unknown; start?: unknown; end?: unknown } | null | undefined;
+  if (clip?.state !== 'ready' || typeof clip.start !== 'string' || typeof clip.end !== 'string')
+    return undefined;
+  const from = Date.parse(clip.start);
+  const to = Date.parse(clip.end);
+  return Number.isFinite(from) && Number.isFinite(to) ? { id: e.id, camera: e.camera, from, to } : undefined;
+}
 
 const sizeOf = (e: Entry): number => e.recordBytes + e.fullBytes + e.cropBytes + e.clipBytes;
 
@@ -350,6 +361,27 @@ export class EventStore {
 
   has(id: string): boolean {
     return this.byId.has(id);
+  }
+
+  /** An event's clip as a range of its camera's recording (ms since the epoch); undefined without a ready one. */
+  clipRange(id: string): { id: string; camera: string; from: number; to: number } | undefined {
+    const entry = this.byId.get(id);
+    return entry && !entry.evicted ? rangeOf(entry) : undefined;
+  }
+
+  /** Every event's clip that is a range of its camera's recording (the footage to keep). */
+  clipRanges(): { id: string; camera: string; from: number; to: number }[] {
+    return this.order.flatMap((e) => rangeOf(e) ?? []);
+  }
+
+  /** The camera of an event the history holds; undefined when it holds none of that id. */
+  cameraOf(id: string): string | undefined {
+    return this.byId.get(id)?.camera;
+  }
+
+  /** The cameras the history holds events of (those of other configs and removed cameras too). */
+  cameras(): string[] {
+    return [...new Set(this.order.map((e) => e.camera))].sort();
   }
 
   /** The events that match, newest first (by start), at most `limit`. */

@@ -6,7 +6,14 @@
 export { EventStore, type EventStoreLimits } from './event-store.js';
 export { type Snapshot, type StoredEvent } from './event-record.js';
 export { type EventQuery } from './event-query.js';
-export { Clips, type ClipSource, type ClipsDeps } from './clips.js';
+export {
+  Clips,
+  MAX_RANGE_MS,
+  type ClipSource,
+  type ClipsDeps,
+  type NoClip,
+  type OpenedClip,
+} from './clips.js';
 export { type CountsInView } from './counts.js';
-export { ObjectEvents, type ObjectEventsDeps } from './object-events.js';
+export { ObjectEvents, type LiveObject, type ObjectEventsDeps } from './object-events.js';
 export { FrameFit, shapesOutside } from './frame-fit.js';

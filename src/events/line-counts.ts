@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { namedRecord, own } from '../core/names.js';
 import type { CameraConfig } from '../config/index.js';
-import { JsonFile } from '../state/index.js';
+import { areaLabels } from '../publish/index.js';
+import { JsonFile, LINE_COUNTS_FILE } from '../state/index.js';
 
 /** camera → line → label → direction → crossings. */
 type Counts = Map<string, Map<string, Map<string, Map<string, number>>>>;
@@ -60,8 +61,8 @@ function child<V>(m: Map<string, Map<string, V>>, key: string): Map<string, V> {
   return c;
 }
 
-/** The file's name in the state directory. */
-export const LINE_COUNTS_FILE = 'line-counts.json';
+/** The file's name in the state directory (state/layout.ts). */
+export { LINE_COUNTS_FILE };
 /** Far above what the lines of a fleet's cameras hold (a few dozen bytes per line, label and direction). */
 const MAX_BYTES = 1 << 20;
 /** A crash loses at most the crossings of the last second. */
@@ -85,9 +86,18 @@ export interface LineCount {
 export class LineCounts {
   private counts: Counts = new Map();
   private readonly file: JsonFile<Counts> | undefined;
+  private readonly defaultLabels: () => readonly string[];
 
-  /** Without a state directory (tools, tests) counts live in memory only. */
-  constructor(stateDir: string | undefined, deps: { clock: Clock; log: Logger }) {
+  /**
+   * Without a state directory (tools, tests) counts live in memory only. `defaultLabels`: the
+   * labels Home Assistant has entities for (`default_labels`), a line's labels on a camera that
+   * tracks every label.
+   */
+  constructor(
+    stateDir: string | undefined,
+    { defaultLabels, ...deps }: { clock: Clock; log: Logger; defaultLabels?: () => readonly string[] },
+  ) {
+    this.defaultLabels = defaultLabels ?? (() => []);
     this.file =
       stateDir === undefined
         ? undefined
@@ -106,6 +116,11 @@ export class LineCounts {
     this.counts = (await this.file?.load()) ?? none;
   }
 
+  /** The cameras the counts are of (those of other configs and removed cameras too, until a reload prunes them). */
+  cameras(): string[] {
+    return [...this.counts.keys()].sort();
+  }
+
   /** Counts one crossing; returns the new total. */
   add(camera: string, line: string, label: string, direction: string): number {
     const byDir = child(child(child(this.counts, camera), line), label);
@@ -116,15 +131,23 @@ export class LineCounts {
   }
 
   /**
-   * Every count of `cameras`' lines: those recorded, and zero for each direction of the labels a
-   * line lists in `objects`, so that a subscriber sees every count before the first crossing.
+   * Every count of `cameras`' lines: those recorded, and zero for each direction of the line's
+   * labels not counted yet (its `objects`, or without them the labels the camera tracks, or on a
+   * camera that tracks every label `defaultLabels`: those Home Assistant has count sensors for),
+   * so that a subscriber sees every count before the first crossing. A count recorded (restored
+   * from the state directory) is never given as 0.
    */
   all(cameras: Record<string, CameraConfig>): LineCount[] {
     const out: LineCount[] = [];
+    const defaults = this.defaultLabels();
     for (const [camera, cam] of Object.entries(cameras))
       for (const [line, l] of Object.entries(cam.lines)) {
         const counted = this.counts.get(camera)?.get(line);
-        const labels = new Set([...(l.objects ?? []), ...(counted?.keys() ?? [])]);
+        const labels = new Set([
+          ...(l.objects ?? []),
+          ...areaLabels(l.objects, cam, defaults),
+          ...(counted?.keys() ?? []),
+        ]);
         for (const label of labels)
           for (const direction of l.directions)
             out.push({ camera, line, label, direction, count: counted?.get(label)?.get(direction) ?? 0 });

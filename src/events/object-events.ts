@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
 import { namedRecord, own } from '../core/names.js';
+import type { CameraOwner, OwnerOf } from '../core/owner.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { Publisher, type EventPayload, type Output, type Topics } from '../publish/index.js';
@@ -15,12 +16,23 @@ import {
   type TrackerEvent,
 } from '../track/index.js';
 import { areasOf, checkedGroundPlane, detecting } from './areas.js';
-import { Clips, type ClipSource } from './clips.js';
+import { Clips, type ClipSource, type OpenedClip } from './clips.js';
+import type { FootageRanges } from '../record/index.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
 import { EventFaults, type EventFault } from './faults.js';
 import { LineCounts, type LineCount } from './line-counts.js';
 import { Snapshots } from './snapshots.js';
+
+/** An object in view as the live view shows it (GET /api/cameras `objects`, docs/http.md). */
+export interface LiveObject {
+  id: string;
+  label: string;
+  current_zones: string[];
+  loitering_zones: string[];
+  speed: ObjectEvent['speed'];
+  stationary: boolean;
+}
 
 /** How often the snapshots due are made. */
 const TICK_MS = 1000;
@@ -40,10 +52,14 @@ export interface ObjectEventsDeps {
   clipSource?: () => ClipSource | undefined;
   /** `http.public_url`: clips' `url`. */
   publicUrl?: string | undefined;
+  /** The events' footage each camera's recording keeps (shared with ingest's rings). */
+  footage?: FootageRanges;
   /** A camera's event faults changed (its status says which parts fail). */
   onFault?: (camera: string) => void;
   /** Each answered frame as tracking saw it, once its events are out (the detections topic, the live view). */
   onTracked?: (t: TrackedResult) => void;
+  /** With `fleet:`, the box that runs a camera and its epoch, which its events carry. */
+  owner?: OwnerOf | undefined;
 }
 
 /**
@@ -64,6 +80,11 @@ export class ObjectEvents {
   private readonly clips: Clips;
   /** The last payload of events whose clip is still to come. */
   private readonly awaitingClip = new Map<string, EventPayload>();
+  /**
+   * With `fleet:`, each camera's last owner: the events that end as a camera is handed on (its
+   * owner gone by then) still name the box that made them. One entry per camera this box has run.
+   */
+  private readonly owners = new Map<string, CameraOwner>();
   /** Faults of each camera's parts, each contained where it happened (faults.ts). */
   readonly faults: EventFaults;
 
@@ -75,9 +96,10 @@ export class ObjectEvents {
     const { clock, log, stateDir, history } = deps;
     this.mqtt = new Publisher(deps.out);
     this.faults = new EventFaults({ clock, log, onChange: deps.onFault });
-    this.lineCounts = new LineCounts(stateDir, { clock, log });
+    const defaultLabels = deps.defaultLabels ?? (() => []);
+    this.lineCounts = new LineCounts(stateDir, { clock, log, defaultLabels });
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history });
-    this.counts = new InViewCounts(this.mqtt, deps.topics, deps.defaultLabels ?? (() => []));
+    this.counts = new InViewCounts(this.mqtt, deps.topics, defaultLabels, events.speed_unit);
     const clipSource = deps.clipSource;
     this.clips = new Clips(events.clips, {
       clock,
@@ -90,6 +112,7 @@ export class ObjectEvents {
       },
       done: (id, clip) => this.clipDone(id, clip),
       publicUrl: deps.publicUrl,
+      ...(deps.footage ? { footage: deps.footage } : {}),
     });
   }
 
@@ -102,6 +125,21 @@ export class ObjectEvents {
     this.mqtt.event(this.deps.topics.events, { ...last, type: 'clip', clip });
   }
 
+  /** An event's clip, made from its camera's recording on request (GET /api/events/<id>/clip.mp4). */
+  eventClip(id: string): Promise<OpenedClip> {
+    return this.clips.open(id);
+  }
+
+  /** A range of a camera's recording as an MP4 (GET /api/cameras/<camera>/recording.mp4). */
+  recording(camera: string, from: number, to: number): Promise<OpenedClip> {
+    return this.clips.openRange(camera, from, to);
+  }
+
+  /** The MP4 cache's bytes, and how many clips were made and served again. */
+  clipCacheStats(): { bytes: number; made: number; hits: number } {
+    return this.clips.cacheStats();
+  }
+
   /** The event history, as handed in (GET /api/events). */
   get history(): EventStore | undefined {
     return this.deps.history;
@@ -110,6 +148,11 @@ export class ObjectEvents {
   /** A camera's objects in view, as its count topics say. */
   countsOf(camera: string): CountsInView {
     return this.counts.of(camera, own(this.cameras(), camera));
+  }
+
+  /** The cameras the line counts loaded at start are of, this config's or not. */
+  lineCountCameras(): string[] {
+    return this.lineCounts.cameras();
   }
 
   /** Every line's counts now, as their retained topics say. */
@@ -126,6 +169,22 @@ export class ObjectEvents {
   }
 
   /**
+   * A camera's confirmed objects in view now, as its events would say them now: id, label, the
+   * zones it is in and loiters in, its speed (null before one was measured). None while it has
+   * no tracker (no answered frame yet, detection off).
+   */
+  objectsOf(camera: string): LiveObject[] {
+    return (this.trackers.get(camera)?.inView() ?? []).map((e) => ({
+      id: e.id,
+      label: e.label,
+      current_zones: e.currentZones,
+      loitering_zones: e.loiteringZones,
+      speed: e.speed,
+      stationary: e.stationary,
+    }));
+  }
+
+  /**
    * Publishes the counts that start at 0, restores (and publishes) the line counts, loads the
    * event history, then makes the snapshots due every second.
    */
@@ -133,6 +192,7 @@ export class ObjectEvents {
     this.counts.publishZeros(this.cameras());
     await this.lineCounts.load();
     await this.deps.history?.load();
+    await this.clips.start();
     for (const c of this.lineCounts.all(this.cameras())) this.publishLineCount(c);
     const tick = (): void => {
       this.tick(this.deps.clock.now());
@@ -251,6 +311,7 @@ export class ObjectEvents {
       zone_time_s: zoneTimes,
       snapshot: faults.guard(e.camera, 'snapshots', () => this.snapshots.onEvent(e), null),
       clip: faults.guard(e.camera, 'clips', () => this.clips.onEvent(e), null),
+      ...this.ownerOf(e.camera),
     };
     if (payload.clip?.state === 'recording') this.awaitingClip.set(e.id, payload);
     else this.awaitingClip.delete(e.id);
@@ -269,6 +330,15 @@ export class ObjectEvents {
       () => (e.type === 'new' ? this.deps.history?.add(stored) : this.deps.history?.update(stored)),
       undefined,
     );
+  }
+
+  /** `{ owner }` with `fleet:` (the camera's owner now, else its last), `{}` without. */
+  private ownerOf(camera: string): { owner?: CameraOwner } {
+    if (!this.deps.owner) return {};
+    const now = this.deps.owner(camera);
+    if (now) this.owners.set(camera, now);
+    const owner = now ?? this.owners.get(camera);
+    return owner ? { owner } : {};
   }
 
   private lineCountTopic(c: LineCount): ReturnType<Topics['lineCount']> {

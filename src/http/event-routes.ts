@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { HttpError } from './errors.js';
 import { parseRange } from './range.js';
 import { send } from './send.js';
-import type { HttpSource } from './source.js';
+import type { ClipFile, HttpSource } from './source.js';
+import { MAX_RANGE_MS } from '../events/index.js';
 import { changerOf, type ChangeAccess } from './trust.js';
 
 /** An id from a URL path: only ever looked up, never made into a file path. */
@@ -66,52 +67,97 @@ export class EventRoutes {
   }
 
   /**
-   * GET /api/events/<id>/clip.mp4: the event's clip, with byte ranges (`Range: bytes=a-b`, one
-   * range: a video player seeks), streamed from the file.
+   * GET (or HEAD) /api/events/<id>/clip.mp4: the event's clip, made from its camera's recording
+   * on the first request and cached (or its own file, written before issue 47), with byte ranges
+   * (`Range: bytes=a-b`, one range: a video player seeks).
    */
   async clip(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
     const id = decodeId(encoded);
     if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
-    const clip = await this.source.eventClip(id);
-    if (!clip) return send(res, 404, 'text/plain; charset=utf-8', 'no clip for this event\n');
-    const { file, size } = clip;
-    let closed = false;
-    const close = (): void => {
-      if (closed) return;
-      closed = true;
-      void file.close().catch(() => undefined);
-    };
+    return serveMp4(req, res, await this.source.eventClip(id));
+  }
+
+  /**
+   * GET (or HEAD) /api/cameras/<camera>/recording.mp4?start=&end=: a range of a camera's kept
+   * recording (ISO 8601 times or ms since the epoch; an hour at most), from the key frame at or
+   * before `start`, as an MP4 made on request.
+   */
+  async recording(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
+    let camera: string;
     try {
-      const range = parseRange(req.headers.range, size);
-      res.setHeader('Accept-Ranges', 'bytes');
-      res.setHeader('Cache-Control', 'no-cache');
-      res.setHeader('Content-Type', 'video/mp4');
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      if (range === 'unsatisfiable') {
-        res.setHeader('Content-Range', `bytes */${size}`);
-        close();
-        return send(res, 416, 'text/plain; charset=utf-8', 'range not satisfiable\n');
-      }
-      const [start, end] = range ?? [0, size - 1];
-      res.statusCode = range ? 206 : 200;
-      if (range) res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
-      res.setHeader('Content-Length', String(Math.max(0, end - start + 1)));
-      if (req.method === 'HEAD' || size === 0) {
-        close();
-        res.end();
-        return;
-      }
-      const stream = file.createReadStream({ start, end, autoClose: false });
-      stream.on('error', () => res.destroy());
-      stream.on('close', close);
-      res.on('close', () => {
-        stream.destroy();
-        close();
-      });
-      stream.pipe(res);
-    } catch (err) {
-      close();
-      throw err;
+      camera = decodeURIComponent(encoded);
+    } catch {
+      throw new HttpError(400, 'bad camera name');
     }
+    if (!this.source.cameraNames().includes(camera))
+      return send(res, 404, 'text/plain; charset=utf-8', 'no such camera\n');
+    const params = new URL(req.url ?? '/', 'http://argus').searchParams;
+    for (const name of params.keys())
+      if (name !== 'start' && name !== 'end')
+        throw new HttpError(400, `${name}: unknown parameter (the parameters are start and end)`);
+    const from = timeParam(params, 'start');
+    const to = timeParam(params, 'end');
+    if (to <= from) throw new HttpError(400, 'end: must be after start');
+    if (to - from > MAX_RANGE_MS)
+      throw new HttpError(400, `end: at most ${MAX_RANGE_MS / 60_000} minutes after start`);
+    const clip = await this.source.recording?.(camera, from, to);
+    return serveMp4(req, res, clip ?? { status: 404, error: 'no recordings' });
+  }
+}
+
+/** A time parameter: ISO 8601, or ms since the epoch. */
+function timeParam(params: URLSearchParams, name: string): number {
+  const values = params.getAll(name);
+  if (values.length !== 1)
+    throw new HttpError(400, `${name}: give it once (an ISO 8601 time or ms since the epoch)`);
+  const v = values[0]!;
+  const t = /^\d{1,15}$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(t))
+    throw new HttpError(400, `${name}: ${JSON.stringify(v.slice(0, 40))} is not a time`);
+  return t;
+}
+
+/** Serves an MP4 (or says why there is none), with byte ranges; HEAD answers its headers only. */
+function serveMp4(req: IncomingMessage, res: ServerResponse, clip: ClipFile | undefined): void {
+  if (!clip) return send(res, 404, 'text/plain; charset=utf-8', 'no clip for this event\n');
+  if ('status' in clip) return send(res, clip.status, 'text/plain; charset=utf-8', `${clip.error}\n`);
+  const { file, size } = clip;
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    void file.close().catch(() => undefined);
+  };
+  try {
+    const range = parseRange(req.headers.range, size);
+    res.setHeader('Accept-Ranges', 'bytes');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Content-Type', 'video/mp4');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (range === 'unsatisfiable') {
+      res.setHeader('Content-Range', `bytes */${size}`);
+      close();
+      return send(res, 416, 'text/plain; charset=utf-8', 'range not satisfiable\n');
+    }
+    const [start, end] = range ?? [0, size - 1];
+    res.statusCode = range ? 206 : 200;
+    if (range) res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
+    res.setHeader('Content-Length', String(Math.max(0, end - start + 1)));
+    if (req.method === 'HEAD' || size === 0) {
+      close();
+      res.end();
+      return;
+    }
+    const stream = file.createReadStream({ start, end, autoClose: false });
+    stream.on('error', () => res.destroy());
+    stream.on('close', close);
+    res.on('close', () => {
+      stream.destroy();
+      close();
+    });
+    stream.pipe(res);
+  } catch (err) {
+    close();
+    throw err;
   }
 }

@@ -4,7 +4,7 @@ import { own } from '../core/names.js';
 import type { CameraState, CameraStatus } from '../ingest/index.js';
 import type { RingStats } from '../record/index.js';
 import type { RemoteStats } from '../kserve/index.js';
-import { readySessions, type NamedModelStats } from '../models/index.js';
+import { providerOf, readySessions, type NamedModelStats } from '../models/index.js';
 import type { BrokerStats } from '../broker/index.js';
 import { FAULTS, type CameraHealthView } from '../health/index.js';
 import type { OutputStats, StatsSources } from '../publish/index.js';
@@ -119,6 +119,18 @@ export function createMetrics(
     perRing((r) => r.bytes),
   );
   metric(
+    'gauge',
+    'argus_recording_bytes',
+    "Bytes of a camera's recording kept, by why: `event` (an event's footage), `recent` (the pre-roll's margin)",
+    ['camera', 'reason'],
+    (s, set) => {
+      for (const [camera, r] of Object.entries(s.rings)) {
+        if (r.eventBytes !== undefined) set({ camera, reason: 'event' }, r.eventBytes);
+        if (r.recentBytes !== undefined) set({ camera, reason: 'recent' }, r.recentBytes);
+      }
+    },
+  );
+  metric(
     'counter',
     'argus_clip_ring_written_bytes_total',
     "Bytes the camera's ring has written to disk",
@@ -207,6 +219,19 @@ export function createMetrics(
   metric('gauge', 'argus_camera_model', "The camera's model: 1 for it", ['camera', 'model'], (s, set) => {
     for (const [camera, c] of Object.entries(s.sched.cameras)) set({ camera, model: c.model }, 1);
   });
+
+  metric(
+    'gauge',
+    'argus_detector_provider',
+    "The execution provider a model's sessions run on (kserve: a remote server's): 1 for it",
+    ['model', 'provider'],
+    (s, set) => {
+      for (const [model, m] of Object.entries(s.models)) {
+        const provider = providerOf(m);
+        if (provider !== null) set({ model, provider }, 1);
+      }
+    },
+  );
 
   // Per model: the scheduler's batches for it, and its stage's sessions (local) or server (remote).
   const batchesOf = (s: Snapshot, model: string) => own(s.sched.models, model);

@@ -50,6 +50,9 @@ export const LIVE_PAGE = `<!doctype html>
   #events .what { font-weight: bold; }
   #events .when { color: #aaa; font-size: .85rem; }
   #events .open { color: #7c7; }
+  #events .details { color: #ddb; font-size: .85rem; }
+  .objects { margin: .3rem 0 0; padding: 0; list-style: none; font-size: .9rem; }
+  .objects li.loitering { color: #ec5; }
   #snapshot video { display: block; max-width: min(90vw, 960px); max-height: 60vh; margin-top: .4rem; background: #000; }
   .empty { color: #999; }
   dialog { background: #1b1b1b; color: #eee; border: 1px solid #444; border-radius: 6px; max-width: 95vw; padding: .8rem; }

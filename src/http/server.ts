@@ -128,6 +128,13 @@ export class HttpServer {
     }
     if (path === '/api/cameras')
       return send(res, 200, 'application/json', JSON.stringify(this.source.cameras()));
+    if (path === '/api/fleet') {
+      const fleet = this.source.fleet?.();
+      if (!fleet)
+        return send(res, 404, 'text/plain; charset=utf-8', 'not in a fleet (the config has no fleet:)\n');
+      res.setHeader('Cache-Control', 'no-store');
+      return send(res, 200, 'application/json', JSON.stringify(fleet));
+    }
     if (path === '/api/events') {
       const query = parseEventQuery(new URL(req.url ?? '/', 'http://argus').searchParams);
       return send(res, 200, 'application/json', JSON.stringify(this.source.events(query)));
@@ -136,6 +143,8 @@ export class HttpServer {
     if (ev) return this.events.snapshot(req, res, ev[1]!);
     const clip = /^\/api\/events\/([^/]+)\/clip\.mp4$/.exec(path);
     if (clip) return this.events.clip(req, res, clip[1]!);
+    const recording = /^\/api\/cameras\/([^/]+)\/recording\.mp4$/.exec(path);
+    if (recording) return this.events.recording(req, res, recording[1]!);
     if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
     const script = /^\/page\/([^/]+)$/.exec(path);
     if (script) return this.pageScript(res, script[1]!);

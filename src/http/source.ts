@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { EventQuery, Snapshot } from '../events/index.js';
 import type { ServedModel } from '../kserve/index.js';
+import type { FleetView } from '../fleet/index.js';
 import type { ControlApi } from './control.js';
 import type { BoxCounts } from './geometry.js';
 
@@ -25,6 +26,9 @@ export interface LatestFrame {
 }
 
 /** What the HTTP API reads from the running daemon. */
+/** An MP4 to serve (the caller closes it), or why there is none (its HTTP status and reason). */
+export type ClipFile = { file: FileHandle; size: number } | { status: 404 | 409 | 503; error: string };
+
 export interface HttpSource {
   health(): Health;
   cameras(): unknown[];
@@ -37,14 +41,21 @@ export interface HttpSource {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** Runs one image through the scheduler, on `model`; rejects with HttpError. */
   detect(image: Buffer, name: string, model: string): Promise<unknown>;
-  /** The event history's events that match, newest first. */
+  /** The event history's events that match, of the running config's cameras, newest first. */
   events(query: EventQuery): unknown[];
-  /** Whether the history holds an event of that id. */
+  /** Whether the history holds an event of that id, of one of the running config's cameras. */
   hasEvent(id: string): boolean;
   /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;
-  /** An event's clip, opened, with its size (the caller closes it); undefined without one. */
-  eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined>;
+  /**
+   * An event's clip, opened, with its size (the caller closes it): its own file (written before
+   * issue 47), or an MP4 made from its camera's recording; or why there is none (undefined: none).
+   */
+  eventClip(id: string): Promise<ClipFile | undefined>;
+  /** `from`–`to` (ms) of a camera's recording as an MP4, opened; or why there is none. Absent: no recordings. */
+  recording?(camera: string, from: number, to: number): Promise<ClipFile>;
+  /** With `fleet:`, this box's view of the fleet (GET /api/fleet); undefined without. */
+  fleet?(): FleetView | undefined;
   /** Deletes an event with its snapshot and clip; false when there is no such event. */
   deleteEvent(id: string): Promise<boolean>;
   /** The models served over KServe v2 (`http.inference`). */

@@ -1,4 +1,3 @@
-import type { FileHandle } from 'node:fs/promises';
 import type { Control } from '../control/index.js';
 import type { Registry } from 'prom-client';
 import type { Detection, Picture, Result } from '../core/frame.js';
@@ -8,16 +7,17 @@ import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
 import type { RingStats } from '../record/index.js';
 import type { ServedModel } from '../kserve/index.js';
+import type { FleetView } from '../fleet/index.js';
 import { providerOf, readySessions } from '../models/index.js';
 import { annotatedJpeg } from '../draw/index.js';
-import type { CountsInView } from '../events/index.js';
+import type { CountsInView, LiveObject } from '../events/index.js';
 import { lagSeconds, type CameraRates, type StatsSources } from '../publish/index.js';
 import { applyCameraFilters, type TrackedResult, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
 import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
 import { boxCounts, cameraGeometry, type BoxCounts, type CameraGeometry } from './geometry.js';
-import type { Health, HttpSource, LatestFrame } from './source.js';
+import type { ClipFile, Health, HttpSource, LatestFrame } from './source.js';
 import type { HealthReport } from '../health/index.js';
 
 /** A camera's health as the API shows it (as its MQTT topic says it). */
@@ -58,8 +58,19 @@ export interface ViewSources extends StatsSources {
    * beside the zone's counts; absent (the tracker keeps no time in zone yet), nothing is shown.
    */
   zoneDwell?: (camera: string) => Record<string, number>;
-  /** The event history; absent, GET /api/events answers an empty list. */
-  history?: Pick<EventStore, 'list' | 'has' | 'snapshot' | 'openClip' | 'remove'> | undefined;
+  /** A camera's confirmed objects in view now, with their zones, loitering and speed; absent, none. */
+  objects?: (camera: string) => readonly LiveObject[];
+  /**
+   * The event history; absent, GET /api/events answers an empty list. Only the events of the
+   * running config's cameras are listed, served and deleted: the others (of another config that
+   * used the state directory, or of a camera removed since) are kept, not shown.
+   */
+  history?: Pick<EventStore, 'list' | 'has' | 'cameraOf' | 'snapshot' | 'openClip' | 'remove'> | undefined;
+  /** Event clips and ranges of the cameras' recordings, made on request (events/clips). */
+  clips?: {
+    eventClip(id: string): Promise<ClipFile>;
+    recording(camera: string, from: number, to: number): Promise<ClipFile>;
+  };
   /** The cameras whose events path has failing parts, and those parts (events/faults.ts). */
   eventFaults?: {
     cameras(): string[];
@@ -69,6 +80,11 @@ export interface ViewSources extends StatsSources {
   health?: { stateOf(camera: string): HealthReport | undefined };
   /** Runtime settings (GET and PUT /api/control...); absent in tools and tests without it. */
   control?: Pick<Control, 'enabled' | 'view' | 'change'> | undefined;
+  /**
+   * With `fleet:`: this box's view of the fleet (/api/fleet), and the cameras of the file, whose
+   * events recorded here /api/events lists (a camera handed on keeps its history on this box).
+   */
+  fleet?: { view(): FleetView; fileCameras(): Record<string, unknown> } | undefined;
 }
 
 /** One line count: crossings of `line` by `label` in `direction`, on `camera`. */
@@ -109,6 +125,8 @@ export interface CameraView {
   line_counts: Record<string, Record<string, Record<string, number>>>;
   /** zone → the longest an object now in it has been there (s); empty while nothing provides it. */
   zone_dwell_s: Record<string, number>;
+  /** The tracker's confirmed objects in view now: id, label, zones, loitering zones, speed. */
+  objects: readonly LiveObject[];
   geometry: CameraGeometry;
   /** Its ring of recent video (clips): whether its directory can be used, why not, what it holds; null without one. */
   ring: { ok: boolean; error: string | null; bytes: number } | null;
@@ -288,6 +306,7 @@ export class LiveView implements HttpSource {
         counts: this.src.counts?.(name) ?? { labels: namedRecord(), zones: namedRecord() },
         line_counts: lineCountsOf(lines, name),
         zone_dwell_s: this.src.zoneDwell?.(name) ?? namedRecord(),
+        objects: this.src.objects?.(name) ?? [],
         geometry: cameraGeometry(cfg, size ?? null),
         ring: ringView(own(rings, name)),
         ...(this.src.health ? { health: healthView(this.src.health.stateOf(name)) } : {}),
@@ -311,22 +330,50 @@ export class LiveView implements HttpSource {
   }
 
   events(query: EventQuery): unknown[] {
-    return this.src.history?.list(query) ?? [];
+    return this.src.history?.list({ ...query, cameras: new Set(Object.keys(this.historyCameras())) }) ?? [];
   }
 
+  /**
+   * Whether the history holds an event of that id, of one of the running config's cameras (with
+   * `fleet:`, of the file's: those another box runs now too).
+   */
   hasEvent(id: string): boolean {
-    return this.src.history?.has(id) ?? false;
+    const camera = this.src.history?.cameraOf(id);
+    return camera !== undefined && Object.hasOwn(this.historyCameras(), camera);
+  }
+
+  /** The cameras whose events the API serves: those that run, or with `fleet:` the file's. */
+  private historyCameras(): Record<string, unknown> {
+    return this.src.fleet?.fileCameras() ?? this.src.cameras();
+  }
+
+  /** This box's view of the fleet (/api/fleet); undefined without `fleet:`. */
+  fleet(): FleetView | undefined {
+    return this.src.fleet?.view();
   }
 
   eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+    if (!this.hasEvent(id)) return Promise.resolve(undefined);
     return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
   }
 
-  eventClip(id: string): Promise<{ file: FileHandle; size: number } | undefined> {
-    return this.src.history?.openClip(id) ?? Promise.resolve(undefined);
+  async eventClip(id: string): Promise<ClipFile | undefined> {
+    if (!this.hasEvent(id)) return undefined;
+    // A clip written by an earlier version (its own file) is served as it is, until it ages out.
+    const kept = await this.src.history?.openClip(id);
+    if (kept) return kept;
+    return this.src.clips?.eventClip(id) ?? { status: 404, error: 'no clip for this event' };
+  }
+
+  recording(camera: string, from: number, to: number): Promise<ClipFile> {
+    if (!own(this.src.cameras(), camera)) return Promise.resolve({ status: 404, error: 'no such camera' });
+    return (
+      this.src.clips?.recording(camera, from, to) ?? Promise.resolve({ status: 404, error: 'no recordings' })
+    );
   }
 
   deleteEvent(id: string): Promise<boolean> {
+    if (!this.hasEvent(id)) return Promise.resolve(false);
     return this.src.history?.remove(id) ?? Promise.resolve(false);
   }
 

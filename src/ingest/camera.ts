@@ -13,6 +13,7 @@ import { PnmError, PnmSplitter } from './pnm.js';
 import { FrameStamps } from './stamps.js';
 import { classifyExit, lastErrorLine, parsePadLine, parseScaleLine, type FailureCause } from './stderr.js';
 import { StderrRing } from '../stderr-ring.js';
+import { needsRelay, type RelayFailure } from './rtsp-relay.js';
 
 export type CameraState = 'connecting' | 'streaming' | 'backoff' | 'offline' | 'disabled' | 'stopped';
 
@@ -73,6 +74,19 @@ export interface CameraDeps {
   ringInput?: () => string | undefined;
   /** Where its counts go on (its earlier runs' totals); absent, they start at 0. */
   counts?: ReceivedCounts;
+  /**
+   * Makes the camera's relay (`rtsp-relay.ts`), through which ffmpeg opens an RTSP camera whose URL
+   * holds credentials or secrets, so that its command line holds none. Absent: ffmpeg gets the URL.
+   */
+  relay?: (log: Logger, onFailure: (failure: RelayFailure) => void) => LocalRelay;
+}
+
+/** What a camera needs of its relay (`RtspRelay`). */
+export interface LocalRelay {
+  start(): Promise<void>;
+  /** The URL ffmpeg opens to reach the camera at `url`. */
+  target(url: string): string;
+  stop(): Promise<void>;
 }
 
 interface Run {
@@ -88,6 +102,8 @@ interface Run {
   killedFor: 'stall' | 'output' | 'stop' | null;
   /** Why the output could not be read. */
   outputError: string | null;
+  /** Why the relay could not serve this run's connection (it says more than ffmpeg can). */
+  relayFailure: RelayFailure | null;
   exited: Promise<void>;
   markExited: () => void;
 }
@@ -108,6 +124,7 @@ export class Camera {
   private seq = 0;
   private geometry: Letterbox;
   private stopping = false;
+  private relay: { relay: LocalRelay; started: Promise<void> } | null = null;
   private pendingSource: { srcW: number; srcH: number } | null = null;
   private readonly log: Logger;
   private readonly backoff: BackoffPolicy;
@@ -185,13 +202,42 @@ export class Camera {
     this.deps.resolveHost(this.settings.camera.url).then(
       (url) => {
         if (this.stopping || this.status.state !== 'connecting') return;
-        this.spawn(url);
+        this.viaRelay(url).then(
+          (local) => {
+            if (this.stopping || this.status.state !== 'connecting') return;
+            this.spawn(local);
+          },
+          (err: unknown) => {
+            if (this.stopping) return;
+            this.fail('exited', `the camera relay could not start: ${errorMessage(err)}`, null);
+          },
+        );
       },
       (err: unknown) => {
         if (this.stopping) return;
         this.fail('unreachable', errorMessage(err), null);
       },
     );
+  }
+
+  /** The URL ffmpeg opens: the camera's, or its relay's when the camera's holds credentials. */
+  private async viaRelay(url: string): Promise<string> {
+    const make = this.deps.relay;
+    if (!make || !needsRelay(url, this.settings.secrets)) return url;
+    if (!this.relay) {
+      const relay = make(this.log, (failure) => {
+        if (this.run) this.run.relayFailure = failure;
+      });
+      this.relay = { relay, started: relay.start() };
+    }
+    const { relay, started } = this.relay;
+    try {
+      await started;
+    } catch (err) {
+      this.relay = null;
+      throw err;
+    }
+    return relay.target(url);
   }
 
   private spawn(url: string): void {
@@ -221,6 +267,7 @@ export class Camera {
       lastFrameAt: null,
       killedFor: null,
       outputError: null,
+      relayFailure: null,
       exited,
       markExited,
     };
@@ -242,7 +289,14 @@ export class Camera {
       },
       exit: (code, signal, error) => this.onExit(run, code, signal, error),
     });
-    this.log.debug({ pid: run.handle.pid, url: redactUrl(this.settings.camera.url) }, 'ffmpeg started');
+    this.log.debug(
+      {
+        pid: run.handle.pid,
+        url: redactUrl(this.settings.camera.url),
+        relay: url !== this.settings.camera.url,
+      },
+      'ffmpeg started',
+    );
     this.armWatchdog(run);
   }
 
@@ -337,6 +391,8 @@ export class Camera {
     if (run.killedFor === 'output') {
       cause = 'exited';
       message = `ffmpeg's output could not be read: ${run.outputError}`;
+    } else if (run.relayFailure) {
+      ({ cause, message } = run.relayFailure);
     } else if (run.killedFor === 'stall') {
       cause = 'stall';
       const secs = Math.round(this.settings.ffmpeg.stall_timeout_s);
@@ -412,6 +468,9 @@ export class Camera {
       await this.terminate(run, true);
       this.run = null;
     }
+    const relay = this.relay;
+    this.relay = null;
+    if (relay) await relay.started.then(() => relay.relay.stop()).catch(() => undefined);
     this.setState('stopped');
   }
 }

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { Tallies } from '../core/tallies.js';
+import { scrub } from '../redact.js';
 import { Camera, receivedCounts, type CameraStatus, type ReceivedCounts } from './camera.js';
 import type { FfmpegOptionNames } from './ffmpeg-args.js';
 import {
@@ -15,7 +16,8 @@ import {
 } from './ffmpeg-process.js';
 import { decodableCameras, deviceExists, type FfmpegCapabilities } from './hwaccel.js';
 import { resolveUrlHost } from './resolve.js';
-import { Ring, ringKey, type RingStats } from '../record/index.js';
+import { RtspRelay } from './rtsp-relay.js';
+import { Ring, ringKey, type FootageRanges, type RingStats } from '../record/index.js';
 
 export interface IngestConfig {
   cameras: Record<string, CameraConfig>;
@@ -41,6 +43,15 @@ export function keepsClips(camera: CameraConfig, clips: Config['events']['clips'
   return camera.enabled && (camera.clips ?? clips.enabled) && !camera.url.toLowerCase().startsWith('lavfi:');
 }
 
+/** Whether a camera's ffmpeg command line holds a secret even with the relay (see `Ingest.warnArgv`). */
+export function argvHoldsSecret(camera: CameraConfig, secrets: readonly string[]): boolean {
+  const args = [...camera.input_args, ...camera.hwaccel_args];
+  if (args.some((a) => scrub(a, secrets) !== a)) return true;
+  const scheme = camera.url.slice(0, camera.url.indexOf(':')).toLowerCase();
+  if (scheme === 'rtsp' || scheme === 'rtsps' || scheme === 'lavfi' || scheme === 'file') return false;
+  return scrub(camera.url, secrets) !== camera.url;
+}
+
 /** The ring's segments are cut at the first key frame after this long. */
 const SEGMENT_MS = 2000;
 
@@ -54,6 +65,8 @@ export interface IngestDeps {
   spawn?: SpawnFfmpeg;
   /** Whether a device node is there (tests); default: the file system's answer. */
   exists?: (path: string) => boolean;
+  /** The events' footage each camera's recording keeps (events/clips); absent: the recent margin only. */
+  footage?: FootageRanges;
 }
 
 /**
@@ -85,6 +98,7 @@ export class Ingest {
     this.spawn = this.deps.spawn ?? fluentSpawner(path);
     this.caps = await probeCapabilities(path);
     this.warnSoftware(Object.entries(this.cfg.cameras));
+    this.warnArgv(Object.entries(this.cfg.cameras));
     this.log.info({ ffmpeg: path, cameras: Object.keys(this.cfg.cameras).length }, 'starting cameras');
     await this.setRings(this.cfg.cameras);
     for (const [name, camera] of Object.entries(this.cfg.cameras)) this.startCamera(name, camera);
@@ -116,6 +130,9 @@ export class Ingest {
         await ring.remove();
       }
     if (!clips) return;
+    // `max_gb` shared equally among the cameras that record now.
+    const recording = Object.values(cameras).filter((c) => keepsClips(c, clips)).length;
+    const share = clips.max_gb > 0 ? (clips.max_gb * 1073741824) / Math.max(1, recording) : Infinity;
     for (const [name, camera] of Object.entries(cameras)) {
       if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
       const ring = new Ring(
@@ -123,10 +140,15 @@ export class Ingest {
         {
           dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
           keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
-          maxBytes: clips.ring_max_mb * 1024 * 1024,
+          maxBytes: Math.min(clips.ring_max_mb * 1024 * 1024, share),
           segmentMs: SEGMENT_MS,
+          ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
         },
-        { clock: this.deps.clock ?? systemClock, log: this.log },
+        {
+          clock: this.deps.clock ?? systemClock,
+          log: this.log,
+          ranges: () => this.deps.footage?.of(name) ?? [],
+        },
       );
       await ring.start();
       this.rings.set(name, ring);
@@ -160,6 +182,12 @@ export class Ingest {
         onStatus: this.deps.onStatus,
         ringInput: () => this.rings.get(name)?.input(),
         counts: this.counts.of(name),
+        relay: (log, onFailure) =>
+          new RtspRelay(this.cfg.secrets, {
+            log,
+            connectTimeoutMs: this.cfg.ffmpeg.timeout_s * 1000,
+            onFailure,
+          }),
       },
     );
     this.cameras.set(name, camera);
@@ -170,6 +198,23 @@ export class Ingest {
   private warnSoftware(cameras: [string, CameraConfig][]): void {
     for (const f of decodableCameras(cameras, this.caps, this.deps.exists ?? deviceExists).fallbacks)
       this.log.warn({ cameras: f.cameras, hwaccel: f.hwaccel, reason: f.reason }, f.message);
+  }
+
+  /**
+   * One warning naming the cameras whose secrets ffmpeg's command line still holds: credentials
+   * in a URL of another scheme than RTSP (the relay speaks RTSP only), secrets in `input_args`
+   * or `hwaccel_args`. Any local user can read a command line where /proc is not mounted with
+   * `hidepid` (docs/config.md, "Secrets").
+   */
+  private warnArgv(cameras: [string, CameraConfig][]): void {
+    const exposed = cameras
+      .filter(([, c]) => c.enabled && argvHoldsSecret(c, this.cfg.secrets))
+      .map(([n]) => n);
+    if (exposed.length > 0)
+      this.log.warn(
+        { cameras: exposed },
+        "these cameras' secrets are in ffmpeg's command line, readable by local users unless /proc has hidepid (docs/config.md, Secrets)",
+      );
   }
 
   /** The camera as its ffmpeg runs it: decoding in software when its `hwaccel` cannot run here. */
@@ -189,6 +234,7 @@ export class Ingest {
   ): Promise<void> {
     this.cfg = { ...this.cfg, cameras, secrets };
     this.warnSoftware([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
+    this.warnArgv([...changes.changed, ...changes.added].map((n) => [n, cameras[n]!]));
     await Promise.all(
       [...changes.removed, ...changes.changed].map(async (n) => {
         const cam = this.cameras.get(n);

@@ -1,14 +1,19 @@
 import { stat } from 'node:fs/promises';
 import {
+  COCO,
   ConfigError,
   dottedPath,
   loadConfig,
+  nearest,
+  untrackedLabels,
   type ConfigIssue,
   type LoadedConfig,
   type PathKey,
 } from '../config/index.js';
 import { scrub } from '../redact.js';
 import { checkLabels, ModelError, planModel, readLabels } from '../detector/index.js';
+
+export { nearest };
 
 /**
  * What `argus validate` checks beyond the file itself, and `argus run` before it starts anything:
@@ -76,6 +81,16 @@ export async function vouchFor(loaded: LoadedConfig): Promise<ConfigIssue[]> {
       for (const [name, area] of Object.entries<{ objects?: string[] }>(c[kind]))
         area.objects?.forEach((l, i) => track(['cameras', cam, kind, name, 'objects', i], l, c.model));
   }
+  // A zone's or line's label the camera does not track, judged by the model's labels where known
+  // (COCO's else): one issue per line, so a label already refused above is not blamed again.
+  for (const [cam, c] of Object.entries(config.cameras)) {
+    const labels = labelsOf.get(c.model);
+    const reference = labels ? { labels, what: `a label of model '${c.model}'` } : COCO;
+    for (const f of untrackedLabels(c, reference)) {
+      const path: PathKey[] = ['cameras', cam, ...f.path];
+      if (!issues.some((i) => i.path === dottedPath(path))) at(path, f.message);
+    }
+  }
   const ha = config.home_assistant;
   if (ha.enabled) {
     // default_labels give entities to cameras that track every label: each must be one of their model's.
@@ -114,37 +129,12 @@ export async function vouchFor(loaded: LoadedConfig): Promise<ConfigIssue[]> {
   return issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
 }
 
-/** The candidate closest to `word` when it is close enough to be a typo (or differs only in case). */
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
-  const lower = word.toLowerCase();
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    const d = c.toLowerCase() === lower ? 0 : editDistance(lower, c.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  // One edit in a short word, up to a third of a longer one.
-  return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
-}
-
-/** Levenshtein distance, in O(|a|·|b|) time and O(|b|) memory. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
-}
-
 /** The config in `file`, loaded and vouched for; throws ConfigError listing every problem found. */
 export async function loadVouchedConfig(
   file: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<LoadedConfig> {
-  const loaded = await loadConfig(file, env);
+  const loaded = await loadConfig(file, env, { tracked: 'models' });
   const issues = await vouchFor(loaded);
   if (issues.length) throw new ConfigError(file, issues);
   return loaded;

@@ -20,6 +20,25 @@ export interface CameraGeometry {
   cache_mask: Point[][];
 }
 
+/** An object's speed on a calibrated zone's ground, as events and `objects` give it. */
+export interface Speed {
+  /** Over the last second; null when not measured in the last second. */
+  current: number | null;
+  max: number;
+  unit: string;
+  zone: string;
+}
+
+/** A confirmed object in view (`GET /api/cameras` `objects`). */
+export interface LiveObject {
+  id: string;
+  label: string;
+  current_zones: string[];
+  loitering_zones: string[];
+  speed: Speed | null;
+  stationary: boolean;
+}
+
 /** One camera of `GET /api/cameras`. */
 export interface CameraView {
   camera: string;
@@ -33,6 +52,8 @@ export interface CameraView {
   counts: BoxCounts;
   line_counts: Record<string, Record<string, Record<string, number>>>;
   zone_dwell_s: Record<string, number>;
+  /** Absent from a daemon older than the page. */
+  objects?: LiveObject[];
   geometry: CameraGeometry;
   /** Its health (ok, or a fault); null with health off for it (absent from an older Argus). */
   health?: { state: string; since: string; measure?: number; learning: boolean } | null;
@@ -68,6 +89,9 @@ export interface EventView {
   start_ts: string;
   end_ts: string | null;
   entered_zones: string[];
+  /** Absent from records older than the fields. */
+  loitering_zones?: string[];
+  speed?: Speed | null;
   snapshot: { ts: string; path: string; score: number } | null;
   clip?: Clip | null;
 }

@@ -1,7 +1,7 @@
 import type { BoxCounts, CameraView } from './api.js';
 import { $, el, free, SVG } from './dom.js';
 import { drawOverlay } from './draw.js';
-import { has, lineTotal, num, union } from './format.js';
+import { has, lineTotal, num, objectLine, union } from './format.js';
 
 /** A camera's card: its figure and what it shows, and what was last fetched for it. */
 export interface Card {
@@ -12,6 +12,8 @@ export interface Card {
   cap: HTMLElement;
   why: HTMLElement;
   counts: HTMLUListElement;
+  /** The objects in view moving on calibrated ground (their speed) or loitering. */
+  objects: HTMLUListElement;
   lines: HTMLUListElement;
   controls: HTMLElement;
   /** Its entry in the events' camera filter. */
@@ -48,13 +50,16 @@ export function card(name: string): Card {
   const why = el('p', 'why');
   const counts = el('ul', 'counts');
   counts.setAttribute('aria-label', 'objects in the frame shown');
+  const objects = el('ul', 'objects');
+  objects.setAttribute('aria-label', 'speeds and loitering of the objects in view');
+  objects.hidden = true;
   const lines = el('ul', 'lines');
   lines.setAttribute('aria-label', 'line counts');
   const frame = el('div', 'frame');
   frame.append(img, overlay, noframe);
   const controls = el('div', 'controls');
   controls.setAttribute('aria-label', 'settings');
-  fig.append(frame, cap, why, counts, lines, controls);
+  fig.append(frame, cap, why, counts, objects, lines, controls);
   $('cameras').append(fig);
   const opt = el('option', '', name);
   opt.value = name;
@@ -67,6 +72,7 @@ export function card(name: string): Card {
     cap,
     why,
     counts,
+    objects,
     lines,
     controls,
     opt,
@@ -121,6 +127,15 @@ function showCounts(c: Card, cam: CameraView): void {
       c.counts.append(li);
     }
   }
+  c.objects.replaceChildren();
+  for (const o of cam.objects ?? []) {
+    const text = objectLine(o);
+    if (text === undefined) continue;
+    const li = el('li', o.loitering_zones.length ? 'loitering' : 'moving', text);
+    li.dataset.object = o.id;
+    c.objects.append(li);
+  }
+  c.objects.hidden = c.objects.children.length === 0;
   c.lines.replaceChildren();
   for (const [name, l] of Object.entries(cam.geometry.lines)) {
     const li = el(

@@ -1,6 +1,6 @@
 import type { EventView } from './api.js';
 import { $, el, free } from './dom.js';
-import { describe } from './format.js';
+import { describe, eventDetails } from './format.js';
 
 /** An event's row in the history, with the event it shows and its thumbnail's state. */
 interface Row {
@@ -8,6 +8,8 @@ interface Row {
   img: HTMLImageElement;
   what: HTMLElement;
   when: HTMLElement;
+  /** Its speed and loitering (eventDetails); hidden when it has neither. */
+  details: HTMLElement;
   event: EventView;
   /** The snapshot time of the thumbnail shown. */
   shot: string | undefined;
@@ -44,9 +46,10 @@ function newRow(ev: EventView): Row {
   const text = el('div');
   const what = el('div', 'what');
   const when = el('div', 'when');
-  text.append(what, when);
+  const details = el('div', 'details');
+  text.append(what, when, details);
   li.append(img, text);
-  const row: Row = { li, img, what, when, event: ev, shot: undefined, fetching: false };
+  const row: Row = { li, img, what, when, details, event: ev, shot: undefined, fetching: false };
   li.addEventListener('click', () => openSnapshot(row.event));
   li.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') openSnapshot(row.event);
@@ -77,6 +80,8 @@ export function showEvents(events: EventView[]): Promise<void>[] {
     row.what.textContent = d.what;
     row.when.textContent = d.when + (ev.clip && ev.clip.state === 'ready' ? ' · ▶ clip' : '');
     row.when.classList.toggle('open', !ev.end_ts);
+    row.details.textContent = eventDetails(ev);
+    row.details.hidden = row.details.textContent === '';
     // Newest first: each row goes after the one before it.
     const at: ChildNode | null = before ? before.nextSibling : list.firstChild;
     if (at !== row.li) list.insertBefore(row.li, at);
@@ -91,8 +96,9 @@ function openSnapshot(ev: EventView): void {
   const dlg = $<HTMLDialogElement>('snapshot');
   const img = dlg.querySelector('img')!;
   const d = describe(ev);
+  const details = eventDetails(ev);
   const text = (more: string): void => {
-    $('snapshot-text').textContent = d.what + ' · ' + d.when + more;
+    $('snapshot-text').textContent = d.what + ' · ' + d.when + (details ? ' · ' + details : '') + more;
   };
   // Cleared first: the last event's picture never stands for this one's.
   img.removeAttribute('src');

@@ -2,7 +2,7 @@
  * The page's pure helpers: what it writes from the API's answers, with no DOM, so the unit tests
  * test what the browser runs (test/unit/page).
  */
-import type { CameraView, EventView, Point } from './api.js';
+import type { CameraView, EventView, LiveObject, Point, Speed } from './api.js';
 
 /** Whether `o` has its own key `k` (names a user chose may be `constructor` or `__proto__`). */
 export const has = (o: unknown, k: string): boolean =>
@@ -32,6 +32,40 @@ export function describe(
   const zones = ev.entered_zones.length ? ' · ' + ev.entered_zones.join(', ') : '';
   const how = ev.end_ts ? seconds(ev.start_ts, ev.end_ts) + ' s' : 'in view';
   return { what: ev.label + ' on ' + ev.camera, when: time(ev.start_ts) + ' · ' + how + zones };
+}
+
+/** A speed as the payload gives it: `7.2 km/h`. */
+const speedValue = (v: number, unit: string): string => v + ' ' + unit;
+
+/**
+ * An event's speed and loitering, as its payload gives them (`max 7.6 km/h in road · now 7.2
+ * km/h`, `loitering in door`); '' when it has neither.
+ */
+export function eventDetails(ev: Pick<EventView, 'speed' | 'loitering_zones'>): string {
+  const parts: string[] = [];
+  const s: Speed | null | undefined = ev.speed;
+  if (s)
+    parts.push(
+      'max ' +
+        speedValue(s.max, s.unit) +
+        ' in ' +
+        s.zone +
+        (s.current === null ? '' : ' · now ' + speedValue(s.current, s.unit)),
+    );
+  if (ev.loitering_zones?.length) parts.push('loitering in ' + ev.loitering_zones.join(', '));
+  return parts.join(' · ');
+}
+
+/**
+ * An object in view as the live card lists it, when it has something to say beyond its count:
+ * its speed now (`bright 7.2 km/h in road`) and where it loiters; undefined when it has neither.
+ */
+export function objectLine(o: LiveObject): string | undefined {
+  const parts: string[] = [];
+  if (o.speed && o.speed.current !== null)
+    parts.push(speedValue(o.speed.current, o.speed.unit) + ' in ' + o.speed.zone);
+  if (o.loitering_zones.length) parts.push('loitering in ' + o.loitering_zones.join(', '));
+  return parts.length ? o.label + ' ' + parts.join(' · ') : undefined;
 }
 
 /** A setting's key as its switch is labelled: `zones.door.enabled` is `zone door`. */

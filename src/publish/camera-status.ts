@@ -1,3 +1,4 @@
+import type { OwnerOf } from '../core/owner.js';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
 import type { Result } from '../core/frame.js';
@@ -31,6 +32,8 @@ export interface CameraStatusesDeps {
     of(camera: string): { lagMs: number | null; lagging: boolean } | undefined;
     afterS: number;
   };
+  /** With `fleet:`, the box that runs a camera and its epoch, which its status carries. */
+  owner?: OwnerOf | undefined;
   /** The parts of a camera's events path that fail now (events/faults.ts); absent: none. */
   faults?: (camera: string) => readonly { part: string; message: string; since: number }[];
 }
@@ -148,8 +151,10 @@ export class CameraStatuses {
               message: s.lastError.message,
               at: isoTime(s.lastError.at),
             };
+    const owner = this.deps.owner?.(camera);
     this.mqtt.state(this.deps.topics.cameraStatus(camera), {
       camera,
+      ...(owner ? { owner } : {}),
       state: s.state,
       since: isoTime(s.since),
       restarts: s.restarts,

@@ -1,3 +1,4 @@
+import type { OwnerOf } from '../core/owner.js';
 import { own } from '../core/names.js';
 import { isoTime } from '../core/time.js';
 import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
@@ -20,7 +21,7 @@ export class DetectionsPublisher {
   constructor(
     private readonly cameras: CamerasNow,
     cfg: Config['mqtt']['detections'],
-    private readonly deps: { out: Output; topics: Topics },
+    private readonly deps: { out: Output; topics: Topics; owner?: OwnerOf | undefined },
   ) {
     this.gate = new DetectionsGate(cfg);
     this.mqtt = new Publisher(deps.out);
@@ -32,8 +33,10 @@ export class DetectionsPublisher {
     if (!own(this.cameras(), r.camera)) return;
     const tracking = tracks ? tracks.map((t) => t.id ?? t.track).join(' ') : '';
     if (!this.gate.due(r.camera, dets, r.ts, tracking)) return;
+    const owner = this.deps.owner?.(r.camera);
     this.mqtt.detection(this.deps.topics.detections(r.camera), {
       camera: r.camera,
+      ...(owner ? { owner } : {}),
       ts: isoTime(r.ts),
       frame: r.seq,
       cached: r.cached,

@@ -37,7 +37,14 @@ export interface DiscoveryInput {
   /** Argus' version, for `origin` and the Argus device. */
   version: string;
   /** Whether a camera's health is watched (config `health`, the camera's over the defaults); absent: none is. */
-  healthOn?: (cam: CameraConfig) => boolean;
+  healthOn?: ((cam: CameraConfig) => boolean) | undefined;
+  /** `events.speed_unit`, the unit of the calibrated zones' speed sensors (default km/h). */
+  speedUnit?: 'km/h' | 'mph' | 'm/s' | undefined;
+  /**
+   * With `fleet:`, this box's name: `cameras` are those it runs, each available while this box's
+   * own status topic (`<base>/boxes/<box>/status`) is `online`, and the box is a device of its own.
+   */
+  fleet?: { box: string } | undefined;
 }
 
 /**
@@ -110,6 +117,12 @@ export const nodeId = (baseTopic: string): string => haId(baseTopic);
 export const discoveryFilter = (prefix: string, baseTopic: string): string =>
   `${prefix}/+/${nodeId(baseTopic)}/+/config`;
 
+/**
+ * With `fleet:`, a box's device identifier and the node id of its status sensor's discovery
+ * topic: outside `discoveryFilter`, so no box deletes another's (docs/fleet.md).
+ */
+export const boxNodeId = (baseTopic: string, box: string): string => haId(baseTopic, 'box', box);
+
 const unique = (labels: readonly string[]): string[] => [...new Set(labels)];
 
 /**
@@ -157,13 +170,23 @@ export const OCCUPIED_TEMPLATE = "{{ 'ON' if value | int(0) > 0 else 'OFF' }}";
  * Every config message, the Argus device's first: one device for Argus (a `running` binary
  * sensor on `<base>/status`) and one per camera, linked to it by `via_device`, with, per label
  * it reports, an occupancy binary sensor and a count sensor (`state_class: measurement`) on its
- * count topic and a camera on its snapshot topic; per zone and label the same two sensors; per
+ * count topic and a camera on its snapshot topic; per zone and label the same two sensors, a
+ * `duration` sensor of its dwell (seconds, `measurement`) and, in a calibrated zone
+ * (`distances`), a `speed` sensor of the last speed measured there (`events.speed_unit`); per
  * line, label and direction a `total_increasing` sensor of its cumulative count. With control on
  * (`input.control`), the control topics too: per camera a switch for `enabled`, `detect` and
  * `snapshots`, a number for `fps` and `priority`, per zone and line a switch for `enabled`, per
  * line a button that resets its counts; on the Argus device a select of the mode, when the file
  * has modes. The cameras' entities and the select are available while `<base>/status` is
  * `online` (Argus' last will sets `offline`).
+ *
+ * With `fleet:` (`input.fleet`), every box has its own device (`<device_name> <box>`, under the
+ * Argus device) with a `running` sensor on its own `<base>/boxes/<box>/status` (its last will),
+ * and announces the entities of the cameras it runs, available while that topic is `online`, their
+ * devices under its own: a box that dies makes them unavailable, and the box that takes a camera
+ * over announces it again (same unique ids, its own availability). The Argus device has no status
+ * sensor then, and the mode's select no availability (every box hears a mode command): every box
+ * announces it with the same payload.
  */
 export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
   const { settings, baseTopic, topics: t, version } = input;
@@ -183,17 +206,44 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
     model: 'Video analytics',
     sw_version: version,
   };
-  add('binary_sensor', ['status'], {
+  const fleet = input.fleet;
+  const statusTopic = fleet ? t.boxStatus(fleet.box) : t.status;
+  const running = {
     name: 'Status',
     device_class: 'running',
     entity_category: 'diagnostic',
-    state_topic: t.status,
+    state_topic: statusTopic,
     payload_on: 'online',
     payload_off: 'offline',
-    device: argus,
-  });
+  };
+  // The device the cameras hang from: Argus, or with fleet: this box (under Argus).
+  let parent = box;
+  if (fleet) {
+    parent = boxNodeId(baseTopic, fleet.box);
+    const uniqueId = haId(baseTopic, 'box', fleet.box, 'status');
+    out.push({
+      component: 'binary_sensor',
+      uniqueId,
+      topic: t.discovery(settings.discovery_prefix, 'binary_sensor', parent, uniqueId),
+      payload: {
+        ...running,
+        device: {
+          identifiers: [parent],
+          name: `${settings.device_name} ${fleet.box}`,
+          manufacturer: 'Argus',
+          model: 'Video analytics box',
+          sw_version: version,
+          via_device: box,
+        },
+        unique_id: uniqueId,
+        origin,
+      },
+    });
+  } else add('binary_sensor', ['status'], { ...running, device: argus });
 
-  const availability = [{ topic: t.status, payload_available: 'online', payload_not_available: 'offline' }];
+  const availability = [
+    { topic: statusTopic, payload_available: 'online', payload_not_available: 'offline' },
+  ];
   const control = input.control;
   if (control?.modes.length)
     add('select', ['mode'], {
@@ -203,7 +253,7 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
       state_topic: t.modeState,
       options: [NO_MODE, ...control.modes],
       qos: 1,
-      availability,
+      ...(fleet ? {} : { availability }),
       device: argus,
     });
   for (const [camera, cam] of Object.entries(input.cameras)) {
@@ -212,7 +262,7 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
       name: camera,
       manufacturer: 'Argus',
       model: 'Camera',
-      via_device: box,
+      via_device: parent,
     };
     const entity = (component: Component, names: string[], payload: Record<string, unknown>): void =>
       add(component, [camera, ...names], { ...payload, availability, device });
@@ -318,6 +368,22 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
         const topic = t.zoneCount(camera, zone, label);
         occupancy(`${zone} ${label}`, ['zone', zone, label], topic);
         count(`${zone} ${label} count`, ['zone', zone, label], topic, 'measurement');
+        entity('sensor', ['zone', zone, label, 'dwell'], {
+          name: `${zone} ${label} dwell`,
+          icon: 'mdi:timer-sand',
+          device_class: 'duration',
+          state_topic: t.zoneDwell(camera, zone, label),
+          state_class: 'measurement',
+          unit_of_measurement: 's',
+        });
+        if (z.distances)
+          entity('sensor', ['zone', zone, label, 'speed'], {
+            name: `${zone} ${label} speed`,
+            device_class: 'speed',
+            state_topic: t.zoneSpeed(camera, zone, label),
+            state_class: 'measurement',
+            unit_of_measurement: input.speedUnit ?? 'km/h',
+          });
       }
     for (const [line, l] of Object.entries(cam.lines))
       for (const label of areaLabels(l.objects, cam, defaults))

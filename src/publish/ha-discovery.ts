@@ -19,6 +19,12 @@ export interface DiscoveryDeps {
    * them. Without it, those of the config Discovery was made with.
    */
   modes?: () => readonly string[];
+  /**
+   * With `fleet:`: this box's name and every camera of the file (with mode and runtime changes).
+   * The box announces the cameras it runs (`cameras`) and deletes no config of a camera of the
+   * file: another box runs it.
+   */
+  fleet?: { box: string; fileCameras: () => Record<string, CameraConfig> } | undefined;
 }
 
 /**
@@ -37,11 +43,17 @@ export const REPUBLISH_WINDOW_MS = 2000;
  * there that it does not announce (left retained by an earlier run with other cameras) is
  * deleted too, so a restart with a changed file leaves no ghost entities. With `control.enabled`,
  * the entities that steer Argus come with them (switches, numbers, buttons, the mode's select).
+ *
+ * With `fleet:` (`deps.fleet`), each box announces the cameras it runs, available while the box is
+ * (ha-configs.ts), and deletes only configs that no camera of the file has: those of a camera
+ * another box runs stay, and a camera handed on keeps its entity until its new box announces it.
  */
 export class Discovery {
   readonly name = 'discovery';
   /** What was last published: topic → payload (and as JSON, to compare). */
   private configs = new Map<Topic<'discovery'>, { payload: Record<string, unknown>; json: string }>();
+  /** With `fleet:`: the topics of every camera of the file, which this box never deletes. */
+  private fileTopics = new Set<Topic<'discovery'>>();
   private readonly mqtt: Publisher;
   private version = '';
   private running = false;
@@ -49,6 +61,8 @@ export class Discovery {
 
   constructor(
     private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
+      /** `speed_unit`: the calibrated zones' speed sensors' unit (absent: km/h). */
+      events?: Pick<Config['events'], 'speed_unit'>;
       /** Camera health's defaults: absent, no camera's health is announced. */
       health?: Config['health'];
     },
@@ -90,21 +104,28 @@ export class Discovery {
   /** The cameras changed (a reload, a change): new and changed configs are published, those gone deleted. */
   camerasChanged(): void {
     if (!this.running) return;
-    const configs = discoveryConfigs({
+    const fleet = this.deps.fleet;
+    const input = {
       settings: this.settings,
       baseTopic: this.cfg.mqtt.base_topic,
       topics: this.deps.topics,
-      cameras: this.cameras(),
       control: this.cfg.control.enabled
         ? { modes: this.deps.modes?.() ?? Object.keys(this.cfg.modes) }
         : undefined,
       version: this.version,
-      ...(this.cfg.health ? { healthOn: healthOnOf(this.cfg.health) } : {}),
-    });
+      speedUnit: this.cfg.events?.speed_unit,
+      fleet: fleet && { box: fleet.box },
+      healthOn: this.cfg.health && healthOnOf(this.cfg.health),
+    };
+    const configs = discoveryConfigs({ ...input, cameras: this.cameras() });
+    this.fileTopics = fleet
+      ? new Set(discoveryConfigs({ ...input, cameras: fleet.fileCameras() }).map((d) => d.topic))
+      : new Set();
     const next = new Map(
       configs.map((d) => [d.topic, { payload: d.payload, json: JSON.stringify(d.payload) }]),
     );
-    for (const topic of this.configs.keys()) if (!next.has(topic)) this.mqtt.clear(topic);
+    for (const topic of this.configs.keys())
+      if (!next.has(topic) && !this.fileTopics.has(topic)) this.mqtt.clear(topic);
     for (const [topic, { payload, json }] of next)
       if (this.configs.get(topic)?.json !== json) this.mqtt.state(topic, payload);
     this.configs = next;
@@ -125,11 +146,11 @@ export class Discovery {
     }, delay);
   }
 
-  /** A config on one of Argus' discovery topics: deleted unless Argus announces it. */
+  /** A config on one of Argus' discovery topics: deleted unless Argus (or, with fleet, another box) announces it. */
   private onOwnConfig(name: string, payload: string): void {
     // A topic the discovery filter matched: one of Argus' discovery topics.
     const topic = name as Topic<'discovery'>;
-    if (!this.running || payload === '' || this.configs.has(topic)) return;
+    if (!this.running || payload === '' || this.configs.has(topic) || this.fileTopics.has(topic)) return;
     this.deps.log.info({ topic }, 'Home Assistant discovery: deleting a config no longer announced');
     this.mqtt.clear(topic);
   }

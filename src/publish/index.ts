@@ -2,7 +2,7 @@
  * The publish stage's public interface: the MQTT connection, every topic Argus publishes with
  * its payload, per-frame detections, camera statuses, stats and Home Assistant discovery.
  */
-export { Discovery } from './ha-discovery.js';
+export { Discovery, type DiscoveryDeps } from './ha-discovery.js';
 export { areaLabels, cameraLabels } from './ha-configs.js';
 export { Publisher } from './publisher.js';
 export { MqttOutput, type Inbox, type OnMessage, type Output, type OutputStats } from './mqtt-output.js';

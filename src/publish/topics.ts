@@ -1,3 +1,4 @@
+import type { CameraOwner } from '../core/owner.js';
 import type { Box } from '../core/geometry.js';
 import { controlLevels, type ControlRef, type SettingRef } from '../core/setting-keys.js';
 import type { CameraState, FailureCause } from '../ingest/index.js';
@@ -30,6 +31,11 @@ export interface TopicMap {
   zoneCountActive: { payload: number; qos: 1; retain: true };
   /** Whole seconds the longest present object of a label in a zone has been in it (0: none there). */
   zoneDwell: { payload: number; qos: 1; retain: true };
+  /**
+   * A calibrated zone's last speed measured of an object of a label (in `events.speed_unit`, to
+   * 0.1): the fastest of those measured in the latest frame that measured one.
+   */
+  zoneSpeed: { payload: number; qos: 1; retain: true };
   /** Objects of a label that crossed a line in a direction (kept across restarts). */
   lineCount: { payload: number; qos: 1; retain: true };
   /** Object events: `new`, `update`, `end`. */
@@ -78,6 +84,8 @@ export const commandTopic = (base: string, camera: string, ref: ControlRef): str
 /** The topics of TopicMap under `base` (`mqtt.base_topic`), by name. */
 export const topics = (base: string) => ({
   status: topic<'status'>(`${base}/status`),
+  /** With `fleet:`, a box's own availability (its last will), instead of `<base>/status`. */
+  boxStatus: (box: string) => topic<'status'>(`${base}/boxes/${box}/status`),
   cameraStatus: (camera: string) => topic<'cameraStatus'>(`${base}/cameras/${camera}/status`),
   detections: (camera: string) => topic<'detections'>(`${base}/cameras/${camera}/detections`),
   count: (camera: string, label: string) => topic<'count'>(`${base}/cameras/${camera}/${label}`),
@@ -91,6 +99,8 @@ export const topics = (base: string) => ({
     topic<'zoneCountActive'>(`${base}/cameras/${camera}/zones/${zone}/${label}/active`),
   zoneDwell: (camera: string, zone: string, label: string) =>
     topic<'zoneDwell'>(`${base}/cameras/${camera}/zones/${zone}/${label}/dwell_s`),
+  zoneSpeed: (camera: string, zone: string, label: string) =>
+    topic<'zoneSpeed'>(`${base}/cameras/${camera}/zones/${zone}/${label}/speed`),
   lineCount: (camera: string, line: string, label: string, direction: string) =>
     topic<'lineCount'>(`${base}/cameras/${camera}/lines/${line}/${label}/${direction}`),
   /** A camera setting's state: a camera switch, a zone's or line's `enabled`. */
@@ -126,6 +136,8 @@ export interface HealthPayload {
 
 export interface CameraStatusPayload {
   camera: string;
+  /** With `fleet:`: the box that runs the camera and its ownership epoch (docs/fleet.md). */
+  owner?: CameraOwner;
   state: CameraState;
   since: string;
   restarts: number;
@@ -154,6 +166,8 @@ export interface DetectionsPayload {
   cached: boolean;
   width: number;
   height: number;
+  /** With `fleet:`: the box that analysed the frame and its ownership epoch (docs/fleet.md). */
+  owner?: CameraOwner;
   /** With `id` and `track` when the camera's detection runs (tracking made something of them). */
   detections: (Omit<ZonedDetection, 'zones'> & { zones?: string[] } & Partial<DetectionTrack>)[];
 }
@@ -175,6 +189,11 @@ export type EventPayload = Omit<
   snapshot: SnapshotPayload | null;
   /** The event's clip: being recorded, written, or failed; null when its camera keeps none. */
   clip: ClipPayload | null;
+  /**
+   * With `fleet:`: the box that made the event (its history, snapshots and clip are kept there)
+   * and its ownership epoch (docs/fleet.md).
+   */
+  owner?: CameraOwner;
 };
 
 /** An event's `clip` field (docs/mqtt.md). */
@@ -188,7 +207,8 @@ export type ClipPayload =
       start: string;
       end: string;
       duration_s: number;
-      bytes: number;
+      /** The MP4's size: only in clips written before the recording was kept once (each event its own file, issue 47). */
+      bytes?: number;
       codec: string;
       /** Whether browsers play it (H.264); an H.265 clip plays in some only. */
       browser_plays: boolean;

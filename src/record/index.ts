@@ -1,7 +1,8 @@
 /**
- * The recording stage's public interface: each clip-keeping camera's ring of recent video (the
+ * The recording stage's public interface: each clip-keeping camera's one recording, its ring (the
  * stream ffmpeg copies to a named pipe, cut at key frames, stamped by the stream's clock, kept
- * on disk within time and bytes) and the clips made from it (which stretch, and the MP4).
+ * on disk while events' footage needs it, within time and bytes), the ranges events need
+ * (`FootageRanges`), and the clips made from it on request (which stretch, the MP4, its cache).
  */
 export {
   BROWSER_CODECS,
@@ -12,6 +13,8 @@ export {
   type ClipPlan,
   type ClipShortfall,
 } from './clip.js';
+export { ClipCache, type CachedClip } from './clip-cache.js';
+export { FootageRanges } from './footage.js';
 export { Ring, ringKey, type RingStats } from './ring.js';
-export type { RingFault, RingHold, Segment } from './ring-index.js';
+export type { RingFault, RingHold, Segment, TimeRange } from './ring-index.js';
 export { StreamClock } from './stream-clock.js';

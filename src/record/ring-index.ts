@@ -54,12 +54,35 @@ export interface RingSettings {
   maxBytes: number;
   /** A segment is cut at the first key frame after it has lasted this long (ms). */
   segmentMs: number;
+  /** Segments that ended longer ago than this (ms) go, held or not (`events.clips.retain_days`); absent: no limit. */
+  retainMs?: number;
 }
 
-/** A hold on the segments that end at or after `from`: they stay until released (or `maxBytes`). */
+/**
+ * A hold on the segments that overlap `from`–`to` (ms since the epoch; `to` Infinity while the
+ * range's end is not known): they stay until released (or `maxBytes`, or `retainMs`).
+ */
 export interface RingHold {
   from: number;
+  to: number;
+  /** The range's end is known now. */
+  until(to: number): void;
   release(): void;
+}
+
+/** A time range of a camera's recording that something needs (ms since the epoch). */
+export type TimeRange = readonly [from: number, to: number];
+
+/** The ranges merged where they overlap, by start: what `evict` walks the segments against. */
+export function mergeRanges(ranges: Iterable<TimeRange>): [number, number][] {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  const out: [number, number][] = [];
+  for (const [from, to] of sorted) {
+    const last = out.at(-1);
+    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+    else out.push([from, to]);
+  }
+  return out;
 }
 
 /** Why a stretch of the ring is missing, for the clip that needed it. */
@@ -199,21 +222,59 @@ export class RingIndex {
 
   /**
    * The segments no longer needed at `now`, taken off the list, oldest first: those that ended
-   * before `keepMs` ago and before every hold, then the oldest while the ring is over `maxBytes`
-   * (`held`: still wanted; the ring is full). The newest segment always stays.
+   * before `keepMs` ago and overlap no hold (the ring's own, or `ranges`: the events' footage
+   * kept across restarts), those past `retainMs`, then the oldest while the ring is over
+   * `maxBytes` (`held`: still wanted; the ring is full). The newest segment always stays.
    */
-  evict(now: number): Evicted[] {
-    const held = Math.min(...[...this.holds].map((h) => h.from));
-    const keepFrom = Math.min(now - this.limits.keepMs, held);
+  evict(now: number, ranges: Iterable<TimeRange> = []): Evicted[] {
+    const held = mergeRanges([...[...this.holds].map((h): TimeRange => [h.from, h.to]), ...ranges]);
+    const recent = now - this.limits.keepMs;
+    const retainFrom = this.limits.retainMs === undefined ? -Infinity : now - this.limits.retainMs;
     let total = this.bytes();
     const out: Evicted[] = [];
-    while (this.segments.length > 1) {
-      const s = this.segments[0]!;
-      const wanted = s.end >= keepFrom;
-      if (wanted && total <= this.limits.maxBytes) break;
-      out.push({ segment: s, held: wanted });
-      this.segments.shift();
+    const kept: Segment[] = [];
+    let r = 0;
+    const last = this.segments.at(-1);
+    for (const s of this.segments) {
+      const start = s.keyframes[0]?.ts ?? s.start;
+      while (r < held.length && held[r]![1] < start) r++;
+      const hold = held[r];
+      const wanted = s.end >= recent || (hold !== undefined && hold[0] <= s.end);
+      if (s === last || s.open || (wanted && s.end >= retainFrom)) kept.push(s);
+      else {
+        out.push({ segment: s, held: false });
+        total -= s.bytes;
+      }
+    }
+    while (kept.length > 1 && total > this.limits.maxBytes && !kept[0]!.open) {
+      const s = kept.shift()!;
+      out.push({ segment: s, held: true });
       total -= s.bytes;
+    }
+    this.segments = kept;
+    out.sort((a, b) => a.segment.start - b.segment.start);
+    return out;
+  }
+
+  /**
+   * Segments kept on disk by an earlier run (oldest first; none may be open), listed before the
+   * first of this run. Their runs must differ from this run's.
+   */
+  load(segments: readonly Segment[]): void {
+    this.segments = [...segments, ...this.segments];
+  }
+
+  /** The bytes of the segments listed that overlap `ranges` (the events' footage), and the rest. */
+  bytesBy(ranges: Iterable<TimeRange>): { held: number; recent: number } {
+    const held = mergeRanges([...[...this.holds].map((h): TimeRange => [h.from, h.to]), ...ranges]);
+    let r = 0;
+    const out = { held: 0, recent: 0 };
+    for (const s of this.segments) {
+      const start = s.keyframes[0]?.ts ?? s.start;
+      while (r < held.length && held[r]![1] < start) r++;
+      const hold = held[r];
+      if (hold !== undefined && hold[0] <= s.end) out.held += s.bytes;
+      else out.recent += s.bytes;
     }
     return out;
   }
@@ -240,10 +301,14 @@ export class RingIndex {
     this.counters.bytesDropped += seg.bytes;
   }
 
-  /** Holds the segments that end at or after `from`, until released. */
-  hold(from: number): RingHold {
+  /** Holds the segments that overlap `from`–`to`, until released. */
+  hold(from: number, to = Infinity): RingHold {
     const h: RingHold = {
       from,
+      to,
+      until: (end) => {
+        h.to = end;
+      },
       release: () => {
         this.holds.delete(h);
       },

@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, rmSync } from 'node:fs';
+import { lstat, readFile, rename, writeFile } from 'node:fs/promises';
 import { Socket, type OnReadOpts, type SocketConstructorOpts } from 'node:net';
 import { readdir, rm, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -9,19 +10,31 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { TsSplitter, type TsPiece } from './mpegts.js';
 import { DIR_ERRORS, RingDir } from './ring-dir.js';
-import { RingIndex, type RingFault, type RingHold, type RingSettings, type Segment } from './ring-index.js';
+import {
+  RingIndex,
+  type RingFault,
+  type RingHold,
+  type RingSettings,
+  type Segment,
+  type TimeRange,
+} from './ring-index.js';
 import { SegmentWriter, type SegmentFile } from './segment-writer.js';
 import { StreamClock } from './stream-clock.js';
 
 export interface RingDeps {
   clock: Clock;
   log: Logger;
+  /** The time ranges of the camera's recording that events need (kept across restarts). */
+  ranges?: () => Iterable<TimeRange>;
 }
 
 /** What a ring holds now, and has written and lost since it started. */
 export interface RingStats {
   segments: number;
   bytes: number;
+  /** Of `bytes`, those of events' footage, and those only recent (the pre-roll's margin). */
+  eventBytes?: number;
+  recentBytes?: number;
   bytesWritten: number;
   segmentsWritten: number;
   segmentsLost: number;
@@ -64,8 +77,10 @@ export const ringKey = (camera: string): string =>
  * segment files of about `segmentMs`, remembers where each key frame starts and when it arrived,
  * and removes segments older than `keepMs` unless a clip in the making holds them, and the
  * oldest beyond `maxBytes`. Argus, not ffmpeg, writes the files: a full or slow disk costs
- * segments (counted, and named in the clips that miss them), never the camera's frames. Nothing
- * survives a restart: the directory is emptied at start.
+ * segments (counted, and named in the clips that miss them), never the camera's frames. The
+ * ring is the camera's one recording: segments are written once, each described in a `.json`
+ * beside it once whole, and kept while an event's footage (`RingDeps.ranges`) or the recent
+ * margin needs them; they outlive a restart (see `load`).
  */
 export class Ring {
   /** The named pipes, once made. */
@@ -79,9 +94,11 @@ export class Ring {
   private readonly writer = new SegmentWriter<Segment>({
     kept: (seg) => this.index.has(seg),
     lost: (seg, err) => this.lose(seg, err),
+    closed: (seg) => this.describe(seg),
   });
   private readonly log: Logger;
   private readonly clock: Clock;
+  private readonly ranges: () => Iterable<TimeRange>;
   /** The last time a segment was lost, and why. */
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
   codec: string | undefined;
@@ -94,6 +111,7 @@ export class Ring {
     deps: RingDeps,
   ) {
     this.clock = deps.clock;
+    this.ranges = deps.ranges ?? (() => []);
     this.log = deps.log.child({ camera, part: 'ring' });
     this.index = new RingIndex(settings);
     this.dir = new RingDir(settings.dir, {
@@ -112,7 +130,8 @@ export class Ring {
   }
 
   /**
-   * Makes the camera's directory (never through a symbolic link; see `checkDir`), empties it and
+   * Makes the camera's directory (never through a symbolic link; see `checkDir`), lists the
+   * segments an earlier run kept (`load`) and
    * makes its two named pipes (with `mkfifo`: Node has no call for it); a failure is logged, and
    * the ring has no video until the directory can be used and ffmpeg starts again. From then on
    * the directory is checked every `RING_CHECK_MS`, and mended or reported (`unusable`).
@@ -122,9 +141,7 @@ export class Ring {
     await this.dir.start();
     if (this.dir.unusable === undefined)
       try {
-        for (const name of await readdir(dir))
-          if (/^\d+-\d+\.ts$|^ring\.sock$|^in-[ab]\.fifo$/.test(name))
-            await unlink(join(dir, name)).catch(() => undefined);
+        await this.load(dir);
         const pipes = PIPES.map((name) => join(dir, name));
         await promisify(execFile)('mkfifo', ['-m', '600', ...pipes]);
       } catch (err) {
@@ -135,6 +152,53 @@ export class Ring {
       }
     this.pipes = PIPES.map((name) => join(dir, name));
     this.dir.watch();
+  }
+
+  /**
+   * The segments an earlier run kept (each a `.ts` file whose `.json` names its key frames and
+   * times, written once the file was whole): listed again, so events' footage outlives a restart.
+   * A file without its description (a crash while it was written), or whose size is not the one
+   * described, is removed, as are the pipes and temporary files; nothing else is touched.
+   */
+  private async load(dir: string): Promise<void> {
+    const names = await readdir(dir);
+    const kept: Segment[] = [];
+    for (const name of names) {
+      const m = /^(\d+)-(\d+)\.json$/.exec(name);
+      if (!m) continue;
+      const seg = await readSegment(join(dir, name), join(dir, `${m[1]}-${m[2]}.ts`));
+      if (seg) kept.push(seg);
+      else await unlink(join(dir, name)).catch(() => undefined);
+    }
+    const files = new Set(kept.map((s) => s.file));
+    for (const name of names)
+      if (
+        (/^\d+-\d+\.ts$/.test(name) && !files.has(join(dir, name))) ||
+        /^ring\.sock$|^in-[ab]\.fifo$|\.tmp$/.test(name)
+      )
+        await unlink(join(dir, name)).catch(() => undefined);
+    kept.sort((a, b) => a.run - b.run || a.seq - b.seq);
+    this.index.load(kept);
+    this.run = Math.max(this.run, ...kept.map((s) => s.run));
+    if (kept.length)
+      this.log.info(
+        { segments: kept.length, bytes: kept.reduce((n, s) => n + s.bytes, 0) },
+        'recording kept from the last run',
+      );
+  }
+
+  /** A segment written whole: its description beside it (written, then renamed: whole or none). */
+  private async describe(seg: Segment): Promise<void> {
+    const json = seg.file.replace(/\.ts$/, '.json');
+    const tmp = `${json}.tmp`;
+    try {
+      await writeFile(tmp, JSON.stringify({ ...seg, open: false }), { mode: 0o600, flag: 'wx' });
+      await rename(tmp, json);
+      if (!this.index.has(seg)) await unlink(json).catch(() => undefined); // evicted meanwhile
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      this.lose(seg, err);
+    }
   }
 
   /** Checks the ring's directory now (see `RingDir.check`). */
@@ -249,14 +313,14 @@ export class Ring {
     }
     this.current = this.writer.open(this.index.begin(run, now, header.length, codec));
     this.writer.append(this.current, header);
-    for (const { segment, held } of this.index.evict(now)) {
+    for (const { segment, held } of this.index.evict(now, this.ranges())) {
       if (held)
         this.fault(
           'ring_full',
-          `more than clips.ring_max_mb (${this.settings.maxBytes / 1048576} MB) of video is held`,
+          `more than ${(this.settings.maxBytes / 1048576).toFixed(0)} MB of video is held (events.clips.ring_max_mb, max_gb)`,
           { file: segment.file },
         );
-      void unlink(segment.file).catch(() => undefined);
+      removeSegment(segment);
     }
   }
 
@@ -276,7 +340,7 @@ export class Ring {
     const fault: RingFault =
       code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : code === 'SLOW' ? 'disk_slow' : 'write_failed';
     this.fault(fault, (err as Error).message, { file: seg.file });
-    void unlink(seg.file).catch(() => undefined);
+    removeSegment(seg);
   }
 
   /** Keeps why video was lost, for the clips that miss it; logged when the reason changes. */
@@ -302,9 +366,12 @@ export class Ring {
   }
 
   stats(): RingStats {
+    const by = this.index.bytesBy(this.ranges());
     return {
       segments: this.index.list().length,
       bytes: this.index.bytes(),
+      eventBytes: by.held,
+      recentBytes: by.recent,
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.index.counters,
@@ -328,5 +395,55 @@ export class Ring {
   async remove(): Promise<void> {
     await this.stop();
     await rm(this.settings.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** Removes a segment's file and its description. */
+function removeSegment(seg: Segment): void {
+  void unlink(seg.file).catch(() => undefined);
+  void unlink(seg.file.replace(/\.ts$/, '.json')).catch(() => undefined);
+}
+
+const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+/**
+ * A kept segment's description, checked: its file must be a plain file (not a link) of the size
+ * described. Undefined when either is missing, unreadable or does not match.
+ */
+async function readSegment(json: string, file: string): Promise<Segment | undefined> {
+  try {
+    const d = JSON.parse(await readFile(json, 'utf8')) as Partial<Segment>;
+    const st = await lstat(file);
+    const keyframes = Array.isArray(d.keyframes) ? d.keyframes : [];
+    if (
+      !st.isFile() ||
+      !isNum(d.run) ||
+      !isNum(d.seq) ||
+      !isNum(d.start) ||
+      !isNum(d.end) ||
+      !isNum(d.bytes) ||
+      !isNum(d.headerBytes) ||
+      typeof d.codec !== 'string' ||
+      st.size !== d.bytes ||
+      keyframes.some((k) => !isNum(k?.offset) || !isNum(k?.ts) || k.offset >= d.bytes!)
+    )
+      return undefined;
+    return {
+      file,
+      run: d.run,
+      seq: d.seq,
+      start: d.start,
+      end: d.end,
+      ...(isNum(d.offset) ? { offset: d.offset } : {}),
+      ...(isNum(d.epoch) ? { epoch: d.epoch } : {}),
+      ...(isNum(d.lastDts) ? { lastDts: d.lastDts } : {}),
+      bytes: d.bytes,
+      headerBytes: d.headerBytes,
+      keyframes: keyframes.map((k) => ({ offset: k.offset, ts: k.ts })),
+      codec: d.codec,
+      open: false,
+    };
+  } catch {
+    return undefined;
   }
 }

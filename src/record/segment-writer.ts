@@ -23,6 +23,8 @@ export interface WriterHooks<T> {
   kept(seg: T): boolean;
   /** Its file could not be opened or written, or the disk fell behind: the segment is lost. */
   lost(seg: T, err: unknown): void;
+  /** Its file is written whole and closed (what the ring keeps of it is written next). */
+  closed?(seg: T): Promise<void>;
 }
 
 /**
@@ -93,7 +95,10 @@ export class SegmentWriter<T extends SegmentTarget> {
     f.chain = f.chain.then(async () => {
       const handle = await f.file;
       await handle?.close().catch(() => undefined);
-      if (this.hooks.kept(f.seg)) this.segmentsWritten++;
+      if (handle && this.hooks.kept(f.seg)) {
+        this.segmentsWritten++;
+        await this.hooks.closed?.(f.seg);
+      }
     });
     this.closing = f.chain;
   }

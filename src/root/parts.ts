@@ -4,6 +4,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Frame, Result } from '../core/frame.js';
 import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { FrameFit, ObjectEvents, type ClipSource, type EventStore } from '../events/index.js';
+import type { FootageRanges } from '../record/index.js';
 import type { CameraStatus } from '../ingest/index.js';
 import {
   CameraStatuses,
@@ -11,6 +12,7 @@ import {
   Discovery,
   PublishLatency,
   type CameraStatusesDeps,
+  type DiscoveryDeps,
   type Inbox,
   type Output,
   type Topics,
@@ -112,7 +114,10 @@ export class Parts {
   }
 }
 
-export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' | 'availability' | 'lag'> {
+export interface ReportingDeps extends Pick<
+  CameraStatusesDeps,
+  'cameraStatus' | 'availability' | 'lag' | 'owner'
+> {
   out: Output & Inbox;
   topics: Topics;
   clock: Clock;
@@ -123,8 +128,12 @@ export interface ReportingDeps extends Pick<CameraStatusesDeps, 'cameraStatus' |
   history: EventStore | undefined;
   /** The arming modes' names now, for discovery's select (a reload may change them). */
   modes?: () => readonly string[];
+  /** With `fleet:`, this box and every camera of the file, for discovery (ha-discovery.ts). */
+  fleet?: DiscoveryDeps['fleet'];
   /** The cameras' rings of recent video (ingest), for event clips; absent: no clips. */
   clipSource?: () => ClipSource | undefined;
+  /** The events' footage each camera's recording keeps (shared with ingest's rings). */
+  footage?: FootageRanges;
   /** Each answered frame as tracking saw it (the root hands it to the parts' onTracked). */
   onTracked?: (t: TrackedResult) => void;
   /** A camera's event faults changed (the root tells its status: `statuses.faultsChanged`). */
@@ -159,6 +168,7 @@ export function reportingParts(
   const { out, topics, clock, log, modes, cameras } = deps;
   const discovery = new Discovery(config, cameras, {
     ...{ out, topics, clock, modes },
+    fleet: deps.fleet,
     log: log.child({ stage: 'discovery' }),
   });
   const events = new ObjectEvents(cameras, config.events, {
@@ -170,9 +180,11 @@ export function reportingParts(
     history: deps.history,
     defaultLabels: () => discovery.defaultLabels(),
     clipSource: deps.clipSource,
+    ...(deps.footage ? { footage: deps.footage } : {}),
     publicUrl: config.http?.public_url,
     onFault: deps.onFault,
     onTracked: deps.onTracked,
+    owner: deps.owner,
   });
   const statuses = new CameraStatuses(cameras, {
     ...deps,
@@ -182,7 +194,11 @@ export function reportingParts(
   return {
     discovery,
     // Hears each frame as the events part tracked it (onTracked), whatever the parts' order.
-    detections: new DetectionsPublisher(cameras, config.mqtt.detections, { out, topics }),
+    detections: new DetectionsPublisher(cameras, config.mqtt.detections, {
+      out,
+      topics,
+      owner: deps.owner,
+    }),
     events,
     statuses,
     frameFit: new FrameFit(cameras, log.child({ stage: 'config' })),

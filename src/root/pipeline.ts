@@ -1,18 +1,24 @@
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { EmbeddedBroker } from '../broker/index.js';
 import { FrameCache } from '../cache/index.js';
 import { Control, type ApplyOutcome } from '../control/index.js';
+import type { CameraConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { EventStore } from '../events/index.js';
 import { CameraHealth } from '../health/index.js';
+import { FootageRanges } from '../record/index.js';
+import { Fleet } from '../fleet/index.js';
 import { createMetrics, HttpServer, LiveView } from '../http/index.js';
 import { Ingest } from '../ingest/index.js';
 import { ModelRegistry } from '../models/index.js';
 import { MqttOutput, StatsPublisher, topics } from '../publish/index.js';
 import { scrub } from '../redact.js';
 import { Scheduler } from '../scheduler/index.js';
+import { StateLock } from '../state/index.js';
 import type { Stage } from '../stop.js';
 import { Bus } from './bus.js';
+import { warnOtherCameras } from './other-cameras.js';
 import { Parts, reportingParts } from './parts.js';
 import type { Running } from './reload.js';
 import type { RunningConfig } from './running-config.js';
@@ -39,12 +45,14 @@ export interface Pipeline extends Running {
   view: LiveView;
   /** The broker Argus publishes to (the embedded one's URL, or `mqtt.url`). */
   url: string;
+  /** This box in a fleet (`fleet:`). */
+  fleet: Fleet | undefined;
 }
 
 /**
  * Builds the pipeline in the order frames and commands flow and starts each stage as it is
- * built: the models, the broker and Argus' MQTT client, Control (whose state makes the cameras
- * that run), ingest, the parts that publish, the scheduler, the stats, HTTP, then the cameras.
+ * built: the state directory's lock (state/lock.ts: held until the last stage has stopped), the
+ * models, the broker and Argus' MQTT client, Control (whose state makes the cameras that run), ingest, the parts that publish, the scheduler, the stats, HTTP, then the cameras.
  * Stages talk through the bus (bus.ts), so each is built after those it needs and no name is
  * used before it exists. The running config's cameras become Control's (mode, runtime changes).
  */
@@ -52,9 +60,20 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   const { log, clock, begin } = env;
   const stage = (name: string): Logger => log.child({ stage: name });
   const bus = new Bus();
-  const { config: file, secrets } = running.current();
+  const { config: file, secrets, state } = running.current();
   const t = topics(file.mqtt.base_topic);
-  log.info({ models: Object.keys(file.models), state_dir: file.state_dir }, 'starting');
+  const stateFrom = state?.from ?? 'config';
+  log.info(
+    { models: Object.keys(file.models), state_dir: file.state_dir, state_from: stateFrom },
+    'starting',
+  );
+
+  // The state directory, this config's while it runs: another running config's is refused.
+  const dir = file.state_dir!; // resolved by the loader
+  await begin(
+    'state',
+    new StateLock(dir, state?.config ?? resolve(running.current().file), stateFrom, stage('state')),
+  );
 
   const models = new ModelRegistry(file.models, file.detector, {
     log: stage('models'),
@@ -62,7 +81,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     secrets,
     onSwitch: bus.modelsSwitched.emit,
     onAvailability: (_name, a) => bus.availability.emit(a),
-    engines: { stateDir: file.state_dir!, maxBatch: file.scheduler.max_batch }, // state_dir: resolved
+    engines: { stateDir: dir, maxBatch: file.scheduler.max_batch },
   });
   await begin('models', models, 'loading models'); // TensorRT engines: minutes
 
@@ -71,7 +90,9 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     : new EmbeddedBroker(file.mqtt, stage('broker'), clock, file.control.enabled);
   if (broker) await begin('broker', broker);
   const { url, mqtt } = broker?.ownClient() ?? { url: file.mqtt.url!, mqtt: file.mqtt };
-  const output = new MqttOutput(url, mqtt, t.status, stage('mqtt'), secrets);
+  // With fleet:, each box's own availability: the cameras' entities follow the box that runs them.
+  const statusTopic = file.fleet ? t.boxStatus(file.fleet.name) : t.status;
+  const output = new MqttOutput(url, mqtt, statusTopic, stage('mqtt'), secrets);
   await begin('mqtt', output);
 
   // The cameras that run: the file's, with the mode and runtime changes kept in the state dir.
@@ -86,13 +107,23 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     relearnHealth: async (camera) => (await env.started(), bus.relearn.ask(camera)),
   });
   await control.load();
-  running.set({ ...running.current(), config: control.effective(file) });
+  // With fleet:, the cameras etcd gives this box: none yet, they come as the fleet takes them.
+  const fleet = file.fleet
+    ? new Fleet(file.fleet, { log: stage('fleet'), clock, secrets, apply: env.apply })
+    : undefined;
+  const select = (cameras: Record<string, CameraConfig>): Record<string, CameraConfig> =>
+    fleet ? fleet.select(cameras) : cameras;
+  const controlCameras = control.storedCameras(); // before the file's cameras drop the others
+  const effective = control.effective(file);
+  running.set({ ...running.current(), config: { ...effective, cameras: select(effective.cameras) } });
   const config = running.current().config;
   control.listen(broker ? { broker } : { inbox: output }, config.mqtt.base_topic);
 
+  // The events' footage each camera's recording keeps: set by the events, read by the rings.
+  const footage = new FootageRanges();
   const ingest = new Ingest(
     { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets, clips: config.events.clips },
-    { log, clock, onFrame: bus.frames.emit, onStatus: bus.statuses.emit },
+    { log, clock, onFrame: bus.frames.emit, onStatus: bus.statuses.emit, footage },
   );
   const scheduler = new Scheduler(config.scheduler, config.cameras, {
     models,
@@ -112,10 +143,13 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     log,
     history,
     clipSource: () => ingest,
+    footage,
     modes: () => Object.keys(running.current().config.modes),
+    fleet: file.fleet && { box: file.fleet.name, fileCameras: () => control.cameras() },
     cameraStatus: (name) => ingest.status(name),
     availability: (model) => models.availability(model),
     lag: { of: (name) => scheduler.lag(name), afterS: config.scheduler.lagging_after_s },
+    owner: fleet && ((camera) => fleet.ownership(camera)),
     onTracked: bus.tracked.emit,
     onFault: bus.faults.emit,
   });
@@ -136,10 +170,13 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     control,
     counts: (c) => events.countsOf(c),
     zoneDwell: (c) => events.dwellOf(c),
+    objects: (c) => events.objectsOf(c),
     eventFaults: events.faults,
     lineCounts: () => events.lineCountsNow(),
     cameras: running.cameras,
     health,
+    clips: events,
+    fleet: fleet && { view: () => fleet.view(), fileCameras: () => control.cameras() },
     metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults, health }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).
@@ -163,11 +200,19 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   running.onCameras((before) => parts.tell('camerasChanged', before));
 
   await begin('events', parts);
+  warnOtherCameras(
+    stage('state'),
+    config.state_dir,
+    { history: history?.cameras() ?? [], line_counts: events.lineCountCameras(), control: controlCameras },
+    Object.keys(file.cameras),
+  );
   await begin('scheduler', scheduler);
   await begin('stats', stats);
   if (config.http.enabled) await begin('http', new HttpServer(config.http, view, stage('http')));
+  // Before the cameras, so stopped after them: a camera's key is let go once it has stopped.
+  if (fleet) await begin('fleet', fleet);
   await begin('cameras', ingest);
   // A model away or back is said once the parts run (one found at loading is in its status).
   bus.availability.on((a) => parts.tell('onModelAvailability', a));
-  return { ingest, scheduler, parts, models, control, view, url, config: running };
+  return { ingest, scheduler, parts, models, control, view, url, config: running, select, fleet };
 }

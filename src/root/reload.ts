@@ -24,6 +24,11 @@ export interface Running {
   control: Control;
   /** The configuration that runs: a change of cameras is set here, and those that keep what they derived hear of it. */
   config: RunningConfig;
+  /**
+   * The cameras this box runs of those wanted: with `fleet:`, those etcd gave it (src/fleet);
+   * without, all of them.
+   */
+  select: (cameras: Record<string, CameraConfig>) => Record<string, CameraConfig>;
 }
 
 /**
@@ -45,7 +50,9 @@ export async function reloadFile(
     log.error({ errors: err.format() }, `reload: ${err.message}; the running configuration is unchanged`);
     return undefined;
   }
-  return applyConfig(running, loaded, { ...next, config: running.control.effective(next.config) }, log);
+  const effective = running.control.effective(next.config);
+  const config = { ...effective, cameras: running.select(effective.cameras) };
+  return applyConfig(running, loaded, { ...next, config }, log);
 }
 
 /**
@@ -124,7 +131,7 @@ export async function applyCameras(
   log: Logger,
 ): Promise<LoadedConfig> {
   const size = (m: string): number | undefined => running.models.detector(m)?.inputSize;
-  const { cameras, changes } = planCameras(loaded.config.cameras, wanted, size, size);
+  const { cameras, changes } = planCameras(loaded.config.cameras, running.select(wanted), size, size);
   await switchCameras(running, cameras, changes, loaded.secrets);
   const { added, removed, changed: restarted, retuned } = changes;
   if (restarted.length + retuned.length + added.length + removed.length)

@@ -15,6 +15,11 @@ export interface Count {
   active: number;
   /** In a zone's counts: whole seconds the longest present of them has been in the zone. */
   dwellS?: number;
+  /**
+   * In a calibrated zone's counts: the highest speed (m/s, over the last second) of those of them
+   * the latest answered frame showed and measured there; absent when none was measured.
+   */
+  speedMps?: number;
 }
 
 export interface TrackCounts {
@@ -24,6 +29,10 @@ export interface TrackCounts {
   zones: Map<string, Map<string, Count>>;
 }
 
+/** Whether `t` is a confirmed object in view at `lastFrame` (see COUNT_HOLD_MS). */
+export const inView = (t: Track, lastFrame: number): boolean =>
+  t.confirmed && !(t.held === null && t.misses >= END_AFTER_MISSES && lastFrame - t.lastSeen > COUNT_HOLD_MS);
+
 /**
  * Of `tracks`, the confirmed objects in view at `lastFrame` (the latest answered frame's time:
  * matched in one of the last two answered frames, held, or within COUNT_HOLD_MS of it), by
@@ -31,7 +40,13 @@ export interface TrackCounts {
  */
 export function countTracks(tracks: readonly Track[], lastFrame: number): TrackCounts {
   const out: TrackCounts = { labels: new Map(), zones: new Map() };
-  const add = (m: Map<string, Count>, label: string, active: boolean, dwellMs?: number): void => {
+  const add = (
+    m: Map<string, Count>,
+    label: string,
+    active: boolean,
+    dwellMs?: number,
+    speedMps?: number,
+  ): void => {
     let c = m.get(label);
     if (!c)
       m.set(
@@ -41,6 +56,7 @@ export function countTracks(tracks: readonly Track[], lastFrame: number): TrackC
     c.inView++;
     if (active) c.active++;
     if (dwellMs !== undefined) c.dwellS = Math.max(c.dwellS ?? 0, Math.floor(dwellMs / 1000));
+    if (speedMps !== undefined) c.speedMps = Math.max(c.speedMps ?? 0, speedMps);
   };
   const zone = (z: string): Map<string, Count> => {
     let m = out.zones.get(z);
@@ -48,13 +64,13 @@ export function countTracks(tracks: readonly Track[], lastFrame: number): TrackC
     return m;
   };
   for (const t of tracks) {
-    if (
-      !t.confirmed ||
-      (t.held === null && t.misses >= END_AFTER_MISSES && lastFrame - t.lastSeen > COUNT_HOLD_MS)
-    )
-      continue;
+    if (!inView(t, lastFrame)) continue;
     add(out.labels, t.label, !t.stationary);
-    for (const z of t.presence.current) add(zone(z), t.label, !t.stationary, t.presence.inFor(z, lastFrame));
+    for (const z of t.presence.current) {
+      // Measured in this frame only: an object not seen in it has no speed now.
+      const speed = t.lastSeen === lastFrame ? t.ground.get(z)?.speed() : undefined;
+      add(zone(z), t.label, !t.stationary, t.presence.inFor(z, lastFrame), speed);
+    }
   }
   return out;
 }

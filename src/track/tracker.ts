@@ -3,7 +3,7 @@ import type { Detection } from '../core/frame.js';
 import type { Config } from '../config/index.js';
 import { blend, colourHistogram, type Pixels } from './appearance.js';
 import { CameraAreas, type TrackerAreas } from './areas.js';
-import { countTracks, type TrackCounts } from './counts.js';
+import { countTracks, inView, type TrackCounts } from './counts.js';
 import { hidden, merged, wholeObject } from './cover.js';
 import type { LineCrossing, ObjectEvent, TrackerEvent } from './events.js';
 import type { ZonedDetection } from './filters.js';
@@ -318,6 +318,14 @@ export class Tracker {
     const events = this.tracks.filter((t) => t.confirmed).map((t) => this.event('end', t));
     this.tracks = [];
     return events;
+  }
+
+  /**
+   * The confirmed objects in view now (as `counts` counts them), each as an event would say it
+   * now (its zones, loitering, speed): what the live page shows.
+   */
+  inView(): ObjectEvent[] {
+    return this.tracks.filter((t) => inView(t, this.lastFrame)).map((t) => this.event('update', t));
   }
 
   /**

@@ -15,10 +15,10 @@ export interface Daemon {
   output: () => string;
 }
 
-export function startDaemon(t: T, config: string): Daemon {
+export function startDaemon(t: T, config: string, extraEnv: NodeJS.ProcessEnv = {}): Daemon {
   // Under systemd, an inherited STATE_DIRECTORY would win over the test's own state_dir.
-  const env = { ...process.env };
-  delete env.STATE_DIRECTORY;
+  const env = { ...process.env, ...extraEnv };
+  if (!('STATE_DIRECTORY' in extraEnv)) delete env.STATE_DIRECTORY;
   const child = spawn(process.execPath, [cliPath, 'run', '-c', config], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env,
@@ -74,13 +74,20 @@ export async function writeDaemonConfig(dir: string, settings: Record<string, un
   return path;
 }
 
-/** The HTTP server's address, from the daemon's log line (tests listen on port 0). */
-export async function httpBase(output: () => string): Promise<string> {
+/**
+ * The HTTP server's address, from the daemon's log line (tests listen on port 0). `timeoutMs`:
+ * longer for a daemon whose start is slow (a model on a software GPU compiles its shaders first).
+ */
+export async function httpBase(output: () => string, timeoutMs?: number): Promise<string> {
   let base = '';
-  await waitFor('the HTTP server', () => {
-    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(output());
-    if (m) base = m[1]!;
-    return base !== '';
-  });
+  await waitFor(
+    'the HTTP server',
+    () => {
+      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"HTTP server listening"/.exec(output());
+      if (m) base = m[1]!;
+      return base !== '';
+    },
+    timeoutMs,
+  );
   return base;
 }

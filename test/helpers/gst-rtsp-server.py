@@ -2,7 +2,12 @@
 """A real RTSP server for Argus' integration tests, built on GStreamer's RTSP server library
 (the one many IP cameras and camera emulators use). RTP over UDP and TCP.
 
-usage: gst-rtsp-server.py --port N [--auth USER:PASSWORD] --mount NAME=LAUNCH [--mount ...]
+usage: gst-rtsp-server.py --port N [--auth USER:PASSWORD [--auth-method basic|digest]] [--unshared]
+                         --mount NAME=LAUNCH [--mount ...]
+
+A mount's media is shared by its clients unless --unshared: then every DESCRIBE builds a pipeline
+of its own, so a media that failed (the server caches a shared one, failed or not, and answers
+503 to every later DESCRIBE of it) never outlives the client that met it.
 Prints "READY <port>" on stdout once it listens.
 """
 import argparse
@@ -11,15 +16,18 @@ import sys
 import gi
 
 gi.require_version("Gst", "1.0")
+gi.require_version("GstRtsp", "1.0")
 gi.require_version("GstRtspServer", "1.0")
-from gi.repository import GLib, Gst, GstRtspServer  # noqa: E402
+from gi.repository import GLib, Gst, GstRtsp, GstRtspServer  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--auth")
+    parser.add_argument("--auth-method", choices=["basic", "digest"], default="basic")
     parser.add_argument("--mount", action="append", default=[])
+    parser.add_argument("--unshared", action="store_true")
     args = parser.parse_args()
 
     Gst.init(None)
@@ -30,7 +38,7 @@ def main() -> None:
         name, launch = spec.split("=", 1)
         factory = GstRtspServer.RTSPMediaFactory()
         factory.set_launch(launch)
-        factory.set_shared(True)
+        factory.set_shared(not args.unshared)
         if args.auth:
             factory.add_role_from_structure(
                 Gst.Structure.from_string("user, media.factory.access=(boolean)true, media.factory.construct=(boolean)true")[0]
@@ -42,7 +50,11 @@ def main() -> None:
         auth = GstRtspServer.RTSPAuth()
         token = GstRtspServer.RTSPToken()
         token.set_string("media.factory.role", "user")
-        auth.add_basic(GstRtspServer.RTSPAuth.make_basic(user, password), token)
+        if args.auth_method == "digest":
+            auth.add_digest(user, password, token)
+            auth.set_supported_methods(GstRtsp.RTSPAuthMethod.DIGEST)
+        else:
+            auth.add_basic(GstRtspServer.RTSPAuth.make_basic(user, password), token)
         server.set_auth(auth)
 
     if server.attach(None) == 0:

@@ -138,6 +138,29 @@ export const BINARY_SENSOR_DEVICE_CLASSES = [
 
 export const STATE_CLASSES = ['measurement', 'measurement_angle', 'total', 'total_increasing'] as const;
 
+/**
+ * The sensor device classes Argus uses, each with the units and state classes Home Assistant
+ * allows for it (https://www.home-assistant.io/integrations/sensor/#device-class: "duration:
+ * Duration in d, h, min, s, ms, µs", "speed: Generic speed in ft/s, in/d, in/h, in/s, km/h, kn,
+ * m/s, mph, mm/d, mm/s"; the state classes are those of core's `DEVICE_CLASS_STATE_CLASSES`,
+ * which the sensor platform warns about when broken). A sensor with another device class is
+ * refused here until its row is transcribed: a class whose unit Home Assistant does not accept
+ * leaves the entity without its unit (and statistics), silently.
+ */
+export const SENSOR_DEVICE_CLASSES: Record<
+  string,
+  { units: readonly string[]; stateClasses: readonly (typeof STATE_CLASSES)[number][] }
+> = {
+  duration: {
+    units: ['d', 'h', 'min', 's', 'ms', 'µs'],
+    stateClasses: ['measurement', 'total', 'total_increasing'],
+  },
+  speed: {
+    units: ['ft/s', 'in/d', 'in/h', 'in/s', 'km/h', 'kn', 'm/s', 'mph', 'mm/d', 'mm/s'],
+    stateClasses: ['measurement'],
+  },
+};
+
 /** What the components that send commands share: where to, how (QoS, retain), in what mode. */
 const COMMANDS: Record<string, KeySpec> = {
   command_template: tpl,
@@ -170,8 +193,8 @@ export const COMPONENTS: Record<
   },
   sensor: {
     ...COMMON,
-    // Sensor device classes are many; Argus sets none (a count has no device class).
-    device_class: { type: ['string', 'null'] },
+    // Sensor device classes are many: those Argus uses (a count has none), SENSOR_DEVICE_CLASSES.
+    device_class: { type: ['string', 'null'], values: Object.keys(SENSOR_DEVICE_CLASSES) },
     expire_after: { type: 'integer' },
     force_update: { type: 'boolean' },
     last_reset_value_template: tpl,
@@ -319,6 +342,15 @@ export function discoveryProblems(topic: string, payload: string, prefix = 'home
       problems.push(`${topic}: options cannot be used with state_class or unit_of_measurement`);
     if ('last_reset_value_template' in c && c.state_class !== 'total')
       problems.push(`${topic}: last_reset_value_template needs state_class total`);
+    const dc = typeof c.device_class === 'string' ? SENSOR_DEVICE_CLASSES[c.device_class] : undefined;
+    if (dc && !dc.units.includes(String(c.unit_of_measurement)))
+      problems.push(
+        `${topic}: device_class ${String(c.device_class)} takes a unit_of_measurement of ${dc.units.join(', ')}`,
+      );
+    if (dc && 'state_class' in c && !(dc.stateClasses as readonly unknown[]).includes(c.state_class))
+      problems.push(
+        `${topic}: device_class ${String(c.device_class)} takes a state_class of ${dc.stateClasses.join(', ')}`,
+      );
   }
   return problems;
 }

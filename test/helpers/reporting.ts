@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../src/core/clock.js';
+import type { OwnerOf } from '../../src/core/owner.js';
 import type { Result } from '../../src/core/frame.js';
 import type { CameraConfig, Config } from '../../src/config/index.js';
 import { EventStore, ObjectEvents } from '../../src/events/index.js';
@@ -31,6 +32,8 @@ export interface ReporterDeps {
   modelUnavailable?: (model: string) => string | undefined;
   lag?: { of(camera: string): { lagMs: number | null; lagging: boolean } | undefined; afterS: number };
   detections: Config['mqtt']['detections'];
+  /** With `fleet:`: a camera's owner now, which detections, events and statuses carry. */
+  owner?: OwnerOf;
 }
 
 /**
@@ -56,7 +59,7 @@ export class Reporter {
     this.box = deps.box ?? new CamerasBox(cameras);
     const now = this.box.now;
     this.history = EventStore.inStateDir(stateDir, events.history, log, clock);
-    const detections = new DetectionsPublisher(now, deps.detections, { out, topics });
+    const detections = new DetectionsPublisher(now, deps.detections, { out, topics, owner: deps.owner });
     this.events = new ObjectEvents(now, events, {
       out,
       topics,
@@ -67,6 +70,7 @@ export class Reporter {
       defaultLabels: () => homeAssistant?.defaultLabels() ?? [],
       // Each frame as tracking saw it, to the detections topic: a data dependency, not the list's order.
       onTracked: (tracked) => detections.onTracked(tracked),
+      owner: deps.owner,
     });
     this.statuses = new CameraStatuses(now, {
       out,
@@ -76,6 +80,7 @@ export class Reporter {
       cameraStatus: deps.cameraStatus,
       availability: (model) => this.availability(model),
       ...(deps.lag ? { lag: deps.lag } : {}),
+      owner: deps.owner,
     });
     this.latencies = new PublishLatency(now, clock);
     const list: Part[] = [

@@ -1,5 +1,5 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
 import { repoRoot } from './env.js';
@@ -126,28 +126,67 @@ function killAndWait(child: ChildProcess | undefined): Promise<void> {
   });
 }
 
+/** Whether an RTSP server answers OPTIONS on 127.0.0.1:`port` within 5 s (any status: it is there). */
+function answersRtsp(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), 5000);
+    let answer = '';
+    socket.on('connect', () => socket.write(`OPTIONS rtsp://127.0.0.1:${port}/ RTSP/1.0\r\nCSeq: 1\r\n\r\n`));
+    socket.on('data', (d: Buffer) => {
+      answer += d.toString('latin1');
+      if (answer.startsWith('RTSP/1.0 ')) done(true);
+    });
+    socket.on('error', () => done(false));
+    socket.on('close', () => done(answer.startsWith('RTSP/1.0 ')));
+  });
+}
+
 class GstServer implements RtspServer {
   kind = 'gstreamer' as const;
   transport = 'tcp' as const;
   supportsAuth = true;
   private child: ChildProcess | undefined;
 
+  /** Whether a URL was handed out: from then on the port is the one they name. */
+  private named = false;
+
   constructor(
-    private readonly port: number,
+    private port: number,
     private readonly mounts: Mount[],
     private readonly auth?: string,
+    private readonly authMethod: 'basic' | 'digest' = 'basic',
+    private readonly shared = true,
   ) {}
 
   url(mount: string, credentials?: string): string {
+    this.named = true;
     return `rtsp://${credentials ? `${credentials}@` : ''}127.0.0.1:${this.port}/${mount}`;
   }
 
+  /**
+   * Starts the server and checks that it answers RTSP on 127.0.0.1 before the test uses it: on a
+   * busy machine it once said READY and then refused every connection (the port, found free a
+   * moment before, taken meanwhile). Such a start is tried again, on a new port while no URL
+   * names the old one.
+   */
   async start(): Promise<void> {
-    const args = [join(repoRoot, 'test/helpers/gst-rtsp-server.py'), '--port', String(this.port)];
-    if (this.auth) args.push('--auth', this.auth);
-    for (const m of this.mounts) args.push('--mount', `${m.name}=${gstLaunch(m.source)}`);
-    this.child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(this.child, /READY/, 15_000, 'GStreamer RTSP server');
+    for (let attempt = 1; ; attempt++) {
+      const args = [join(repoRoot, 'test/helpers/gst-rtsp-server.py'), '--port', String(this.port)];
+      if (this.auth) args.push('--auth', this.auth, '--auth-method', this.authMethod);
+      if (!this.shared) args.push('--unshared');
+      for (const m of this.mounts) args.push('--mount', `${m.name}=${gstLaunch(m.source)}`);
+      this.child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      await waitForLine(this.child, /READY/, 15_000, 'GStreamer RTSP server');
+      if ((await answersRtsp(this.port)) || attempt === 3) return;
+      await killAndWait(this.child);
+      if (!this.named) this.port = await freePort();
+    }
   }
 
   kill(): Promise<void> {
@@ -264,18 +303,26 @@ class NpmServer implements RtspServer {
 }
 
 /**
- * Starts a real RTSP server serving `mounts`; it is killed when the test ends. GStreamer's when
+ * Starts a real RTSP server serving `mounts`; it is killed when the test ends. `auth`
+ * (`user:password`, GStreamer only) makes it require that login, by `authMethod` (Basic unless said). GStreamer's when
  * installed, unless `kind: 'npm'` asks for the npm server. `deferStart`: its URLs are known
  * but it is not started (the test calls `start()`).
  */
 export async function startRtspServer(
   t: { after: (fn: () => Promise<void>) => void },
   mounts: Mount[],
-  opts: { auth?: string; kind?: 'npm'; deferStart?: boolean } = {},
+  opts: {
+    auth?: string;
+    authMethod?: 'basic' | 'digest';
+    kind?: 'npm';
+    deferStart?: boolean;
+    /** GStreamer: one pipeline per client instead of one per mount (see gst-rtsp-server.py). */
+    shared?: boolean;
+  } = {},
 ): Promise<RtspServer> {
   let server: RtspServer;
   if (hasGstreamer() && opts.kind !== 'npm') {
-    server = new GstServer(await freePort(), mounts, opts.auth);
+    server = new GstServer(await freePort(), mounts, opts.auth, opts.authMethod, opts.shared ?? true);
   } else {
     server = new NpmServer(
       await freePort(),

@@ -70,7 +70,11 @@ function peel(schema: z.core.$ZodType): { inner: z.core.$ZodType; fill: Fill } {
       case 'pipe':
         // A map of named entries (namedMap) is a pipe; absent, it is an empty map.
         if (namedMapValue(s)) return { inner: s, fill: fill ?? { kind: 'default', value: {} } };
-        s = (def as z.core.$ZodPipeDef).in;
+        // z.preprocess: a transform into the schema that holds the keys.
+        s =
+          (def as z.core.$ZodPipeDef).in._zod.def.type === 'transform'
+            ? (def as z.core.$ZodPipeDef).out
+            : (def as z.core.$ZodPipeDef).in;
         break;
       default:
         return { inner: s, fill: fill ?? { kind: 'required' } };

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { needsShared, repoRoot, runCli, shared, tempDir, writeFixture } from '../helpers/env.js';
 import { boxIou, BUS_REFERENCE, FIXTURE_SCENE, squaresPng } from '../helpers/images.js';
+import { newcomerConfig } from '../helpers/newcomer-config.js';
+import { COCO_LABELS } from '../../src/config/labels.js';
 
 interface DetectLine {
   image: string;
@@ -273,6 +275,73 @@ describe('argus validate', () => {
     ]);
   });
 
+  it("reports a label typo at the line that is wrong, by the model's labels, else by COCO's (issue 45)", async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, 'coco.txt'), `${COCO_LABELS.join('\n')}\n`);
+    const remote = 'remote: { url: "http://gpu.lan:8000", model: yolov8n }';
+    const models: [string, [string, string]][] = [
+      // The model's labels are known (its labels file; no server is asked).
+      ['labels', [remote, 'labels: coco.txt']],
+      // Not known until its server answers: the COCO names decide which name is the typo.
+      ['server', [remote, 'conf: 0.4']],
+    ];
+    if (!needsShared) models.push(['real', [`path: ${shared('models', 'yolov8n_int8.onnx')}`, 'conf: 0.4']]);
+    else t.diagnostic(needsShared);
+    for (const [name, model] of models) {
+      const validate = async (edit: Parameters<typeof newcomerConfig>[1]): Promise<string[]> => {
+        const file = join(dir, `${name}.yaml`);
+        await writeFile(file, newcomerConfig(model, edit));
+        const r = await runCli(['validate', '-c', file]);
+        return [
+          String(r.code),
+          ...`${r.stderr}${r.stdout}`
+            .trim()
+            .split('\n')
+            .map((l) => l.replace(file, 'argus.yaml')),
+        ];
+      };
+      const known = name !== 'server';
+      assert.deepEqual(
+        await validate({ track: '[persons, car, bicycle]' }),
+        [
+          '1',
+          known
+            ? "argus.yaml:58: cameras.street.objects.track[0]: 'persons' is not a label of model 'default' (did you mean 'person'?); `argus model inspect` lists its 80 labels"
+            : "argus.yaml:58: cameras.street.objects.track[0]: 'persons' is not a COCO label, and zones.crosswalk.objects and lines.kerb.objects name 'person' (did you mean 'person'?)",
+          'argus.yaml: 1 configuration error',
+        ],
+        name,
+      );
+      assert.deepEqual(
+        await validate({ zone: '[preson]', line: '[person, bicyle]' }),
+        [
+          '1',
+          known
+            ? "argus.yaml:66: cameras.street.zones.crosswalk.objects[0]: 'preson' is not a label of model 'default' (did you mean 'person'?); `argus model inspect` lists its 80 labels"
+            : "argus.yaml:66: cameras.street.zones.crosswalk.objects[0]: 'preson' is not one of the camera's objects.track (person, car, bicycle); did you mean 'person'?",
+          known
+            ? "argus.yaml:72: cameras.street.lines.kerb.objects[1]: 'bicyle' is not a label of model 'default' (did you mean 'bicycle'?); `argus model inspect` lists its 80 labels"
+            : "argus.yaml:72: cameras.street.lines.kerb.objects[1]: 'bicyle' is not one of the camera's objects.track (person, car, bicycle); did you mean 'bicycle'?",
+          'argus.yaml: 2 configuration errors',
+        ],
+        name,
+      );
+      // A label of the model the camera does not track: the zone is wrong, whoever judges.
+      assert.deepEqual(
+        await validate({ zone: '[dog]' }),
+        [
+          '1',
+          "argus.yaml:66: cameras.street.zones.crosswalk.objects[0]: 'dog' is not one of the camera's objects.track (person, car, bicycle)",
+          'argus.yaml: 1 configuration error',
+        ],
+        name,
+      );
+      const [code, summary] = await validate({});
+      assert.equal(code, '0', name);
+      assert.match(summary!, /^argus\.yaml: valid; 3 cameras \(3 enabled\)/, name);
+    }
+  });
+
   it('scrubs every substituted value from the summary', async (t) => {
     const dir = await tempDir(t);
     const file = join(dir, 'argus.yaml');
@@ -294,6 +363,30 @@ describe('argus validate', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, / model \*\*\*\/m\.onnx, .* mqtt mqtt:\/\/\*\*\*:\*\*\*@broker:1883\n$/);
     assert.doesNotMatch(r.stdout, /hidden-dir|bridge-user|with|:at/);
+  });
+
+  it('warns in one line, exit 0, when a configured GPU provider cannot load on this machine (issue 46)', async (t) => {
+    // TensorRT needs libonnxruntime_providers_tensorrt.so, CUDA and cuDNN: none is on a CI box.
+    const dir = await tempDir(t);
+    await writeFixture(dir, 'm.onnx', {});
+    const file = join(dir, 'argus.yaml');
+    await writeFile(
+      file,
+      ['model:', '  path: m.onnx', 'detector:', '  providers: [tensorrt, cpu]', ''].join('\n'),
+    );
+    const r = await runCli(['validate', '-c', file]);
+    assert.equal(r.code, 0, r.stderr);
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('warning:'));
+    assert.equal(warnings.length, 1, r.stderr);
+    assert.match(
+      warnings[0]!,
+      /^argus: .*argus\.yaml: warning: a configured GPU provider cannot load on this machine: tensorrt \(.+\); the daemon would fall back along the providers list here$/,
+    );
+    // CPU alone: nothing to warn of.
+    await writeFile(file, ['model:', '  path: m.onnx', 'detector:', '  providers: [cpu]', ''].join('\n'));
+    const cpu = await runCli(['validate', '-c', file]);
+    assert.equal(cpu.code, 0, cpu.stderr);
+    assert.doesNotMatch(cpu.stderr, /warning:/);
   });
 
   it('prints every error with its line and exits 1, never echoing a secret', async (t) => {

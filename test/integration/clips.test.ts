@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, watch } from 'node:fs';
-import { chmod, lstat, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -27,6 +28,7 @@ const GOP_S = 1;
 const PRE_S = 2;
 const POST_S = 2;
 const STARTED = '"msg":"argus started"';
+// Issue 47: an event's clip is a range of the camera's one recording, made into an MP4 on request.
 
 type Ready = Extract<ClipPayload, { state: 'ready' }>;
 
@@ -106,13 +108,14 @@ async function run(
   server: RtspServer,
   cameras: Record<string, string>,
   dir?: string,
+  postS = POST_S,
 ): Promise<Run> {
   const home = dir ?? (await tempDir(t));
   const port = await freePort();
   const config = await writeDaemonConfig(home, {
     mqtt: { embedded: { port } },
     http: { port: 0 },
-    events: { end_after_s: 1, clips: { enabled: true, pre_capture_s: PRE_S, post_capture_s: POST_S } },
+    events: { end_after_s: 1, clips: { enabled: true, pre_capture_s: PRE_S, post_capture_s: postS } },
     cameras: Object.fromEntries(
       Object.entries(cameras).map(([name, mount]) => [
         name,
@@ -224,8 +227,12 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
         `${camera}: starts ${clip.start}, within a key frame of the pre-roll (event from ${end.start_ts})`,
       );
       const file = join(dir, `${camera}.clip.mp4`);
+      // Made on request (issue 47): HEAD says its size before a byte is sent; a second GET is the cache's, the same bytes.
+      const head = await fetch(r.base + clip.path, { method: 'HEAD' });
+      assert.equal(head.status, 200);
       const body = await fetchClip(r.base, clip, file);
-      assert.equal(body.length, clip.bytes);
+      assert.equal(body.length, Number(head.headers.get('content-length')));
+      assert.deepEqual(Buffer.from(await (await fetch(r.base + clip.path)).arrayBuffer()), body);
       const p = await probe(file);
       t.diagnostic(
         `${camera}: event ${((last - start) / 1000).toFixed(1)} s, asked ${asked.toFixed(1)} s, clip ${p.duration} s (${p.frames} frames), record ${clip.duration_s} s`,
@@ -264,8 +271,95 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
       204,
     );
     assert.equal((await fetch(r.base + path)).status, 404);
+    // Issue 47: no clip is copied into the history; the footage is the camera's one recording.
     const left = (await readdir(join(r.dir, 'state', 'events'))).filter((f) => f.endsWith('.mp4'));
-    assert.equal(left.length, 1, `one clip left: ${left.join(', ')}`);
+    assert.deepEqual(left, [], 'no per-event MP4 in the history');
+    // Any range of a camera's kept recording is served the same way.
+    const other = clipsOf(r.sub, 'bframes')[0]!.clip as Ready;
+    const range = await fetch(
+      `${r.base}/api/cameras/bframes/recording.mp4?start=${encodeURIComponent(other.start)}&end=${encodeURIComponent(other.end)}`,
+    );
+    assert.equal(range.status, 200);
+    await writeFile(join(dir, 'range.mp4'), Buffer.from(await range.arrayBuffer()));
+    const pr = await probe(join(dir, 'range.mp4'));
+    assert.equal(pr.errors, '');
+    assert.ok(Math.abs(pr.duration - other.duration_s) <= 0.6, `the range is ${pr.duration} s`);
+    assert.equal((await fetch(`${r.base}/api/cameras/bframes/recording.mp4?start=1&end=0`)).status, 400);
+    assert.equal((await fetch(`${r.base}/api/cameras/nope/recording.mp4?start=0&end=1`)).status, 404);
+  });
+
+  it('SIGTERM mid post-roll: the clip finishes the footage it has and names stream_ended with both ends; after a restart it is served from the kept recording', async (t) => {
+    const dir = await tempDir(t);
+    // The square leaves at 6 s; the post-roll (6 s) is cut by a SIGTERM right after the end.
+    await squareClip(join(dir, 'cam.mp4'), { bframes: 0, from: 3, to: 6, seconds: 40 });
+    const server = await startRtspServer(t, [
+      { name: 'cam', source: { kind: 'clip', path: join(dir, 'cam.mp4') } },
+    ]);
+    const r = await run(t, server, { cam: 'cam' }, undefined, 6);
+    const events = (): EventPayload[] => r.sub.json<EventPayload>('argus/events');
+    await r.sub.waitFor('the end', () => events().some((e) => e.type === 'end'), 90_000);
+    r.daemon.child.kill('SIGTERM');
+    assert.equal((await r.daemon.exited).code, 0);
+    await r.sub.waitFor('the clip', () => clipsOf(r.sub, 'cam').length > 0, 10_000);
+    const clip = clipsOf(r.sub, 'cam')[0]!.clip as Ready;
+    t.diagnostic(`clip cut by a stop: ${JSON.stringify(clip)}`);
+    assert.equal(clip.state, 'ready');
+    assert.ok(clip.missing, 'it says what is missing');
+    assert.deepEqual(clip.missing.reasons, ['stream_ended']);
+    assert.ok(clip.missing.end_s >= 2, `the end is named: ${clip.missing.end_s} s`);
+    assert.equal(clip.missing.start_s, 0);
+    // Argus again on the same state directory: the kept recording makes the clip.
+    const again = await run(t, server, { cam: 'cam' }, r.dir);
+    const file = join(dir, 'after-restart.mp4');
+    await fetchClip(again.base, clip, file);
+    const p = await probe(file);
+    assert.equal(p.errors, '');
+    assert.ok(
+      Math.abs(p.duration - clip.duration_s) <= 0.6,
+      `${p.duration} s, the record says ${clip.duration_s} s`,
+    );
+  });
+
+  it('a state directory of the previous version loads: its per-event MP4 stays playable, old ring files are cleared', async (t) => {
+    const dir = await tempDir(t);
+    await squareClip(join(dir, 'old.mp4'), { bframes: 0, from: 1, to: 3, seconds: 6 });
+    const events = join(dir, 'state', 'events');
+    await mkdir(events, { recursive: true });
+    const id = 'cam:legacy-1';
+    const key = createHash('sha256').update(id).digest('hex').slice(0, 24);
+    const start = Date.now() - 3600_000;
+    const legacy = {
+      state: 'ready',
+      path: `/api/events/${encodeURIComponent(id)}/clip.mp4`,
+      start: new Date(start).toISOString(),
+      end: new Date(start + 6000).toISOString(),
+      duration_s: 6,
+      bytes: (await stat(join(dir, 'old.mp4'))).size,
+      codec: 'h264',
+      browser_plays: true,
+    };
+    const event = { id, camera: 'cam', label: 'person', type: 'end', start_ts: legacy.start, clip: legacy };
+    await writeFile(
+      join(events, `${key}.json`),
+      `${JSON.stringify({ version: 1, id, camera: 'cam', label: 'person', zones: [], start, event })}\n`,
+    );
+    await copyFile(join(dir, 'old.mp4'), join(events, `${key}.mp4`));
+    // The previous ring: segments without descriptions.
+    const oldRing = join(dir, 'state', 'ring', ringKey('cam'));
+    await mkdir(oldRing, { recursive: true, mode: 0o700 });
+    await writeFile(join(oldRing, '1-0.ts'), Buffer.alloc(188 * 10, 0x47));
+    await squareClip(join(dir, 'cam.mp4'), { bframes: 0, from: 30, to: 31, seconds: 40 });
+    const server = await startRtspServer(t, [
+      { name: 'cam', source: { kind: 'clip', path: join(dir, 'cam.mp4') } },
+    ]);
+    const r = await run(t, server, { cam: 'cam' }, dir);
+    const res = await fetch(r.base + legacy.path);
+    assert.equal(res.status, 200);
+    const body = Buffer.from(await res.arrayBuffer());
+    assert.equal(body.length, legacy.bytes);
+    await writeFile(join(dir, 'served.mp4'), body);
+    assert.equal((await probe(join(dir, 'served.mp4'))).errors, '');
+    assert.ok(!existsSync(join(oldRing, '1-0.ts')), 'an undescribed segment of the old ring is removed');
   });
 
   it('a camera that reconnects mid-event: the clip is shorter and says why; clips go on after', async (t) => {
@@ -419,45 +513,53 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
     assert.match(r.output(), /the ring directory was changed under Argus: mended/);
   });
 
-  it('SIGKILL while a clip is written leaves no half clip served after a restart', async (t) => {
+  it('SIGKILL while a clip is made leaves no half clip served after a restart; nor does one while a segment is written', async (t) => {
     const dir = await tempDir(t);
-    await squareClip(join(dir, 'cam.mp4'), { bframes: 0, from: 3, to: 9, seconds: 14, bitrate: '8M' });
+    await squareClip(join(dir, 'cam.mp4'), { bframes: 0, from: 3, to: 9, seconds: 30, bitrate: '8M' });
     const server = await startRtspServer(t, [
       { name: 'cam', source: { kind: 'clip', path: join(dir, 'cam.mp4') } },
     ]);
     const r = await run(t, server, { cam: 'cam' });
-    const events = join(r.dir, 'state', 'events');
-    await waitFor('the history directory', () => existsSync(events), 60_000);
+    await r.sub.waitFor('a clip', () => clipsOf(r.sub, 'cam').length > 0, 90_000);
+    const clip = clipsOf(r.sub, 'cam')[0]!.clip as Ready;
+    const cache = join(r.dir, 'state', 'ring', 'mp4');
     let caught = false;
-    const watcher = watch(events, (_kind, name) => {
-      if (!caught && name && /\.mp4\.\d+\.tmp$/.test(name)) {
+    const watcher = watch(cache, (_kind, name) => {
+      if (!caught && name && /\.tmp$/.test(name)) {
         caught = true;
         r.daemon.child.kill('SIGKILL');
       }
     });
     t.after(() => watcher.close());
+    // Its MP4 is made on this request; the daemon is killed while it is written (and a segment, as the stream goes on).
+    void fetch(r.base + clip.path).catch(() => undefined);
     await r.daemon.exited;
     watcher.close();
-    t.diagnostic(
-      caught ? 'killed while the clip was being written' : 'the daemon ended before a clip was written',
-    );
-    assert.ok(caught, 'the daemon was killed while a clip was being written');
-    // Argus again on the same state directory: the half clip is gone, never served.
+    assert.ok(caught, 'the daemon was killed while a clip was being made');
+    // Argus again on the same state directory: the half MP4 is gone, the clip is made again, whole.
     const again = await run(t, server, { cam: 'cam' }, r.dir);
-    const listed = (await (await fetch(`${again.base}/api/events`)).json()) as EventPayload[];
-    assert.ok(listed.length > 0);
-    for (const e of listed) {
-      const res = await fetch(`${again.base}/api/events/${encodeURIComponent(e.id)}/clip.mp4`);
-      if (res.status === 200) {
-        await writeFile(join(dir, 'served.mp4'), Buffer.from(await res.arrayBuffer()));
-        assert.equal((await probe(join(dir, 'served.mp4'))).errors, '');
-      } else assert.equal(res.status, 404);
-    }
     assert.deepEqual(
-      (await readdir(events)).filter((f) => f.endsWith('.tmp')),
+      (await readdir(cache)).filter((f) => f.endsWith('.tmp')),
       [],
       'no temporary file is left',
     );
+    const ringDir = join(r.dir, 'state', 'ring', ringKey('cam'));
+    const names = await readdir(ringDir);
+    for (const ts of names.filter((f) => f.endsWith('.ts')))
+      if (!names.includes(ts.replace(/\.ts$/, '.json'))) {
+        // Only the segment being written now may lack its description.
+        const st = await stat(join(ringDir, ts));
+        assert.ok(
+          Date.now() - st.mtimeMs < 10_000,
+          `${ts}: an undescribed segment older than the one being written`,
+        );
+      }
+    const res = await fetch(again.base + clip.path);
+    assert.equal(res.status, 200);
+    await writeFile(join(dir, 'served.mp4'), Buffer.from(await res.arrayBuffer()));
+    const p = await probe(join(dir, 'served.mp4'));
+    assert.equal(p.errors, '');
+    assert.ok(Math.abs(p.duration - clip.duration_s) <= 0.6, `${p.duration} s`);
   });
 });
 

@@ -13,6 +13,7 @@ import type { FixtureOptions } from '../../src/onnx/index.js';
 import { fixtureDetector } from '../helpers/detector.js';
 import { needsShared, shared, tempDir, waitFor, writeFixture } from '../helpers/env.js';
 import { boxIou, FIXTURE_SCENE, squaresPng } from '../helpers/images.js';
+import { needsWebgpu } from '../helpers/webgpu.js';
 
 /** One 1-thread CPU session unless told otherwise; the model section's defaults (conf 0.25). */
 const settings = (over: Partial<Config['detector']> = {}) => ({
@@ -301,22 +302,29 @@ describe('detector with the real YOLOv8n model', { skip: needsShared }, () => {
   });
 });
 
-describe('detector deadline (real worker threads)', () => {
-  it('abandons a batch that misses its deadline, recreates the session, and keeps working', async (t) => {
-    const { log, lines } = captureLog();
-    const detector = await fixtureDetector(t, log, { inference_timeout_ms: 1 });
-    const many = Array.from({ length: 64 }, () => grey(detector.inputSize));
-    const first = detector.detect(many);
-    // A second batch finds no session free: the first is stuck, its replacement still loading.
-    const second = detector.detect([grey(detector.inputSize)]);
-    await assert.rejects(
-      first,
-      (err: unknown) => err instanceof DeadlineError && /missed its 1 ms deadline/.test(err.message),
-    );
-    await assert.rejects(second, /no detector session was free within 1 ms/);
-    assert.equal(detector.stats().deadlinesMissed, 1);
-    assert.ok(lines().some((l) => String(l.msg).includes('missed its 1 ms deadline')));
-    await waitFor('the session to be recreated', () => detector.stats().readyWorkers === 1);
-    assert.equal(detector.stats().sessionsRecreated, 1);
-  });
-});
+// On each provider that runs here: WebGPU where the machine has a Vulkan device (CI: lavapipe).
+for (const provider of ['cpu', 'webgpu'] as const)
+  describe(
+    `detector deadline (real worker threads, ${provider})`,
+    { skip: provider === 'webgpu' && needsWebgpu },
+    () => {
+      it('abandons a batch that misses its deadline, recreates the session, and keeps working', async (t) => {
+        const { log, lines } = captureLog();
+        const detector = await fixtureDetector(t, log, { inference_timeout_ms: 1, providers: [provider] });
+        assert.equal(detector.provider, provider);
+        const many = Array.from({ length: 64 }, () => grey(detector.inputSize));
+        const first = detector.detect(many);
+        // A second batch finds no session free: the first is stuck, its replacement still loading.
+        const second = detector.detect([grey(detector.inputSize)]);
+        await assert.rejects(
+          first,
+          (err: unknown) => err instanceof DeadlineError && /missed its 1 ms deadline/.test(err.message),
+        );
+        await assert.rejects(second, /no detector session was free within 1 ms/);
+        assert.equal(detector.stats().deadlinesMissed, 1);
+        assert.ok(lines().some((l) => String(l.msg).includes('missed its 1 ms deadline')));
+        await waitFor('the session to be recreated', () => detector.stats().readyWorkers === 1);
+        assert.equal(detector.stats().sessionsRecreated, 1);
+      });
+    },
+  );

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { REPUBLISH_WINDOW_MS } from '../../src/publish/ha-discovery.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { discoveryProblems } from '../helpers/ha-schema.js';
 import { publishOnce, startBroker, Subscriber, type Received } from '../helpers/mqtt.js';
@@ -45,6 +47,7 @@ const labelTopics = (camera: string, label: string) => [
 const zoneTopics = (zone: string, label: string) => [
   topic('binary_sensor', `gate-zone-${zone}-${label}-occupancy`),
   topic('sensor', `gate-zone-${zone}-${label}-count`),
+  topic('sensor', `gate-zone-${zone}-${label}-dwell`),
 ];
 const GATE = [
   ...labelTopics('gate', 'bright'),
@@ -207,6 +210,126 @@ describe('Home Assistant discovery, end to end (argus run, a real broker)', () =
     }
     assert.deepEqual(sorted((await retainedConfigs(t, broker.url, third.length)).keys()), sorted(third));
 
+    daemon.child.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0);
+  });
+
+  it('dwell and speed sensors for the zones, every line count from 0 at start, a restored count kept (issue 45)', async (t) => {
+    const dir = await tempDir(t);
+    const broker = await startBroker(t);
+    // docs/mqtt.md's `yard`: a white square stepping left and right at 128 px/s through the
+    // calibrated zone `road`, a red square standing in `door`.
+    const YARD =
+      "lavfi:color=c=0x303030:s=640x480:r=2[bg];color=c=white:s=64x64:r=2[box];color=c=red:s=64x64:r=2[red];[bg][box]overlay=x='64*(1+abs(mod(floor(t*2)\\,10)-5))':y=112[a];[a][red]overlay=x=448:y=304";
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { url: broker.url },
+      home_assistant: { enabled: true },
+      control: { enabled: false },
+      events: { speed_unit: 'km/h', end_after_s: 2 },
+      cameras: {
+        yard: {
+          url: YARD,
+          fps: 2,
+          objects: { track: ['bright', 'red'] },
+          zones: {
+            road: {
+              points: [
+                [0, 100],
+                [256, 100],
+                [256, 300],
+                [0, 300],
+              ],
+              objects: ['bright'],
+              distances: [4, 3, 4, 3],
+            },
+            door: {
+              points: [
+                [400, 280],
+                [560, 280],
+                [560, 400],
+                [400, 400],
+              ],
+              objects: ['red'],
+            },
+          },
+          // No `objects`: its counts are the camera's labels'.
+          lines: {
+            fence: {
+              points: [
+                [0, 20],
+                [640, 20],
+              ],
+            },
+          },
+        },
+      },
+    });
+    // A count kept by an earlier run.
+    await mkdir(join(dir, 'state'), { recursive: true });
+    await writeFile(
+      join(dir, 'state', 'line-counts.json'),
+      JSON.stringify({ version: 1, counts: { yard: { fence: { bright: { in: 5 } } } } }),
+    );
+    const states = new Subscriber(broker.url, 'argus/#');
+    t.after(() => states.end());
+    const daemon = startDaemon(t, config);
+
+    const line = (label: string, dir: string) => `argus/cameras/yard/lines/fence/${label}/${dir}`;
+    const lines = [line('bright', 'in'), line('bright', 'out'), line('red', 'in'), line('red', 'out')];
+    await states.waitFor('every line count', () => lines.every((l) => states.on(l).length > 0), 30_000);
+    assert.deepEqual(
+      lines.map((l) => states.on(l).map((m) => [m.payload, m.retain])),
+      [[['5', false]], [['0', false]], [['0', false]], [['0', false]]],
+      'each count once: the restored one as it was (never 0), the others 0',
+    );
+    // A subscriber that comes later gets them retained, as Home Assistant does.
+    const later = new Subscriber(broker.url, 'argus/cameras/yard/lines/#');
+    t.after(() => later.end());
+    await later.waitFor('the retained line counts', () => later.messages.length >= 4);
+    assert.deepEqual(
+      new Map(later.messages.map((m) => [m.topic, [m.payload, m.retain]])),
+      new Map(lines.map((l, i) => [l, [i === 0 ? '5' : '0', true]])),
+    );
+
+    const id = (x: string) => topic('sensor', `yard-${x}`);
+    const wanted = [
+      id('zone-road-bright-dwell'),
+      id('zone-road-bright-speed'),
+      id('zone-door-red-dwell'),
+      id('line-fence-bright-in-count'),
+      id('line-fence-red-out-count'),
+    ];
+    // Argus; per label 3; road's bright 4 (with speed), door's red 3; the line's 2 labels × 2 directions.
+    const configs = await retainedConfigs(t, broker.url, 1 + 2 * 3 + 4 + 3 + 2 * 2);
+    assert.equal(configs.size, 1 + 2 * 3 + 4 + 3 + 2 * 2);
+    for (const w of wanted) assert.ok(configs.has(w), `${w} announced`);
+    assert.ok(!configs.has(id('zone-door-red-speed')), 'no speed sensor for a zone not calibrated');
+    for (const [topic, payload] of configs) assert.deepEqual(discoveryProblems(topic, payload), []);
+    const speed = JSON.parse(configs.get(id('zone-road-bright-speed'))!) as Record<string, unknown>;
+    assert.deepEqual(
+      [speed.state_topic, speed.unit_of_measurement, speed.device_class, speed.state_class],
+      ['argus/cameras/yard/zones/road/bright/speed', 'km/h', 'speed', 'measurement'],
+    );
+    const dwell = JSON.parse(configs.get(id('zone-door-red-dwell'))!) as Record<string, unknown>;
+    assert.deepEqual(
+      [dwell.state_topic, dwell.unit_of_measurement, dwell.device_class, dwell.state_class],
+      ['argus/cameras/yard/zones/door/red/dwell_s', 's', 'duration', 'measurement'],
+    );
+
+    // What the sensors read: the red square's time in `door` grows; the white square's speed
+    // in `road` comes (128 px/s over 256 px for 4 m: 2 m/s, 7.2 km/h).
+    const dwellTopic = 'argus/cameras/yard/zones/door/red/dwell_s';
+    const speedTopic = 'argus/cameras/yard/zones/road/bright/speed';
+    await states.waitFor(
+      'a dwell over 1 s and a speed',
+      () => states.on(dwellTopic).some((m) => Number(m.payload) >= 2) && states.on(speedTopic).length > 0,
+      60_000,
+    );
+    const speeds = states.on(speedTopic).map((m) => Number(m.payload));
+    assert.ok(
+      speeds.some((v) => v > 5 && v < 10),
+      `a speed near 7.2 km/h: ${speeds.join(', ')}`,
+    );
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0);
   });

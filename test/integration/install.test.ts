@@ -102,6 +102,11 @@ describe(
       assert.equal(installed.code, 0, installed.output);
       assert.match(installed.output, /checked as uid \d+: .*argus\.yaml: valid;/);
       assert.match(installed.output, /checked as uid \d+: .*ffmpeg runs/);
+      assert.ok(
+        installed.output.includes(`systemctl --root=${root} enable argus`),
+        `the next steps are for the root it installed in: ${installed.output}`,
+      );
+      assert.doesNotMatch(installed.output, /^next: systemctl enable --now argus/m);
       assert.match(
         installed.output,
         /PrivateTmp=yes/,

@@ -224,8 +224,11 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
 
     daemon.child.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0, daemon.output().slice(-2000));
-    // Every frame of each camera was answered (the square camera's until its restart): frame
-    // numbers run on without a gap.
+    // Every frame of each camera was answered (the square camera's until its restart), but those
+    // its queue dropped when it was full (a busy machine: YOLOv8n at 640 on two shared cores may
+    // fall behind, and the queue drops the oldest, counted): frame numbers run on, and each gap
+    // is a frame the stats count as dropped. None is lost by a reload, none failed.
+    const last = sub.json<StatsPayload>('argus/stats').at(-1)!;
     for (const cam of ['square', 'bus']) {
       const frames = detections(cam)
         .slice(0, cam === 'square' ? unrestarted : undefined)
@@ -234,16 +237,18 @@ describe('named models (real ffmpeg, RTSP, ONNX Runtime, MQTT broker)', { skip: 
         frames.length > atReload[cam]!,
         `${cam}: ${atReload[cam]} frames before the reloads, ${frames.length} in all`,
       );
-      for (let i = 1; i < frames.length; i++)
-        assert.equal(frames[i], frames[i - 1]! + 1, `${cam}: frame ${frames[i - 1]} then ${frames[i]}`);
-    }
-    const last = sub.json<StatsPayload>('argus/stats').at(-1)!;
-    for (const cam of ['square', 'bus'])
-      assert.deepEqual(
-        last.cameras[cam]!.dropped,
-        { full: 0, stale: 0, error: 0 },
-        `${cam}: nothing dropped`,
+      let missing = 0;
+      for (let i = 1; i < frames.length; i++) {
+        assert.ok(frames[i]! > frames[i - 1]!, `${cam}: frame ${frames[i - 1]} then ${frames[i]}`);
+        missing += frames[i]! - frames[i - 1]! - 1;
+      }
+      const { full = 0, stale = 0, error = 0 } = last.cameras[cam]!.dropped;
+      assert.equal(error, 0, `${cam}: no batch failed`);
+      assert.ok(
+        missing <= full + stale,
+        `${cam}: ${missing} frames missing, ${full + stale} dropped by its queue`,
       );
+    }
     assert.doesNotMatch(daemon.output(), /"level":60/);
   });
 });

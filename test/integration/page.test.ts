@@ -461,4 +461,125 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     await card.screenshot({ path: png });
     await copyFile(png, join(repoRoot, 'docs', 'images', 'live-page-geometry.png'));
   });
+
+  it("shows each event's speed and loitering, and the live card the speeds and loitering of the objects in view (issue 45)", async (t) => {
+    const dir = await tempDir(t);
+    // docs/mqtt.md's `yard`: a white square stepping left and right at 128 px/s through the
+    // calibrated zone `road` (2 m/s: 7.2 km/h), a red square standing in `door`.
+    const yard =
+      "lavfi:color=c=0x303030:s=640x480:r=2[bg];color=c=white:s=64x64:r=2[box];color=c=red:s=64x64:r=2[red];[bg][box]overlay=x='64*(1+abs(mod(floor(t*2)\\,10)-5))':y=112[a];[a][red]overlay=x=448:y=304";
+    const config = await writeDaemonConfig(dir, {
+      mqtt: { embedded: { port: await freePort() } },
+      events: { speed_unit: 'km/h', end_after_s: 2 },
+      cameras: {
+        yard: {
+          url: yard,
+          fps: 2,
+          objects: { track: ['bright', 'red'] },
+          zones: {
+            road: {
+              points: [
+                [0, 100],
+                [256, 100],
+                [256, 300],
+                [0, 300],
+              ],
+              objects: ['bright'],
+              distances: [4, 3, 4, 3],
+            },
+            door: {
+              points: [
+                [400, 280],
+                [560, 280],
+                [560, 400],
+                [400, 400],
+              ],
+              objects: ['red'],
+              loiter_s: 2,
+            },
+          },
+        },
+      },
+    });
+    const daemon = startDaemon(t, config);
+    const base = await httpBase(daemon.output);
+    const browser = await launchChromium(t);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(base + '/');
+    const card = page.locator('figure[data-camera="yard"]');
+    const texts = (selector: string) =>
+      page.evaluate<string[]>(
+        `[...document.querySelectorAll(${JSON.stringify(selector)})].filter((e) => !e.hidden).map((e) => e.textContent)`,
+      );
+
+    // The live card: the red square loitering in `door`, the white one's speed in `road`.
+    let seen: string[] = [];
+    const speedNow = /^bright (\d+(?:\.\d)?) km\/h in road$/;
+    await until(
+      'the card to show a speed and a loiterer',
+      async () => {
+        seen = [...new Set([...seen, ...(await texts('figure[data-camera=yard] .objects li'))])];
+        // A speed measured over the first frames of a track (or a busy machine's uneven frames)
+        // may read low at first: wait for the walk's own.
+        const near = seen.some((s) => {
+          const v = Number(speedNow.exec(s)?.[1] ?? NaN);
+          return v > 5 && v < 10;
+        });
+        return near && seen.includes('red loitering in door');
+      },
+      60_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; shown: ${seen.join(' | ')}`);
+    });
+    const speeds = seen.flatMap((s) => speedNow.exec(s)?.[1] ?? []).map(Number);
+    assert.ok(
+      speeds.some((v) => v > 5 && v < 10),
+      `a speed near 7.2 km/h on the card: ${speeds.join(', ')}`,
+    );
+    await mkdir(ARTIFACTS, { recursive: true });
+    await card.screenshot({ path: join(ARTIFACTS, 'live-card-speed.png') });
+    // As the API says: the card lists the objects of GET /api/cameras.
+    const views = (await (await fetch(`${base}/api/cameras`)).json()) as CameraView[];
+    const objects = views.find((v) => v.camera === 'yard')!.objects;
+    const red = objects.find((o) => o.label === 'red')!;
+    assert.deepEqual([red.current_zones, red.loitering_zones, red.speed], [['door'], ['door'], null]);
+
+    // The events: the white square's with its speed (max, and now while measured), the red
+    // square's with its loitering; in the list and in the snapshot dialog.
+    let details: string[] = [];
+    await until(
+      'the events to show a speed and a loiterer',
+      async () => {
+        details = await texts('#events li .details');
+        return (
+          details.some((d) => /^max \d+(\.\d)? km\/h in road/.test(d)) &&
+          details.includes('loitering in door')
+        );
+      },
+      30_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; shown: ${details.join(' | ')}`);
+    });
+    const listed = (await (await fetch(`${base}/api/events?limit=50`)).json()) as {
+      id: string;
+      label: string;
+      speed: { max: number; unit: string; zone: string } | null;
+    }[];
+    const bright = listed.find((e) => e.label === 'bright' && e.speed)!;
+    const row = page.locator(`#events li[data-event="${bright.id}"]`);
+    assert.match(
+      (await row.locator('.details').textContent()) ?? '',
+      new RegExp(`^max ${bright.speed!.max} km/h in road`),
+      'the payload max and unit, as they are',
+    );
+    await row.click();
+    await page.waitForFunction("document.querySelector('dialog#snapshot').open", undefined, {
+      timeout: 10_000,
+    });
+    assert.match(
+      (await page.locator('#snapshot-text').textContent()) ?? '',
+      new RegExp(`bright on yard .* · max ${bright.speed!.max} km/h in road`),
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'live-page-speed.png'), fullPage: true });
+  });
 });

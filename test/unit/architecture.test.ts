@@ -41,6 +41,7 @@ const LAYERS = [
   'health',
   'events',
   'control',
+  'fleet',
   'ops',
   'page',
   'http',

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import {
   freeDynamicId,
   hiddenFromService,
+  nextSteps,
   parseEnvFile,
   renderConfig,
   renderUnit,
@@ -105,5 +106,21 @@ describe('freeDynamicId', () => {
   it('takes the first id of systemd’s dynamic range that no user or group has', () => {
     assert.equal(freeDynamicId('root:x:0:0::/root:/bin/sh\n', 'root:x:0:\n'), 61184);
     assert.equal(freeDynamicId('a:x:61184:61184::/:/bin/false\n', 'b:x:61185:\n'), 61186);
+  });
+});
+
+describe('nextSteps', () => {
+  it('starts the service below /, and says where and how below another root', () => {
+    assert.deepEqual(nextSteps('/'), [
+      'next: systemctl enable --now argus && journalctl -u argus -f',
+      'then put your cameras and model in /etc/argus/argus.yaml (secrets in /etc/argus/argus.env): systemctl reload argus',
+    ]);
+    const staged = nextSteps('/srv/image');
+    assert.deepEqual(staged, [
+      'next: put your cameras and model in /srv/image/etc/argus/argus.yaml (secrets in /srv/image/etc/argus/argus.env)',
+      'then, on the system /srv/image becomes: systemctl daemon-reload && systemctl enable --now argus (or from here, to start at its next boot: systemctl --root=/srv/image enable argus)',
+    ]);
+    // Nothing that would act on this machine's own service.
+    assert.ok(staged.every((l) => !/^next: systemctl|systemctl reload/.test(l)));
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -66,12 +67,12 @@ describe('config', () => {
       errorsOf(untracked).map((i) => `${i.line}: ${i.path}: ${i.message}`),
       [
         "11: cameras.gate.zones.drive.objects[0]: 'car' is not one of the camera's objects.track (person)",
-        "15: cameras.gate.lines.kerb.objects[1]: 'peron' is not one of the camera's objects.track (person)",
+        "15: cameras.gate.lines.kerb.objects[1]: 'peron' is not one of the camera's objects.track (person); did you mean 'person'?",
       ],
     );
   });
 
-  it("resolves state_dir: systemd's STATE_DIRECTORY, else the key relative to the file, else ~/.local/state/argus", () => {
+  it("resolves state_dir: systemd's STATE_DIRECTORY, else the key relative to the file, else the config's own directory", () => {
     const withKey = `${minimal}state_dir: state\n`;
     assert.equal(parseConfig(withKey, '/etc/argus/a.yaml', {}).config.state_dir, '/etc/argus/state');
     assert.equal(
@@ -80,7 +81,7 @@ describe('config', () => {
     );
     assert.equal(
       parseConfig(minimal, '/etc/argus/a.yaml', { XDG_STATE_HOME: '/x' }).config.state_dir,
-      '/x/argus',
+      `/x/argus/a-${createHash('sha256').update('/etc/argus/a.yaml').digest('hex').slice(0, 8)}`,
     );
   });
 
@@ -117,6 +118,10 @@ describe('config', () => {
         max_clip_s: 120,
         ring_dir: undefined,
         ring_max_mb: 256,
+        // Issue 47: retention of the one recording, and the cache of MP4s made on request.
+        retain_days: 7,
+        max_gb: 0,
+        cache_mb: 256,
       },
     );
   });

@@ -13,8 +13,10 @@ const CFG = {
   pre_capture_s: 5,
   post_capture_s: 5,
   max_clip_s: 60,
-  ring_dir: '/ring',
   ring_max_mb: 256,
+  retain_days: 7,
+  max_gb: 0,
+  cache_mb: 16,
 };
 
 const event = (type: ObjectEvent['type'], startTs: number, endTs: number | null = null): ObjectEvent =>
@@ -34,20 +36,14 @@ const segment = (codec: string): Segment => ({
   open: false,
 });
 
-/** A ring that holds `segments`, whose last loss was `fault`; records its holds. */
-function fakeRing(segments: Segment[], fault?: RingFault): Ring & { held: number[]; released: number } {
+/** A ring that holds `segments`, whose last loss was `fault`. */
+function fakeRing(segments: Segment[], fault?: RingFault): Ring {
   const ring = {
-    held: [] as number[],
-    released: 0,
     lastFault: fault && { fault, at: 0, message: 'no space' },
-    hold(from: number) {
-      ring.held.push(from);
-      return { from, release: () => void ring.released++ };
-    },
     list: () => segments,
     settle: () => Promise.resolve(),
   };
-  return ring as unknown as Ring & { held: number[]; released: number };
+  return ring as unknown as Ring;
 }
 
 function setup(
@@ -55,8 +51,8 @@ function setup(
     ring?: Ring;
     keeps?: boolean;
     history?: boolean;
-    clipTemp?: () => Promise<string | undefined>;
     log?: Logger;
+    has?: (id: string) => boolean;
   } = {},
 ) {
   const clock = new FakeClock();
@@ -64,8 +60,7 @@ function setup(
   const fields: [string, Record<string, unknown>][] = [];
   const history = {
     setFields: (id: string, f: Record<string, unknown>) => fields.push([id, f]),
-    clipTemp: o.clipTemp ?? (() => Promise.resolve(undefined)),
-    has: () => true,
+    has: o.has ?? (() => true),
   };
   const source: ClipSource = { ring: () => o.ring, ffmpeg: '/nonexistent/ffmpeg' };
   const clips = new Clips(CFG, {
@@ -100,12 +95,13 @@ describe('Clips', () => {
     assert.equal(setup({ history: false }).clips.onEvent(event('new', 10_000)), null);
   });
 
-  it("holds the ring from the pre-roll at `new`; makes the clip once the post-roll and the ring's settling time have passed", async () => {
+  it("keeps the recording from the pre-roll at `new`; describes the clip once the post-roll and the ring's settling time have passed", async () => {
     const ring = fakeRing([]);
     const { clips, done, fields } = setup({ ring });
     assert.deepEqual(clips.onEvent(event('new', 100_000)), { state: 'recording' });
-    assert.deepEqual(ring.held, [95_000]);
+    assert.deepEqual([...clips.footage.of('door')], [[95_000, Infinity]]);
     assert.deepEqual(clips.onEvent(event('end', 100_000, 104_000)), { state: 'recording' });
+    assert.deepEqual([...clips.footage.of('door')], [[95_000, 109_000]]);
     clips.tick(109_000 + 1499); // the post-roll ends at 109 s; the ring has 1.5 s more
     await settle();
     assert.equal(done.length, 0);
@@ -118,7 +114,7 @@ describe('Clips', () => {
     assert.equal(clip.state, 'failed');
     assert.deepEqual(clip.state === 'failed' && clip.reasons, ['not_recorded_yet']);
     assert.deepEqual(fields, [['e1', { clip }]]);
-    assert.equal(ring.released, 1);
+    assert.equal(clips.footage.size, 0, 'no clip: its footage is not kept');
   });
 
   it("names the ring's fault, a missing ring, or a codec an MP4 cannot hold", async () => {
@@ -225,41 +221,69 @@ describe('Clips', () => {
     assert.equal(clips.onEvent(event('update', 100_000)), null);
   });
 
-  it('at shutdown, makes the clips of ended events, not of those going on', async () => {
-    const { clips, done } = setup({ ring: fakeRing([]) });
-    clips.onEvent(event('new', 100_000));
-    await clips.stop();
-    assert.equal(done.length, 0);
-    clips.onEvent(event('new', 100_000));
-    clips.onEvent(event('end', 100_000, 101_000));
-    await clips.stop();
-    assert.equal(done.length, 1);
+  it('a clip is a range of the recording, from the key frame at or before the pre-roll: described, not copied; its footage kept', async () => {
+    const { clips, done, fields } = setup({ ring: fakeRing([segment('h264')]) });
+    clips.onEvent(event('new', 96_000));
+    clips.onEvent(event('end', 96_000, 100_000));
+    clips.tick(200_000);
+    await settle();
+    const clip = done[0]![1];
+    assert.deepEqual(clip, {
+      state: 'ready',
+      path: '/api/events/e1/clip.mp4',
+      start: new Date(90_000).toISOString(),
+      end: new Date(105_000).toISOString(),
+      duration_s: 15,
+      codec: 'h264',
+      browser_plays: true,
+    });
+    assert.deepEqual(fields, [['e1', { clip }]]);
+    assert.deepEqual([...clips.footage.of('door')], [[90_000, 105_000]]);
   });
 
-  it('at shutdown, begins clips for 10 s at most: the one being written is finished, the rest are not made', async () => {
-    // The history's disk hangs while the first clip is made.
-    let release: () => void = () => undefined;
-    const seg = segment('h264');
-    const { clips, clock, done } = setup({
-      ring: fakeRing([seg]),
-      clipTemp: () => new Promise((r) => (release = () => r(undefined))),
-    });
+  it('the footage is freed once its event leaves the history, or is past retain_days', async () => {
+    let kept = new Set(['a', 'b']);
+    const { clips, clock } = setup({ ring: fakeRing([segment('h264')]), has: (id) => kept.has(id) });
     for (const id of ['a', 'b']) {
-      clips.onEvent({ ...event('new', 100_000), id });
-      clips.onEvent({ ...event('end', 100_000, 101_000), id });
+      clips.onEvent({ ...event('new', 96_000), id });
+      clips.onEvent({ ...event('end', 96_000, 100_000), id });
     }
-    const stopped = clips.stop();
+    clips.tick(clock.now());
     await settle();
-    await clock.advance(10_000);
-    release();
-    await stopped;
+    assert.equal(clips.footage.size, 2);
+    kept = new Set(['b']);
+    clips.tick(clock.now() + 10_000);
     assert.deepEqual(
-      done.map(([id, c]) => [id, c.state === 'failed' && c.reasons]),
-      [
-        ['a', ['write_failed']],
-        ['b', ['stream_ended']],
-      ],
+      [...clips.footage.entries()].map((e) => e.id),
+      ['b'],
+      'a left the history',
     );
-    assert.match(JSON.stringify(done[1]![1]), /Argus stopped before its clip was written/);
+    clips.tick(105_000 + 7 * 86_400_000 + 20_000);
+    assert.equal(clips.footage.size, 0, 'b is past retain_days');
+  });
+
+  it('at shutdown, ended events and those going on are described from what was recorded; the rest is named stream_ended, with both ends', async () => {
+    // The stream stopped at 110 s (the ring's last segment ends there); Argus stops at 1000 s.
+    const { clips, done } = setup({ ring: fakeRing([segment('h264')]) });
+    clips.onEvent({ ...event('new', 100_000), id: 'ended' });
+    clips.onEvent({ ...event('end', 100_000, 108_000), id: 'ended' });
+    clips.onEvent({ ...event('new', 100_000), id: 'going' });
+    await clips.stop();
+    const byId = Object.fromEntries(done);
+    const ended = byId['ended']!;
+    assert.equal(ended.state, 'ready', JSON.stringify(ended));
+    assert.deepEqual(ended.state === 'ready' && ended.missing, {
+      start_s: 0,
+      end_s: 3,
+      reasons: ['stream_ended'],
+    });
+    const going = byId['going']!;
+    assert.equal(going.state, 'ready', JSON.stringify(going));
+    assert.equal(going.state === 'ready' && going.capped, true, 'asked to max_clip_s: its end is not known');
+    assert.deepEqual(going.state === 'ready' && going.missing, {
+      start_s: 0,
+      end_s: 45,
+      reasons: ['stream_ended'],
+    });
   });
 });

@@ -761,6 +761,107 @@ describe('reporter', () => {
       await r.stop();
     });
   });
+  describe('issue 45: line counts from 0 for every label, speeds in calibrated zones', () => {
+    const tracked = cameraConfig(
+      [
+        '    objects:',
+        '      track: [person, car]',
+        '    lines:',
+        '      door:',
+        '        points: [[320, 0], [320, 480]]',
+      ].join('\n') + '\n',
+    );
+    const lineStates = (out: FakeOutput) =>
+      out
+        .of('state')
+        .filter((s) => s.topic.includes('/lines/'))
+        .map((s) => [s.topic, s.payload] as const);
+
+    it('starts at 0 every count of a line without objects, for each label the camera tracks', async () => {
+      const out = new FakeOutput();
+      const r = new Reporter(tracked.cameras, tracked.events, deps(out, 'argus'));
+      await r.start();
+      assert.deepEqual(lineStates(out), [
+        ['argus/cameras/gate/lines/door/person/in', '0'],
+        ['argus/cameras/gate/lines/door/person/out', '0'],
+        ['argus/cameras/gate/lines/door/car/in', '0'],
+        ['argus/cameras/gate/lines/door/car/out', '0'],
+      ]);
+      await r.stop();
+    });
+
+    it('never publishes 0 over a count restored from the state directory', async (t) => {
+      const dir = await tempDir(t);
+      await writeFile(
+        join(dir, 'line-counts.json'),
+        JSON.stringify({ version: 1, counts: { gate: { door: { car: { out: 7 }, bus: { in: 2 } } } } }),
+      );
+      const out = new FakeOutput();
+      const r = new Reporter(tracked.cameras, tracked.events, { ...deps(out, 'argus'), stateDir: dir });
+      await r.start();
+      const states = lineStates(out);
+      assert.deepEqual(
+        states.filter(([topic]) => topic === 'argus/cameras/gate/lines/door/car/out'),
+        [['argus/cameras/gate/lines/door/car/out', '7']],
+        'the restored count, and no 0 before or after it',
+      );
+      assert.deepEqual(
+        new Map(states),
+        new Map([
+          ['argus/cameras/gate/lines/door/person/in', '0'],
+          ['argus/cameras/gate/lines/door/person/out', '0'],
+          ['argus/cameras/gate/lines/door/car/in', '0'],
+          ['argus/cameras/gate/lines/door/car/out', '7'],
+          ['argus/cameras/gate/lines/door/bus/in', '2'],
+          ['argus/cameras/gate/lines/door/bus/out', '0'],
+        ]),
+      );
+      await r.stop();
+    });
+
+    it("publishes a calibrated zone's last speed per label, retained, held when nothing is measured", async () => {
+      // A 640 x 480 picture of 64 m x 48 m of ground: 10 px a metre.
+      const road = cameraConfig(
+        [
+          '    zones:',
+          '      road:',
+          '        points: [[0, 0], [640, 0], [640, 480], [0, 480]]',
+          '        distances: [64, 48, 64, 48]',
+          '        inertia: 1',
+          '      door:',
+          '        points: [[0, 0], [640, 0], [640, 480]]',
+        ].join('\n') + '\n',
+      );
+      const out = new FakeOutput();
+      const r = new Reporter(road.cameras, { ...road.events, min_frames: 1 }, deps(out, 'argus'));
+      await r.start();
+      const speeds = () =>
+        out
+          .of('state')
+          .filter((s) => s.topic.endsWith('/speed'))
+          .map((s) => [s.topic, Number(s.payload)] as const);
+      assert.deepEqual(speeds(), [], 'nothing before a speed is measured');
+      // A car driving right at 50 px (5 m) per 200 ms: 25 m/s, 90 km/h.
+      for (let i = 0; i < 8; i++) {
+        const x = 40 + i * 50;
+        r.onResult(result(i, 1000 + i * 200, [det('car', 0.9, [x, 200, x + 60, 260])]));
+      }
+      const measured = speeds();
+      assert.ok(measured.length >= 1, 'speeds published');
+      assert.ok(
+        measured.every(([topic]) => topic === 'argus/cameras/gate/zones/road/car/speed'),
+        'only the calibrated zone',
+      );
+      const last = measured.at(-1)![1];
+      assert.ok(Math.abs(last - 90) < 5, `about 90 km/h: ${last}`);
+      // Gone (retained states are the FakeOutput's 'state' kind): the last value stays.
+      const before = speeds().length;
+      r.onResult(result(20, 5000, []));
+      r.onResult(result(21, 5200, []));
+      assert.equal(speeds().length, before, 'no object, no speed published: the last one holds');
+      await r.stop();
+    });
+  });
   describe('event snapshots and the history', () => {
     const g = letterbox(640, 480, 64);
     const pictured = (seq: number, ts: number, detections: Detection[], grey: number) => ({
@@ -953,5 +1054,59 @@ describe('reporter: names a user chose', () => {
       'the retained counts of the last run, from the state directory',
     );
     await restarted.stop();
+  });
+});
+
+describe('events with fleet: name the box that made them (issue 48 item 2)', () => {
+  const cfg = cameraConfig('');
+  const geometry = letterbox(640, 480, 320);
+  const frame = (seq: number, ts: number, detections: Detection[]) => ({
+    camera: 'gate',
+    seq,
+    ts,
+    geometry,
+    cached: false,
+    detections,
+    data: Buffer.alloc(0),
+  });
+
+  it('each event (MQTT and history) carries its owner, the end of one handed on too', async (t) => {
+    const dir = await tempDir(t);
+    const out = new FakeOutput();
+    let owner: { box: string; epoch: number } | undefined = { box: 'b1', epoch: 42 };
+    const r = new Reporter(
+      cfg.cameras,
+      { ...cfg.events, min_frames: 1 },
+      { ...deps(out, 'argus'), stateDir: dir, owner: (c) => (c === 'gate' ? owner : undefined) },
+    );
+    await r.start();
+    r.onResult(frame(1, 1000, [det('person', 0.9, [1, 2, 3, 4])]));
+    const [created] = out.of('event').map((m) => parse<EventPayload>(m.payload));
+    assert.equal(created?.type, 'new');
+    assert.deepEqual(created?.owner, { box: 'b1', epoch: 42 });
+    assert.deepEqual(parse<DetectionsPayload>(out.of('detection')[0]!.payload).owner, {
+      box: 'b1',
+      epoch: 42,
+    });
+    // Handed on: no longer this box's (its owner gone), the camera stops here and its event ends.
+    owner = undefined;
+    r.setCameras({});
+    const ended = out
+      .of('event')
+      .map((m) => parse<EventPayload>(m.payload))
+      .at(-1);
+    assert.equal(ended?.type, 'end');
+    assert.deepEqual(ended?.owner, { box: 'b1', epoch: 42 }, 'the box that made it');
+    const [stored] = r.history!.list({ limit: 10 });
+    assert.deepEqual((stored as { owner?: unknown }).owner, { box: 'b1', epoch: 42 });
+    await r.stop();
+  });
+
+  it('without fleet: no owner field', () => {
+    const out = new FakeOutput();
+    const r = new Reporter(cfg.cameras, { ...cfg.events, min_frames: 1 }, deps(out, 'argus'));
+    r.onResult(frame(1, 1000, [det('person', 0.9, [1, 2, 3, 4])]));
+    const e = parse<EventPayload>(out.of('event')[0]!.payload);
+    assert.equal('owner' in e, false);
   });
 });

@@ -464,3 +464,27 @@ describe('HTTP server', () => {
     assert.equal((await fetch(`${on}/v2/health/live`, { method: 'HEAD' })).status, 200);
   });
 });
+
+describe('GET /api/fleet (issue 48 item 2)', () => {
+  it('answers the fleet view as JSON, 404 without fleet:, 405 to another method', async (t) => {
+    const view = {
+      box: 'b1',
+      connected: true,
+      members: [{ name: 'b1', capacity: 4, labels: ['gpu'], cameras: ['gate'], limit: 4 }],
+      owners: { gate: { box: 'b1', epoch: 12 } },
+      running: ['gate'],
+      unplaced: ['yard'],
+    };
+    const base = await serve(t, source({ fleet: () => view }));
+    const res = await fetch(`${base}/api/fleet`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    assert.deepEqual(await res.json(), view);
+    assert.equal((await fetch(`${base}/api/fleet`, { method: 'POST' })).status, 405);
+    const single = await serve(t, source());
+    const none = await fetch(`${single}/api/fleet`);
+    assert.equal(none.status, 404);
+    assert.match(await none.text(), /not in a fleet/);
+  });
+});

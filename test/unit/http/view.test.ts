@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
 import sharp from 'sharp';
 import type { Detection, Picture, Result } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { CameraConfig } from '../../../src/config/index.js';
-import type { CountsInView } from '../../../src/events/index.js';
+import { EventStore, type CountsInView, type EventQuery } from '../../../src/events/index.js';
 import { HttpError } from '../../../src/http/errors.js';
 import { LiveView } from '../../../src/http/view.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
@@ -17,6 +18,8 @@ import {
   localModelStats,
   remoteModelStats,
 } from '../../helpers/fake-stages.js';
+import { tempDir } from '../../helpers/env.js';
+import { silentLog } from '../../helpers/fakes.js';
 import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
 const person: Detection = { label: 'person', score: 0.9, box: [10, 20, 30, 40] };
@@ -167,6 +170,7 @@ describe('live view (HTTP API models)', () => {
       counts: { labels: named(), zones: named() },
       line_counts: named(),
       zone_dwell_s: named(),
+      objects: [],
       // In the frame's source pixels (its geometry: 64×48 here), not the stream's reported size.
       geometry: { width: 64, height: 48, zones: named(), lines: named(), masks: [], cache_mask: [] },
       ring: null,
@@ -259,6 +263,14 @@ describe('live view (HTTP API models)', () => {
   });
 
   it("answers each camera's line counts (line → label → direction) and the zones' time when given", () => {
+    const moving = {
+      id: '1-gate-1',
+      label: 'car',
+      current_zones: ['road'],
+      loitering_zones: [],
+      speed: { current: 31.5, max: 40.2, unit: 'km/h' as const, zone: 'road' },
+      stationary: false,
+    };
     const stages = new FakeStages();
     const cameras = { gate: cameraConfig(), yard: cameraConfig() };
     const row = (camera: string, label: string, direction: string, count: number) => ({
@@ -283,6 +295,7 @@ describe('live view (HTTP API models)', () => {
           row('yard', 'person', 'in', 9),
         ],
         zoneDwell: (camera) => (camera === 'gate' ? named({ door: 12.5 }) : named()),
+        objects: (camera) => (camera === 'gate' ? [moving] : []),
       },
     );
     stages.statuses = [cameraStatus('gate', { state: 'streaming' })];
@@ -293,6 +306,7 @@ describe('live view (HTTP API models)', () => {
     );
     assert.deepEqual(yard!.line_counts, named({ road: named({ person: named({ in: 9 }) }) }));
     assert.deepEqual([gate!.zone_dwell_s, yard!.zone_dwell_s], [named({ door: 12.5 }), named()]);
+    assert.deepEqual([gate!.objects, yard!.objects], [[moving], []], "each camera's objects in view");
     assert.deepEqual(
       [gate!.geometry.width, gate!.geometry.height],
       [640, 480],
@@ -397,5 +411,116 @@ describe('live view: names a user chose', () => {
     assert.equal(await view.latestJpeg('constructor'), undefined);
     assert.equal(await view.latestJpeg('toString'), undefined);
     assert.ok(await view.latestJpeg('gate'));
+  });
+});
+
+describe('live view: the event history of the config’s cameras only (issue 45, item 3)', () => {
+  it('lists, serves and deletes only events of cameras the running config has; the others are kept', async (t) => {
+    const stages = new FakeStages();
+    let cameras: Record<string, CameraConfig> = { gate: cameraConfig() };
+    const history = new EventStore(
+      join(await tempDir(t), 'events'),
+      { maxEvents: 10, maxBytes: 1 << 20 },
+      silentLog,
+    );
+    const stored = (id: string, camera: string, start: number) => ({
+      id,
+      camera,
+      label: 'person',
+      zones: [],
+      start,
+      event: { id, camera },
+    });
+    history.add(stored('g1', 'gate', 1));
+    history.add(stored('b1', 'bcam', 2)); // another config's, in a state directory they shared
+    history.add(stored('g2', 'gate', 3));
+    const view = new LiveView(
+      { detect_priority: 7 },
+      {
+        ...stages,
+        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
+        stats: { rates: () => ({}) },
+        cameras: () => cameras,
+        metrics: new Registry(),
+        history,
+      },
+    );
+    const ids = (q: Partial<EventQuery> = {}): unknown[] =>
+      (view.events({ limit: 100, ...q }) as { id: string }[]).map((e) => e.id);
+    assert.deepEqual(ids(), ['g2', 'g1']);
+    assert.deepEqual(ids({ camera: 'bcam' }), [], 'not by its name either');
+    assert.equal(view.hasEvent('b1'), false);
+    assert.equal(view.hasEvent('g1'), true);
+    assert.equal(await view.eventSnapshot('b1', 'full'), undefined);
+    assert.equal(await view.eventClip('b1'), undefined);
+    assert.equal(await view.deleteEvent('b1'), false, 'not deleted through this config');
+    assert.equal(history.has('b1'), true, 'kept');
+    assert.deepEqual(history.cameras(), ['bcam', 'gate']);
+    // A config that has the camera (a reload that adds it) lists its events again.
+    cameras = { gate: cameraConfig(), bcam: cameraConfig() };
+    assert.deepEqual(ids(), ['g2', 'b1', 'g1']);
+    assert.equal(await view.deleteEvent('b1'), true);
+    await history.flush();
+  });
+});
+
+describe('live view with fleet: (issue 48 item 2)', () => {
+  it("lists the events this box recorded of every camera of the file, another box's now too, and serves the fleet's view", async (t) => {
+    const stages = new FakeStages();
+    const history = new EventStore(
+      join(await tempDir(t), 'events'),
+      { maxEvents: 10, maxBytes: 1 << 20 },
+      silentLog,
+    );
+    const owner = { box: 'b1', epoch: 7 };
+    const stored = (id: string, camera: string, start: number) => ({
+      id,
+      camera,
+      label: 'person',
+      zones: [],
+      start,
+      event: { id, camera, owner },
+    });
+    history.add(stored('g1', 'gate', 1)); // gate: this box recorded it, b2 runs it now
+    history.add(stored('y1', 'yard', 2));
+    history.add(stored('o1', 'old', 3)); // a camera no longer in the file
+    const fleetView = {
+      box: 'b1',
+      connected: true,
+      members: [
+        { name: 'b1', capacity: 2, labels: [], cameras: ['yard'], limit: 2 },
+        { name: 'b2', capacity: 1, labels: ['gpu'], cameras: ['gate'], limit: 1 },
+      ],
+      owners: { gate: { box: 'b2', epoch: 9 }, yard: { box: 'b1', epoch: 7 } },
+      running: ['yard'],
+      unplaced: [],
+    };
+    const view = new LiveView(
+      { detect_priority: 7 },
+      {
+        ...stages,
+        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
+        stats: { rates: () => ({}) },
+        cameras: () => ({ yard: cameraConfig() }),
+        metrics: new Registry(),
+        history,
+        fleet: { view: () => fleetView, fileCameras: () => ({ gate: {}, yard: {} }) },
+      },
+    );
+    const listed = view.events({ limit: 100 }) as { id: string; owner: unknown }[];
+    assert.deepEqual(
+      listed.map((e) => e.id),
+      ['y1', 'g1'],
+    );
+    assert.deepEqual(listed[1]!.owner, owner, 'each record names the box that made it');
+    assert.equal(view.hasEvent('g1'), true);
+    assert.equal(view.hasEvent('o1'), false);
+    assert.deepEqual(view.fleet(), fleetView);
+    await history.flush();
+  });
+
+  it('has no fleet view without fleet:', () => {
+    const { view } = setup();
+    assert.equal(view.fleet(), undefined);
   });
 });

@@ -6,8 +6,10 @@ import {
   receivedCounts,
   type CameraSettings,
   type CameraStatus,
+  type LocalRelay,
   type ReceivedCounts,
 } from '../../../src/ingest/camera.js';
+import type { RelayFailure } from '../../../src/ingest/rtsp-relay.js';
 import { cameraConfig, config } from '../../helpers/config.js';
 import { FakeClock, FakeFfmpeg, flush, silentLog } from '../../helpers/fakes.js';
 import { pnm } from '../../helpers/pnm.js';
@@ -439,5 +441,137 @@ describe('camera supervisor: counts kept across its restarts (issue 44)', () => 
     assert.equal(one.cam.snapshot().framesReceived, 3, 'one set of counts, whichever camera object reads it');
     await two.cam.stop();
     assert.equal(setup().cam.snapshot().framesReceived, 0, 'without counts given, a camera starts at 0');
+  });
+});
+
+describe('a camera through its relay', () => {
+  /** A relay that records what it was asked; `failStart` makes its start fail once. */
+  class FakeRelay implements LocalRelay {
+    targets: string[] = [];
+    stopped = false;
+    constructor(
+      readonly onFailure: (f: RelayFailure) => void,
+      private readonly failStart: boolean,
+    ) {}
+    start(): Promise<void> {
+      return this.failStart ? Promise.reject(new Error('EMFILE: too many open files')) : Promise.resolve();
+    }
+    target(url: string): string {
+      this.targets.push(url);
+      return 'rtsp://127.0.0.1:4555/stream';
+    }
+    stop(): Promise<void> {
+      this.stopped = true;
+      return Promise.resolve();
+    }
+  }
+
+  function relayed(url = 'rtsp://viewer:s3cret@cam.lan/stream', failFirstStart = false) {
+    const clock = new FakeClock();
+    const ff = new FakeFfmpeg();
+    const statuses: CameraStatus[] = [];
+    const relays: FakeRelay[] = [];
+    const cam = new Camera(settings({ url }), {
+      spawn: ff.spawn,
+      clock,
+      random: () => 0,
+      resolveHost: (u) => Promise.resolve(u.replace('cam.lan', '10.0.0.5')),
+      log: silentLog,
+      onFrame: () => undefined,
+      onStatus: (s) => statuses.push(s),
+      relay: (_log, onFailure) => {
+        const r = new FakeRelay(onFailure, failFirstStart && relays.length === 0);
+        relays.push(r);
+        return r;
+      },
+    });
+    return { cam, ff, clock, statuses, relays };
+  }
+
+  it("gives ffmpeg the relay's URL, the relay the resolved camera URL, and stops the relay with the camera", async () => {
+    const { cam, ff, clock, relays } = relayed();
+    cam.start();
+    await flush();
+    assert.equal(ff.last.args.url, 'rtsp://127.0.0.1:4555/stream');
+    assert.deepEqual(relays[0]!.targets, ['rtsp://viewer:s3cret@10.0.0.5/stream']);
+    assert.doesNotMatch(
+      JSON.stringify(ff.last.args),
+      /s3cret|viewer/,
+      'nothing of the credentials on the command line',
+    );
+    assert.ok(ff.last.args.input.includes('-rtsp_transport'), 'still an RTSP input to ffmpeg');
+    ff.last.exit(1);
+    await clock.advance(1_000);
+    await flush();
+    assert.equal(relays.length, 1, 'one relay for the camera, across its restarts');
+    assert.equal(relays[0]!.targets.length, 2);
+    await cam.stop();
+    assert.equal(relays[0]!.stopped, true);
+  });
+
+  it('takes the relay’s failure as the run’s cause: refused credentials count towards offline', async () => {
+    const { cam, ff, clock, statuses, relays } = relayed();
+    cam.start();
+    await flush();
+    for (let i = 0; i < 3; i++) {
+      relays[0]!.onFailure({
+        cause: 'auth',
+        message:
+          'rtsp://viewer:s3cret@10.0.0.5/stream: the camera refused the credentials (401 Unauthorized to Digest authentication)',
+      });
+      ff.last.handlers.stderr('[rtsp @ 0x1] method DESCRIBE failed: 401 Unauthorized\n');
+      ff.last.exit(1);
+      if (i < 2) await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
+      await flush();
+    }
+    const s = statuses.at(-1)!;
+    assert.equal(s.state, 'offline');
+    assert.equal(s.lastError?.cause, 'auth');
+    assert.equal(
+      s.lastError?.message,
+      'rtsp://viewer:***@10.0.0.5/stream: the camera refused the credentials (401 Unauthorized to Digest authentication)',
+    );
+  });
+
+  it('a camera it cannot reach: unreachable, from the relay, not what ffmpeg made of the closed connection', async () => {
+    const { cam, ff, statuses, relays } = relayed();
+    cam.start();
+    await flush();
+    relays[0]!.onFailure({
+      cause: 'unreachable',
+      message: 'rtsp://viewer:***@10.0.0.5/stream: Connection refused',
+    });
+    ff.last.handlers.stderr('rtsp://127.0.0.1:4555/stream: Invalid data found when processing input\n');
+    ff.last.exit(1);
+    assert.deepEqual(
+      [statuses.at(-1)!.lastError?.cause, statuses.at(-1)!.lastError?.message],
+      ['unreachable', 'rtsp://viewer:***@10.0.0.5/stream: Connection refused'],
+    );
+  });
+
+  it('a relay that cannot start is a failure of the run, and the next try makes a new one', async () => {
+    const { cam, ff, clock, statuses, relays } = relayed(undefined, true);
+    cam.start();
+    await flush();
+    assert.equal(ff.procs.length, 0, 'no ffmpeg without its relay');
+    assert.deepEqual(
+      [statuses.at(-1)!.state, statuses.at(-1)!.lastError?.message],
+      ['backoff', 'the camera relay could not start: EMFILE: too many open files'],
+    );
+    await clock.advance(statuses.at(-1)!.retryAt! - clock.now());
+    await flush();
+    assert.equal(relays.length, 2);
+    assert.equal(ff.last.args.url, 'rtsp://127.0.0.1:4555/stream');
+  });
+
+  it('a camera without credentials, and one that is not RTSP, get no relay', async () => {
+    for (const url of ['rtsp://10.0.0.5/stream', 'http://viewer:s3cret@10.0.0.5/video.mjpg']) {
+      const { cam, ff, relays } = relayed(url);
+      cam.start();
+      await flush();
+      assert.equal(relays.length, 0, url);
+      assert.equal(ff.last.args.url, url);
+      await cam.stop();
+    }
   });
 });

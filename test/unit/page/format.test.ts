@@ -3,11 +3,13 @@ import { describe as suite, it } from 'node:test';
 import {
   camPath,
   describe,
+  eventDetails,
   has,
   keyName,
   lineOfKey,
   lineTotal,
   num,
+  objectLine,
   pointList,
   seconds,
   topPoint,
@@ -78,6 +80,30 @@ suite('the live page’s helpers (src/page/format.ts, which the browser runs)', 
         [1, 8],
       ]),
       [3, 2],
+    );
+  });
+
+  it("gives an event's speed and loitering as its payload has them, nothing when it has neither", () => {
+    const speed = { current: 7.2, max: 7.6, unit: 'km/h', zone: 'road' };
+    assert.equal(eventDetails({ speed, loitering_zones: [] }), 'max 7.6 km/h in road · now 7.2 km/h');
+    assert.equal(
+      eventDetails({ speed: { ...speed, current: null, unit: 'mph' }, loitering_zones: ['door', 'porch'] }),
+      'max 7.6 mph in road · loitering in door, porch',
+    );
+    assert.equal(eventDetails({ speed: null, loitering_zones: [] }), '');
+    // A record kept from before these fields.
+    assert.equal(eventDetails({}), '');
+  });
+
+  it('lists an object in view by its speed now and its loitering, and not one with neither', () => {
+    const o = { id: '1-c-1', label: 'car', current_zones: ['road'], loitering_zones: [], stationary: false };
+    const speed = { current: 31.5, max: 40, unit: 'km/h', zone: 'road' };
+    assert.equal(objectLine({ ...o, speed }), 'car 31.5 km/h in road');
+    assert.equal(objectLine({ ...o, speed: { ...speed, current: null } }), undefined, 'no speed now');
+    assert.equal(objectLine({ ...o, speed: null }), undefined);
+    assert.equal(
+      objectLine({ ...o, label: 'person', speed: null, loitering_zones: ['door'] }),
+      'person loitering in door',
     );
   });
 });

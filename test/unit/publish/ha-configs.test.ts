@@ -78,6 +78,7 @@ describe('Home Assistant discovery configs', () => {
         // The zone and the line count cars only.
         'homeassistant/binary_sensor/argus/argus-gate-zone-drive-car-occupancy/config',
         'homeassistant/sensor/argus/argus-gate-zone-drive-car-count/config',
+        'homeassistant/sensor/argus/argus-gate-zone-drive-car-dwell/config',
         'homeassistant/sensor/argus/argus-gate-line-road-car-north-count/config',
         'homeassistant/sensor/argus/argus-gate-line-road-car-south-count/config',
         // No objects.track: home_assistant.default_labels.
@@ -399,5 +400,106 @@ describe('Home Assistant discovery configs with control on', () => {
     assert.match(problems('button', { command_topic: 'a', state_topic: 'b' })[0]!, /not a documented/);
     assert.match(problems('select', { command_topic: 'a' })[0]!, /options: required/);
     assert.match(problems('sensor', { state_topic: 'a', entity_category: 'config' })[0]!, /diagnostic/);
+  });
+});
+
+/** `gate` with a calibrated zone `road` (cars and people) and a plain zone `door` (people). */
+const ZONES = `
+model:
+  path: m.onnx
+home_assistant:
+  enabled: true
+events:
+  speed_unit: mph
+cameras:
+  gate:
+    url: rtsp://10.0.0.2/s
+    objects:
+      track: [person, car]
+    zones:
+      road:
+        points: [[0, 0], [100, 0], [100, 100], [0, 100]]
+        distances: [10, 8, 10, 8]
+      door:
+        points: [[0, 0], [100, 0], [100, 100]]
+        objects: [person]
+`;
+
+describe('Home Assistant discovery configs of time and speed in zones', () => {
+  const config = configOf(ZONES);
+  const configs = discoveryConfigs({
+    settings: config.home_assistant,
+    baseTopic: config.mqtt.base_topic,
+    topics: topics(config.mqtt.base_topic),
+    cameras: config.cameras,
+    control: undefined,
+    version: '1.2.3',
+    speedUnit: config.events.speed_unit,
+  });
+  const byId = new Map(configs.map((c) => [c.uniqueId, c]));
+
+  it('announce per zone and label a dwell sensor, and per calibrated zone and label a speed sensor', () => {
+    assert.deepEqual(
+      configs.filter((c) => /-(dwell|speed)$/.test(c.uniqueId)).map((c) => c.topic),
+      [
+        'homeassistant/sensor/argus/argus-gate-zone-road-person-dwell/config',
+        'homeassistant/sensor/argus/argus-gate-zone-road-person-speed/config',
+        'homeassistant/sensor/argus/argus-gate-zone-road-car-dwell/config',
+        'homeassistant/sensor/argus/argus-gate-zone-road-car-speed/config',
+        // Not calibrated: no speed.
+        'homeassistant/sensor/argus/argus-gate-zone-door-person-dwell/config',
+      ],
+    );
+    for (const c of configs) assert.deepEqual(discoveryProblems(c.topic, JSON.stringify(c.payload)), []);
+  });
+
+  it('a dwell sensor: seconds, a duration, a measurement, on the zone dwell topic', () => {
+    assert.deepEqual(byId.get('argus-gate-zone-door-person-dwell')!.payload, {
+      name: 'door person dwell',
+      icon: 'mdi:timer-sand',
+      device_class: 'duration',
+      state_topic: 'argus/cameras/gate/zones/door/person/dwell_s',
+      state_class: 'measurement',
+      unit_of_measurement: 's',
+      availability,
+      device: gateDevice,
+      unique_id: 'argus-gate-zone-door-person-dwell',
+      origin,
+    });
+  });
+
+  it('a speed sensor: in events.speed_unit, a speed, a measurement, on the zone speed topic', () => {
+    assert.deepEqual(byId.get('argus-gate-zone-road-car-speed')!.payload, {
+      name: 'road car speed',
+      device_class: 'speed',
+      state_topic: 'argus/cameras/gate/zones/road/car/speed',
+      state_class: 'measurement',
+      unit_of_measurement: 'mph',
+      availability,
+      device: gateDevice,
+      unique_id: 'argus-gate-zone-road-car-speed',
+      origin,
+    });
+    // Without a unit given, km/h (events.speed_unit's default).
+    const kmh = discoveryConfigs({
+      settings: config.home_assistant,
+      baseTopic: 'argus',
+      topics: topics('argus'),
+      cameras: config.cameras,
+      control: undefined,
+      version: '1.2.3',
+    }).find((c) => c.uniqueId === 'argus-gate-zone-road-car-speed')!;
+    assert.equal(kmh.payload.unit_of_measurement, 'km/h');
+  });
+
+  it('the schema check refuses a duration or speed in a unit or state class Home Assistant does not take', () => {
+    const dwell = byId.get('argus-gate-zone-door-person-dwell')!;
+    const speed = byId.get('argus-gate-zone-road-car-speed')!;
+    const check = (c: typeof dwell, change: Record<string, unknown>) =>
+      discoveryProblems(c.topic, JSON.stringify({ ...c.payload, ...change }));
+    assert.match(check(dwell, { unit_of_measurement: 'seconds' })[0]!, /duration takes a unit/);
+    assert.match(check(speed, { unit_of_measurement: 'kph' })[0]!, /speed takes a unit/);
+    assert.match(check(speed, { state_class: 'total_increasing' })[0]!, /speed takes a state_class/);
+    assert.match(check(speed, { device_class: 'velocity' })[0]!, /not one of/);
   });
 });

@@ -42,7 +42,8 @@ describe('Home Assistant discovery (the stage)', () => {
     const { out, discovery } = setup(config);
     discovery.start();
     const sent = out.take();
-    assert.equal(sent.size, 1 + 3 + 2 * 2 + 3);
+    // Argus; gate's car (occupancy, count, snapshot); per zone occupancy, count, dwell; yard's person.
+    assert.equal(sent.size, 1 + 3 + 2 * 3 + 3);
     for (const [topic, payload] of sent) {
       assert.match(topic, /^homeassistant\/(binary_sensor|sensor|camera)\/argus\/argus-[^/]+\/config$/);
       assert.ok(payload.startsWith('{'), topic);
@@ -99,6 +100,7 @@ describe('Home Assistant discovery (the stage)', () => {
       'homeassistant/binary_sensor/argus/argus-yard-person-occupancy/config',
       'homeassistant/camera/argus/argus-yard-person-snapshot/config',
       'homeassistant/sensor/argus/argus-gate-zone-lawn-car-count/config',
+      'homeassistant/sensor/argus/argus-gate-zone-lawn-car-dwell/config',
       'homeassistant/sensor/argus/argus-yard-person-count/config',
     ]);
     for (const topic of deleted) assert.ok(first.has(topic));
@@ -111,6 +113,7 @@ describe('Home Assistant discovery (the stage)', () => {
       'homeassistant/camera/argus/argus-porch-person-snapshot/config',
       'homeassistant/sensor/argus/argus-gate-person-count/config',
       'homeassistant/sensor/argus/argus-gate-zone-drive-person-count/config',
+      'homeassistant/sensor/argus/argus-gate-zone-drive-person-dwell/config',
       'homeassistant/sensor/argus/argus-porch-person-count/config',
     ]);
     box.set(after.cameras, discovery);
@@ -159,5 +162,128 @@ describe('Home Assistant discovery (the stage)', () => {
     await clock.advance(REPUBLISH_WINDOW_MS);
     assert.equal(out.take().size, 0);
     assert.equal(clock.pending, 0);
+  });
+});
+
+describe('Home Assistant discovery of zone speed sensors (the stage)', () => {
+  it('deletes a zone speed sensor when its calibration goes, and announces it when it comes', () => {
+    const calibrated = camera(
+      'gate',
+      '    objects:\n      track: [car]\n    zones:\n      road:\n        points: [[0, 0], [9, 0], [9, 9], [0, 9]]\n        distances: [5, 5, 5, 5]\n',
+    );
+    const withSpeed = configOf([calibrated]);
+    const { out, discovery, box } = setup(withSpeed);
+    discovery.start();
+    const speedTopic = 'homeassistant/sensor/argus/argus-gate-zone-road-car-speed/config';
+    assert.ok(out.take().has(speedTopic));
+    const plain = configOf([calibrated.replace('        distances: [5, 5, 5, 5]\n', '')]);
+    box.set(plain.cameras, discovery);
+    assert.deepEqual([...out.take()], [[speedTopic, '']], 'only the speed sensor goes');
+    box.set(withSpeed.cameras, discovery);
+    assert.deepEqual([...out.take().keys()], [speedTopic]);
+  });
+});
+
+describe('Home Assistant discovery with fleet: (the stage, issue 48 item 4)', () => {
+  /** Box `name` of a fleet whose file has `file`'s cameras, running `runs` of them. */
+  function boxOf(name: string, file: Config, runs: string[]) {
+    const out = new FakeMqtt();
+    const pick = (names: string[]) => Object.fromEntries(names.map((n) => [n, file.cameras[n]!]));
+    const box = new CamerasBox(pick(runs));
+    const discovery = new Discovery(file, box.now, {
+      out,
+      topics: topics(file.mqtt.base_topic),
+      clock: new FakeClock(),
+      log: silentLog,
+      fleet: { box: name, fileCameras: () => file.cameras },
+    });
+    return { out, discovery, runs: (names: string[]) => box.set(pick(names), discovery) };
+  }
+  const file = configOf([camera('gate'), camera('yard'), camera('porch')]);
+  const json = (p: string | undefined) => JSON.parse(p!) as Record<string, unknown>;
+
+  it('announces only the cameras the box runs, available while the box is, under its own device', () => {
+    const b1 = boxOf('b1', file, ['gate']);
+    b1.discovery.start();
+    const sent = b1.out.take();
+    // b1's status sensor, outside Argus' discovery filter; gate's person (occupancy, count, snapshot).
+    assert.deepEqual([...sent.keys()].sort(), [
+      'homeassistant/binary_sensor/argus-box-b1/argus-box-b1-status/config',
+      'homeassistant/binary_sensor/argus/argus-gate-person-occupancy/config',
+      'homeassistant/camera/argus/argus-gate-person-snapshot/config',
+      'homeassistant/sensor/argus/argus-gate-person-count/config',
+    ]);
+    const status = json(sent.get('homeassistant/binary_sensor/argus-box-b1/argus-box-b1-status/config'));
+    assert.equal(status.state_topic, 'argus/boxes/b1/status');
+    assert.deepEqual((status.device as { identifiers: string[] }).identifiers, ['argus-box-b1']);
+    const count = json(sent.get('homeassistant/sensor/argus/argus-gate-person-count/config'));
+    assert.deepEqual(count.availability, [
+      { topic: 'argus/boxes/b1/status', payload_available: 'online', payload_not_available: 'offline' },
+    ]);
+    assert.equal((count.device as { via_device: string }).via_device, 'argus-box-b1');
+    assert.equal(count.unique_id, 'argus-gate-person-count', 'per camera, not per box');
+  });
+
+  it('never deletes the configs of a camera of the file another box runs; deletes a camera gone from the file', () => {
+    const b1 = boxOf('b1', file, ['gate']);
+    const b2 = boxOf('b2', file, ['yard', 'porch']);
+    b1.discovery.start();
+    b2.discovery.start();
+    const one = b1.out.take();
+    const two = b2.out.take();
+    // The broker hands each box every config on Argus' discovery topics: the other's included.
+    for (const [t, p] of [...one, ...two]) {
+      b1.out.deliver(t, p);
+      b2.out.deliver(t, p);
+    }
+    assert.equal(b1.out.take().size, 0, 'b1 deletes none of b2');
+    assert.equal(b2.out.take().size, 0, 'b2 deletes none of b1');
+    // A camera no longer in the file (left by an earlier run): deleted.
+    const ghost = 'homeassistant/sensor/argus/argus-shed-person-count/config';
+    b1.out.deliver(ghost, '{"name":"person count"}');
+    assert.deepEqual([...b1.out.take()], [[ghost, '']]);
+    // The single box's status sensor of an earlier run: no box announces it now.
+    const single = 'homeassistant/binary_sensor/argus/argus-status/config';
+    b2.out.deliver(single, '{"name":"Status"}');
+    assert.deepEqual([...b2.out.take()], [[single, '']]);
+  });
+
+  it('a takeover: the camera handed on keeps its entities; the new box announces them with its availability', () => {
+    const b1 = boxOf('b1', file, ['gate', 'yard']);
+    const b2 = boxOf('b2', file, ['porch']);
+    b1.discovery.start();
+    b2.discovery.start();
+    b1.out.take();
+    b2.out.take();
+    b1.runs(['gate']); // yard placed on b2
+    assert.equal(b1.out.take().size, 0, 'nothing deleted: the entity stays for yard');
+    b2.runs(['porch', 'yard']);
+    const sent = b2.out.take();
+    assert.deepEqual([...sent.keys()].sort(), [
+      'homeassistant/binary_sensor/argus/argus-yard-person-occupancy/config',
+      'homeassistant/camera/argus/argus-yard-person-snapshot/config',
+      'homeassistant/sensor/argus/argus-yard-person-count/config',
+    ]);
+    for (const p of sent.values())
+      assert.equal((json(p).availability as { topic: string }[])[0]!.topic, 'argus/boxes/b2/status');
+  });
+
+  it('the mode select: the same payload from every box, with no availability', () => {
+    const withModes = parseConfig(
+      'model:\n  path: m.onnx\nhome_assistant:\n  enabled: true\ncontrol:\n  enabled: true\nmodes:\n  away:\n    cameras:\n      gate: { detect: true }\ncameras:\n' +
+        camera('gate') +
+        camera('yard'),
+      'c.yaml',
+      {},
+    ).config;
+    const b1 = boxOf('b1', withModes, ['gate']);
+    const b2 = boxOf('b2', withModes, ['yard']);
+    b1.discovery.start();
+    b2.discovery.start();
+    const topic = 'homeassistant/select/argus/argus-mode/config';
+    const s1 = b1.out.take().get(topic);
+    assert.ok(s1);
+    assert.equal(s1, b2.out.take().get(topic));
+    assert.equal(json(s1).availability, undefined);
   });
 });

@@ -53,6 +53,8 @@ function topicsOf(cfg: Config): { published: Map<string, string[]>; filters: str
     zoneCount: () => zones((c, z, l) => add(t.zoneCount(c, z, l), 'zoneCount', c, z, l)),
     zoneCountActive: () => zones((c, z, l) => add(t.zoneCountActive(c, z, l), 'zoneCountActive', c, z, l)),
     zoneDwell: () => zones((c, z, l) => add(t.zoneDwell(c, z, l), 'zoneDwell', c, z, l)),
+    // Every zone here, calibrated or not: a zone named anything may be calibrated.
+    zoneSpeed: () => zones((c, z, l) => add(t.zoneSpeed(c, z, l), 'zoneSpeed', c, z, l)),
     lineCount: () =>
       each((c, cam) => {
         for (const [line, l] of Object.entries(cam.lines))
