@@ -11,7 +11,7 @@ const config = parseConfig(
   'c.yaml',
   {},
 ).config;
-const build = (control: boolean) =>
+const build = (control: boolean, fleet?: { box: string }) =>
   discoveryConfigs({
     settings: config.home_assistant,
     baseTopic: 'argus',
@@ -20,6 +20,7 @@ const build = (control: boolean) =>
     control: control ? { modes: [] } : undefined,
     version: '1',
     healthOn: (cam) => healthOf(config.health, cam.health).enabled,
+    fleet,
   });
 
 describe('Home Assistant discovery of camera health', () => {
@@ -48,5 +49,26 @@ describe('Home Assistant discovery of camera health', () => {
     assert.deepEqual(parseCommand('argus', 'argus/cameras/gate/health/reset/set', 'ON'), {
       error: 'a health reset takes PRESS',
     });
+  });
+
+  it("are announced as the camera's other entities: its device, and its availability (the box's status with fleet)", () => {
+    for (const fleet of [undefined, { box: 'b1' }]) {
+      const gate = build(true, fleet).filter((c) => c.uniqueId.startsWith('argus-gate-'));
+      const health = gate.filter((c) => c.uniqueId.includes('health'));
+      assert.equal(health.length, 2);
+      const status = fleet ? 'argus/boxes/b1/status' : 'argus/status';
+      for (const c of gate) {
+        assert.deepEqual(
+          c.payload.availability,
+          [{ topic: status, payload_available: 'online', payload_not_available: 'offline' }],
+          c.uniqueId,
+        );
+        assert.deepEqual(c.payload.device, gate[0]!.payload.device, c.uniqueId);
+      }
+      assert.equal(
+        (health[0]!.payload.device as { via_device: string }).via_device,
+        fleet ? 'argus-box-b1' : 'argus',
+      );
+    }
   });
 });
