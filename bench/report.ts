@@ -124,6 +124,12 @@ function idleSection(r: IdleResult): string[] {
           '',
           `The stream itself: ${f(r.stream_kb_s, 1)} kB/s per RTSP connection (the kernel's TCP counters); with clips, each camera writes its stream to the ring.`,
         ]),
+    ...(r.health
+      ? [
+          '',
+          `Camera health's cost: ${f(r.health.pct_per_camera, 2)} % of a core per camera (goal ≤ 1 %): the daemons' CPU, health on − off, ÷ ${r.cameras} cameras, median of the windows (${r.health.windows.map((x) => f(x, 2)).join(', ')}).`,
+        ]
+      : []),
   ];
 }
 

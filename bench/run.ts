@@ -17,7 +17,9 @@
  *                              --tracking-events appearance=false sets events: keys for every run;
  *                              --tracking-dump DIR keeps each scene's recording (DIR/<scene>.json)
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
- *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
+ *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there;
+ *                              --idle-health: the second daemon has camera health off instead
+ *                              of clips on, and health's cost per camera is measured)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
  *                              --baseline, another built checkout's daemon runs beside this
  *                              one (idle), or after it with the same cameras (pipeline, cache)
@@ -84,6 +86,7 @@ const { values } = parseArgs({
     cameras: { type: 'string' },
     'idle-cameras': { type: 'string' },
     'idle-ring-dir': { type: 'string' },
+    'idle-health': { type: 'boolean' },
     baseline: { type: 'string' },
     root: { type: 'string' },
     busy: { type: 'boolean' },
@@ -420,6 +423,7 @@ async function main(): Promise<void> {
           image: bus,
           cameras: idleCameras,
           ringDir: values['idle-ring-dir'],
+          health: values['idle-health'] === true,
           fps: 5,
           warmupSeconds: 20,
           windowSeconds: full ? 60 : 30,
