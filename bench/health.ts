@@ -12,6 +12,7 @@
  * with other parameters: patch, colour, blur, shift and time), which the figures are reported on.
  *
  *   node dist/bench/health.js [--set tune|score|all] [--cases name,…] [--trace]
+ *   node dist/bench/health.js --cost 320,640     CPU per sample of a changing picture, per model size
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -292,13 +293,13 @@ export const HEALTH_CASES: HealthCase[] = [
   },
 ];
 
-/** The case's pictures, one a second: letterboxed to SIZE as a camera's frames are. */
-async function* pictures(c: HealthCase, media: string): AsyncGenerator<Buffer> {
+/** The case's pictures, one a second: letterboxed to `size` as a camera's frames are. */
+async function* pictures(c: HealthCase, media: string, size = SIZE): AsyncGenerator<Buffer> {
   const ffmpeg = await defaultFfmpegPath();
   const input = c.image
     ? ['-loop', '1', '-framerate', '10', '-i', join(media, c.clip)]
     : ['-stream_loop', '-1', '-i', join(media, c.clip)];
-  const graph = `[0:v]setpts=PTS-STARTPTS,${c.filter},fps=1,${letterboxFilter(SIZE)},format=rgb24[out]`;
+  const graph = `[0:v]setpts=PTS-STARTPTS,${c.filter},fps=1,${letterboxFilter(size)},format=rgb24[out]`;
   const child = spawn(
     ffmpeg,
     [
@@ -319,7 +320,7 @@ async function* pictures(c: HealthCase, media: string): AsyncGenerator<Buffer> {
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-  const frame = SIZE * SIZE * 3;
+  const frame = size * size * 3;
   let buf = Buffer.alloc(0);
   for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
     buf = Buffer.concat([buf, chunk]);
@@ -465,12 +466,60 @@ export async function benchHealth(
   return { rows, faults, falseAlarmsPerHour: cleanHours ? alarms / cleanHours : 0, cleanHours };
 }
 
+/**
+ * What one sample costs a camera whose picture changes every time (no signals reused, as a still
+ * camera's are): the CPU time of the health part's path (grey image, signals, the monitor against
+ * a learnt reference, the residual) per sample, on vtest.mp4's pictures letterboxed to `size`,
+ * after 40 samples have learnt the reference. At `sample_s: 1`, ms per sample ÷ 10 is % of a core.
+ */
+export async function healthCostPerSample(
+  media: string,
+  size: number,
+  samples = 300,
+): Promise<{ size: number; samples: number; cpuMsPerSample: number }> {
+  const c: HealthCase = { name: 'cost', set: 'tune', clip: 'vtest.mp4', duration: 40, filter: NOISE };
+  const pics: Buffer[] = [];
+  for await (const p of pictures(c, media, size)) pics.push(Buffer.from(p));
+  const [sw, sh] = SOURCES[c.clip]!;
+  const geometry = letterbox(sw, sh, size);
+  const settings = sectionConfig('health', {});
+  const t0 = new Date(2026, 0, 1, 12).getTime();
+  const monitor = new HealthMonitor(settings, t0);
+  let prev: Float32Array | undefined;
+  const step = (i: number): void => {
+    const ts = t0 + i * 1000;
+    const g = greyOf({ data: pics[i % pics.length]!, geometry });
+    monitor.observe({
+      ts,
+      bucket: bucketOf(ts, settings.bucket_hours),
+      features: features(g),
+      residual: prev && residual(g.luma, prev),
+    });
+    prev = g.luma;
+  };
+  for (let i = 0; i < 40; i++) step(i);
+  const before = process.cpuUsage();
+  for (let i = 40; i < 40 + samples; i++) step(i);
+  const used = process.cpuUsage(before);
+  return { size, samples, cpuMsPerSample: (used.user + used.system) / 1000 / samples };
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
-    options: { set: { type: 'string' }, cases: { type: 'string' }, trace: { type: 'boolean' } },
+    options: {
+      set: { type: 'string' },
+      cases: { type: 'string' },
+      trace: { type: 'boolean' },
+      cost: { type: 'string' },
+    },
   });
   const root = fileURLToPath(new URL('../..', import.meta.url));
   const media = join(process.env.ARGUS_SHARED_DIR ?? join(root, '..', 'shared'), 'media');
+  if (values.cost) {
+    for (const size of values.cost.split(',').map(Number))
+      console.log(JSON.stringify(await healthCostPerSample(media, size)));
+    process.exit(0);
+  }
   const summary = await benchHealth(media, {
     set: (values.set as 'tune' | 'score' | 'all' | undefined) ?? 'all',
     ...(values.cases ? { cases: values.cases.split(',') } : {}),
