@@ -1,6 +1,7 @@
 /** Renders bench/results/latest.json as the markdown tables README's performance section quotes. */
 import type { BenchResults } from './results.js';
 import type { EventsRow } from './events-summary.js';
+import type { HealthSummary } from './health.js';
 import type { IdleResult } from './idle.js';
 import {
   medianOf,
@@ -105,6 +106,27 @@ function trackingSection(t: NonNullable<BenchResults['tracking']>): string[] {
       ),
     );
   return md;
+}
+
+/** Camera health on the scored set: per fault, then each case. */
+function healthSection(h: HealthSummary): string[] {
+  return [
+    `**Camera health** (bench/health.ts, the scored set; goal: every tamper said, median ≤ 10 s, no false alarm): ${f(h.falseAlarmsPerHour, 1)} false alarms per camera-hour over ${f(h.cleanHours * 60, 1)} untampered minutes.`,
+    '',
+    '| fault | said with this cause | median time to say it (s) |',
+    '|---|---|---|',
+    ...Object.entries(h.faults).map(
+      ([fault, x]) =>
+        `| ${fault} | ${x.flagged} of ${x.cases} | ${x.medianS === null ? '–' : f(x.medianS, 0)} |`,
+    ),
+    '',
+    '| case | clip | tamper | said (s after it) | any fault (s after it) | false alarms |',
+    '|---|---|---|---|---|---|',
+    ...h.rows.map(
+      (x) =>
+        `| ${x.name} | ${x.clip} | ${x.expect} | ${x.detectS ?? (x.expect === 'none' ? '–' : 'missed')} | ${x.anyS ?? '–'} | ${x.falseAlarms.join(' ') || 0} |`,
+    ),
+  ];
 }
 
 function idleSection(r: IdleResult): string[] {
@@ -347,6 +369,7 @@ export function renderMarkdown(r: BenchResults): string {
       '',
     );
   }
+  if (r.health) md.push(...healthSection(r.health), '');
   if (r.idle) md.push(...idleSection(r.idle), '');
   if (r.events) md.push(...eventsSection(r.events.model, r.events.row), '');
   if (r.tracking) md.push(...trackingSection(r.tracking), '');
