@@ -21,6 +21,11 @@
  * in CPU, and its disk writes (`write_bytes` in /proc of the daemon and its ffmpeg, per camera)
  * beside the stream's own rate (what each RTSP connection received, from the kernel's TCP
  * counters).
+ *
+ * With `health` (issue 49), the second daemon is the same build with camera health off
+ * (`health: {enabled: false}`) instead of clips: the first has it on, as by default. Health runs
+ * on the daemon's own thread, so its cost is the daemon's CPU difference, taken window by window
+ * (one load hits both) and given per camera as the median over the windows.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -74,6 +79,11 @@ export interface IdleResult {
   rows: IdleRow[];
   /** The stream's own rate (kB/s): what each RTSP connection received, from the kernel's TCP counters. */
   stream_kb_s: number | null;
+  /**
+   * With `health`: camera health's cost, % of a core per camera (the daemons' CPU, health on − off,
+   * ÷ cameras): the median over the windows, and each window's.
+   */
+  health?: { pct_per_camera: number; windows: number[] } | undefined;
 }
 
 export interface IdleOptions {
@@ -91,6 +101,8 @@ export interface IdleOptions {
   detector?: Record<string, string | number>;
   /** Where the clips daemon's rings go (`events.clips.ring_dir`); absent: its state directory. */
   ringDir?: string | undefined;
+  /** The second daemon has camera health off instead of clips on: health's cost, side by side. */
+  health?: boolean | undefined;
 }
 
 interface Daemon {
@@ -126,11 +138,25 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
     const broker = await startBenchBroker();
     cleanups.push(() => broker.stop());
 
-    const builds: [string, string, boolean][] = [
-      ['Argus', opts.root, false],
-      [opts.ringDir ? `Argus with clips (ring in ${opts.ringDir})` : 'Argus with clips', opts.root, true],
+    // Label, root, and the config's extra lines by the daemon's base topic (none, clips on, or health off).
+    const clipsOn = (base: string): string[] => [
+      'events:',
+      '  clips:',
+      '    enabled: true',
+      ...(opts.ringDir ? [`    ring_dir: ${JSON.stringify(join(opts.ringDir, base))}`] : []),
     ];
-    if (opts.baseline) builds.push(['Argus (baseline)', opts.baseline, false]);
+    const none = (): string[] => [];
+    const builds: [string, string, (base: string) => string[]][] = [
+      [opts.health ? HEALTH_ON : 'Argus', opts.root, none],
+      opts.health
+        ? [HEALTH_OFF, opts.root, () => ['health:', '  enabled: false']]
+        : [
+            opts.ringDir ? `Argus with clips (ring in ${opts.ringDir})` : 'Argus with clips',
+            opts.root,
+            clipsOn,
+          ],
+    ];
+    if (opts.baseline) builds.push(['Argus (baseline)', opts.baseline, none]);
     const daemons: Daemon[] = [];
     const sub = mqtt.connect(broker.url);
     cleanups.push(() => sub.endAsync());
@@ -144,7 +170,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
       if (topic.endsWith('/stats')) d.stats = JSON.parse(payload.toString()) as StatsPayload;
       else d.messages++;
     });
-    for (const [i, [label, root, clips]] of builds.entries()) {
+    for (const [i, [label, root, extra]] of builds.entries()) {
       // Each daemon in its own directory: its config, and its state directory beside it.
       const base = `idle${i}`;
       const home = join(dir, base);
@@ -165,14 +191,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
             `client_id: ${base}`,
           ]),
           ...yamlSection('detector', opts.detector),
-          ...(clips
-            ? [
-                'events:',
-                '  clips:',
-                '    enabled: true',
-                ...(opts.ringDir ? [`    ring_dir: ${JSON.stringify(join(opts.ringDir, base))}`] : []),
-              ]
-            : []),
+          ...extra(base),
           'cameras:',
           ...cameras.flat(),
         ].join('\n'),
@@ -208,6 +227,7 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
 
     await sleep(opts.warmupSeconds * 1000);
     const windows: Map<string, IdleRow[]> = new Map();
+    const healthCosts: number[] = [];
     const streamRates: number[] = [];
     for (let w = 0; w < opts.windows; w++) {
       const pidsOf = (d: Daemon): { daemon: number; ffmpeg: number[] } => ({
@@ -270,6 +290,9 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
         disk_kb_s_per_camera: null,
       });
       for (const r of rows) windows.set(r.label, [...(windows.get(r.label) ?? []), r]);
+      const on = rows.find((r) => r.label === HEALTH_ON);
+      const off = rows.find((r) => r.label === HEALTH_OFF);
+      if (on && off) healthCosts.push((on.cpu_daemon_pct! - off.cpu_daemon_pct!) / opts.cameras);
     }
     return {
       model: opts.modelName,
@@ -279,11 +302,17 @@ export async function benchIdle(opts: IdleOptions): Promise<IdleResult> {
       windows: opts.windows,
       rows: [...windows.values()].map(medianRow),
       stream_kb_s: streamRates.length ? median(streamRates) : null,
+      ...(healthCosts.length
+        ? { health: { pct_per_camera: median(healthCosts), windows: healthCosts } }
+        : {}),
     };
   } finally {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
   }
 }
+
+const HEALTH_ON = 'Argus, health on';
+const HEALTH_OFF = 'Argus, health off';
 
 /** Each figure's median over the windows. */
 function medianRow(rows: IdleRow[]): IdleRow {

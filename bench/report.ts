@@ -2,6 +2,7 @@
 import type { BenchResults } from './results.js';
 import type { EventsRow } from './events-summary.js';
 import type { FleetBench } from './fleet-failover.js';
+import type { HealthSummary } from './health.js';
 import type { IdleResult } from './idle.js';
 import {
   medianOf,
@@ -124,6 +125,27 @@ function trackingSection(t: NonNullable<BenchResults['tracking']>): string[] {
   return md;
 }
 
+/** Camera health on the scored set: per fault, then each case. */
+function healthSection(h: HealthSummary): string[] {
+  return [
+    `**Camera health** (bench/health.ts, the scored set; goal: every tamper said, median ≤ 10 s, no false alarm): ${f(h.falseAlarmsPerHour, 1)} false alarms per camera-hour over ${f(h.cleanHours * 60, 1)} untampered minutes.`,
+    '',
+    '| fault | said with this cause | median time to say it (s) |',
+    '|---|---|---|',
+    ...Object.entries(h.faults).map(
+      ([fault, x]) =>
+        `| ${fault} | ${x.flagged} of ${x.cases} | ${x.medianS === null ? '–' : f(x.medianS, 0)} |`,
+    ),
+    '',
+    '| case | clip | tamper | said (s after it) | any fault (s after it) | false alarms |',
+    '|---|---|---|---|---|---|',
+    ...h.rows.map(
+      (x) =>
+        `| ${x.name} | ${x.clip} | ${x.expect} | ${x.detectS ?? (x.expect === 'none' ? '–' : 'missed')} | ${x.anyS ?? '–'} | ${x.falseAlarms.join(' ') || 0} |`,
+    ),
+  ];
+}
+
 function idleSection(r: IdleResult): string[] {
   const pct = (x: number | null): string => (x === null ? '–' : `${f(x, 1)} %`);
   return [
@@ -141,6 +163,12 @@ function idleSection(r: IdleResult): string[] {
           '',
           `The stream itself: ${f(r.stream_kb_s, 1)} kB/s per RTSP connection (the kernel's TCP counters); with clips, each camera writes its stream to the ring.`,
         ]),
+    ...(r.health
+      ? [
+          '',
+          `Camera health's cost: ${f(r.health.pct_per_camera, 2)} % of a core per camera (goal ≤ 1 %): the daemons' CPU, health on − off, ÷ ${r.cameras} cameras, median of the windows (${r.health.windows.map((x) => f(x, 2)).join(', ')}).`,
+        ]
+      : []),
   ];
 }
 
@@ -358,6 +386,7 @@ export function renderMarkdown(r: BenchResults): string {
       '',
     );
   }
+  if (r.health) md.push(...healthSection(r.health), '');
   if (r.idle) md.push(...idleSection(r.idle), '');
   if (r.events) md.push(...eventsSection(r.events.model, r.events.row), '');
   if (r.tracking) md.push(...trackingSection(r.tracking), '');

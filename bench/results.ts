@@ -8,6 +8,7 @@ import type { DetectorBenchRow } from './detector.js';
 import type { EventsRow } from './events-summary.js';
 import type { FleetBench } from './fleet-failover.js';
 import type { benchHash } from './hash.js';
+import type { HealthSummary } from './health.js';
 import type { IdleResult } from './idle.js';
 import type { OverloadResult } from './overload.js';
 import type { PipelineRow } from './pipeline.js';
@@ -47,6 +48,8 @@ export interface BenchResults {
   cacheLive: { model: string; rows: PipelineRow[]; perCpuRatio: number | null } | null;
   cacheReplay: CacheBenchRow[];
   hashes: Awaited<ReturnType<typeof benchHash>>[];
+  /** Camera health on tampered and untampered clips (bench/health.ts): the scored set. */
+  health?: HealthSummary;
   idle: IdleResult | null;
   events: { model: string; row: EventsRow } | null;
   /** Absent in results written before the section existed. */

@@ -21,7 +21,9 @@
  *                              box killed in turn (5 kills, 9 with --full), etcd stopped 30 s, one
  *                              box cut from etcd 30 s (bench/fleet-failover.ts; ≈ 4 min)
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
- *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
+ *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there;
+ *                              --idle-health: the second daemon has camera health off instead
+ *                              of clips on, and health's cost per camera is measured)
  *                              N still cameras against N plain decoders (bench/idle.ts); with
  *                              --baseline, another built checkout's daemon runs beside this
  *                              one (idle), or after it with the same cameras (pipeline, cache)
@@ -47,6 +49,7 @@ import { benchDetector, type DetectorBenchRow } from './detector.js';
 import { benchEvents } from './events.js';
 import { benchFleet } from './fleet-failover.js';
 import { benchHash } from './hash.js';
+import { benchHealth } from './health.js';
 import { benchIdle } from './idle.js';
 import { benchOverload, type OverloadModel } from './overload.js';
 import { benchPipeline, syntheticCamera, type PipelineRow } from './pipeline.js';
@@ -69,6 +72,7 @@ const SECTIONS = [
   'levers',
   'cache',
   'hash',
+  'health',
   'idle',
   'events',
   'tracking',
@@ -88,6 +92,7 @@ const { values } = parseArgs({
     cameras: { type: 'string' },
     'idle-cameras': { type: 'string' },
     'idle-ring-dir': { type: 'string' },
+    'idle-health': { type: 'boolean' },
     baseline: { type: 'string' },
     root: { type: 'string' },
     busy: { type: 'boolean' },
@@ -405,6 +410,11 @@ async function main(): Promise<void> {
         out.hashes.push(await benchHash(shared, size, { maxDistance: 2, cellThreshold: 10, hammingMax: 4 }));
     }
 
+    if (sections.has('health')) {
+      log('camera health: tampered and untampered clips (the scored set)');
+      out.health = await benchHealth(join(shared, 'media'), { set: 'score', log });
+    }
+
     // 6. Still cameras against plain decoders of the same stream (issue 16).
     if (sections.has('idle')) {
       const bus = join(shared, 'media', 'bus.jpg');
@@ -420,6 +430,7 @@ async function main(): Promise<void> {
           image: bus,
           cameras: idleCameras,
           ringDir: values['idle-ring-dir'],
+          health: values['idle-health'] === true,
           fps: 5,
           warmupSeconds: 20,
           windowSeconds: full ? 60 : 30,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { line, masks, zone } from './geometry.js';
+import { cameraHealth } from './health.js';
 import { checkTopicWords, topicWord } from './names.js';
 import { LIMITS, namedMap, urlWithSchemes } from './primitives.js';
 import { cameraSettings } from './runtime.js';
@@ -69,6 +70,8 @@ export const camera = z
     cache_mask: masks,
     zones: namedMap(zone, { max: LIMITS.zones, what: 'zones' }),
     lines: namedMap(line, { max: LIMITS.lines, what: 'lines' }),
+    /** Camera health over `health:` (docs/config.md): any of its keys. */
+    health: cameraHealth,
   })
   .superRefine((cam, ctx) => {
     if (cam.clips === true && cam.url.toLowerCase().startsWith('lavfi:'))

@@ -24,3 +24,10 @@ export {
   type CameraSwitches,
 } from './runtime.js';
 export { configSchema, modelConfig, sectionConfig, type Config } from './schema.js';
+export {
+  HEALTH_FAULTS,
+  healthOf,
+  type CameraHealth,
+  type HealthFault,
+  type HealthSettings,
+} from './health.js';

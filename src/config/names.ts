@@ -20,6 +20,7 @@ export const RESERVED_NAMES: readonly string[] = [
   'state',
   'set',
   'reset',
+  'health',
   ...Object.keys(cameraSettings),
 ];
 

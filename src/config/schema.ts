@@ -3,6 +3,7 @@ import { namedRecord } from '../core/names.js';
 import { camera } from './camera.js';
 import { events } from './events.js';
 import { fleet } from './fleet.js';
+import { health } from './health.js';
 import { http } from './http.js';
 import { detector, model, namedModel, type ModelConfig } from './models.js';
 import { homeAssistant, mqtt } from './mqtt.js';
@@ -36,6 +37,7 @@ const sections = z.strictObject({
   http,
   ffmpeg,
   events,
+  health,
   home_assistant: homeAssistant,
   control,
   modes: namedMap(mode, { max: LIMITS.modes, what: 'modes' }),

@@ -12,6 +12,7 @@ import type { ChangeRequest } from './settings.js';
 export const commandFilters = (base: string): string[] => [
   `${base}/mode/set`,
   `${base}/cameras/+/+/set`,
+  `${base}/cameras/+/health/reset/set`,
   `${base}/cameras/+/+/+/+/set`,
 ];
 
@@ -34,6 +35,10 @@ export function parseCommand(
   const camera = levels[1]!;
   const ref = parseControlLevels(levels.slice(2));
   if (!ref) return { error: 'no such command topic' };
+  if (ref.kind === 'relearn') {
+    if (payload.trim().toUpperCase() !== 'PRESS') return { error: 'a health reset takes PRESS' };
+    return { kind: 'relearn', camera };
+  }
   if (ref.kind !== 'reset') return { kind: 'set', camera, key: settingKey(ref), value: payload };
   if (payload.trim().toUpperCase() !== 'PRESS') return { error: 'a line reset takes PRESS' };
   return { kind: 'reset', camera, line: ref.line };

@@ -72,6 +72,11 @@ export interface ControlDeps {
    * pipeline has no such line (a reload in progress may not have made it yet).
    */
   resetLine: (camera: string, line: string) => Promise<boolean>;
+  /**
+   * Forgets a camera's health references (learnt again from now on), once Argus runs; false when
+   * the camera's health is off. Absent: no health part (tools).
+   */
+  relearnHealth?: (camera: string) => Promise<boolean>;
 }
 
 /** The file in the state directory (its name: state/layout.ts). */
@@ -276,6 +281,15 @@ export class Control {
     if (req.kind === 'mode') return this.setMode(req.mode, by);
     const cam = own(this.cameras(), req.camera);
     if (!cam) return { ok: false, status: 404, error: `there is no camera '${req.camera}'` };
+    if (req.kind === 'relearn') {
+      if (!(await this.deps.relearnHealth?.(req.camera)))
+        return { ok: false, status: 404, error: `camera '${req.camera}' has health off (health.enabled)` };
+      this.deps.log.info(
+        { camera: req.camera, client: by },
+        'control: health reference reset: learning again',
+      );
+      return { ok: true, changed: true };
+    }
     if (req.kind === 'reset') {
       const none = {
         ok: false,

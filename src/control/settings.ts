@@ -32,11 +32,15 @@ export interface ControlState {
   overrides: Record<string, Record<string, Override>>;
 }
 
-/** A change asked for at run time: a camera setting, the mode, a line's counts back to 0. */
+/**
+ * A change asked for at run time: a camera setting, the mode, a line's counts back to 0, a
+ * camera's health references learnt again.
+ */
 export type ChangeRequest =
   | { kind: 'set'; camera: string; key: string; value: unknown }
   | { kind: 'mode'; mode: string }
-  | { kind: 'reset'; camera: string; line: string };
+  | { kind: 'reset'; camera: string; line: string }
+  | { kind: 'relearn'; camera: string };
 
 export const emptyState = (): ControlState => ({ mode: NO_MODE, overrides: namedRecord() });
 

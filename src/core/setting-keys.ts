@@ -22,8 +22,11 @@ export type AreaKind = 'zones' | 'lines';
 /** One setting of a camera: a camera-wide key, or a zone's or line's `enabled`. */
 export type SettingRef = { kind: 'camera'; key: CameraKey } | { kind: AreaKind; name: string };
 
-/** What a control topic or path names: a setting, or a line's counts back to 0 (a button). */
-export type ControlRef = SettingRef | { kind: 'reset'; line: string };
+/**
+ * What a control topic or path names: a setting, a line's counts back to 0 (a button), or the
+ * camera's health references learnt again (a button: `health/reset`).
+ */
+export type ControlRef = SettingRef | { kind: 'reset'; line: string } | { kind: 'relearn' };
 
 /** A setting's flat key: `detect`, `fps`, `zones.<zone>.enabled`, `lines.<line>.enabled`. */
 export type SettingKey = CameraKey | `zones.${string}.enabled` | `lines.${string}.enabled`;
@@ -32,6 +35,7 @@ const CAMERA_KEYS: readonly string[] = [...SWITCHES, ...NUMBERS];
 const isCameraKey = (key: string): key is CameraKey => CAMERA_KEYS.includes(key);
 const ENABLED = 'enabled';
 const RESET = 'reset';
+const HEALTH = 'health';
 
 /** Whether a setting is a number (`fps`, `priority`); every other one is a switch. */
 export const isNumber = (ref: SettingRef): boolean =>
@@ -62,6 +66,7 @@ export function parseSettingKey(key: string): SettingRef | undefined {
 export function controlLevels(ref: ControlRef): string[] {
   if (ref.kind === 'camera') return [ref.key];
   if (ref.kind === 'reset') return ['lines', ref.line, RESET];
+  if (ref.kind === 'relearn') return [HEALTH, RESET];
   return [ref.kind, ref.name, ENABLED];
 }
 
@@ -69,6 +74,7 @@ export function controlLevels(ref: ControlRef): string[] {
 export function parseControlLevels(levels: readonly string[]): ControlRef | undefined {
   const [a, name, end] = levels;
   if (levels.length === 1 && a !== undefined && isCameraKey(a)) return { kind: 'camera', key: a };
+  if (levels.length === 2 && a === HEALTH && name === RESET) return { kind: 'relearn' };
   if (levels.length !== 3 || !name) return undefined;
   if ((a === 'zones' || a === 'lines') && end === ENABLED) return { kind: a, name };
   if (a === 'lines' && end === RESET) return { kind: 'reset', line: name };
@@ -86,7 +92,7 @@ export function controlPath(camera: string, ref: ControlRef): string {
 /**
  * What the decoded segments after `/api/control/cameras/<camera>/` name: its levels
  * (`zones/front.door/enabled`, `lines/gate/reset`), or one segment holding a flat key
- * (`zones.front.door.enabled`, as `GET /api/control` lists them); undefined for none.
+ * (`zones.front.door.enabled`, as `GET /api/control` lists them), `health/reset`; undefined for none.
  */
 export function parseControlPath(segments: readonly string[]): ControlRef | undefined {
   if (segments.length === 1) return parseSettingKey(segments[0]!);

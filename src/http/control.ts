@@ -24,7 +24,8 @@ export type ControlRoute =
   | { kind: 'view' }
   | { kind: 'mode' }
   | { kind: 'set'; camera: string; key: string }
-  | { kind: 'reset'; camera: string; line: string };
+  | { kind: 'reset'; camera: string; line: string }
+  | { kind: 'relearn'; camera: string };
 
 /**
  * The route of a path under /api/control (undefined: a path elsewhere; another path under it is a
@@ -48,12 +49,13 @@ export function controlRoute(path: string): ControlRoute | undefined {
   if (a === 'cameras' && camera && b) {
     const ref = parseControlPath(parts.slice(2));
     if (ref?.kind === 'reset') return { kind: 'reset', camera, line: ref.line };
+    if (ref?.kind === 'relearn') return { kind: 'relearn', camera };
     if (ref) return { kind: 'set', camera, key: settingKey(ref) };
     if (parts.length === 3) return { kind: 'set', camera, key: b };
   }
   throw new HttpError(
     404,
-    'no such route: /api/control, /api/control/mode, /api/control/cameras/<camera>/<key> or …/lines/<line>/reset',
+    'no such route: /api/control, /api/control/mode, /api/control/cameras/<camera>/<key>, …/lines/<line>/reset or …/health/reset',
   );
 }
 
@@ -70,7 +72,7 @@ function jsonBody(body: Buffer, expected: string): unknown {
 
 /** The change a PUT asks for, from its route and body; a body that cannot be one is a 400. */
 export function changeRequest(route: Exclude<ControlRoute, { kind: 'view' }>, body: Buffer): ChangeRequest {
-  if (route.kind === 'reset') {
+  if (route.kind === 'reset' || route.kind === 'relearn') {
     // The button needs no value; `true` is allowed for clients that always send one.
     if (body.toString('utf8').trim() !== '' && jsonBody(body, 'true') !== true)
       throw new HttpError(400, 'body: send nothing or true');

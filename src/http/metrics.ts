@@ -6,6 +6,7 @@ import type { RingStats } from '../record/index.js';
 import type { RemoteStats } from '../kserve/index.js';
 import { providerOf, readySessions, type NamedModelStats } from '../models/index.js';
 import type { BrokerStats } from '../broker/index.js';
+import { FAULTS, type CameraHealthView } from '../health/index.js';
 import type { OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
 import { readRegistry, type SetSeries } from './metrics-registry.js';
@@ -22,6 +23,8 @@ interface Snapshot {
   rings: Record<string, RingStats>;
   /** Faults of the events path since start, per camera and part. */
   faults: { camera: string; part: string; count: number }[];
+  /** Each camera's health (those with it on). */
+  health: CameraHealthView[];
 }
 
 const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 'disabled', 'stopped'];
@@ -37,6 +40,7 @@ export function createMetrics(
     broker?: { stats(): BrokerStats };
     latency?: { latency(): Map<string, HistogramSnapshot> };
     eventFaults?: { total(): { camera: string; part: string; count: number }[] };
+    health?: { states(): CameraHealthView[] };
   },
 ): Registry {
   const { registry, metric, histogram } = readRegistry<Snapshot>(() => ({
@@ -48,6 +52,7 @@ export function createMetrics(
     latency: src.latency?.latency() ?? new Map<string, HistogramSnapshot>(),
     rings: src.ingest.ringStats?.() ?? {},
     faults: src.eventFaults?.total() ?? [],
+    health: src.health?.states() ?? [],
   }));
   const perCamera = (pick: (c: Snapshot['cams'][number]) => number) => (s: Snapshot, set: SetSeries) => {
     for (const c of s.cams) set({ camera: c.camera }, pick(c));
@@ -57,6 +62,22 @@ export function createMetrics(
       for (const [camera, c] of Object.entries(s.sched.cameras)) set({ camera }, pick(c));
     };
 
+  metric(
+    'gauge',
+    'argus_camera_health',
+    'Camera health: 1 for each cause that holds now (ok, or the faults: blackout, frozen, covered, moved, defocused), else 0',
+    ['camera', 'cause'],
+    (s, set) => {
+      for (const { camera, report } of s.health)
+        for (const cause of ['ok', ...FAULTS])
+          set(
+            { camera, cause },
+            cause === 'ok'
+              ? Number(report.state === 'ok')
+              : Number(report.faults.includes(cause as (typeof FAULTS)[number])),
+          );
+    },
+  );
   metric(
     'counter',
     'argus_camera_frames_received_total',

@@ -34,6 +34,9 @@ export const LIVE_PAGE = `<!doctype html>
   figure .noframe { display: grid; place-items: center; aspect-ratio: 4 / 3; background: #333; color: #999; }
   figcaption { margin-top: .4rem; }
   .state { font-weight: bold; }
+  .health { margin-left: .4em; padding: 0 .4em; border-radius: .6em; font-size: .85em; }
+  .health.fault { background: #c62828; color: #fff; }
+  .health.learning { background: #ddd; color: #333; }
   .streaming { color: #7c7; } .backoff, .offline { color: #e77; } .connecting, .disabled { color: #ec5; }
   .why { color: #f99; margin: .3rem 0 0; overflow-wrap: anywhere; }
   .counts { display: flex; flex-wrap: wrap; gap: .3rem; margin: .4rem 0 0; padding: 0; list-style: none; }

@@ -18,6 +18,19 @@ import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
 import { boxCounts, cameraGeometry, type BoxCounts, type CameraGeometry } from './geometry.js';
 import type { ClipFile, Health, HttpSource, LatestFrame } from './source.js';
+import type { HealthReport } from '../health/index.js';
+
+/** A camera's health as the API shows it (as its MQTT topic says it). */
+function healthView(r: HealthReport | undefined): CameraView['health'] {
+  if (!r) return null;
+  return {
+    state: r.state,
+    since: new Date(r.since).toISOString(),
+    ...(r.measure === undefined ? {} : { measure: r.measure }),
+    faults: [...r.faults],
+    learning: r.learning,
+  };
+}
 
 /** What the HTTP API reads and asks of the running pipeline. */
 export interface ViewSources extends StatsSources {
@@ -63,6 +76,8 @@ export interface ViewSources extends StatsSources {
     cameras(): string[];
     of(camera: string): readonly { part: string; count: number; message: string; last: number }[];
   };
+  /** Each camera's health (src/health); absent, or off for a camera: `health` is null. */
+  health?: { stateOf(camera: string): HealthReport | undefined };
   /** Runtime settings (GET and PUT /api/control...); absent in tools and tests without it. */
   control?: Pick<Control, 'enabled' | 'view' | 'change'> | undefined;
   /**
@@ -115,6 +130,8 @@ export interface CameraView {
   geometry: CameraGeometry;
   /** Its ring of recent video (clips): whether its directory can be used, why not, what it holds; null without one. */
   ring: { ok: boolean; error: string | null; bytes: number } | null;
+  /** Its health as `…/cameras/<camera>/health` says; null with health off for it. */
+  health?: { state: string; since: string; measure?: number; faults: string[]; learning: boolean } | null;
 }
 
 /**
@@ -292,6 +309,7 @@ export class LiveView implements HttpSource {
         objects: this.src.objects?.(name) ?? [],
         geometry: cameraGeometry(cfg, size ?? null),
         ring: ringView(own(rings, name)),
+        ...(this.src.health ? { health: healthView(this.src.health.stateOf(name)) } : {}),
       };
     });
   }

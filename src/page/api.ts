@@ -55,6 +55,8 @@ export interface CameraView {
   /** Absent from a daemon older than the page. */
   objects?: LiveObject[];
   geometry: CameraGeometry;
+  /** Its health (ok, or a fault); null with health off for it (absent from an older Argus). */
+  health?: { state: string; since: string; measure?: number; learning: boolean } | null;
 }
 
 export type SettingValue = boolean | number;

@@ -149,12 +149,31 @@ function showCounts(c: Card, cam: CameraView): void {
   c.lines.hidden = c.lines.children.length === 0;
 }
 
+/**
+ * The health badge: the fault a camera's picture shows (covered, defocused, moved, blackout,
+ * frozen), with since when; `learning` while its reference is learnt; nothing when ok.
+ */
+function healthBadge(cam: CameraView): Node[] {
+  const h = cam.health;
+  if (!h || (h.state === 'ok' && !h.learning)) return [];
+  if (h.state === 'ok') return [document.createTextNode(' '), el('span', 'health learning', 'learning')];
+  const badge = el('span', 'health fault', h.state);
+  badge.title =
+    'camera health: ' +
+    h.state +
+    ' since ' +
+    h.since +
+    (h.measure === undefined ? '' : ' (' + h.measure + ')');
+  return [document.createTextNode(' '), badge];
+}
+
 /** A camera's card as `GET /api/cameras` says: state, fps, why not streaming, frame, counts, overlay. */
 export async function showCamera(cam: CameraView): Promise<void> {
   const c = card(cam.camera);
   c.cap.replaceChildren(
     el('b', '', cam.camera + ' '),
     el('span', 'state ' + cam.state, cam.state),
+    ...healthBadge(cam),
     document.createTextNode(
       ' · ' + cam.fps_in.toFixed(1) + ' fps in, ' + cam.fps_analysed.toFixed(1) + ' analysed',
     ),

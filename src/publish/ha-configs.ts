@@ -36,6 +36,8 @@ export interface DiscoveryInput {
   control: { modes: readonly string[] } | undefined;
   /** Argus' version, for `origin` and the Argus device. */
   version: string;
+  /** Whether a camera's health is watched (config `health`, the camera's over the defaults); absent: none is. */
+  healthOn?: ((cam: CameraConfig) => boolean) | undefined;
   /** `events.speed_unit`, the unit of the calibrated zones' speed sensors (default km/h). */
   speedUnit?: 'km/h' | 'mph' | 'm/s' | undefined;
   /**
@@ -157,6 +159,9 @@ const looks = ({ name, icon, category }: Look): Record<string, string> => ({
 
 /** The mode's command topic: its state topic with `set` for `state` (src/control/commands.ts). */
 const commandOf = (state: string): string => state.replace(/\/state$/, '/set');
+
+/** A camera's health as a problem: `ON` while a fault holds (its payload's state is not `ok`). */
+export const HEALTH_TEMPLATE = "{{ 'OFF' if value_json.state == 'ok' else 'ON' }}";
 
 /** A count as an occupancy: `ON` while anything is counted. */
 export const OCCUPIED_TEMPLATE = "{{ 'ON' if value | int(0) > 0 else 'OFF' }}";
@@ -330,6 +335,26 @@ export function discoveryConfigs(input: DiscoveryInput): DiscoveryConfig[] {
           qos: 1,
         });
       }
+    }
+
+    if (input.healthOn?.(cam)) {
+      entity('binary_sensor', ['health'], {
+        name: 'Health',
+        device_class: 'problem',
+        entity_category: 'diagnostic',
+        state_topic: t.health(camera),
+        value_template: HEALTH_TEMPLATE,
+        payload_on: 'ON',
+        payload_off: 'OFF',
+        json_attributes_topic: t.health(camera),
+      });
+      if (control)
+        entity('button', ['health', 'reset'], {
+          ...looks({ name: 'Health reset', icon: 'mdi:camera-retake', category: 'config' }),
+          command_topic: commandTopic(baseTopic, camera, { kind: 'relearn' }),
+          payload_press: 'PRESS',
+          qos: 1,
+        });
     }
 
     const defaults = settings.default_labels;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../core/clock.js';
-import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
+import { healthOf, type CameraConfig, type CamerasNow, type Config } from '../config/index.js';
 import { argusVersion } from '../version.js';
 import { discoveryConfigs, discoveryFilter } from './ha-configs.js';
 import type { Inbox, Output } from './mqtt-output.js';
@@ -63,6 +63,8 @@ export class Discovery {
     private readonly cfg: Pick<Config, 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
       /** `speed_unit`: the calibrated zones' speed sensors' unit (absent: km/h). */
       events?: Pick<Config['events'], 'speed_unit'>;
+      /** Camera health's defaults: absent, no camera's health is announced. */
+      health?: Config['health'];
     },
     /** The cameras that run (with the mode and the runtime changes on them): those announced. */
     private readonly cameras: CamerasNow,
@@ -113,6 +115,7 @@ export class Discovery {
       version: this.version,
       speedUnit: this.cfg.events?.speed_unit,
       fleet: fleet && { box: fleet.box },
+      healthOn: this.cfg.health && healthOnOf(this.cfg.health),
     };
     const configs = discoveryConfigs({ ...input, cameras: this.cameras() });
     this.fileTopics = fleet
@@ -159,3 +162,9 @@ export class Discovery {
     this.timer = null;
   }
 }
+
+/** Whether a camera's health is watched: its own `health.enabled`, or the defaults'. */
+const healthOnOf =
+  (defaults: Config['health']) =>
+  (cam: CameraConfig): boolean =>
+    healthOf(defaults, cam.health).enabled;

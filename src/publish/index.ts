@@ -18,6 +18,7 @@ export {
   type CrossingPayload,
   type DetectionsPayload,
   type EventPayload,
+  type HealthPayload,
   type SnapshotPayload,
   type ClipPayload,
   type StatsPayload,

@@ -50,6 +50,8 @@ export interface TopicMap {
   numberState: { payload: number; qos: 1; retain: true };
   /** The active arming mode (`none`: no mode). */
   modeState: { payload: string; qos: 1; retain: true };
+  /** A camera's health (ok, or a fault with since and its measure), on every change. */
+  health: { payload: HealthPayload; qos: 1; retain: true };
   /** A Home Assistant entity's discovery config, under `home_assistant.discovery_prefix`. */
   discovery: { payload: Record<string, unknown>; qos: 1; retain: true };
 }
@@ -108,6 +110,7 @@ export const topics = (base: string) => ({
   numberState: (camera: string, ref: SettingRef) =>
     topic<'numberState'>(`${settingTopic(base, camera, ref)}/state`),
   modeState: topic<'modeState'>(`${base}/mode/state`),
+  health: (camera: string) => topic<'health'>(`${base}/cameras/${camera}/health`),
   events: topic<'events'>(`${base}/events`),
   crossings: topic<'crossings'>(`${base}/crossings`),
   stats: topic<'stats'>(`${base}/stats`),
@@ -117,6 +120,19 @@ export const topics = (base: string) => ({
 });
 
 export type Topics = ReturnType<typeof topics>;
+
+/** A camera's health (src/health; docs/mqtt.md says what each fault means and its measure). */
+export interface HealthPayload {
+  state: 'ok' | 'blackout' | 'frozen' | 'covered' | 'moved' | 'defocused';
+  /** Since when the state holds (ISO 8601). */
+  since: string;
+  /** The fault's measure; absent when ok. */
+  measure?: number;
+  /** Every fault that holds, the state's first. */
+  faults: string[];
+  /** The time of day's reference is being learnt: only blackout and frozen are judged meanwhile. */
+  learning: boolean;
+}
 
 export interface CameraStatusPayload {
   camera: string;

@@ -57,6 +57,8 @@ export class Bus {
   readonly availability = new Channel<[ModelAvailability]>();
   /** A line's counts back to 0 (control → the events part): false when it runs no such line. */
   readonly lineReset = new Request<[camera: string, line: string], boolean>();
+  /** A camera's health references learnt again (control → the health part): false with health off. */
+  readonly relearn = new Request<[camera: string], boolean>();
   /** A camera's event faults changed (the events part → the camera statuses). */
   readonly faults = new Channel<[camera: string]>();
 }

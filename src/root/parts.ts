@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
-import type { Result } from '../core/frame.js';
+import type { Frame, Result } from '../core/frame.js';
 import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { FrameFit, ObjectEvents, type ClipSource, type EventStore } from '../events/index.js';
 import type { FootageRanges } from '../record/index.js';
@@ -31,6 +31,8 @@ export interface Part {
   readonly name: string;
   start?(): unknown;
   stop?(): unknown;
+  /** A received frame (ingest's, before the scheduler): the health part samples them. */
+  onFrame?(f: Frame): void;
   onResult?(r: Result): void;
   /** An answered frame as tracking saw it (the events part makes it, before this is heard). */
   onTracked?(t: TrackedResult): void;
@@ -159,6 +161,7 @@ export function reportingParts(
   config: Pick<Config, 'events' | 'home_assistant' | 'mqtt' | 'control' | 'modes'> & {
     state_dir?: string | undefined;
     http?: Pick<Config['http'], 'public_url'>;
+    health?: Config['health'];
   },
   deps: ReportingDeps,
 ): Reporting {

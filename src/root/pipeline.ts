@@ -6,6 +6,7 @@ import { Control, type ApplyOutcome } from '../control/index.js';
 import type { CameraConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { EventStore } from '../events/index.js';
+import { CameraHealth } from '../health/index.js';
 import { FootageRanges } from '../record/index.js';
 import { Fleet } from '../fleet/index.js';
 import { createMetrics, HttpServer, LiveView } from '../http/index.js';
@@ -103,6 +104,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     apply: env.apply,
     // Heard during start-up, a reset waits for the start: the line counts are loaded by then.
     resetLine: async (camera, line) => (await env.started(), bus.lineReset.ask(camera, line)),
+    relearnHealth: async (camera) => (await env.started(), bus.relearn.ask(camera)),
   });
   await control.load();
   // With fleet:, the cameras etcd gives this box: none yet, they come as the fleet takes them.
@@ -152,6 +154,13 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     onFault: bus.faults.emit,
   });
   const { discovery, detections, events, statuses, frameFit, latency } = reporting;
+  const health = new CameraHealth(running.cameras, config.health, {
+    out: output,
+    topics: t,
+    clock,
+    log: stage('health'),
+    stateDir: config.state_dir,
+  });
   const sources = { scheduler, ingest, models, output };
   const stats = new StatsPublisher(config, sources, { out: output, topics: t, clock });
   const view = new LiveView(config.http, {
@@ -165,25 +174,28 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     eventFaults: events.faults,
     lineCounts: () => events.lineCountsNow(),
     cameras: running.cameras,
+    health,
     clips: events,
     fleet: fleet && { view: () => fleet.view(), fileCameras: () => control.cameras() },
-    metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults }),
+    metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults, health }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).
   const parts = new Parts(
-    [discovery, control, view, events, detections, statuses, frameFit, latency],
+    [discovery, control, view, health, events, detections, statuses, frameFit, latency],
     stage('parts'),
     clock,
   );
 
   // The journeys: a frame to its messages, a status, a command's line reset, a fault.
   bus.frames.on((f) => scheduler.push(f));
+  bus.frames.on((f) => parts.tell('onFrame', f));
   bus.modelsSwitched.on((names) => scheduler.modelsChanged(names));
   bus.results.on((r) => parts.tell('onResult', r));
   bus.tracked.on((tracked) => parts.tell('onTracked', tracked));
   bus.detectorErrors.on((camera, message) => parts.tell('onDetectorError', camera, message));
   bus.statuses.on((s) => parts.tell('onCameraStatus', s));
   bus.lineReset.handle((camera, line) => events.resetLine(camera, line));
+  bus.relearn.handle((camera) => health.relearn(camera));
   bus.faults.on((camera) => statuses.faultsChanged(camera));
   running.onCameras((before) => parts.tell('camerasChanged', before));
 

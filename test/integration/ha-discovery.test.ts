@@ -40,6 +40,8 @@ const gate = (zones: string[]) => ({
 });
 
 const topic = (component: string, id: string) => `homeassistant/${component}/argus/argus-${id}/config`;
+/** Each camera's health problem sensor (health is on by default; issue 49). */
+const healthTopic = (camera: string) => topic('binary_sensor', `${camera}-health`);
 const labelTopics = (camera: string, label: string) => [
   topic('binary_sensor', `${camera}-${label}-occupancy`),
   topic('sensor', `${camera}-${label}-count`),
@@ -51,12 +53,13 @@ const zoneTopics = (zone: string, label: string) => [
   topic('sensor', `gate-zone-${zone}-${label}-dwell`),
 ];
 const GATE = [
+  healthTopic('gate'),
   ...labelTopics('gate', 'bright'),
   ...labelTopics('gate', 'red'),
   topic('sensor', 'gate-line-road-bright-north-count'),
   topic('sensor', 'gate-line-road-bright-south-count'),
 ];
-const YARD = labelTopics('yard', 'bright');
+const YARD = [healthTopic('yard'), ...labelTopics('yard', 'bright')];
 const STATUS = topic('binary_sensor', 'status');
 
 /**
@@ -129,6 +132,7 @@ describe('Home Assistant discovery, end to end (argus run, a real broker)', () =
     const published = [
       'argus/status',
       'argus/cameras/gate/bright',
+      'argus/cameras/gate/health',
       'argus/cameras/gate/zones/lawn/bright',
       'argus/cameras/gate/lines/road/bright/north',
       'argus/cameras/gate/lines/road/bright/south',
@@ -182,7 +186,7 @@ describe('Home Assistant discovery, end to end (argus run, a real broker)', () =
     await writeDaemonConfig(dir, settings({ gate: gate([]), porch: { url: GREY, fps: 1 } }));
     const restart = discovery().length;
     daemon = startDaemon(t, config);
-    const third = [STATUS, ...GATE, ...labelTopics('porch', 'bright')];
+    const third = [STATUS, ...GATE, healthTopic('porch'), ...labelTopics('porch', 'bright')];
     await live.waitFor('the zone deleted', () =>
       zoneTopics('drive', 'red').every((z) =>
         discovery()
@@ -272,9 +276,10 @@ describe('Home Assistant discovery, end to end (argus run, a real broker)', () =
       id('line-fence-bright-in-count'),
       id('line-fence-red-out-count'),
     ];
-    // Argus; per label 3; road's bright 4 (with speed), door's red 3; the line's 2 labels × 2 directions.
-    const configs = await retainedConfigs(t, broker.url, 1 + 2 * 3 + 4 + 3 + 2 * 2);
-    assert.equal(configs.size, 1 + 2 * 3 + 4 + 3 + 2 * 2);
+    // Argus; the camera's health; per label 3; road's bright 4 (with speed), door's red 3; the
+    // line's 2 labels × 2 directions.
+    const configs = await retainedConfigs(t, broker.url, 1 + 1 + 2 * 3 + 4 + 3 + 2 * 2);
+    assert.equal(configs.size, 1 + 1 + 2 * 3 + 4 + 3 + 2 * 2);
     for (const w of wanted) assert.ok(configs.has(w), `${w} announced`);
     assert.ok(!configs.has(id('zone-door-red-speed')), 'no speed sensor for a zone not calibrated');
     for (const [topic, payload] of configs) assert.deepEqual(discoveryProblems(topic, payload), []);

@@ -38,6 +38,7 @@ const LAYERS = [
   'draw',
   'broker',
   'publish',
+  'health',
   'events',
   'control',
   'fleet',

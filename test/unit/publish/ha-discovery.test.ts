@@ -13,7 +13,7 @@ const zone = (name: string) => `      ${name}:\n        points: [[0, 0], [9, 0],
 /** Control off unless asked: the control entities have a test of their own. */
 function configOf(cameras: string[], ha = 'enabled: true', control = 'enabled: false'): Config {
   return parseConfig(
-    `model:\n  path: m.onnx\nhome_assistant:\n  ${ha}\ncontrol:\n  ${control}\ncameras:\n${cameras.join('')}`,
+    `model:\n  path: m.onnx\nhealth:\n  enabled: false\nhome_assistant:\n  ${ha}\ncontrol:\n  ${control}\ncameras:\n${cameras.join('')}`,
     'c.yaml',
     {},
   ).config;

@@ -46,6 +46,7 @@ function topicsOf(cfg: Config): { published: Map<string, string[]>; filters: str
     modeState: () => add(t.modeState, 'modeState'),
     cameraStatus: () => each((c) => add(t.cameraStatus(c), 'cameraStatus', c)),
     detections: () => each((c) => add(t.detections(c), 'detections', c)),
+    health: () => each((c) => add(t.health(c), 'health', c)),
     count: () => labels((c, l) => add(t.count(c, l), 'count', c, l)),
     countActive: () => labels((c, l) => add(t.countActive(c, l), 'countActive', c, l)),
     snapshot: () => labels((c, l) => add(t.snapshot(c, l), 'snapshot', c, l)),
