@@ -72,6 +72,11 @@ export interface ControlDeps {
    * pipeline has no such line (a reload in progress may not have made it yet).
    */
   resetLine: (camera: string, line: string) => Promise<boolean>;
+  /**
+   * The runtime state changed here (a command, a refused change undone, a stale change dropped):
+   * these cameras' changes, and the mode where `mode`. With `fleet:`, written to etcd.
+   */
+  onStateChange?: (cameras: string[], mode: boolean) => void;
 }
 
 /** The file in the state directory (its name: state/layout.ts). */
@@ -144,6 +149,58 @@ export class Control {
     return this.file.control.enabled;
   }
 
+  /** Tells `onStateChange` of every camera of the file (and the mode, where `mode`). */
+  private stateChanged(cameras: string[] = Object.keys(this.file.cameras), mode = true): void {
+    this.deps.onStateChange?.(cameras, mode);
+  }
+
+  /** One camera's runtime changes as JSON, `{ key: { value, base } }` (what a fleet keeps in etcd). */
+  overridesOf(camera: string): string {
+    return JSON.stringify(own(this.state.overrides, camera) ?? {});
+  }
+
+  /**
+   * Takes a camera's runtime changes from the box that ran it before (etcd), before it starts
+   * here: kept in control.json, applied with the camera. Changes out of range are dropped (one
+   * line each, as at load); throws on a document that is no camera's changes.
+   */
+  adoptOverrides(camera: string, json: string): void {
+    const keys = z.record(z.string(), overrideSchema).parse(JSON.parse(json));
+    const { state, problems } = checkStored({
+      mode: this.state.mode,
+      overrides: Object.assign(namedRecord(), { [camera]: Object.assign(namedRecord(), keys) }),
+    });
+    for (const { key, value, error } of problems)
+      this.deps.log.warn({ camera, setting: key, value }, `control: a runtime change kept in etcd is out of range (${error}): dropped`);
+    const kept = own(state.overrides, camera);
+    if (kept) this.state.overrides[camera] = kept;
+    else delete this.state.overrides[camera];
+    this.store?.save(this.state);
+  }
+
+  /** The active mode (what a fleet keeps in etcd). */
+  mode(): string {
+    return this.state.mode;
+  }
+
+  /**
+   * Takes the mode another box of the fleet set: true where it is one of the file's (and is now
+   * active: the caller applies the cameras), false where this file has no such mode (logged).
+   */
+  adoptMode(mode: string): boolean {
+    if (mode !== NO_MODE && !own(this.file.modes, mode)) {
+      this.deps.log.warn({ mode }, `control: the fleet's mode '${mode}' is not in this box's file; kept as it is`);
+      return false;
+    }
+    if (mode === this.state.mode) return false;
+    const touched = this.enterMode(mode);
+    this.store?.save(this.state);
+    this.deps.log.info({ mode }, 'control: mode changed by another box of the fleet');
+    // The changes the mode replaced, for the cameras this box owns.
+    this.stateChanged(touched, false);
+    return true;
+  }
+
   /**
    * Reads the state kept by the last run (a missing or corrupt file: none). A change no setting's
    * range takes (an edited file: `fps` -5, `detect` 7) is dropped, one line each, so the file's
@@ -187,6 +244,7 @@ export class Control {
     if (dropped.length || state.mode !== this.state.mode) {
       this.state = state;
       this.store?.save(state);
+      this.stateChanged();
     }
     return { ...config, cameras };
   }
@@ -299,6 +357,7 @@ export class Control {
     else keys[req.key] = { value, base };
     if (Object.keys(keys).length === 0) delete this.state.overrides[req.camera];
     this.store?.save(this.state);
+    this.stateChanged([req.camera], false);
     this.deps.log.info(
       { camera: req.camera, setting: req.key, value, client: by },
       'control: camera setting changed',
@@ -323,6 +382,7 @@ export class Control {
     if (result.outcome === 'refused') {
       this.state = before;
       this.store?.save(before);
+      this.stateChanged();
       const error = `refused: ${result.reason}; nothing changed`;
       this.deps.log.warn(`control: ${error}`);
       return { ok: false, status: 500, error, applied: false };
@@ -353,7 +413,19 @@ export class Control {
       };
     if (mode === this.state.mode) return this.kept(false);
     const before = copyState(this.state);
-    // The mode's own settings win over earlier runtime changes of the same keys.
+    const touched = this.enterMode(mode);
+    this.store?.save(this.state);
+    this.stateChanged(touched, true);
+    this.deps.log.info({ mode, client: by }, 'control: mode changed');
+    return this.applied(before);
+  }
+
+  /**
+   * Makes `mode` the active one: the mode's own settings win over earlier runtime changes of the
+   * same keys (dropped). Returns the cameras whose changes it dropped.
+   */
+  private enterMode(mode: string): string[] {
+    const touched: string[] = [];
     for (const [cam, sw] of Object.entries(own(this.file.modes, mode)?.cameras ?? {})) {
       const keys = own(this.state.overrides, cam);
       if (!keys) continue;
@@ -362,13 +434,13 @@ export class Control {
         if (!ref) continue;
         const named =
           ref.kind === 'camera' ? sw[ref.key] !== undefined : own(sw[ref.kind], ref.name) !== undefined;
-        if (named) delete keys[key];
+        if (!named) continue;
+        delete keys[key];
+        if (!touched.includes(cam)) touched.push(cam);
       }
     }
     this.state.mode = mode;
-    this.store?.save(this.state);
-    this.deps.log.info({ mode, client: by }, 'control: mode changed');
-    return this.applied(before);
+    return touched;
   }
 
   /** Publishes every setting's state (and the mode), retained; from now on each change's. */

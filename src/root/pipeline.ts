@@ -103,11 +103,35 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     apply: env.apply,
     // Heard during start-up, a reset waits for the start: the line counts are loaded by then.
     resetLine: async (camera, line) => (await env.started(), bus.lineReset.ask(camera, line)),
+    // With fleet:, the settings follow each camera to its next box (and the mode to every box).
+    onStateChange: (cameras, mode) => {
+      for (const c of cameras) fleet?.cameraStateChanged(c, 'control');
+      if (mode) fleet?.globalChanged('mode');
+    },
   });
   await control.load();
   // With fleet:, the cameras etcd gives this box: none yet, they come as the fleet takes them.
+  // A camera's line counts and runtime changes are kept in etcd too, and taken by its next box.
   const fleet = file.fleet
-    ? new Fleet(file.fleet, { log: stage('fleet'), clock, secrets, apply: env.apply })
+    ? new Fleet(file.fleet, {
+        log: stage('fleet'),
+        clock,
+        secrets,
+        apply: env.apply,
+        follow: {
+          cameras: {
+            control: {
+              read: (c) => control.overridesOf(c),
+              adopt: (c, v) => control.adoptOverrides(c, v),
+            },
+            line_counts: {
+              read: (c) => events.lineCountsOf(c),
+              adopt: (c, v) => events.adoptLineCounts(c, v),
+            },
+          },
+          globals: { mode: { read: () => control.mode(), adopt: (v) => control.adoptMode(v) } },
+        },
+      })
     : undefined;
   const select = (cameras: Record<string, CameraConfig>): Record<string, CameraConfig> =>
     fleet ? fleet.select(cameras) : cameras;
@@ -150,6 +174,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     owner: fleet && ((camera) => fleet.ownership(camera)),
     onTracked: bus.tracked.emit,
     onFault: bus.faults.emit,
+    ...(fleet ? { onLineCounts: (camera: string) => fleet.cameraStateChanged(camera, 'line_counts') } : {}),
   });
   const { discovery, detections, events, statuses, frameFit, latency } = reporting;
   const sources = { scheduler, ingest, models, output };
