@@ -171,7 +171,10 @@ export class Control {
       overrides: Object.assign(namedRecord(), { [camera]: Object.assign(namedRecord(), keys) }),
     });
     for (const { key, value, error } of problems)
-      this.deps.log.warn({ camera, setting: key, value }, `control: a runtime change kept in etcd is out of range (${error}): dropped`);
+      this.deps.log.warn(
+        { camera, setting: key, value },
+        `control: a runtime change kept in etcd is out of range (${error}): dropped`,
+      );
     const kept = own(state.overrides, camera);
     if (kept) this.state.overrides[camera] = kept;
     else delete this.state.overrides[camera];
@@ -189,7 +192,10 @@ export class Control {
    */
   adoptMode(mode: string): boolean {
     if (mode !== NO_MODE && !own(this.file.modes, mode)) {
-      this.deps.log.warn({ mode }, `control: the fleet's mode '${mode}' is not in this box's file; kept as it is`);
+      this.deps.log.warn(
+        { mode },
+        `control: the fleet's mode '${mode}' is not in this box's file; kept as it is`,
+      );
       return false;
     }
     if (mode === this.state.mode) return false;

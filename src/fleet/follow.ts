@@ -35,8 +35,7 @@ export interface GlobalKind {
 
 /** What a write is guarded by: the camera's ownership, or this box's membership. */
 export type Guard =
-  | { kind: 'owner'; camera: string; owner: CameraOwner }
-  | { kind: 'member'; box: string; lease: string };
+  { kind: 'owner'; camera: string; owner: CameraOwner } | { kind: 'member'; box: string; lease: string };
 
 /** The few etcd operations the state needs (Fleet's client; a fake in the unit tests). */
 export interface StateKv {
@@ -187,7 +186,10 @@ export class Follow {
         k.adopt(camera, got.value);
         adopted.push(kind);
       } catch (err) {
-        this.deps.log.warn({ camera, key, err: this.deps.say(err) }, 'fleet: state kept in etcd unreadable; the local copy stays');
+        this.deps.log.warn(
+          { camera, key, err: this.deps.say(err) },
+          'fleet: state kept in etcd unreadable; the local copy stays',
+        );
       }
     }
     return adopted;
