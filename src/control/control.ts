@@ -77,6 +77,11 @@ export interface ControlDeps {
    * these cameras' changes, and the mode where `mode`. With `fleet:`, written to etcd.
    */
   onStateChange?: (cameras: string[], mode: boolean) => void;
+  /**
+   * With `fleet:`, whether this box runs a camera: the retained states of a camera are published
+   * by the box that runs it (whose settings are the camera's), those of the others left to them.
+   */
+  runsHere?: (camera: string) => boolean;
 }
 
 /** The file in the state directory (its name: state/layout.ts). */
@@ -468,19 +473,21 @@ export class Control {
       next.set(topic, payload);
       if (this.published.get(topic) !== payload) put();
     };
+    /** With `fleet:`, the states of the file's cameras another box runs: its to publish, not cleared here. */
+    const elsewhere = new Set<string>();
     send(topics.modeState, this.state.mode, () => this.mqtt.state(topics.modeState, this.state.mode));
-    for (const [name, cam] of Object.entries(this.cameras()))
+    for (const [name, cam] of Object.entries(this.cameras())) {
+      const here = this.deps.runsHere?.(name) ?? true;
       for (const ref of settingsOf(cam)) {
         const v = readSetting(cam, ref)!;
-        if (isNumber(ref)) {
-          const t = topics.numberState(name, ref);
-          send(t, String(v), () => this.mqtt.state(t, v as number));
-        } else {
-          const t = topics.switchState(name, ref);
-          send(t, onOff(v as boolean), () => this.mqtt.state(t, onOff(v as boolean)));
-        }
+        const t = isNumber(ref) ? topics.numberState(name, ref) : topics.switchState(name, ref);
+        if (!here) elsewhere.add(t);
+        else if (isNumber(ref)) send(t, String(v), () => this.mqtt.state(t, v as number));
+        else send(t, onOff(v as boolean), () => this.mqtt.state(t, onOff(v as boolean)));
       }
-    for (const topic of this.published.keys()) if (!next.has(topic)) this.deps.out.state(topic, '');
+    }
+    for (const topic of this.published.keys())
+      if (!next.has(topic) && !elsewhere.has(topic)) this.deps.out.state(topic, '');
     this.published = next;
   }
 

@@ -95,7 +95,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   await begin('mqtt', output);
 
   // The cameras that run: the file's, with the mode and runtime changes kept in the state dir.
-  const control = new Control(file, {
+  const control: Control = new Control(file, {
     log: stage('control'),
     clock,
     out: output,
@@ -104,6 +104,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     // Heard during start-up, a reset waits for the start: the line counts are loaded by then.
     resetLine: async (camera, line) => (await env.started(), bus.lineReset.ask(camera, line)),
     // With fleet:, the settings follow each camera to its next box (and the mode to every box).
+    ...(file.fleet ? { runsHere: (camera: string): boolean => !!fleet?.ownership(camera) } : {}),
     onStateChange: (cameras, mode) => {
       for (const c of cameras) fleet?.cameraStateChanged(c, 'control');
       if (mode) fleet?.globalChanged('mode');
@@ -112,7 +113,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   await control.load();
   // With fleet:, the cameras etcd gives this box: none yet, they come as the fleet takes them.
   // A camera's line counts and runtime changes are kept in etcd too, and taken by its next box.
-  const fleet = file.fleet
+  const fleet: Fleet | undefined = file.fleet
     ? new Fleet(file.fleet, {
         log: stage('fleet'),
         clock,
