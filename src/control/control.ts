@@ -73,15 +73,17 @@ export interface ControlDeps {
    */
   resetLine: (camera: string, line: string) => Promise<boolean>;
   /**
-   * The runtime state changed here (a command, a refused change undone, a stale change dropped):
-   * these cameras' changes, and the mode where `mode`. With `fleet:`, written to etcd.
+   * The runtime changes of these cameras changed here (a command, a mode, a refused change undone,
+   * a stale change dropped). With `fleet:`, written to etcd.
    */
-  onStateChange?: (cameras: string[], mode: boolean) => void;
+  onStateChange?: (cameras: string[]) => void;
+  /** The mode changed here (a command, a refused change undone). With `fleet:`, written to etcd. */
+  onModeChange?: () => void;
   /**
    * With `fleet:`, whether this box runs a camera: the retained states of a camera are published
    * by the box that runs it (whose settings are the camera's), those of the others left to them.
    */
-  runsHere?: (camera: string) => boolean;
+  runsHere?: ((camera: string) => boolean) | undefined;
 }
 
 /** The file in the state directory (its name: state/layout.ts). */
@@ -156,7 +158,8 @@ export class Control {
 
   /** Tells `onStateChange` of every camera of the file (and the mode, where `mode`). */
   private stateChanged(cameras: string[] = Object.keys(this.file.cameras), mode = true): void {
-    this.deps.onStateChange?.(cameras, mode);
+    if (cameras.length) this.deps.onStateChange?.(cameras);
+    if (mode) this.deps.onModeChange?.();
   }
 
   /** One camera's runtime changes as JSON, `{ key: { value, base } }` (what a fleet keeps in etcd). */

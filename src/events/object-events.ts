@@ -61,7 +61,7 @@ export interface ObjectEventsDeps {
   /** With `fleet:`, the box that runs a camera and its epoch, which its events carry. */
   owner?: OwnerOf | undefined;
   /** A camera's line counts changed (with `fleet:`, written to etcd). */
-  onLineCounts?: (camera: string) => void;
+  onLineCounts?: ((camera: string) => void) | undefined;
 }
 
 /**

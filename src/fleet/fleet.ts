@@ -134,9 +134,9 @@ export class Fleet {
     return o && o.box === this.cfg.name ? { box: o.box, epoch: o.epoch } : undefined;
   }
 
-  /** A camera's state of `kind` (follow.ts) changed on this box: written to etcd where it owns it. */
-  cameraStateChanged(camera: string, kind: string): void {
-    this.follow.cameraChanged(camera, kind);
+  /** Cameras' state of `kind` (follow.ts) changed on this box: written to etcd where it owns them. */
+  cameraStateChanged(kind: string, cameras: readonly string[]): void {
+    for (const camera of cameras) this.follow.cameraChanged(camera, kind);
   }
 
   /** A global setting (follow.ts) changed on this box: written to etcd. */

@@ -184,7 +184,7 @@ export function reportingParts(
     onFault: deps.onFault,
     onTracked: deps.onTracked,
     owner: deps.owner,
-    ...(deps.onLineCounts ? { onLineCounts: deps.onLineCounts } : {}),
+    onLineCounts: deps.onLineCounts,
   });
   const statuses = new CameraStatuses(cameras, {
     ...deps,

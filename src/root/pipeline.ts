@@ -95,7 +95,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   await begin('mqtt', output);
 
   // The cameras that run: the file's, with the mode and runtime changes kept in the state dir.
-  const control: Control = new Control(file, {
+  const control = new Control(file, {
     log: stage('control'),
     clock,
     out: output,
@@ -104,16 +104,14 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     // Heard during start-up, a reset waits for the start: the line counts are loaded by then.
     resetLine: async (camera, line) => (await env.started(), bus.lineReset.ask(camera, line)),
     // With fleet:, the settings follow each camera to its next box (and the mode to every box).
-    ...(file.fleet ? { runsHere: (camera: string): boolean => !!fleet?.ownership(camera) } : {}),
-    onStateChange: (cameras, mode) => {
-      for (const c of cameras) fleet?.cameraStateChanged(c, 'control');
-      if (mode) fleet?.globalChanged('mode');
-    },
+    onStateChange: (cameras) => bus.cameraState.emit('control', cameras),
+    onModeChange: bus.modeChanged.emit,
+    runsHere: file.fleet ? bus.runsHere.ask : undefined,
   });
   await control.load();
   // With fleet:, the cameras etcd gives this box: none yet, they come as the fleet takes them.
   // A camera's line counts and runtime changes are kept in etcd too, and taken by its next box.
-  const fleet: Fleet | undefined = file.fleet
+  const fleet = file.fleet
     ? new Fleet(file.fleet, {
         log: stage('fleet'),
         clock,
@@ -125,15 +123,15 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
               read: (c) => control.overridesOf(c),
               adopt: (c, v) => control.adoptOverrides(c, v),
             },
-            line_counts: {
-              read: (c) => events.lineCountsOf(c),
-              adopt: (c, v) => events.adoptLineCounts(c, v),
-            },
+            line_counts: { read: bus.lineCountsOf.ask, adopt: bus.adoptLineCounts.ask },
           },
           globals: { mode: { read: () => control.mode(), adopt: (v) => control.adoptMode(v) } },
         },
       })
     : undefined;
+  bus.cameraState.on((kind, cameras) => fleet?.cameraStateChanged(kind, cameras));
+  bus.modeChanged.on(() => fleet?.globalChanged('mode'));
+  bus.runsHere.handle((camera) => !!fleet?.ownership(camera));
   const select = (cameras: Record<string, CameraConfig>): Record<string, CameraConfig> =>
     fleet ? fleet.select(cameras) : cameras;
   const controlCameras = control.storedCameras(); // before the file's cameras drop the others
@@ -175,7 +173,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     owner: fleet && ((camera) => fleet.ownership(camera)),
     onTracked: bus.tracked.emit,
     onFault: bus.faults.emit,
-    ...(fleet ? { onLineCounts: (camera: string) => fleet.cameraStateChanged(camera, 'line_counts') } : {}),
+    onLineCounts: (camera) => bus.cameraState.emit('line_counts', [camera]),
   });
   const { discovery, detections, events, statuses, frameFit, latency } = reporting;
   const sources = { scheduler, ingest, models, output };
@@ -210,6 +208,8 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   bus.detectorErrors.on((camera, message) => parts.tell('onDetectorError', camera, message));
   bus.statuses.on((s) => parts.tell('onCameraStatus', s));
   bus.lineReset.handle((camera, line) => events.resetLine(camera, line));
+  bus.lineCountsOf.handle((camera) => events.lineCountsOf(camera));
+  bus.adoptLineCounts.handle((camera, json) => events.adoptLineCounts(camera, json));
   bus.faults.on((camera) => statuses.faultsChanged(camera));
   running.onCameras((before) => parts.tell('camerasChanged', before));
 

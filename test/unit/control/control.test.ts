@@ -432,7 +432,8 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
         topics: topics('argus'),
         apply: () => Promise.resolve({ outcome: 'applied' as const }),
         resetLine: () => Promise.resolve(true),
-        onStateChange: (cameras, mode) => told.push(`${cameras.join(',')}${mode ? ' +mode' : ''}`),
+        onStateChange: (cameras) => told.push(cameras.join(',')),
+        onModeChange: () => told.push('mode'),
       },
     );
     await control.load();
@@ -446,7 +447,7 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     await control.change({ kind: 'set', camera: 'porch', key: 'priority', value: '3' }, 'x');
     told.length = 0;
     await control.change({ kind: 'mode', mode: 'away' }, 'x');
-    assert.deepEqual(told, ['porch +mode']);
+    assert.deepEqual(told, ['porch', 'mode']);
     assert.equal(control.mode(), 'away');
 
     // Another box's changes of yard, taken with the camera: kept in control.json, in force.
@@ -472,6 +473,43 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     assert.equal(control.adoptMode('holiday'), false);
     assert.equal(control.mode(), 'home');
     assert.ok(lines.some((l) => /'holiday' is not in this box's file/.test(l.msg)));
-    assert.ok(told.every((x) => !x.includes('+mode')));
+    assert.ok(!told.includes('mode'));
+  });
+
+  it('with fleet: publishes the states of the cameras this box runs, and leaves the others’ topics alone (issue 48)', async (t) => {
+    const dir = await tempDir(t);
+    const cfg = file();
+    const out = new FakeOutput();
+    const runs = new Set(['porch']);
+    const control = new Control(
+      { ...cfg, state_dir: dir },
+      {
+        log: recordingLog().log,
+        clock: new FakeClock(),
+        out,
+        topics: topics('argus'),
+        apply: () => Promise.resolve({ outcome: 'applied' as const }),
+        resetLine: () => Promise.resolve(true),
+        runsHere: (camera) => runs.has(camera),
+      },
+    );
+    await control.load();
+    control.effective(cfg);
+    control.start();
+    const topicsSent = () => out.of('state').map((m) => m.topic);
+    assert.ok(topicsSent().includes('argus/mode/state'));
+    assert.ok(topicsSent().includes('argus/cameras/porch/fps/state'));
+    assert.ok(!topicsSent().some((x) => x.startsWith('argus/cameras/yard/')), 'yard runs elsewhere');
+    // yard taken over, porch handed on: yard's states published; porch's not cleared (its new box publishes them).
+    out.sent = [];
+    runs.add('yard');
+    runs.delete('porch');
+    control.camerasChanged();
+    assert.ok(topicsSent().includes('argus/cameras/yard/fps/state'));
+    assert.deepEqual(
+      out.of('state').filter((m) => m.topic.startsWith('argus/cameras/porch/')),
+      [],
+      'nothing sent on porch’s topics (no clearing)',
+    );
   });
 });
