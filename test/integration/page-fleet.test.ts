@@ -43,7 +43,8 @@ describe('the page’s fleet view (headless Chromium, real etcd)', { timeout: 24
         });
       const a = startDaemon(t, await configOf('a', 4, ['gpu']));
       const b = startDaemon(t, await configOf('b', 6, []));
-      const base = await httpBase(a.output);
+      // Generous: two daemons start side by side on a machine that may be busy.
+      const base = await httpBase(a.output, 120_000);
       const api = async (): Promise<FleetView> =>
         (await (await fetch(`${base}/api/fleet`)).json()) as FleetView;
 
