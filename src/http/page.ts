@@ -74,11 +74,12 @@ export const LIVE_PAGE = `<!doctype html>
   .counts li .tracked { color: #bbb; }
   .lines { display: flex; flex-wrap: wrap; gap: .3rem; margin: .3rem 0 0; padding: 0; list-style: none; }
   .lines li { background: #3a3420; border-radius: 3px; padding: 0 .4rem; }
-  #fleet { margin-bottom: 1rem; }
+  #fleet { margin-bottom: 1rem; overflow-x: auto; }
   #fleet table { width: 100%; border-collapse: collapse; font-size: .85rem; }
-  #fleet th, #fleet td { text-align: left; padding: .15rem .3rem; border-bottom: 1px solid #333; vertical-align: top; }
+  #fleet th, #fleet td { text-align: left; padding: .15rem .2rem; border-bottom: 1px solid #333; vertical-align: top; }
+  #fleet td.load { white-space: nowrap; } #fleet td.cameras { overflow-wrap: anywhere; } #fleet th { font-size: .8rem; color: #aaa; }
   #fleet td.alive { color: #7c7; } #fleet tr.gone td { color: #e77; }
-  #fleet-state.when { color: #999; font-size: .85rem; font-weight: normal; }
+  #fleet p { margin: .3rem 0 0; font-size: .85rem; } #fleet-state.when { color: #999; }
 </style>
 </head>
 <body>
@@ -87,10 +88,11 @@ export const LIVE_PAGE = `<!doctype html>
   <main id="cameras"></main>
   <aside>
     <section id="fleet" hidden>
-      <h2>Fleet <span id="fleet-state" class="when"></span></h2>
-      <table><thead><tr><th>box</th><th>labels</th><th>capacity</th><th>load</th><th>alive</th><th>cameras</th></tr></thead>
+      <h2>Fleet</h2>
+      <table><thead><tr><th>box</th><th>labels</th><th title="capacity">cap.</th><th>load</th><th>alive</th><th>cameras</th></tr></thead>
       <tbody id="fleet-members"></tbody></table>
       <p id="fleet-unplaced" class="why" hidden></p>
+      <p id="fleet-state" class="when"></p>
     </section>
     <h2>Events <select id="camera-filter" aria-label="camera"><option value="">all cameras</option></select></h2>
     <ul id="events"></ul>

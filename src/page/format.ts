@@ -92,7 +92,7 @@ export interface FleetRow {
   box: string;
   labels: string;
   capacity: number | null;
-  /** Cameras run ÷ capacity, as `2 / 4 (50 %)`; empty for a box no longer alive. */
+  /** Cameras run ÷ capacity, as `2/4 · 50 %`; empty for a box no longer alive. */
   load: string;
   /** Whether etcd holds its lease (a member); a box only named as an owner is not. */
   alive: boolean;
@@ -114,11 +114,11 @@ export function fleetRows(view: FleetView): FleetRow[] {
       capacity: m.capacity,
       load:
         m.cameras.length +
-        ' / ' +
+        '/' +
         m.capacity +
-        ' (' +
+        ' · ' +
         Math.round((100 * m.cameras.length) / m.capacity) +
-        ' %)',
+        ' %',
       alive: true,
       here: m.name === view.box,
       cameras: [...m.cameras].sort(),

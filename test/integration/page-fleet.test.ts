@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { FleetView } from '../../src/fleet/index.js';
 import { chromiumSkip as chromiumSkipFor, launchChromium } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
-import { tempDir } from '../helpers/env.js';
+import { repoRoot, tempDir } from '../helpers/env.js';
 import { needsEtcd, startEtcdCluster } from '../helpers/etcd.js';
 import { startBroker } from '../helpers/mqtt.js';
 
@@ -15,6 +17,8 @@ import { startBroker } from '../helpers/mqtt.js';
  */
 
 const chromiumSkip = chromiumSkipFor('fleet page test');
+/** Where the page's screenshots are kept: CI's artefacts (.ci/run prints where). */
+const ARTIFACTS = process.env.ARGUS_ARTIFACTS_DIR ?? join(repoRoot, 'artifacts');
 /** Cheap cameras: still grey pictures, one frame a second, no detection. */
 const camera = { url: 'lavfi:color=c=0x404040:s=160x120:r=1', fps: 1, detect: false };
 const CAMERAS = ['c1', 'c2', 'c3', 'c4'];
@@ -68,7 +72,7 @@ describe('the page’s fleet view (headless Chromium, real etcd)', { timeout: 24
             box: m.name,
             labels: m.labels.join(', '),
             capacity: String(m.capacity),
-            load: `${m.cameras.length} / ${m.capacity} (${Math.round((100 * m.cameras.length) / m.capacity)} %)`,
+            load: `${m.cameras.length}/${m.capacity} · ${Math.round((100 * m.cameras.length) / m.capacity)} %`,
             alive: 'alive',
             cameras: [...m.cameras].sort().join(', '),
           }));
@@ -92,6 +96,11 @@ describe('the page’s fleet view (headless Chromium, real etcd)', { timeout: 24
           v.members.length === 2 && v.members.reduce((n, m) => n + m.cameras.length, 0) === CAMERAS.length,
       );
       t.diagnostic(`box a's page: ${JSON.stringify(await rows())}`);
+      // The fleet section as docs/http.md shows it (and CI's artefacts).
+      await mkdir(ARTIFACTS, { recursive: true });
+      const png = join(ARTIFACTS, 'live-page-fleet.png');
+      await page.locator('#fleet').screenshot({ path: png });
+      await copyFile(png, join(repoRoot, 'docs', 'images', 'live-page-fleet.png'));
       assert.equal(await page.locator('#fleet').isVisible(), true);
       assert.match((await page.textContent('#fleet-state')) ?? '', /seen from a/);
       assert.match((await page.textContent('#fleet-members tr[data-box="a"] td.box')) ?? '', /\(this box\)/);
