@@ -77,6 +77,18 @@ export interface ControlDeps {
    * the camera's health is off. Absent: no health part (tools).
    */
   relearnHealth?: (camera: string) => Promise<boolean>;
+  /**
+   * The runtime changes of these cameras changed here (a command, a mode, a refused change undone,
+   * a stale change dropped). With `fleet:`, written to etcd.
+   */
+  onStateChange?: (cameras: string[]) => void;
+  /** The mode changed here (a command, a refused change undone). With `fleet:`, written to etcd. */
+  onModeChange?: () => void;
+  /**
+   * With `fleet:`, whether this box runs a camera: the retained states of a camera are published
+   * by the box that runs it (whose settings are the camera's), those of the others left to them.
+   */
+  runsHere?: ((camera: string) => boolean) | undefined;
 }
 
 /** The file in the state directory (its name: state/layout.ts). */
@@ -149,6 +161,65 @@ export class Control {
     return this.file.control.enabled;
   }
 
+  /** Tells `onStateChange` of every camera of the file (and the mode, where `mode`). */
+  private stateChanged(cameras: string[] = Object.keys(this.file.cameras), mode = true): void {
+    if (cameras.length) this.deps.onStateChange?.(cameras);
+    if (mode) this.deps.onModeChange?.();
+  }
+
+  /** One camera's runtime changes as JSON, `{ key: { value, base } }` (what a fleet keeps in etcd). */
+  overridesOf(camera: string): string {
+    return JSON.stringify(own(this.state.overrides, camera) ?? {});
+  }
+
+  /**
+   * Takes a camera's runtime changes from the box that ran it before (etcd), before it starts
+   * here: kept in control.json, applied with the camera. Changes out of range are dropped (one
+   * line each, as at load); throws on a document that is no camera's changes.
+   */
+  adoptOverrides(camera: string, json: string): void {
+    const keys = z.record(z.string(), overrideSchema).parse(JSON.parse(json));
+    const { state, problems } = checkStored({
+      mode: this.state.mode,
+      overrides: Object.assign(namedRecord(), { [camera]: Object.assign(namedRecord(), keys) }),
+    });
+    for (const { key, value, error } of problems)
+      this.deps.log.warn(
+        { camera, setting: key, value },
+        `control: a runtime change kept in etcd is out of range (${error}): dropped`,
+      );
+    const kept = own(state.overrides, camera);
+    if (kept) this.state.overrides[camera] = kept;
+    else delete this.state.overrides[camera];
+    this.store?.save(this.state);
+  }
+
+  /** The active mode (what a fleet keeps in etcd). */
+  mode(): string {
+    return this.state.mode;
+  }
+
+  /**
+   * Takes the mode another box of the fleet set: true where it is one of the file's (and is now
+   * active: the caller applies the cameras), false where this file has no such mode (logged).
+   */
+  adoptMode(mode: string): boolean {
+    if (mode !== NO_MODE && !own(this.file.modes, mode)) {
+      this.deps.log.warn(
+        { mode },
+        `control: the fleet's mode '${mode}' is not in this box's file; kept as it is`,
+      );
+      return false;
+    }
+    if (mode === this.state.mode) return false;
+    const touched = this.enterMode(mode);
+    this.store?.save(this.state);
+    this.deps.log.info({ mode }, 'control: mode changed by another box of the fleet');
+    // The changes the mode replaced, for the cameras this box owns.
+    this.stateChanged(touched, false);
+    return true;
+  }
+
   /**
    * Reads the state kept by the last run (a missing or corrupt file: none). A change no setting's
    * range takes (an edited file: `fps` -5, `detect` 7) is dropped, one line each, so the file's
@@ -192,6 +263,7 @@ export class Control {
     if (dropped.length || state.mode !== this.state.mode) {
       this.state = state;
       this.store?.save(state);
+      this.stateChanged();
     }
     return { ...config, cameras };
   }
@@ -313,6 +385,7 @@ export class Control {
     else keys[req.key] = { value, base };
     if (Object.keys(keys).length === 0) delete this.state.overrides[req.camera];
     this.store?.save(this.state);
+    this.stateChanged([req.camera], false);
     this.deps.log.info(
       { camera: req.camera, setting: req.key, value, client: by },
       'control: camera setting changed',
@@ -337,6 +410,7 @@ export class Control {
     if (result.outcome === 'refused') {
       this.state = before;
       this.store?.save(before);
+      this.stateChanged();
       const error = `refused: ${result.reason}; nothing changed`;
       this.deps.log.warn(`control: ${error}`);
       return { ok: false, status: 500, error, applied: false };
@@ -367,7 +441,19 @@ export class Control {
       };
     if (mode === this.state.mode) return this.kept(false);
     const before = copyState(this.state);
-    // The mode's own settings win over earlier runtime changes of the same keys.
+    const touched = this.enterMode(mode);
+    this.store?.save(this.state);
+    this.stateChanged(touched, true);
+    this.deps.log.info({ mode, client: by }, 'control: mode changed');
+    return this.applied(before);
+  }
+
+  /**
+   * Makes `mode` the active one: the mode's own settings win over earlier runtime changes of the
+   * same keys (dropped). Returns the cameras whose changes it dropped.
+   */
+  private enterMode(mode: string): string[] {
+    const touched: string[] = [];
     for (const [cam, sw] of Object.entries(own(this.file.modes, mode)?.cameras ?? {})) {
       const keys = own(this.state.overrides, cam);
       if (!keys) continue;
@@ -376,13 +462,13 @@ export class Control {
         if (!ref) continue;
         const named =
           ref.kind === 'camera' ? sw[ref.key] !== undefined : own(sw[ref.kind], ref.name) !== undefined;
-        if (named) delete keys[key];
+        if (!named) continue;
+        delete keys[key];
+        if (!touched.includes(cam)) touched.push(cam);
       }
     }
     this.state.mode = mode;
-    this.store?.save(this.state);
-    this.deps.log.info({ mode, client: by }, 'control: mode changed');
-    return this.applied(before);
+    return touched;
   }
 
   /** Publishes every setting's state (and the mode), retained; from now on each change's. */
@@ -404,19 +490,21 @@ export class Control {
       next.set(topic, payload);
       if (this.published.get(topic) !== payload) put();
     };
+    /** With `fleet:`, the states of the file's cameras another box runs: its to publish, not cleared here. */
+    const elsewhere = new Set<string>();
     send(topics.modeState, this.state.mode, () => this.mqtt.state(topics.modeState, this.state.mode));
-    for (const [name, cam] of Object.entries(this.cameras()))
+    for (const [name, cam] of Object.entries(this.cameras())) {
+      const here = this.deps.runsHere?.(name) ?? true;
       for (const ref of settingsOf(cam)) {
         const v = readSetting(cam, ref)!;
-        if (isNumber(ref)) {
-          const t = topics.numberState(name, ref);
-          send(t, String(v), () => this.mqtt.state(t, v as number));
-        } else {
-          const t = topics.switchState(name, ref);
-          send(t, onOff(v as boolean), () => this.mqtt.state(t, onOff(v as boolean)));
-        }
+        const t = isNumber(ref) ? topics.numberState(name, ref) : topics.switchState(name, ref);
+        if (!here) elsewhere.add(t);
+        else if (isNumber(ref)) send(t, String(v), () => this.mqtt.state(t, v as number));
+        else send(t, onOff(v as boolean), () => this.mqtt.state(t, onOff(v as boolean)));
       }
-    for (const topic of this.published.keys()) if (!next.has(topic)) this.deps.out.state(topic, '');
+    }
+    for (const topic of this.published.keys())
+      if (!next.has(topic) && !elsewhere.has(topic)) this.deps.out.state(topic, '');
     this.published = next;
   }
 

@@ -87,6 +87,7 @@ export class LineCounts {
   private counts: Counts = new Map();
   private readonly file: JsonFile<Counts> | undefined;
   private readonly defaultLabels: () => readonly string[];
+  private readonly onChange: (camera: string) => void;
 
   /**
    * Without a state directory (tools, tests) counts live in memory only. `defaultLabels`: the
@@ -95,9 +96,20 @@ export class LineCounts {
    */
   constructor(
     stateDir: string | undefined,
-    { defaultLabels, ...deps }: { clock: Clock; log: Logger; defaultLabels?: () => readonly string[] },
+    {
+      defaultLabels,
+      onChange,
+      ...deps
+    }: {
+      clock: Clock;
+      log: Logger;
+      defaultLabels?: () => readonly string[];
+      /** A camera's counts changed (a crossing, a reset): with `fleet:`, written to etcd. */
+      onChange?: (camera: string) => void;
+    },
   ) {
     this.defaultLabels = defaultLabels ?? (() => []);
+    this.onChange = onChange ?? (() => undefined);
     this.file =
       stateDir === undefined
         ? undefined
@@ -127,6 +139,7 @@ export class LineCounts {
     const n = (byDir.get(direction) ?? 0) + 1;
     byDir.set(direction, n);
     this.file?.save(this.counts);
+    this.onChange(camera);
     return n;
   }
 
@@ -179,7 +192,27 @@ export class LineCounts {
     const zeros = this.all({ [camera]: { ...cam, lines: { [line]: cam.lines[line]! } } });
     this.counts.get(camera)?.delete(line);
     this.file?.save(this.counts);
+    this.onChange(camera);
     return zeros.map((c) => ({ ...c, count: 0 }));
+  }
+
+  /** One camera's counts as JSON, `{ line: { label: { direction: n } } }` (what a fleet keeps in etcd). */
+  cameraCounts(camera: string): string {
+    const lines = this.counts.get(camera) ?? new Map<string, Map<string, Map<string, number>>>();
+    return JSON.stringify(record(lines, (labels) => record(labels, (dirs) => record(dirs, (n) => n))));
+  }
+
+  /**
+   * Replaces one camera's counts with those of `cameraCounts` (another box's, taken over with the
+   * camera); throws, naming the key, on a document that is no camera's counts.
+   */
+  adopt(camera: string, json: string): void {
+    const lines = level(JSON.parse(json), camera, (labels, p) =>
+      level(labels, p, (dirs, p) => level(dirs, p, crossingsAt)),
+    );
+    if (lines.size) this.counts.set(camera, lines);
+    else this.counts.delete(camera);
+    this.file?.save(this.counts);
   }
 
   /** Writes what is pending (at stop). */

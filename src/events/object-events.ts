@@ -60,6 +60,8 @@ export interface ObjectEventsDeps {
   onTracked?: (t: TrackedResult) => void;
   /** With `fleet:`, the box that runs a camera and its epoch, which its events carry. */
   owner?: OwnerOf | undefined;
+  /** A camera's line counts changed (with `fleet:`, written to etcd). */
+  onLineCounts?: ((camera: string) => void) | undefined;
 }
 
 /**
@@ -97,7 +99,12 @@ export class ObjectEvents {
     this.mqtt = new Publisher(deps.out);
     this.faults = new EventFaults({ clock, log, onChange: deps.onFault });
     const defaultLabels = deps.defaultLabels ?? (() => []);
-    this.lineCounts = new LineCounts(stateDir, { clock, log, defaultLabels });
+    this.lineCounts = new LineCounts(stateDir, {
+      clock,
+      log,
+      defaultLabels,
+      ...(deps.onLineCounts ? { onChange: deps.onLineCounts } : {}),
+    });
     this.snapshots = new Snapshots(events.snapshots, { ...deps, history });
     this.counts = new InViewCounts(this.mqtt, deps.topics, defaultLabels, events.speed_unit);
     const clipSource = deps.clipSource;
@@ -158,6 +165,19 @@ export class ObjectEvents {
   /** Every line's counts now, as their retained topics say. */
   lineCountsNow(): LineCount[] {
     return this.lineCounts.all(this.cameras());
+  }
+
+  /** One camera's line counts as JSON (with `fleet:`, what etcd keeps: line-counts.ts). */
+  lineCountsOf(camera: string): string {
+    return this.lineCounts.cameraCounts(camera);
+  }
+
+  /**
+   * Takes a camera's line counts from the box that ran it before (etcd), before it starts here:
+   * published as it starts (camerasChanged).
+   */
+  adoptLineCounts(camera: string, json: string): void {
+    this.lineCounts.adopt(camera, json);
   }
 
   /** Per zone of a camera, whole seconds the longest present object has been in it (none there: absent). */

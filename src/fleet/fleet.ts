@@ -6,6 +6,7 @@ import type { CameraOwner } from '../core/owner.js';
 import { systemClock, type Clock, type Timer } from '../core/clock.js';
 import { errorMessage } from '../core/errors.js';
 import { scrub } from '../redact.js';
+import { Follow, type CameraKind, type GlobalKind, type Guard, type StateKv } from './follow.js';
 import { place, type Member, type Placement } from './placement.js';
 
 /**
@@ -48,6 +49,11 @@ export interface FleetDeps {
   secrets: readonly string[];
   /** Brings the running cameras in line with `select()`; resolves once applied. */
   apply: () => Promise<unknown>;
+  /**
+   * The state that follows a camera to its new box (its line counts, its runtime settings) and
+   * the global settings (the mode), kept in etcd (follow.ts); none where absent.
+   */
+  follow?: { cameras: Record<string, CameraKind>; globals: Record<string, GlobalKind> };
 }
 
 /** A resync of members and owners at least this often, beside the watch. */
@@ -76,12 +82,67 @@ export class Fleet {
   private busy = false;
   private again = false;
   private readonly clock: Clock;
+  private readonly follow: Follow;
 
   constructor(
     private readonly cfg: FleetConfig,
     private readonly deps: FleetDeps,
   ) {
     this.clock = deps.clock ?? systemClock;
+    this.follow = new Follow({
+      kv: this.stateKv(),
+      log: deps.log,
+      clock: this.clock,
+      prefix: cfg.prefix,
+      box: cfg.name,
+      say: (err) => this.say(err),
+      ownership: (camera) => this.held(camera),
+      lease: () => (this.lease && !this.lease.revoked() ? this.leaseId : undefined),
+      cameras: deps.follow?.cameras ?? {},
+      globals: deps.follow?.globals ?? {},
+    });
+  }
+
+  /** The follow state's etcd operations, each guarded in one transaction. */
+  private stateKv(): StateKv {
+    return {
+      get: async (key) => {
+        const kv = (await this.client!.get(key).exec()).kvs[0];
+        return kv && { value: kv.value.toString(), mod: kv.mod_revision };
+      },
+      putIf: async (guard: Guard, key, value) => {
+        const c = this.client!;
+        const when =
+          guard.kind === 'owner'
+            ? c
+                .if(this.key('owners', guard.camera), 'Value', '==', guard.owner.box)
+                .and(this.key('owners', guard.camera), 'Create', '==', guard.owner.epoch)
+            : c.if(this.key('members', guard.box), 'Lease', '==', guard.lease);
+        const r = await when.then(c.put(key).value(value)).commit();
+        return r.succeeded ? r.header.revision : undefined;
+      },
+    };
+  }
+
+  /**
+   * This box's hold of a camera: while it runs it, and after it stopped it until its owner key is
+   * deleted (its last state is written in between).
+   */
+  private held(camera: string): Ownership | undefined {
+    const mine = this.ownership(camera);
+    if (mine) return mine;
+    const o = this.owners.get(camera);
+    return o && o.box === this.cfg.name ? { box: o.box, epoch: o.epoch } : undefined;
+  }
+
+  /** Cameras' state of `kind` (follow.ts) changed on this box: written to etcd where it owns them. */
+  cameraStateChanged(kind: string, cameras: readonly string[]): void {
+    for (const camera of cameras) this.follow.cameraChanged(camera, kind);
+  }
+
+  /** A global setting (follow.ts) changed on this box: written to etcd. */
+  globalChanged(kind: string): void {
+    this.follow.globalChanged(kind);
   }
 
   private key(kind: 'members' | 'owners', name = ''): string {
@@ -117,8 +178,10 @@ export class Fleet {
       const w = await this.client!.watch().prefix(`${this.cfg.prefix}/`).create();
       if (this.stopped) return void (await w.cancel());
       this.watcher = w;
-      w.on('put', () => this.kick());
-      w.on('delete', () => this.kick());
+      // Members, owners and global settings; a camera's state (written every second) is read when taken.
+      const matters = (kv: IKeyValue): boolean => !kv.key.toString().startsWith(`${this.cfg.prefix}/state/`);
+      w.on('put', (kv) => matters(kv) && this.kick());
+      w.on('delete', (kv) => matters(kv) && this.kick());
       w.on('connected', () => this.kick());
       w.on('error', (err) => this.deps.log.debug({ err: this.say(err) }, 'fleet: watch error'));
     } catch (err) {
@@ -225,6 +288,7 @@ export class Fleet {
       if (!lease || this.stopped) return;
       await this.read();
       this.connected = true;
+      if (await this.follow.sync()) await this.deps.apply();
       await this.settle(lease);
     } catch (err) {
       if (this.connected)
@@ -287,6 +351,8 @@ export class Fleet {
     if (changed) await this.deps.apply();
     changed = false;
     for (const [c, o] of release) {
+      // Its last line counts and settings, while the key is still ours, for the next owner.
+      await this.follow.flush(c);
       const r = await this.client!.if(this.key('owners', c), 'Mod', '==', o.mod)
         .then(this.client!.delete().key(this.key('owners', c)))
         .commit();
@@ -315,6 +381,7 @@ export class Fleet {
         .commit();
       if (!r.succeeded) continue;
       const epoch = Number(r.header.revision);
+      await this.adopt(c);
       this.mine.set(c, epoch);
       this.deps.log.info({ camera: c, epoch }, 'fleet: camera taken');
       changed = true;
@@ -322,11 +389,26 @@ export class Fleet {
     if (changed) await this.deps.apply();
   }
 
+  /** The state etcd keeps of a camera just taken, adopted before it starts (follow.ts). */
+  private async adopt(camera: string): Promise<void> {
+    try {
+      const kinds = await this.follow.take(camera);
+      if (kinds.length) this.deps.log.info({ camera, state: kinds }, 'fleet: camera state taken from etcd');
+    } catch (err) {
+      this.deps.log.warn(
+        { camera, err: this.say(err) },
+        "fleet: the camera's state kept in etcd could not be read; it starts with this box's copy",
+      );
+    }
+  }
+
   /** Stops reconciling; the cameras have stopped by now (stopped before): their keys and lease go. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) this.clock.clearTimeout(this.timer);
     await this.watcher?.cancel().catch(() => undefined);
+    // The cameras' last state, while their keys are still this box's.
+    await this.follow.stop();
     try {
       if (this.lease && !this.lease.revoked()) await this.lease.revoke();
     } catch (err) {

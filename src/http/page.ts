@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
  * The page at `/`: every camera's latest annotated frame with its state (and, when it is not
  * streaming, why), fps and the objects in view, its zones, lines and masks drawn over the frame
  * (an SVG overlay: the JPEG stays as the API serves it), its lines' counts, and its runtime settings to flip (switches,
- * fps, priority, a line's reset; the mode in the header); beside them the event history, newest
+ * fps, priority, a line's reset; the mode in the header); beside them, with `fleet:`, the fleet's
+ * boxes (labels, capacity, load, alive, the cameras each runs), and the event history, newest
  * first, with thumbnails, updated every two seconds; an event's snapshot opens on a click. It
  * reads only the routes of docs/http.md, so it shows what MQTT says: the cameras' filters have
  * applied. Text from the config or the model is set as text, never as HTML.
@@ -76,6 +77,12 @@ export const LIVE_PAGE = `<!doctype html>
   .counts li .tracked { color: #bbb; }
   .lines { display: flex; flex-wrap: wrap; gap: .3rem; margin: .3rem 0 0; padding: 0; list-style: none; }
   .lines li { background: #3a3420; border-radius: 3px; padding: 0 .4rem; }
+  #fleet { margin-bottom: 1rem; overflow-x: auto; }
+  #fleet table { width: 100%; border-collapse: collapse; font-size: .85rem; }
+  #fleet th, #fleet td { text-align: left; padding: .15rem .2rem; border-bottom: 1px solid #333; vertical-align: top; }
+  #fleet td.load { white-space: nowrap; } #fleet td.cameras { overflow-wrap: anywhere; } #fleet th { font-size: .8rem; color: #aaa; }
+  #fleet td.alive { color: #7c7; } #fleet tr.gone td { color: #e77; }
+  #fleet p { margin: .3rem 0 0; font-size: .85rem; } #fleet-state.when { color: #999; }
 </style>
 </head>
 <body>
@@ -83,6 +90,13 @@ export const LIVE_PAGE = `<!doctype html>
 <div class="layout">
   <main id="cameras"></main>
   <aside>
+    <section id="fleet" hidden>
+      <h2>Fleet</h2>
+      <table><thead><tr><th>box</th><th>labels</th><th title="capacity">cap.</th><th>load</th><th>alive</th><th>cameras</th></tr></thead>
+      <tbody id="fleet-members"></tbody></table>
+      <p id="fleet-unplaced" class="why" hidden></p>
+      <p id="fleet-state" class="when"></p>
+    </section>
     <h2>Events <select id="camera-filter" aria-label="camera"><option value="">all cameras</option></select></h2>
     <ul id="events"></ul>
     <p id="no-events" class="empty">No events yet.</p>

@@ -1,7 +1,7 @@
 /**
  * What the page reads from the HTTP API (docs/http.md), as it reads it: only the fields it uses.
  * The page runs in the browser and imports nothing from the daemon; these mirror the answers of
- * `GET /api/cameras`, `/api/control` and `/api/events`.
+ * `GET /api/cameras`, `/api/control`, `/api/events` and `/api/fleet`.
  */
 
 export type Point = [number, number];
@@ -94,6 +94,16 @@ export interface EventView {
   speed?: Speed | null;
   snapshot: { ts: string; path: string; score: number } | null;
   clip?: Clip | null;
+}
+
+/** `GET /api/fleet` (with `fleet:` only): this box's view of the fleet, as it last read etcd. */
+export interface FleetView {
+  box: string;
+  connected: boolean;
+  members: { name: string; capacity: number; labels: string[]; cameras: string[]; limit: number }[];
+  owners: Record<string, { box: string; epoch: number }>;
+  running: string[];
+  unplaced: string[];
 }
 
 /** A JSON answer, or an error saying what failed (the header shows it). */

@@ -2,7 +2,7 @@
  * The page's pure helpers: what it writes from the API's answers, with no DOM, so the unit tests
  * test what the browser runs (test/unit/page).
  */
-import type { CameraView, EventView, LiveObject, Point, Speed } from './api.js';
+import type { CameraView, EventView, FleetView, LiveObject, Point, Speed } from './api.js';
 
 /** Whether `o` has its own key `k` (names a user chose may be `constructor` or `__proto__`). */
 export const has = (o: unknown, k: string): boolean =>
@@ -86,3 +86,55 @@ export const pointList = (pts: readonly Point[]): string =>
 /** The topmost point (then leftmost): where a shape's name goes. */
 export const topPoint = (pts: readonly Point[]): Point =>
   pts.reduce((a, b) => (b[1] < a[1] || (b[1] === a[1] && b[0] < a[0]) ? b : a));
+
+/** A box of the fleet as the page's fleet table lists it. */
+export interface FleetRow {
+  box: string;
+  labels: string;
+  capacity: number | null;
+  /** Cameras run ÷ capacity, as `2/4 · 50 %`; empty for a box no longer alive. */
+  load: string;
+  /** Whether etcd holds its lease (a member); a box only named as an owner is not. */
+  alive: boolean;
+  /** This box (the one whose page this is). */
+  here: boolean;
+  cameras: string[];
+}
+
+/**
+ * The fleet's boxes, from `/api/fleet`: each member (name order) with its load, then any box that
+ * still holds an owner key but is no member (its lease gone, its keys about to go).
+ */
+export function fleetRows(view: FleetView): FleetRow[] {
+  const rows: FleetRow[] = [...view.members]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((m) => ({
+      box: m.name,
+      labels: m.labels.join(', '),
+      capacity: m.capacity,
+      load:
+        m.cameras.length +
+        '/' +
+        m.capacity +
+        ' · ' +
+        Math.round((100 * m.cameras.length) / m.capacity) +
+        ' %',
+      alive: true,
+      here: m.name === view.box,
+      cameras: [...m.cameras].sort(),
+    }));
+  const gone = new Map<string, string[]>();
+  for (const [camera, o] of Object.entries(view.owners))
+    if (!view.members.some((m) => m.name === o.box)) gone.set(o.box, [...(gone.get(o.box) ?? []), camera]);
+  for (const [box, cameras] of [...gone].sort())
+    rows.push({
+      box,
+      labels: '',
+      capacity: null,
+      load: '',
+      alive: false,
+      here: box === view.box,
+      cameras: cameras.sort(),
+    });
+  return rows;
+}

@@ -61,4 +61,17 @@ export class Bus {
   readonly relearn = new Request<[camera: string], boolean>();
   /** A camera's event faults changed (the events part → the camera statuses). */
   readonly faults = new Channel<[camera: string]>();
+  /**
+   * With `fleet:`, state that follows a camera changed here: `control` (control) or `line_counts`
+   * (the events part) of these cameras (→ the fleet, which writes it to etcd where it owns them).
+   */
+  readonly cameraState = new Channel<[kind: string, cameras: readonly string[]]>();
+  /** With `fleet:`, the mode changed here (control → the fleet, which writes it to etcd). */
+  readonly modeChanged = new Channel<[]>();
+  /** With `fleet:`, whether this box runs a camera (control, for its states → the fleet). */
+  readonly runsHere = new Request<[camera: string], boolean>();
+  /** With `fleet:`, a camera's line counts as JSON (the fleet → the events part). */
+  readonly lineCountsOf = new Request<[camera: string], string>();
+  /** With `fleet:`, a camera's line counts taken from etcd (the fleet → the events part). */
+  readonly adoptLineCounts = new Request<[camera: string, json: string], void>();
 }

@@ -138,6 +138,8 @@ export interface ReportingDeps extends Pick<
   onTracked?: (t: TrackedResult) => void;
   /** A camera's event faults changed (the root tells its status: `statuses.faultsChanged`). */
   onFault?: (camera: string) => void;
+  /** A camera's line counts changed (with `fleet:`, the root has them written to etcd). */
+  onLineCounts?: (camera: string) => void;
 }
 
 /** The parts that publish what the pipeline found, each reachable by name. */
@@ -185,6 +187,7 @@ export function reportingParts(
     onFault: deps.onFault,
     onTracked: deps.onTracked,
     owner: deps.owner,
+    onLineCounts: deps.onLineCounts,
   });
   const statuses = new CameraStatuses(cameras, {
     ...deps,

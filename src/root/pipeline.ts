@@ -105,12 +105,35 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     // Heard during start-up, a reset waits for the start: the line counts are loaded by then.
     resetLine: async (camera, line) => (await env.started(), bus.lineReset.ask(camera, line)),
     relearnHealth: async (camera) => (await env.started(), bus.relearn.ask(camera)),
+    // With fleet:, the settings follow each camera to its next box (and the mode to every box).
+    onStateChange: (cameras) => bus.cameraState.emit('control', cameras),
+    onModeChange: bus.modeChanged.emit,
+    runsHere: file.fleet ? bus.runsHere.ask : undefined,
   });
   await control.load();
   // With fleet:, the cameras etcd gives this box: none yet, they come as the fleet takes them.
+  // A camera's line counts and runtime changes are kept in etcd too, and taken by its next box.
   const fleet = file.fleet
-    ? new Fleet(file.fleet, { log: stage('fleet'), clock, secrets, apply: env.apply })
+    ? new Fleet(file.fleet, {
+        log: stage('fleet'),
+        clock,
+        secrets,
+        apply: env.apply,
+        follow: {
+          cameras: {
+            control: {
+              read: (c) => control.overridesOf(c),
+              adopt: (c, v) => control.adoptOverrides(c, v),
+            },
+            line_counts: { read: bus.lineCountsOf.ask, adopt: bus.adoptLineCounts.ask },
+          },
+          globals: { mode: { read: () => control.mode(), adopt: (v) => control.adoptMode(v) } },
+        },
+      })
     : undefined;
+  bus.cameraState.on((kind, cameras) => fleet?.cameraStateChanged(kind, cameras));
+  bus.modeChanged.on(() => fleet?.globalChanged('mode'));
+  bus.runsHere.handle((camera) => !!fleet?.ownership(camera));
   const select = (cameras: Record<string, CameraConfig>): Record<string, CameraConfig> =>
     fleet ? fleet.select(cameras) : cameras;
   const controlCameras = control.storedCameras(); // before the file's cameras drop the others
@@ -152,6 +175,7 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     owner: fleet && ((camera) => fleet.ownership(camera)),
     onTracked: bus.tracked.emit,
     onFault: bus.faults.emit,
+    onLineCounts: (camera) => bus.cameraState.emit('line_counts', [camera]),
   });
   const { discovery, detections, events, statuses, frameFit, latency } = reporting;
   const health = new CameraHealth(running.cameras, config.health, {
@@ -196,6 +220,8 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   bus.statuses.on((s) => parts.tell('onCameraStatus', s));
   bus.lineReset.handle((camera, line) => events.resetLine(camera, line));
   bus.relearn.handle((camera) => health.relearn(camera));
+  bus.lineCountsOf.handle((camera) => events.lineCountsOf(camera));
+  bus.adoptLineCounts.handle((camera, json) => events.adoptLineCounts(camera, json));
   bus.faults.on((camera) => statuses.faultsChanged(camera));
   running.onCameras((before) => parts.tell('camerasChanged', before));
 

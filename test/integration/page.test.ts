@@ -98,6 +98,8 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     );
 
     assert.equal(await card('blinker').locator('.noframe').isVisible(), false, 'no placeholder over a frame');
+    // Without fleet: the page has no fleet section (issue 48; page-fleet.test.ts has one).
+    assert.equal(await page.locator('#fleet').isVisible(), false, 'no fleet section');
 
     // Labels are drawn for the width the frame is shown at: it is asked for at that width, and
     // drawn at it when the frame is that wide (the fixture model's frame inside the padding is

@@ -416,4 +416,100 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
       JSON.stringify(lines.map((l) => l.msg)),
     );
   });
+
+  it('with fleet: tells each change (camera, mode), and takes another box’s changes and mode (issue 48)', async (t) => {
+    const told: string[] = [];
+    const dir = await tempDir(t);
+    const cfg = file();
+    const out = new FakeOutput();
+    const { log, lines } = recordingLog();
+    const control = new Control(
+      { ...cfg, state_dir: dir },
+      {
+        log,
+        clock: new FakeClock(),
+        out,
+        topics: topics('argus'),
+        apply: () => Promise.resolve({ outcome: 'applied' as const }),
+        resetLine: () => Promise.resolve(true),
+        onStateChange: (cameras) => told.push(cameras.join(',')),
+        onModeChange: () => told.push('mode'),
+      },
+    );
+    await control.load();
+    control.effective(cfg);
+    control.start();
+    await control.change({ kind: 'set', camera: 'porch', key: 'fps', value: '2' }, 'x');
+    assert.deepEqual(told, ['porch']);
+    assert.equal(control.overridesOf('porch'), '{"fps":{"value":2,"base":5}}');
+    assert.equal(control.overridesOf('yard'), '{}');
+    // Mode away names porch's priority: the change of it goes, and the mode is told.
+    await control.change({ kind: 'set', camera: 'porch', key: 'priority', value: '3' }, 'x');
+    told.length = 0;
+    await control.change({ kind: 'mode', mode: 'away' }, 'x');
+    assert.deepEqual(told, ['porch', 'mode']);
+    assert.equal(control.mode(), 'away');
+
+    // Another box's changes of yard, taken with the camera: kept in control.json, in force.
+    control.adoptOverrides('yard', '{"detect":{"value":false,"base":true},"fps":{"value":-5,"base":5}}');
+    assert.equal(control.cameras().yard!.detect, false);
+    assert.equal(control.cameras().yard!.fps, 5, 'an out-of-range change is dropped');
+    assert.ok(lines.some((l) => /kept in etcd is out of range/.test(l.msg)));
+    await control.stop(); // writes control.json (it goes on taking changes)
+    const kept = JSON.parse(await readFile(join(dir, CONTROL_FILE), 'utf8')) as {
+      overrides: Record<string, unknown>;
+    };
+    assert.deepEqual(kept.overrides.yard, { detect: { value: false, base: true } });
+    control.adoptOverrides('yard', '{}');
+    assert.equal(control.cameras().yard!.detect, true, 'none: the file’s value');
+    assert.throws(() => control.adoptOverrides('yard', '{"detect":7}'));
+
+    // The fleet's mode: adopted where the file has it, without telling the mode back.
+    told.length = 0;
+    assert.equal(control.adoptMode('home'), true);
+    assert.equal(control.mode(), 'home');
+    assert.equal(control.cameras().yard!.enabled, false);
+    assert.equal(control.adoptMode('home'), false, 'already so');
+    assert.equal(control.adoptMode('holiday'), false);
+    assert.equal(control.mode(), 'home');
+    assert.ok(lines.some((l) => /'holiday' is not in this box's file/.test(l.msg)));
+    assert.ok(!told.includes('mode'));
+  });
+
+  it('with fleet: publishes the states of the cameras this box runs, and leaves the others’ topics alone (issue 48)', async (t) => {
+    const dir = await tempDir(t);
+    const cfg = file();
+    const out = new FakeOutput();
+    const runs = new Set(['porch']);
+    const control = new Control(
+      { ...cfg, state_dir: dir },
+      {
+        log: recordingLog().log,
+        clock: new FakeClock(),
+        out,
+        topics: topics('argus'),
+        apply: () => Promise.resolve({ outcome: 'applied' as const }),
+        resetLine: () => Promise.resolve(true),
+        runsHere: (camera) => runs.has(camera),
+      },
+    );
+    await control.load();
+    control.effective(cfg);
+    control.start();
+    const topicsSent = () => out.of('state').map((m) => m.topic);
+    assert.ok(topicsSent().includes('argus/mode/state'));
+    assert.ok(topicsSent().includes('argus/cameras/porch/fps/state'));
+    assert.ok(!topicsSent().some((x) => x.startsWith('argus/cameras/yard/')), 'yard runs elsewhere');
+    // yard taken over, porch handed on: yard's states published; porch's not cleared (its new box publishes them).
+    out.sent = [];
+    runs.add('yard');
+    runs.delete('porch');
+    control.camerasChanged();
+    assert.ok(topicsSent().includes('argus/cameras/yard/fps/state'));
+    assert.deepEqual(
+      out.of('state').filter((m) => m.topic.startsWith('argus/cameras/porch/')),
+      [],
+      'nothing sent on porch’s topics (no clearing)',
+    );
+  });
 });

@@ -4,6 +4,7 @@ import {
   camPath,
   describe,
   eventDetails,
+  fleetRows,
   has,
   keyName,
   lineOfKey,
@@ -105,5 +106,45 @@ suite('the live page’s helpers (src/page/format.ts, which the browser runs)', 
       objectLine({ ...o, label: 'person', speed: null, loitering_zones: ['door'] }),
       'person loitering in door',
     );
+  });
+
+  it('lists the fleet’s boxes: members with their load, then boxes that still hold a camera but are gone (issue 48)', () => {
+    const rows = fleetRows({
+      box: 'b',
+      connected: true,
+      members: [
+        { name: 'b', capacity: 4, labels: [], cameras: ['porch'], limit: 2 },
+        { name: 'a', capacity: 3, labels: ['gpu', 'north'], cameras: ['yard', 'gate'], limit: 2 },
+      ],
+      owners: {
+        gate: { box: 'a', epoch: 10 },
+        yard: { box: 'a', epoch: 11 },
+        porch: { box: 'b', epoch: 12 },
+        drive: { box: 'c', epoch: 5 },
+      },
+      running: ['porch'],
+      unplaced: [],
+    });
+    assert.deepEqual(rows, [
+      {
+        box: 'a',
+        labels: 'gpu, north',
+        capacity: 3,
+        load: '2/3 · 67 %',
+        alive: true,
+        here: false,
+        cameras: ['gate', 'yard'],
+      },
+      {
+        box: 'b',
+        labels: '',
+        capacity: 4,
+        load: '1/4 · 25 %',
+        alive: true,
+        here: true,
+        cameras: ['porch'],
+      },
+      { box: 'c', labels: '', capacity: null, load: '', alive: false, here: false, cameras: ['drive'] },
+    ]);
   });
 });
