@@ -278,7 +278,11 @@ export interface TrackingOptions {
   loops: number;
   /** Settings under `events:` for every run (`appearance: false` to measure without it). */
   events?: Record<string, string | number>;
-  /** A directory to write each run's recording to (`<scene>.json`), to replay it through a tracker. */
+  /**
+   * A directory to write each run's recording to (`<scene>.json`, `vtest.json`): every published
+   * detection of every answered frame, with its time, frame number and whether it was cached, so
+   * bench/tracking-replay.ts can run the tracker over them again.
+   */
   dump?: string;
 }
 
@@ -346,6 +350,7 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
         opts.loops * VTEST_SECONDS + 90,
         6,
       );
+      if (opts.dump) await writeFile(join(opts.dump, 'vtest.json'), JSON.stringify(rec));
       const t0 = rec.frames[0]?.ts ?? 0;
       const street = summariseStreet(
         rec.frames,
