@@ -53,7 +53,7 @@ import {
   type TruthCrossing,
 } from './tracking-score.js';
 
-const CAMERA = 'scene';
+export const CAMERA = 'scene';
 
 /** The vertical line x = 640 across a 1280×720 scene; `rightward` is left to right. */
 const MIDDLE = {
@@ -133,10 +133,16 @@ export function truthCrossings(spec: TrackingSpec): TruthCrossing[] {
   return out;
 }
 
+/** What the scorers read of an object event. */
+export type RecordedEvent = Pick<
+  EventPayload,
+  'type' | 'camera' | 'id' | 'label' | 'box' | 'end_ts' | 'speed'
+>;
+
 /** What the subscriber kept of one run. */
 export interface Recording {
   frames: { ts: number; frame: number; cached: boolean; seen: SeenBox[] }[];
-  events: EventPayload[];
+  events: RecordedEvent[];
   crossings: CrossingPayload[];
 }
 
@@ -203,7 +209,10 @@ async function record(
 }
 
 /** The config after the bench's common start: one camera `CAMERA`, its clip played once. */
-function cameraYaml(camera: Record<string, unknown>, events: Record<string, string | number> = {}): string[] {
+export function cameraYaml(
+  camera: Record<string, unknown>,
+  events: Record<string, string | number> = {},
+): string[] {
   return [
     // The clip is played once: no restart after it ends within the run.
     'ffmpeg:',
@@ -215,6 +224,54 @@ function cameraYaml(camera: Record<string, unknown>, events: Record<string, stri
     'cameras:',
     `  ${CAMERA}: ${JSON.stringify(camera)}`,
   ];
+}
+
+type EventSettings = Record<string, string | number>;
+
+/** A scene's camera (its clip at `url`) and `events:` settings, as the bench runs it. */
+export function sceneCamera(
+  spec: TrackingSpec,
+  url: string,
+  events: EventSettings = {},
+): { camera: Record<string, unknown>; events: EventSettings } {
+  return {
+    camera: {
+      url,
+      fps: spec.fps,
+      input_args: ['-re'],
+      ...(spec.lines ? { lines: spec.lines } : {}),
+      ...(spec.zones ? { zones: spec.zones } : {}),
+    },
+    events: { ...events, ...(spec.speed === undefined ? {} : { speed_unit: 'm/s' }) },
+  };
+}
+
+/**
+ * vtest.mp4's camera, played `loops` times at 5 frames/s, with the line across the plaza: the
+ * vertical x = 240 from y = 90 to 330.
+ */
+export function vtestCamera(
+  clip: string,
+  loops: number,
+  events: EventSettings = {},
+): { camera: Record<string, unknown>; events: EventSettings } {
+  return {
+    camera: {
+      url: `file://${clip}`,
+      fps: 5,
+      input_args: ['-re', '-stream_loop', String(loops - 1)],
+      lines: {
+        plaza: {
+          points: [
+            [240, 90],
+            [240, 330],
+          ],
+          directions: ['leftward', 'rightward'],
+        },
+      },
+    },
+    events,
+  };
 }
 
 export interface SceneRow {
@@ -291,7 +348,7 @@ export const VTEST_PARKED: Box[] = [
   [408, 28, 452, 63],
   [459, 32, 480, 59],
 ];
-const VTEST_SECONDS = 79.5;
+export const VTEST_SECONDS = 79.5;
 
 export interface TrackingRun {
   root: string;
@@ -308,14 +365,7 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
       const clip = join(dir, `${spec.name}.mp4`);
       await writeSceneClip(spec.scene, opts.busJpg, clip);
       log(`tracking: ${spec.name} (${spec.scene.seconds} s at ${spec.fps} frames/s)`);
-      const camera = {
-        url: `file://${clip}`,
-        fps: spec.fps,
-        input_args: ['-re'],
-        ...(spec.lines ? { lines: spec.lines } : {}),
-        ...(spec.zones ? { zones: spec.zones } : {}),
-      };
-      const events = { ...opts.events, ...(spec.speed === undefined ? {} : { speed_unit: 'm/s' }) };
+      const { camera, events } = sceneCamera(spec, `file://${clip}`, opts.events);
       const rec = await record(opts.root, opts.model, cameraYaml(camera, events), spec.scene.seconds + 60, 5);
       if (opts.dump) await writeFile(join(opts.dump, `${spec.name}.json`), JSON.stringify(rec));
       const row = scoreScene(spec, rec);
@@ -329,24 +379,11 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
       log(
         `tracking: vtest.mp4 ${opts.loops} times at 5 frames/s (≈ ${Math.round(opts.loops * VTEST_SECONDS)} s)`,
       );
-      const camera = {
-        url: `file://${opts.clip}`,
-        fps: 5,
-        input_args: ['-re', '-stream_loop', String(opts.loops - 1)],
-        lines: {
-          plaza: {
-            points: [
-              [240, 90],
-              [240, 330],
-            ],
-            directions: ['leftward', 'rightward'],
-          },
-        },
-      };
+      const { camera, events } = vtestCamera(opts.clip, opts.loops, opts.events);
       const rec = await record(
         opts.root,
         opts.model,
-        cameraYaml(camera, opts.events),
+        cameraYaml(camera, events),
         opts.loops * VTEST_SECONDS + 90,
         6,
       );
