@@ -11,17 +11,19 @@
  * The tracker gets the pictures too (appearance, and whether a still object's place changed):
  * each scene is rendered again (test/helpers/synthetic-scene.ts) and vtest.mp4 read from
  * ../shared, both decoded by ffmpeg as the daemon's ingest does (`fps`, then the model's
- * letterbox: ingest/ffmpeg-args.ts), frame number n being the picture at (n − 1) ÷ fps s into
- * the clip (vtest: into its loop). The pixels are the clip's, not the very buffers the daemon
- * had (the frame cache's ffmpeg repeats an unchanged picture's last pixels): close, not equal.
+ * letterbox: ingest/ffmpeg-args.ts; vtest played as often as it was, `-stream_loop`), frame
+ * number n being the nth picture. vtest's pictures are kept in $TMPDIR/argus-replay-pictures
+ * (1.9 GB for four loops at 640) for the next replay. The pixels are the clip's, not the very
+ * buffers the daemon had (the frame cache's ffmpeg repeats an unchanged picture's last
+ * pixels): close, not equal.
  * `--no-pixels` replays without them. `--keep DIR` writes vtest's replayed recording (with the
  * ids this checkout gives) to DIR/vtest.json; `--out FILE` the scores as JSON.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { letterbox, type Letterbox } from '../src/core/geometry.js';
 import { parseConfig, type CameraConfig, type Config } from '../src/config/index.js';
@@ -30,6 +32,7 @@ import { defaultFfmpegPath } from '../src/ingest/index.js';
 import { letterboxFilter } from '../src/ingest/ffmpeg-args.js';
 import { isoTime } from '../src/core/time.js';
 import { applyCameraFilters, Tracker, type ObjectEvent } from '../src/track/index.js';
+import type { Pixels } from '../src/track/appearance.js';
 import { writeSceneClip } from '../test/helpers/synthetic-scene.js';
 import { PEOPLE } from './events.js';
 import {
@@ -53,56 +56,66 @@ import {
 } from './tracking-score.js';
 import { VTEST_LINE_TRUTH } from './vtest-line-truth.js';
 
-/** A clip's pictures as the daemon's ffmpeg makes them: `count` letterboxed RGB24 frames at `fps`. */
+/** A clip's pictures as the daemon's ffmpeg makes them: `count` letterboxed RGB24 frames in a file. */
 interface Pictures {
-  data: Buffer;
+  file: string;
   geometry: Letterbox;
   count: number;
-  fps: number;
 }
 
-/** Decodes `clip` at `fps` into `size`² letterboxed RGB24 frames (ingest's filters). */
+/**
+ * Decodes `clip` (played `loops` times, as `-stream_loop` does) at `fps` into `size`² letterboxed
+ * RGB24 frames (ingest's filters), into a file under `cache` that later replays reuse.
+ */
 async function decode(
   clip: string,
-  fps: number,
-  srcW: number,
-  srcH: number,
-  size: number,
+  opts: { fps: number; srcW: number; srcH: number; size: number; loops: number; cache: string },
 ): Promise<Pictures> {
-  const ffmpeg = await defaultFfmpegPath();
-  const child = spawn(
-    ffmpeg,
-    [
-      '-v',
-      'error',
-      '-i',
-      clip,
-      '-an',
-      '-vf',
-      `fps=${fps},${letterboxFilter(size)}`,
-      '-f',
-      'rawvideo',
-      'pipe:1',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const chunks: Buffer[] = [];
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => chunks.push(d));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((r) => child.once('exit', r));
-  if (code !== 0) throw new Error(`replay: ffmpeg could not decode ${clip} (exit ${code}): ${stderr.trim()}`);
-  const data = Buffer.concat(chunks);
+  const { fps, size, loops } = opts;
+  const geometry = letterbox(opts.srcW, opts.srcH, size);
   const frame = size * size * 3;
-  return { data, geometry: letterbox(srcW, srcH, size), count: Math.floor(data.length / frame), fps };
+  const file = join(opts.cache, `${basename(clip)}-${fps}fps-${size}-x${loops}.rgb`);
+  if (!existsSync(file)) {
+    await mkdir(opts.cache, { recursive: true });
+    const ffmpeg = await defaultFfmpegPath();
+    const args = ['-v', 'error', '-stream_loop', String(loops - 1), '-i', clip, '-an'];
+    args.push('-vf', `fps=${fps},${letterboxFilter(size)}`, '-f', 'rawvideo', '-y', `${file}.part`);
+    const child = spawn(ffmpeg, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    if (code !== 0)
+      throw new Error(`replay: ffmpeg could not decode ${clip} (exit ${code}): ${stderr.trim()}`);
+    await rename(`${file}.part`, file);
+  }
+  return { file, geometry, count: Math.floor(statSync(file).size / frame) };
 }
 
-/** The picture of frame number `n` (1, 2, …): (n − 1) ÷ fps s into the clip, which repeats every `loopS` s. */
-function pictureOf(p: Pictures, n: number, loopS: number): { data: Uint8Array; geometry: Letterbox } {
-  const t = ((n - 1) / p.fps) % loopS;
-  const k = Math.min(p.count - 1, Math.round(t * p.fps));
+/** The picture of frame number `n` (1, 2, …), read from the decoded file; undefined past its end. */
+function pictureOf(
+  p: Pictures,
+  fd: number,
+  n: number,
+): { data: Uint8Array; geometry: Letterbox } | undefined {
+  if (n < 1 || n > p.count) return undefined;
   const size = p.geometry.dstW * p.geometry.dstH * 3;
-  return { data: p.data.subarray(k * size, (k + 1) * size), geometry: p.geometry };
+  const data = Buffer.alloc(size);
+  readSync(fd, data, 0, size, (n - 1) * size);
+  return { data, geometry: p.geometry };
+}
+
+/** Replays with frame numbers' pictures from `p` (none without). */
+function withPictures<T>(
+  p: Pictures | undefined,
+  run: (picture?: (n: number) => Pixels | undefined) => T,
+): T {
+  if (!p) return run();
+  const fd = openSync(p.file, 'r');
+  try {
+    return run((n) => pictureOf(p, fd, n));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The config the bench ran a camera with (bench/tracking.ts `cameraYaml`), parsed. */
@@ -130,7 +143,7 @@ const payload = (e: ObjectEvent): RecordedEvent => ({
 export function replay(
   rec: Recording,
   configLines: string[],
-  picture?: (frame: number) => { data: Uint8Array; geometry: Letterbox },
+  picture?: (frame: number) => Pixels | undefined,
 ): Recording {
   const { events: cfg, cam } = configOf(configLines);
   const tracker = new Tracker(CAMERA, cfg, areasOf(cam, cfg.speed_unit, checkedGroundPlane));
@@ -216,10 +229,17 @@ async function main(): Promise<void> {
       if (pixels) {
         const clip = join(tmp, `${spec.name}.mp4`);
         await writeSceneClip(spec.scene, join(shared, 'media', 'bus.jpg'), clip);
-        pics = await decode(clip, spec.fps, spec.scene.width, spec.scene.height, size);
+        pics = await decode(clip, {
+          fps: spec.fps,
+          srcW: spec.scene.width,
+          srcH: spec.scene.height,
+          size,
+          loops: 1,
+          cache: tmp,
+        });
       }
       const { camera, events: ev } = sceneCamera(spec, `file://${spec.name}.mp4`, events);
-      const again = replay(rec, cameraYaml(camera, ev), pics && ((n) => pictureOf(pics, n, Infinity)));
+      const again = withPictures(pics, (picture) => replay(rec, cameraYaml(camera, ev), picture));
       const row = scoreScene(spec, again);
       const s = row.score;
       console.log(
@@ -232,10 +252,14 @@ async function main(): Promise<void> {
       const rec = JSON.parse(await readFile(file, 'utf8')) as Recording;
       const loops = Number(values.loops ?? 4);
       const clip = join(shared, 'media', 'vtest.mp4');
-      const pics = pixels && existsSync(clip) ? await decode(clip, 5, 480, 360, size) : undefined;
+      const cache = join(tmpdir(), 'argus-replay-pictures');
+      const pics =
+        pixels && existsSync(clip)
+          ? await decode(clip, { fps: 5, srcW: 480, srcH: 360, size, loops, cache })
+          : undefined;
       if (pixels && !pics) console.log(`vtest: ${clip} not found, replayed without pixels`);
       const { camera, events: ev } = vtestCamera(clip, loops, events);
-      const again = replay(rec, cameraYaml(camera, ev), pics && ((n) => pictureOf(pics, n, VTEST_SECONDS)));
+      const again = withPictures(pics, (picture) => replay(rec, cameraYaml(camera, ev), picture));
       if (values.keep) await writeFile(join(values.keep, 'vtest.json'), JSON.stringify(again));
       const st = scoreStreet(again, loops);
       const lt = st.line_truth;
