@@ -264,7 +264,7 @@ async function main(): Promise<void> {
       const st = scoreStreet(again, loops);
       const lt = st.line_truth;
       console.log(
-        `vtest: person new ${st.person_new} (${st.new_per_person.toFixed(2)} per person), parked new ${st.parked_new.join(', ')}, line ids ${st.line_ids}, more than once ${st.line_multi} (${(100 * st.line_multi_share).toFixed(0)} %), false multi ${lt.false_multi}/${lt.ids} (${(100 * lt.false_share).toFixed(0)} %)`,
+        `vtest: person new ${st.person_new} (${st.new_per_person.toFixed(2)} per person), parked new ${st.parked_new.join(', ')}, line ids ${st.line_ids}, more than once ${st.line_multi} (${(100 * st.line_multi_share).toFixed(0)} %), false multi ${lt.false_multi}/${lt.ids} (${(100 * lt.false_share).toFixed(0)} %; across the loop cut ${lt.false_across_cut})`,
       );
       if (values.detail) {
         for (const d of lt.detail) console.log(`  ${d}`);

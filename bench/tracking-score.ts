@@ -416,6 +416,12 @@ export interface LineTruthScore {
   ids: number;
   false_multi: number;
   false_share: number;
+  /**
+   * Of the false ones, ids that crossed in more than one playing: carried across the clip's cut
+   * back to its start, where the picture jumps (someone near the line at its end becomes whoever
+   * stands there at its start), which a live camera never shows.
+   */
+  false_across_cut: number;
   /** Ids crossing more than once whose person did cross as often (a person walking back). */
   true_multi: number;
   /** Ids whose crossings matched no person's (within `tolS`, same direction). */
@@ -458,6 +464,7 @@ export function scoreLineTruth(
     return n;
   };
   let falseMulti = 0;
+  let acrossCut = 0;
   let trueMulti = 0;
   let unmatched = 0;
   const detail: string[] = [];
@@ -475,11 +482,13 @@ export function scoreLineTruth(
     if (!best) {
       unmatched++;
       if (cs.length > 1) falseMulti++;
+      if (cs.length > 1 && new Set(cs.map((c) => c.loop)).size > 1) acrossCut++;
       detail.push(`${id}: ${said} — no person crossed so${cs.length > 1 ? ' (false)' : ''}`);
       continue;
     }
     if (cs.length > best.crossings.length) {
       falseMulti++;
+      if (new Set(cs.map((c) => c.loop)).size > 1) acrossCut++;
       detail.push(`${id}: ${said} — ${best.person} crossed ${best.crossings.length} times (false)`);
     } else if (cs.length > 1) {
       trueMulti++;
@@ -490,6 +499,7 @@ export function scoreLineTruth(
     ids: byId.size,
     false_multi: falseMulti,
     false_share: byId.size ? falseMulti / byId.size : 0,
+    false_across_cut: acrossCut,
     true_multi: trueMulti,
     unmatched,
     detail,

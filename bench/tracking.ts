@@ -39,9 +39,12 @@ import {
 } from '../test/helpers/synthetic-scene.js';
 import { benchDaemonConfig, EVERY_FRAME, startBenchBroker } from './common.js';
 import { PEOPLE } from './events.js';
+import { VTEST_LINE_TRUTH } from './vtest-line-truth.js';
 import {
   bestOffset,
+  scoreLineTruth,
   scoreTracking,
+  type LineTruthScore,
   summariseSpeed,
   summariseStreet,
   type ScoredFrame,
@@ -353,7 +356,15 @@ export const VTEST_SECONDS = 79.5;
 export interface TrackingRun {
   root: string;
   scenes: SceneRow[];
-  street: (StreetSummary & { loops: number; fps: number; frames: number; cached: number }) | null;
+  street:
+    | (StreetSummary & {
+        line_truth: LineTruthScore;
+        loops: number;
+        fps: number;
+        frames: number;
+        cached: number;
+      })
+    | null;
 }
 
 export async function benchTracking(opts: TrackingOptions, log: (m: string) => void): Promise<TrackingRun> {
@@ -401,8 +412,14 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
         rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) })),
         { people: PEOPLE.count, loops: opts.loops, clipS: VTEST_SECONDS, parked: VTEST_PARKED, t0 },
       );
+      const lineTruth = scoreLineTruth(
+        rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) })),
+        VTEST_LINE_TRUTH,
+        { t0, clipS: VTEST_SECONDS },
+      );
       out.street = {
         ...street,
+        line_truth: lineTruth,
         loops: opts.loops,
         fps: 5,
         frames: rec.frames.length,

@@ -123,6 +123,27 @@ export function motionCost(
     : matchCost(p, box, reachOf(t, ts)) + Math.min(LOST_COST_MAX, LOST_COST * (t.misses - 1));
 }
 
+/**
+ * What a track pays to take a detection only its partner's gate holds (`matchPool`'s `partners`),
+ * on top of the partner's own cost for it: two crossing walkers whose tracks motion paired with
+ * each other's boxes in the frame they overlapped are predicted on each other's side a frame
+ * later, each beyond its own walker's gate, and motion alone keeps them swapped. With the extra
+ * cost, looks pair them back only where they tell the two apart: across two pairs, by more
+ * than 2 × SWAP_COST ÷ AMBIGUOUS of similarity (0.17; one walker's crops differ by 0.05–0.15).
+ */
+export const SWAP_COST = 0.25;
+
+/**
+ * Whether two confirmed tracks, both seen in the last frame, are predicted within a diagonal
+ * (of the larger box) of each other: walkers meeting or crossing, whose boxes may be either's.
+ */
+export function partners(a: Track, pa: KalmanState, b: Track, pb: KalmanState): boolean {
+  if (!a.confirmed || !b.confirmed || a.misses > 1 || b.misses > 1) return false;
+  const ba = toBox(pa);
+  const bb = toBox(pb);
+  return distance(centre(ba), centre(bb)) <= Math.max(diagonal(ba), diagonal(bb));
+}
+
 /** What unlike looks add to a pair's cost (0–1); Infinity after a gap when they are too unlike. */
 function lookCost(t: Track, look: Float32Array | undefined): number {
   if (!t.look || !look) return 0;
@@ -135,7 +156,9 @@ function lookCost(t: Track, look: Float32Array | undefined): number {
  * Assigns `ds` to `pool` by `cost` plus what unlike looks add (`lookCost`, by each detection's
  * histogram in `looks`), AMBIGUOUS times over where a track could take more than one detection
  * or a detection more than one track; hands each pair to `pair`, in the assignment's order;
- * returns what is left of each.
+ * returns what is left of each. With `partners` (two tracks whose boxes may be either's), a
+ * track with a look may also take a detection with a look that only its partner's gate holds,
+ * at the partner's cost plus SWAP_COST.
  */
 export function matchPool(
   pool: Track[],
@@ -143,8 +166,18 @@ export function matchPool(
   cost: (t: Track, d: ZonedDetection) => number,
   looks: ReadonlyMap<ZonedDetection, Float32Array>,
   pair: (t: Track, d: ZonedDetection) => void,
+  partnersOf?: (a: Track, b: Track) => boolean,
 ): { tracks: Track[]; dets: ZonedDetection[] } {
-  const m = pool.map((t) => ds.map((d) => cost(t, d)));
+  const own = pool.map((t) => ds.map((d) => cost(t, d)));
+  const m = own.map((r) => [...r]);
+  if (partnersOf)
+    for (const [r, t] of pool.entries())
+      for (const [r2, u] of pool.entries()) {
+        if (r === r2 || !t.look || !partnersOf(t, u)) continue;
+        for (const [c, d] of ds.entries())
+          if (!Number.isFinite(own[r]![c]) && Number.isFinite(own[r2]![c]) && looks.has(d))
+            m[r]![c] = Math.min(m[r]![c]!, own[r2]![c]! + SWAP_COST);
+      }
   const rows = m.map((r) => r.filter(Number.isFinite).length);
   const cols = ds.map((_, c) => m.filter((r) => Number.isFinite(r[c])).length);
   for (const [r, t] of pool.entries())

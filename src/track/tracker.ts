@@ -10,7 +10,7 @@ import type { ZonedDetection } from './filters.js';
 import { comeOutCost, holds, notePlace, settle } from './hold.js';
 import { halt, predict, toBox, update, type KalmanState } from './kalman.js';
 import { DUPLICATE_IOU, LabelGroups, relabel, vote } from './labels.js';
-import { LOOK_RATE, matchPool, motionCost } from './match.js';
+import { LOOK_RATE, matchPool, motionCost, partners } from './match.js';
 import { crossingEvents, due, objectEvent, report } from './report.js';
 import { END_AFTER_MISSES, HORIZON_S, newTrack, since, type Track } from './track.js';
 
@@ -166,17 +166,27 @@ export class Tracker {
       pool: Track[],
       ds: ZonedDetection[],
       cost: (t: Track, d: ZonedDetection) => number,
+      near?: (a: Track, b: Track) => boolean,
     ): { tracks: Track[]; dets: ZonedDetection[] } =>
-      matchPool(pool, ds, cost, step.looks, (t, d) => {
-        this.matched(t, predicted.get(t)!, d, step);
-        matchedHere.push({ t, d });
-      });
+      matchPool(
+        pool,
+        ds,
+        cost,
+        step.looks,
+        (t, d) => {
+          this.matched(t, predicted.get(t)!, d, step);
+          matchedHere.push({ t, d });
+        },
+        near,
+      );
     const motion = (t: Track, d: ZonedDetection): number =>
       motionCost(t, predicted.get(t)!, d.box, ts, step.pixels);
+    // Confirmed objects that met may take each other's boxes where their looks say so (partners).
     const first = match(
       tracks.filter((t) => t.confirmed),
       high,
       motion,
+      step.fresh ? (a, b) => partners(a, predicted.get(a)!, b, predicted.get(b)!) : undefined,
     );
     match(first.tracks, low, motion);
     const tentative = tracks.filter((t) => !t.confirmed);
