@@ -429,6 +429,56 @@ describe('tracker: appearance undoes a swap motion made', () => {
   });
 });
 
+describe('tracker: an object that went out of the picture', () => {
+  /**
+   * vtest's woman in red (60 s into the clip): she walks left to the picture's left edge, stands
+   * there half out of view for three seconds (the detector misses her, her prediction walks on
+   * out of the picture) and walks back. Then: someone else, in other colours, comes in where a
+   * walker went out.
+   */
+  function edge(back: { rgb: Rgb; height: number; x1?: number }): {
+    first: string | null;
+    again: string | null;
+  } {
+    const t = new Tracker('plaza', settings);
+    const walk = (ts: number): Box => [160 - ts * 0.06, 200, 200 - ts * 0.06, 300];
+    let first: string | null = null;
+    for (const ts of times(5, 0, 2400)) {
+      const d = zd('person', 0.9, walk(ts));
+      t.update([d], ts, { pixels: picture([{ box: d.box, rgb: RED }]) });
+      first = t.identify([d])[0]!.id;
+    }
+    // Last seen at [16, 200, 56, 300]; unseen for 2.8 s.
+    for (const ts of times(5, 2600, 5200)) t.update([], ts, { pixels: picture() });
+    const x1 = back.x1 ?? 12;
+    const d = zd('person', 0.9, [x1, 300 - back.height, x1 + 40, 300]);
+    let again: string | null = null;
+    for (const ts of [5400, 5600]) {
+      t.update([d], ts, { pixels: picture([{ box: d.box, rgb: back.rgb }]) });
+      again = t.identify([d])[0]!.id;
+    }
+    return { first, again };
+  }
+
+  it('a walker who stood at the edge, unseen, and comes back where she was keeps her id', () => {
+    const { first, again } = edge({ rgb: RED, height: 100 });
+    assert.ok(first);
+    assert.equal(again, first);
+  });
+
+  it('someone else coming in there is someone else: other colours, another height, or a box the edge cuts', () => {
+    for (const back of [
+      { rgb: BLUE, height: 100 },
+      { rgb: RED, height: 80 },
+      { rgb: RED, height: 100, x1: 0 },
+    ]) {
+      const { first, again } = edge(back);
+      assert.ok(first && again);
+      assert.notEqual(again, first, JSON.stringify(back));
+    }
+  });
+});
+
 describe('tracker: speed with cached answers', () => {
   it('answers from the cache (the last box again, at a later time) do not bend the speed', () => {
     // 20 px a metre; a walker at 1.8 m/s (6.48 km/h) is 36 px/s; every second answer is cached.
