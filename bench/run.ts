@@ -15,7 +15,9 @@
  *                              checkout's daemon instead, --baseline runs it as well;
  *                              --tracking-loops N plays vtest.mp4 N times (4);
  *                              --tracking-events appearance=false sets events: keys for every run;
- *                              --tracking-dump DIR keeps each scene's recording (DIR/<scene>.json)
+ *                              --tracking-dump DIR keeps each run's recording (DIR/<scene>.json,
+ *                              DIR/vtest.json): `node dist/bench/tracking-replay.js DIR` replays
+ *                              them through this checkout's tracker in seconds
  *   npm run bench -- --sections idle --idle-cameras 8 --baseline ../argus-old
  *                              (--idle-ring-dir /dev/shm/x: the clips daemon's ring there)
  *                              N still cameras against N plain decoders (bench/idle.ts); with

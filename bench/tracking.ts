@@ -12,7 +12,8 @@
  * y = 90 to 330, which most walkers on the footpath cross (directions `leftward`, `rightward`).
  * No truth per frame there: `new` and ids per person against the 17 people counted by eye per
  * playing (bench/events.ts), `new` events per parked vehicle, and ids that crossed the line
- * more than once, with their times.
+ * more than once, with their times; and the line against a by-eye truth of one playing
+ * (bench/vtest-line-truth.ts): ids that crossed more often than their person did.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
