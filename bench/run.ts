@@ -15,7 +15,9 @@
  *                              checkout's daemon instead, --baseline runs it as well;
  *                              --tracking-loops N plays vtest.mp4 N times (4);
  *                              --tracking-events appearance=false sets events: keys for every run;
- *                              --tracking-dump DIR keeps each scene's recording (DIR/<scene>.json)
+ *                              --tracking-dump DIR keeps each run's recording (DIR/<scene>.json,
+ *                              DIR/vtest.json): `node dist/bench/tracking-replay.js DIR` replays
+ *                              them through this checkout's tracker in seconds
  *   npm run bench -- --sections fleet
  *                              three daemons over a three-member etcd cluster, nine cameras, each
  *                              box killed in turn (5 kills, 9 with --full), etcd stopped 30 s, one

@@ -402,3 +402,106 @@ export function summariseStreet(
     })),
   };
 }
+
+/** A person's true crossings of a line in one playing of a clip (by eye): when (s into the clip) and which way. */
+export interface LinePerson {
+  person: string;
+  /** How to tell them (what the by-eye check saw). */
+  look: string;
+  crossings: { t: number; direction: string }[];
+}
+
+export interface LineTruthScore {
+  /** Ids that crossed the line, and those whose crossings exceed their person's true crossings. */
+  ids: number;
+  false_multi: number;
+  false_share: number;
+  /**
+   * Of the false ones, ids that crossed in more than one playing: carried across the clip's cut
+   * back to its start, where the picture jumps (someone near the line at its end becomes whoever
+   * stands there at its start), which a live camera never shows.
+   */
+  false_across_cut: number;
+  /** Ids crossing more than once whose person did cross as often (a person walking back). */
+  true_multi: number;
+  /** Ids whose crossings matched no person's (within `tolS`, same direction). */
+  unmatched: number;
+  /** A line per id crossing more than once, or matched to no person. */
+  detail: string[];
+}
+
+/**
+ * The line scored against a by-eye truth of one playing of a looped clip: each published
+ * crossing is placed in its loop (s since `t0`, modulo `clipS`); each id is given the person
+ * whose true crossings match most of its own (same direction, within `tolS` s); an id is a
+ * false multi-crossing when it crossed more often than its person did (an identity switch, or
+ * jitter), and one matched to no person counts as false when it crossed more than once.
+ */
+export function scoreLineTruth(
+  crossings: readonly (SeenCrossing & { label: string })[],
+  truth: readonly LinePerson[],
+  opts: { t0: number; clipS: number; tolS?: number },
+): LineTruthScore {
+  const tol = opts.tolS ?? 2;
+  const byId = new Map<string, { t: number; loop: number; direction: string }[]>();
+  for (const c of crossings) {
+    const s = (c.ts - opts.t0) / 1000;
+    const loop = Math.floor(s / opts.clipS);
+    byId.set(c.id, [...(byId.get(c.id) ?? []), { t: s - loop * opts.clipS, loop, direction: c.direction }]);
+  }
+  const matchCount = (cs: { t: number; direction: string }[], p: LinePerson): number => {
+    const used = new Set<number>();
+    let n = 0;
+    for (const c of cs) {
+      const k = p.crossings.findIndex(
+        (q, i) => !used.has(i) && q.direction === c.direction && Math.abs(q.t - c.t) <= tol,
+      );
+      if (k >= 0) {
+        used.add(k);
+        n++;
+      }
+    }
+    return n;
+  };
+  let falseMulti = 0;
+  let acrossCut = 0;
+  let trueMulti = 0;
+  let unmatched = 0;
+  const detail: string[] = [];
+  for (const [id, cs] of byId) {
+    let best: LinePerson | undefined;
+    let bestN = 0;
+    for (const p of truth) {
+      const n = matchCount(cs, p);
+      if (n > bestN) {
+        best = p;
+        bestN = n;
+      }
+    }
+    const said = cs.map((c) => `${c.direction} loop ${c.loop + 1} ${c.t.toFixed(1)} s`).join(', ');
+    if (!best) {
+      unmatched++;
+      if (cs.length > 1) falseMulti++;
+      if (cs.length > 1 && new Set(cs.map((c) => c.loop)).size > 1) acrossCut++;
+      detail.push(`${id}: ${said} — no person crossed so${cs.length > 1 ? ' (false)' : ''}`);
+      continue;
+    }
+    if (cs.length > best.crossings.length) {
+      falseMulti++;
+      if (new Set(cs.map((c) => c.loop)).size > 1) acrossCut++;
+      detail.push(`${id}: ${said} — ${best.person} crossed ${best.crossings.length} times (false)`);
+    } else if (cs.length > 1) {
+      trueMulti++;
+      detail.push(`${id}: ${said} — ${best.person} crossed ${best.crossings.length} times`);
+    }
+  }
+  return {
+    ids: byId.size,
+    false_multi: falseMulti,
+    false_share: byId.size ? falseMulti / byId.size : 0,
+    false_across_cut: acrossCut,
+    true_multi: trueMulti,
+    unmatched,
+    detail,
+  };
+}

@@ -12,7 +12,8 @@
  * y = 90 to 330, which most walkers on the footpath cross (directions `leftward`, `rightward`).
  * No truth per frame there: `new` and ids per person against the 17 people counted by eye per
  * playing (bench/events.ts), `new` events per parked vehicle, and ids that crossed the line
- * more than once, with their times.
+ * more than once, with their times; and the line against a by-eye truth of one playing
+ * (bench/vtest-line-truth.ts): ids that crossed more often than their person did.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -39,9 +40,12 @@ import {
 } from '../test/helpers/synthetic-scene.js';
 import { benchDaemonConfig, EVERY_FRAME, startBenchBroker } from './common.js';
 import { PEOPLE } from './events.js';
+import { VTEST_LINE_TRUTH } from './vtest-line-truth.js';
 import {
   bestOffset,
+  scoreLineTruth,
   scoreTracking,
+  type LineTruthScore,
   summariseSpeed,
   summariseStreet,
   type ScoredFrame,
@@ -53,7 +57,7 @@ import {
   type TruthCrossing,
 } from './tracking-score.js';
 
-const CAMERA = 'scene';
+export const CAMERA = 'scene';
 
 /** The vertical line x = 640 across a 1280×720 scene; `rightward` is left to right. */
 const MIDDLE = {
@@ -133,10 +137,16 @@ export function truthCrossings(spec: TrackingSpec): TruthCrossing[] {
   return out;
 }
 
+/** What the scorers read of an object event. */
+export type RecordedEvent = Pick<
+  EventPayload,
+  'type' | 'camera' | 'id' | 'label' | 'box' | 'end_ts' | 'speed'
+>;
+
 /** What the subscriber kept of one run. */
 export interface Recording {
   frames: { ts: number; frame: number; cached: boolean; seen: SeenBox[] }[];
-  events: EventPayload[];
+  events: RecordedEvent[];
   crossings: CrossingPayload[];
 }
 
@@ -203,7 +213,10 @@ async function record(
 }
 
 /** The config after the bench's common start: one camera `CAMERA`, its clip played once. */
-function cameraYaml(camera: Record<string, unknown>, events: Record<string, string | number> = {}): string[] {
+export function cameraYaml(
+  camera: Record<string, unknown>,
+  events: Record<string, string | number> = {},
+): string[] {
   return [
     // The clip is played once: no restart after it ends within the run.
     'ffmpeg:',
@@ -215,6 +228,54 @@ function cameraYaml(camera: Record<string, unknown>, events: Record<string, stri
     'cameras:',
     `  ${CAMERA}: ${JSON.stringify(camera)}`,
   ];
+}
+
+type EventSettings = Record<string, string | number>;
+
+/** A scene's camera (its clip at `url`) and `events:` settings, as the bench runs it. */
+export function sceneCamera(
+  spec: TrackingSpec,
+  url: string,
+  events: EventSettings = {},
+): { camera: Record<string, unknown>; events: EventSettings } {
+  return {
+    camera: {
+      url,
+      fps: spec.fps,
+      input_args: ['-re'],
+      ...(spec.lines ? { lines: spec.lines } : {}),
+      ...(spec.zones ? { zones: spec.zones } : {}),
+    },
+    events: { ...events, ...(spec.speed === undefined ? {} : { speed_unit: 'm/s' }) },
+  };
+}
+
+/**
+ * vtest.mp4's camera, played `loops` times at 5 frames/s, with the line across the plaza: the
+ * vertical x = 240 from y = 90 to 330.
+ */
+export function vtestCamera(
+  clip: string,
+  loops: number,
+  events: EventSettings = {},
+): { camera: Record<string, unknown>; events: EventSettings } {
+  return {
+    camera: {
+      url: `file://${clip}`,
+      fps: 5,
+      input_args: ['-re', '-stream_loop', String(loops - 1)],
+      lines: {
+        plaza: {
+          points: [
+            [240, 90],
+            [240, 330],
+          ],
+          directions: ['leftward', 'rightward'],
+        },
+      },
+    },
+    events,
+  };
 }
 
 export interface SceneRow {
@@ -278,7 +339,11 @@ export interface TrackingOptions {
   loops: number;
   /** Settings under `events:` for every run (`appearance: false` to measure without it). */
   events?: Record<string, string | number>;
-  /** A directory to write each run's recording to (`<scene>.json`), to replay it through a tracker. */
+  /**
+   * A directory to write each run's recording to (`<scene>.json`, `vtest.json`): every published
+   * detection of every answered frame, with its time, frame number and whether it was cached, so
+   * bench/tracking-replay.ts can run the tracker over them again.
+   */
   dump?: string;
 }
 
@@ -287,12 +352,20 @@ export const VTEST_PARKED: Box[] = [
   [408, 28, 452, 63],
   [459, 32, 480, 59],
 ];
-const VTEST_SECONDS = 79.5;
+export const VTEST_SECONDS = 79.5;
 
 export interface TrackingRun {
   root: string;
   scenes: SceneRow[];
-  street: (StreetSummary & { loops: number; fps: number; frames: number; cached: number }) | null;
+  street:
+    | (StreetSummary & {
+        line_truth: LineTruthScore;
+        loops: number;
+        fps: number;
+        frames: number;
+        cached: number;
+      })
+    | null;
 }
 
 export async function benchTracking(opts: TrackingOptions, log: (m: string) => void): Promise<TrackingRun> {
@@ -304,14 +377,7 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
       const clip = join(dir, `${spec.name}.mp4`);
       await writeSceneClip(spec.scene, opts.busJpg, clip);
       log(`tracking: ${spec.name} (${spec.scene.seconds} s at ${spec.fps} frames/s)`);
-      const camera = {
-        url: `file://${clip}`,
-        fps: spec.fps,
-        input_args: ['-re'],
-        ...(spec.lines ? { lines: spec.lines } : {}),
-        ...(spec.zones ? { zones: spec.zones } : {}),
-      };
-      const events = { ...opts.events, ...(spec.speed === undefined ? {} : { speed_unit: 'm/s' }) };
+      const { camera, events } = sceneCamera(spec, `file://${clip}`, opts.events);
       const rec = await record(opts.root, opts.model, cameraYaml(camera, events), spec.scene.seconds + 60, 5);
       if (opts.dump) await writeFile(join(opts.dump, `${spec.name}.json`), JSON.stringify(rec));
       const row = scoreScene(spec, rec);
@@ -325,27 +391,15 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
       log(
         `tracking: vtest.mp4 ${opts.loops} times at 5 frames/s (≈ ${Math.round(opts.loops * VTEST_SECONDS)} s)`,
       );
-      const camera = {
-        url: `file://${opts.clip}`,
-        fps: 5,
-        input_args: ['-re', '-stream_loop', String(opts.loops - 1)],
-        lines: {
-          plaza: {
-            points: [
-              [240, 90],
-              [240, 330],
-            ],
-            directions: ['leftward', 'rightward'],
-          },
-        },
-      };
+      const { camera, events } = vtestCamera(opts.clip, opts.loops, opts.events);
       const rec = await record(
         opts.root,
         opts.model,
-        cameraYaml(camera, opts.events),
+        cameraYaml(camera, events),
         opts.loops * VTEST_SECONDS + 90,
         6,
       );
+      if (opts.dump) await writeFile(join(opts.dump, 'vtest.json'), JSON.stringify(rec));
       const t0 = rec.frames[0]?.ts ?? 0;
       const street = summariseStreet(
         rec.frames,
@@ -359,8 +413,14 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
         rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) })),
         { people: PEOPLE.count, loops: opts.loops, clipS: VTEST_SECONDS, parked: VTEST_PARKED, t0 },
       );
+      const lineTruth = scoreLineTruth(
+        rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) })),
+        VTEST_LINE_TRUTH,
+        { t0, clipS: VTEST_SECONDS },
+      );
       out.street = {
         ...street,
+        line_truth: lineTruth,
         loops: opts.loops,
         fps: 5,
         frames: rec.frames.length,

@@ -2,7 +2,7 @@ import { centre, diagonal, distance, iou, type Box } from '../core/geometry.js';
 import { similarity, type Pixels } from './appearance.js';
 import { assign } from './assign.js';
 import type { ZonedDetection } from './filters.js';
-import { centreDistance2, GATE_99, toBox, type KalmanState } from './kalman.js';
+import { centreDistance2, GATE_99, halt, toBox, type KalmanState } from './kalman.js';
 import { END_AFTER_MISSES, since, type Track } from './track.js';
 
 /**
@@ -98,11 +98,49 @@ function reachOf(t: Track, ts: number): Reach | undefined {
 }
 
 /** Whether `t`, unseen in the last frame, is predicted wholly outside the picture (its size known from its pixels). */
-function gone(t: Track, p: KalmanState, pixels: Pixels | undefined): boolean {
+export function gone(t: Track, p: KalmanState, pixels: Pixels | undefined): boolean {
   const g = pixels?.geometry;
   if (!g || t.misses <= 1) return false;
   const [x1, y1, x2, y2] = toBox(p);
   return x2 < 0 || y2 < 0 || x1 > g.srcW || y1 > g.srcH;
+}
+
+/**
+ * How alike an object that went out of the picture and a detection where it was last seen must
+ * look (`comeBackCost`): two crops of one walker score 0.8–0.95. LOOK_GATE (0.6) let a woman in
+ * red coming in at vtest's right edge take the id of a man in a dark coat who had left there.
+ */
+export const COME_BACK_LOOK = 0.8;
+/**
+ * And how far its height may differ from the object's last (a share of it): colours of a box
+ * cut by the edge are few, and a man's dark coat and a woman's red jacket over dark trousers
+ * scored 0.84 there; his box was 71 px tall, hers 59.
+ */
+export const COME_BACK_HEIGHT = 0.12;
+
+/**
+ * Pairing an object that went out of the picture (`gone`) with a detection where it was last
+ * seen: a walker who stopped or turned back at the edge, half out of view, is missed by the
+ * detector for seconds while its prediction walks on out of the picture, and is seen again
+ * where it stood. Only a detection wholly in the picture that looks much like it
+ * (COME_BACK_LOOK) and is as tall (COME_BACK_HEIGHT) may be it — someone else coming in where it went out is someone else — at
+ * its filter's last state halted (`matchCost`)
+ * plus LOST_COST_MAX, so an object seen lately is preferred. Infinity without looks.
+ */
+export function comeBackCost(
+  t: Track,
+  box: Readonly<Box>,
+  look: Float32Array | undefined,
+  pixels: Pixels | undefined,
+): number {
+  const g = pixels?.geometry;
+  // A box the edge cuts shows too little of its object to tell it (someone coming in).
+  if (!g || box[0] < 1 || box[1] < 1 || box[2] > g.srcW - 1 || box[3] > g.srcH - 1) return Infinity;
+  if (!t.look || !look || similarity(t.look, look) < COME_BACK_LOOK) return Infinity;
+  // Where it stood it is as tall as it was.
+  const tall = t.size?.[1] ?? t.box[3] - t.box[1];
+  if (Math.abs((box[3] - box[1]) / Math.max(1, tall) - 1) > COME_BACK_HEIGHT) return Infinity;
+  return matchCost(halt(t.kf), box) + LOST_COST_MAX;
 }
 
 /**
@@ -123,6 +161,27 @@ export function motionCost(
     : matchCost(p, box, reachOf(t, ts)) + Math.min(LOST_COST_MAX, LOST_COST * (t.misses - 1));
 }
 
+/**
+ * What a track pays to take a detection only its partner's gate holds (`matchPool`'s `partners`),
+ * on top of the partner's own cost for it: two crossing walkers whose tracks motion paired with
+ * each other's boxes in the frame they overlapped are predicted on each other's side a frame
+ * later, each beyond its own walker's gate, and motion alone keeps them swapped. With the extra
+ * cost, looks pair them back only where they tell the two apart: across two pairs, by more
+ * than 2 × SWAP_COST ÷ AMBIGUOUS of similarity (0.17; one walker's crops differ by 0.05–0.15).
+ */
+export const SWAP_COST = 0.25;
+
+/**
+ * Whether two confirmed tracks, both seen in the last frame, are predicted within a diagonal
+ * (of the larger box) of each other: walkers meeting or crossing, whose boxes may be either's.
+ */
+export function partners(a: Track, pa: KalmanState, b: Track, pb: KalmanState): boolean {
+  if (!a.confirmed || !b.confirmed || a.misses > 1 || b.misses > 1) return false;
+  const ba = toBox(pa);
+  const bb = toBox(pb);
+  return distance(centre(ba), centre(bb)) <= Math.max(diagonal(ba), diagonal(bb));
+}
+
 /** What unlike looks add to a pair's cost (0–1); Infinity after a gap when they are too unlike. */
 function lookCost(t: Track, look: Float32Array | undefined): number {
   if (!t.look || !look) return 0;
@@ -135,7 +194,9 @@ function lookCost(t: Track, look: Float32Array | undefined): number {
  * Assigns `ds` to `pool` by `cost` plus what unlike looks add (`lookCost`, by each detection's
  * histogram in `looks`), AMBIGUOUS times over where a track could take more than one detection
  * or a detection more than one track; hands each pair to `pair`, in the assignment's order;
- * returns what is left of each.
+ * returns what is left of each. With `partners` (two tracks whose boxes may be either's), a
+ * track with a look may also take a detection with a look that only its partner's gate holds,
+ * at the partner's cost plus SWAP_COST.
  */
 export function matchPool(
   pool: Track[],
@@ -143,8 +204,18 @@ export function matchPool(
   cost: (t: Track, d: ZonedDetection) => number,
   looks: ReadonlyMap<ZonedDetection, Float32Array>,
   pair: (t: Track, d: ZonedDetection) => void,
+  partnersOf?: (a: Track, b: Track) => boolean,
 ): { tracks: Track[]; dets: ZonedDetection[] } {
-  const m = pool.map((t) => ds.map((d) => cost(t, d)));
+  const own = pool.map((t) => ds.map((d) => cost(t, d)));
+  const m = own.map((r) => [...r]);
+  if (partnersOf)
+    for (const [r, t] of pool.entries())
+      for (const [r2, u] of pool.entries()) {
+        if (r === r2 || !t.look || !partnersOf(t, u)) continue;
+        for (const [c, d] of ds.entries())
+          if (!Number.isFinite(own[r]![c]) && Number.isFinite(own[r2]![c]) && looks.has(d))
+            m[r]![c] = Math.min(m[r]![c]!, own[r2]![c]! + SWAP_COST);
+      }
   const rows = m.map((r) => r.filter(Number.isFinite).length);
   const cols = ds.map((_, c) => m.filter((r) => Number.isFinite(r[c])).length);
   for (const [r, t] of pool.entries())

@@ -10,7 +10,7 @@ import type { ZonedDetection } from './filters.js';
 import { comeOutCost, holds, notePlace, settle } from './hold.js';
 import { halt, predict, toBox, update, type KalmanState } from './kalman.js';
 import { DUPLICATE_IOU, LabelGroups, relabel, vote } from './labels.js';
-import { LOOK_RATE, matchPool, motionCost } from './match.js';
+import { comeBackCost, gone, LOOK_RATE, matchPool, motionCost, partners } from './match.js';
 import { crossingEvents, due, objectEvent, report } from './report.js';
 import { END_AFTER_MISSES, HORIZON_S, newTrack, since, type Track } from './track.js';
 
@@ -159,6 +159,9 @@ export class Tracker {
     const own = dets.filter((d) => this.groups.of(d.label) === group);
     // A cached answer shows the picture of the last analysed frame: its boxes are where they were.
     const predicted = new Map(tracks.map((t) => [t, predict(t.kf, step.fresh ? since(t, ts) : 0)]));
+    // Objects predicted out of the picture are looked for where they were last seen (comeBackCost).
+    const away = new Set(tracks.filter((t) => gone(t, predicted.get(t)!, step.pixels)));
+    for (const t of away) predicted.set(t, halt(t.kf));
     const high = own.filter((d) => d.score >= this.cfg.high_score);
     const low = own.filter((d) => d.score < this.cfg.high_score);
     const matchedHere: { t: Track; d: ZonedDetection }[] = [];
@@ -166,17 +169,27 @@ export class Tracker {
       pool: Track[],
       ds: ZonedDetection[],
       cost: (t: Track, d: ZonedDetection) => number,
+      near?: (a: Track, b: Track) => boolean,
     ): { tracks: Track[]; dets: ZonedDetection[] } =>
-      matchPool(pool, ds, cost, step.looks, (t, d) => {
-        this.matched(t, predicted.get(t)!, d, step);
-        matchedHere.push({ t, d });
-      });
+      matchPool(
+        pool,
+        ds,
+        cost,
+        step.looks,
+        (t, d) => {
+          this.matched(t, predicted.get(t)!, d, step);
+          matchedHere.push({ t, d });
+        },
+        near,
+      );
     const motion = (t: Track, d: ZonedDetection): number =>
       motionCost(t, predicted.get(t)!, d.box, ts, step.pixels);
+    // Confirmed objects that met may take each other's boxes where their looks say so (partners).
     const first = match(
-      tracks.filter((t) => t.confirmed),
+      tracks.filter((t) => t.confirmed && !away.has(t)),
       high,
       motion,
+      step.fresh ? (a, b) => partners(a, predicted.get(a)!, b, predicted.get(b)!) : undefined,
     );
     match(first.tracks, low, motion);
     const tentative = tracks.filter((t) => !t.confirmed);
@@ -194,6 +207,11 @@ export class Tracker {
     const held = tracks.filter((t) => t.held !== null && t.misses > 0);
     if (held.length && left.length)
       left = match(held, left, (t, d) => comeOutCost(t, predicted.get(t)!, d, step.others, step.ts)).dets;
+    // Last, an object that went out of the picture, seen again where it was (a detection that
+    // already started a tentative object there is that object: someone coming in).
+    const back = [...away].filter((t) => t.confirmed && t.misses > 0);
+    if (back.length && left.length)
+      left = match(back, left, (t, d) => comeBackCost(t, d.box, step.looks.get(d), step.pixels)).dets;
     const dropped = new Set(third.tracks);
     this.tracks = this.tracks.filter((t) => !dropped.has(t));
     for (const d of left) this.start(d, step);

@@ -4,6 +4,7 @@ import type { Box } from '../../../src/core/geometry.js';
 import {
   bestOffset,
   coveredShare,
+  scoreLineTruth,
   scoreTracking,
   summariseSpeed,
   summariseStreet,
@@ -180,5 +181,50 @@ describe('bench: tracking scores (issue 42)', () => {
     assert.deepEqual(s.line_multi_detail, [
       { id: 'p1', label: 'person', crossings: ['rightward loop 1 at 10.0 s', 'leftward loop 1 at 12.5 s'] },
     ]);
+  });
+});
+
+describe('the line against a by-eye truth (scoreLineTruth)', () => {
+  const truthLine = [
+    {
+      person: 'walker',
+      look: '',
+      crossings: [
+        { t: 10, direction: 'leftward' },
+        { t: 20, direction: 'rightward' },
+      ],
+    },
+    { person: 'passer', look: '', crossings: [{ t: 30, direction: 'leftward' }] },
+  ];
+  const c = (id: string, s: number, direction: string) => ({
+    id,
+    line: 'l',
+    direction,
+    label: 'person',
+    ts: s * 1000,
+  });
+
+  it('a person walking back is no fault; an id that crossed more often than its person, or across the cut, is', () => {
+    const s = scoreLineTruth(
+      [
+        // The walker, to and fro in loop 1: as often as the truth says.
+        c('a', 10.4, 'leftward'),
+        c('a', 19.5, 'rightward'),
+        // Loop 2: the passer's id also takes the walker's crossing of the next playing.
+        c('b', 30.2, 'leftward'),
+        c('b', 100 + 9.8 - 10, 'leftward'),
+        c('b', 100 + 20.1 - 10, 'rightward'),
+        // Nobody crossed at 50 s.
+        c('x', 50, 'rightward'),
+      ],
+      truthLine,
+      { t0: 0, clipS: 90 },
+    );
+    assert.equal(s.ids, 3);
+    assert.equal(s.true_multi, 1);
+    assert.equal(s.false_multi, 1, s.detail.join('\n'));
+    assert.equal(s.false_across_cut, 1);
+    assert.equal(s.unmatched, 1);
+    assert.ok(s.false_share > 0.33 && s.false_share < 0.34);
   });
 });

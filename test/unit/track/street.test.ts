@@ -383,6 +383,102 @@ describe('tracker: appearance where motion is ambiguous', () => {
   });
 });
 
+describe('tracker: appearance undoes a swap motion made', () => {
+  /**
+   * vtest's lamp post (loop 2, 15 s): a man in a dark jacket stands by the post, a man in white
+   * walks left past him just as he starts off to the right. While they overlap the detector's
+   * boxes sit between them, and motion pairs each with the other's box; a frame later each
+   * track's prediction lies on the other man's side, beyond its own man's gate, and motion alone
+   * keeps them swapped. Their looks are plain: each track may take the box its partner's gate
+   * holds (at a small extra cost), and the looks pair them back.
+   */
+  function lampPost(appearance: boolean): { dark: string | null; white: string | null } {
+    const t = new Tracker('plaza', { ...settings, appearance });
+    const box = (cx: number): Box => [cx - 8, 120, cx + 8, 172];
+    // Dark stands at 250; white walks left at 45 px/s from 350.
+    const frames: { ts: number; dark: number; white: number }[] = times(5, 0, 1600).map((ts) => ({
+      ts,
+      dark: 250,
+      white: 350 - ts * 0.045,
+    }));
+    // They meet; the boxes of that frame are muddled (the left one is white's, where dark stood,
+    // the right one is dark's, a step ahead of him), then they walk apart.
+    frames.push({ ts: 1800, dark: 286, white: 257 }, { ts: 2000, dark: 290, white: 255 });
+    for (let ts = 2200; ts <= 3000; ts += 200)
+      frames.push({ ts, dark: 290 + (ts - 2000) * 0.05, white: 255 - (ts - 2000) * 0.05 });
+    let ids = { dark: null as string | null, white: null as string | null };
+    for (const f of frames) {
+      const d = zd('person', 0.8, box(f.dark));
+      const w = zd('person', 0.8, box(f.white));
+      t.update([d, w], f.ts, {
+        pixels: picture([
+          { box: d.box, rgb: [30, 30, 40] },
+          { box: w.box, rgb: WHITE },
+        ]),
+      });
+      const [di, wi] = t.identify([d, w]);
+      if (f.ts === 1200) ids = { dark: di!.id, white: wi!.id };
+      if (f.ts === 3000)
+        return { dark: di!.id === ids.dark ? 'same' : di!.id, white: wi!.id === ids.white ? 'same' : wi!.id };
+    }
+    throw new Error('unreachable');
+  }
+
+  it('the man who stood keeps his id when he walks off as another passes', () => {
+    assert.deepEqual(lampPost(true), { dark: 'same', white: 'same' });
+  });
+});
+
+describe('tracker: an object that went out of the picture', () => {
+  /**
+   * vtest's woman in red (60 s into the clip): she walks left to the picture's left edge, stands
+   * there half out of view for three seconds (the detector misses her, her prediction walks on
+   * out of the picture) and walks back. Then: someone else, in other colours, comes in where a
+   * walker went out.
+   */
+  function edge(back: { rgb: Rgb; height: number; x1?: number }): {
+    first: string | null;
+    again: string | null;
+  } {
+    const t = new Tracker('plaza', settings);
+    const walk = (ts: number): Box => [160 - ts * 0.06, 200, 200 - ts * 0.06, 300];
+    let first: string | null = null;
+    for (const ts of times(5, 0, 2400)) {
+      const d = zd('person', 0.9, walk(ts));
+      t.update([d], ts, { pixels: picture([{ box: d.box, rgb: RED }]) });
+      first = t.identify([d])[0]!.id;
+    }
+    // Last seen at [16, 200, 56, 300]; unseen for 2.8 s.
+    for (const ts of times(5, 2600, 5200)) t.update([], ts, { pixels: picture() });
+    const x1 = back.x1 ?? 12;
+    const d = zd('person', 0.9, [x1, 300 - back.height, x1 + 40, 300]);
+    let again: string | null = null;
+    for (const ts of [5400, 5600]) {
+      t.update([d], ts, { pixels: picture([{ box: d.box, rgb: back.rgb }]) });
+      again = t.identify([d])[0]!.id;
+    }
+    return { first, again };
+  }
+
+  it('a walker who stood at the edge, unseen, and comes back where she was keeps her id', () => {
+    const { first, again } = edge({ rgb: RED, height: 100 });
+    assert.ok(first);
+    assert.equal(again, first);
+  });
+
+  it('someone else coming in there is someone else: other colours, another height, or a box the edge cuts', () => {
+    for (const back of [
+      { rgb: BLUE, height: 100 },
+      { rgb: RED, height: 80 },
+      { rgb: RED, height: 100, x1: 0 },
+    ]) {
+      const { first, again } = edge(back);
+      assert.ok(first && again);
+      assert.notEqual(again, first, JSON.stringify(back));
+    }
+  });
+});
+
 describe('tracker: speed with cached answers', () => {
   it('answers from the cache (the last box again, at a later time) do not bend the speed', () => {
     // 20 px a metre; a walker at 1.8 m/s (6.48 km/h) is 36 px/s; every second answer is cached.
