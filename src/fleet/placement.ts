@@ -14,7 +14,8 @@ import { createHash } from 'node:crypto';
  * - a camera stays with its live owner while that owner is within its limit (above it, the owner
  *   keeps those it scores best), so a box that leaves moves only its own cameras;
  * - a box below its share (⌊fair⌋: one that joined) takes the cameras it ranks first for from
- *   boxes above theirs, up to its share: a box that joins takes little more than its share;
+ *   boxes above theirs, up to its share, then, while still short, the cameras it scores best on
+ *   boxes above their fair share: a box that joins takes its share and little more;
  * - the cameras without a live owner are placed one after another, the most constrained first,
  *   each on its best-ranked box below its share, then below its limit. One whose eligible boxes
  *   are all at their limit stays with its owner or goes to the box least loaded for its capacity
@@ -121,6 +122,23 @@ export function place(
     }
   };
 
+  const fill = (skip: ReadonlySet<string>): void => {
+    for (const taker of boxes) {
+      while (load.get(taker.name)! < share(taker.name)) {
+        let best: { c: string; box: string; s: number } | undefined;
+        for (const [c, box] of owners) {
+          if (box === taker.name || skip.has(c) || load.get(box)! <= fair.get(box)! + 1e-9) continue;
+          if (!ranked.get(c)!.some((x) => x.m.name === taker.name)) continue;
+          const s = score(taker, c);
+          if (!best || s > best.s || (s === best.s && byName(c, best.c) < 0)) best = { c, box, s };
+        }
+        if (!best) break;
+        load.set(best.box, load.get(best.box)! - 1);
+        give(best.c, taker.name);
+      }
+    }
+  };
+
   // 1. A camera stays with its live owner (one with the labels it requires) while that owner is
   //    within its limit; above it (its share shrank: a box joined), the owner keeps those it
   //    scores best.
@@ -176,6 +194,11 @@ export function place(
   //    is left, and every box is within its limit, so placing again from this result (the boxes'
   //    owner keys once they have moved) gives this result.
   steal(new Set(overflow));
+  // 4. A box still below its share (no camera ranks it first on a box above its fair share) takes,
+  //    from the boxes above theirs, the cameras it scores best, until it has its share: a box that
+  //    joins holds its share from the start, so no later change pays for its shortfall (a fleet
+  //    whose joiners stayed short moved each one's missing cameras at the next join as well).
+  fill(new Set(overflow));
   return { owners, overflow, unplaced, limits };
 }
 
