@@ -180,7 +180,12 @@ export class CameraHealth {
   }
 
   private settingsOf(cam: CameraConfig): HealthSettings {
-    return healthOf(this.defaults, cam.health);
+    const settings = healthOf(this.defaults, cam.health);
+    // A `lavfi:` camera is a generated picture: a still one is no frozen camera (its own
+    // `health.still` says otherwise where set).
+    return cam.url.toLowerCase().startsWith('lavfi:') && cam.health?.still === undefined
+      ? { ...settings, still: true }
+      : settings;
   }
 
   private sync(): void {
