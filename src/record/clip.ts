@@ -56,7 +56,7 @@ function contiguous(segments: readonly Segment[]): Segment[][] {
  *
  * Planning a plan's own `start`–`end` again (as its payload names them, to the millisecond) gives
  * the same plan, whatever the ring wrote since: a segment that begins within `SLACK_MS` of `to`
- * adds less than a shortfall is worth and is left out (it would join the plan only once written,
+ * and goes on past it adds less than a shortfall is worth and is left out (it would join the plan only once written,
  * and a clip's URL would serve another file); `end` is whole milliseconds, and a key frame less
  * than `STAMP_MS` after `from` is the one `from` names.
  */
@@ -78,7 +78,10 @@ export function planClip(
   const atOrBefore = (k: Keyframe): boolean => k.ts < from + STAMP_MS;
   while (i + 1 < best.length && atOrBefore(best[i + 1]!.keyframes[0]!)) i++;
   let j = i;
-  while (j + 1 < best.length && best[j + 1]!.keyframes[0]!.ts < to - SLACK_MS) j++;
+  // A segment is the clip's when it begins before the slack, or lies wholly within `to` (the last
+  // segment of a plan whose end, to the millisecond, is this `to`: planned again, it stays in).
+  const within = (s: Segment): boolean => s.keyframes[0]!.ts < to - SLACK_MS || s.end < to + 1;
+  while (j + 1 < best.length && within(best[j + 1]!)) j++;
   const first = best[i]!;
   const key = first.keyframes.findLast(atOrBefore) ?? first.keyframes[0]!;
   const start = key.ts;

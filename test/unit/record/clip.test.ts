@@ -205,6 +205,23 @@ describe('planClip', () => {
     assert.equal(planClip([...ring, next], 13_500, end + 600)!.parts.length, 4);
   });
 
+  it('planned again to its own end, a plan keeps a last segment shorter than the slack (the stream stopped)', () => {
+    const ring = segments(1, 0, 0, 5);
+    // The stream stopped 300 ms into the next segment.
+    const short = {
+      ...segments(1, 5, 10_000, 1)[0]!,
+      end: 10_300.4,
+      keyframes: [{ offset: 376, ts: 10_000.2 }],
+    };
+    const asked = planClip([...ring, short], 2000, 15_000)!;
+    assert.equal(asked.parts.length, 5);
+    assert.equal(asked.end, 10_300);
+    assert.deepEqual(asked.missing.reasons, ['stream_ended']);
+    const again = planClip([...ring, short], asked.start, asked.end)!;
+    assert.deepEqual(again.parts, asked.parts);
+    assert.equal(again.end, asked.end);
+  });
+
   it('has no plan when the ring holds nothing of that time', () => {
     assert.equal(planClip(segments(1, 0, 10_000, 2), 20_000, 30_000), undefined);
     assert.equal(planClip([], 0, 1), undefined);
