@@ -137,6 +137,8 @@ export class Control {
   /** Retained states published, topic → payload: only changes are sent, those gone cleared. */
   private published = new Map<string, string>();
   private running = false;
+  /** Whether `effective` has run: the first is the start, the later ones reloads. */
+  private effectiveOnce = false;
 
   constructor(
     config: Pick<Config, 'cameras' | 'modes' | 'control'> & { state_dir?: string | undefined },
@@ -260,10 +262,15 @@ export class Control {
         { mode: this.state.mode },
         `control: mode '${this.state.mode}' is no longer in the file: no mode is active (${NO_MODE})`,
       );
+    const first = !this.effectiveOnce;
+    this.effectiveOnce = true;
     if (dropped.length || state.mode !== this.state.mode) {
       this.state = state;
       this.store?.save(state);
-      this.stateChanged();
+      // A mode this box's own control.json named, gone from the file, is not the fleet's news at
+      // start (a box that was away must not push its stale mode's end on the others: it takes
+      // the fleet's); at a reload every box reads the same file, and says so.
+      this.stateChanged(undefined, !first);
     }
     return { ...config, cameras };
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Control, CONTROL_FILE, type ApplyOutcome } from '../../../src/control/index.js';
 import type { Config } from '../../../src/config/index.js';
+import { NO_MODE } from '../../../src/config/runtime.js';
 import { topics } from '../../../src/publish/topics.js';
 import { config, LINE_POINTS, ZONE_POINTS } from '../../helpers/config.js';
 import { tempDir, waitFor } from '../../helpers/env.js';
@@ -474,6 +475,37 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     assert.equal(control.mode(), 'home');
     assert.ok(lines.some((l) => /'holiday' is not in this box's file/.test(l.msg)));
     assert.ok(!told.includes('mode'));
+  });
+
+  it('with fleet: a mode its own control.json named, gone from the file, is not told at start; at a reload it is', async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, CONTROL_FILE), JSON.stringify({ version: 1, mode: 'party', overrides: {} }));
+    const told: string[] = [];
+    const cfg = file();
+    const control = new Control(
+      { ...cfg, state_dir: dir },
+      {
+        log: recordingLog().log,
+        clock: new FakeClock(),
+        out: new FakeOutput(),
+        topics: topics('argus'),
+        apply: () => Promise.resolve({ outcome: 'applied' as const }),
+        resetLine: () => Promise.resolve(true),
+        onModeChange: () => told.push('mode'),
+      },
+    );
+    await control.load();
+    control.effective(cfg);
+    assert.equal(control.mode(), NO_MODE);
+    assert.deepEqual(told, [], 'a stale mode ended at start is not pushed to the fleet');
+    control.start();
+    await control.change({ kind: 'mode', mode: 'away' }, 'x');
+    told.length = 0;
+    // A reload whose file has no mode `away` any more: every box reads it; this one says so.
+    control.effective({ ...cfg, modes: { home: cfg.modes.home! } });
+    assert.equal(control.mode(), NO_MODE);
+    assert.deepEqual(told, ['mode']);
+    await control.stop();
   });
 
   it('with fleet: publishes the states of the cameras this box runs, and leaves the others’ topics alone (issue 48)', async (t) => {
