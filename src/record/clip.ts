@@ -78,9 +78,13 @@ export function planClip(
   const atOrBefore = (k: Keyframe): boolean => k.ts < from + STAMP_MS;
   while (i + 1 < best.length && atOrBefore(best[i + 1]!.keyframes[0]!)) i++;
   let j = i;
-  // A segment is the clip's when it begins before the slack, or lies wholly within `to` (the last
-  // segment of a plan whose end, to the millisecond, is this `to`: planned again, it stays in).
-  const within = (s: Segment): boolean => s.keyframes[0]!.ts < to - SLACK_MS || s.end < to + 1;
+  // A segment is the clip's when it begins before the slack, or begins before `to` and ends by it
+  // (the last segment of a plan whose end, to the millisecond, is this `to`: planned again, it
+  // stays in). One that begins at or after `to` never is, whatever end its description gives.
+  const within = (s: Segment): boolean => {
+    const begins = s.keyframes[0]!.ts;
+    return begins < to - SLACK_MS || (begins < to && s.end < to + 1);
+  };
   while (j + 1 < best.length && within(best[j + 1]!)) j++;
   const first = best[i]!;
   const key = first.keyframes.findLast(atOrBefore) ?? first.keyframes[0]!;

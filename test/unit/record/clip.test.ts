@@ -220,6 +220,16 @@ describe('planClip', () => {
     const again = planClip([...ring, short], asked.start, asked.end)!;
     assert.deepEqual(again.parts, asked.parts);
     assert.equal(again.end, asked.end);
+    // A segment that begins at the plan's end is not its, though its description ends there too
+    // (a segment cut by a SIGKILL, described again at the next start from its one key frame).
+    const cut = {
+      ...segments(1, 5, 9960, 1)[0]!,
+      end: 9960,
+      keyframes: [{ offset: 376, ts: 9960.5 }],
+    };
+    const upTo = planClip([...ring, cut], asked.start, 9960)!;
+    assert.deepEqual(planClip([...ring, cut], upTo.start, upTo.end)!.parts, upTo.parts);
+    assert.equal(upTo.parts.length, 4, 'the segments from the key frame at 2000 to the one ending at 9960');
   });
 
   it('has no plan when the ring holds nothing of that time', () => {
