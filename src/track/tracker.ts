@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js';
 import { blend, colourHistogram, type Pixels } from './appearance.js';
 import { CameraAreas, type TrackerAreas } from './areas.js';
 import { countTracks, inView, type TrackCounts } from './counts.js';
+import { cutOf } from './cut.js';
 import { hidden, merged, wholeObject } from './cover.js';
 import type { LineCrossing, ObjectEvent, TrackerEvent } from './events.js';
 import type { ZonedDetection } from './filters.js';
@@ -165,35 +166,48 @@ export class Tracker {
     const high = own.filter((d) => d.score >= this.cfg.high_score);
     const low = own.filter((d) => d.score < this.cfg.high_score);
     const matchedHere: { t: Track; d: ZonedDetection }[] = [];
+    const apply = (t: Track, d: ZonedDetection): void => {
+      this.matched(t, predicted.get(t)!, d, step);
+      matchedHere.push({ t, d });
+    };
     const match = (
       pool: Track[],
       ds: ZonedDetection[],
       cost: (t: Track, d: ZonedDetection) => number,
+      pair: (t: Track, d: ZonedDetection) => void = apply,
       near?: (a: Track, b: Track) => boolean,
-    ): { tracks: Track[]; dets: ZonedDetection[] } =>
-      matchPool(
-        pool,
-        ds,
-        cost,
-        step.looks,
-        (t, d) => {
-          this.matched(t, predicted.get(t)!, d, step);
-          matchedHere.push({ t, d });
-        },
-        near,
-      );
+    ): { tracks: Track[]; dets: ZonedDetection[] } => matchPool(pool, ds, cost, step.looks, pair, near);
     const motion = (t: Track, d: ZonedDetection): number =>
       motionCost(t, predicted.get(t)!, d.box, ts, step.pixels);
+    // The confirmed objects' pairs are applied once the frame is known to be no cut (cut.ts).
+    const pairs: { t: Track; d: ZonedDetection }[] = [];
+    const hold = (t: Track, d: ZonedDetection): number => pairs.push({ t, d });
+    const confirmed = tracks.filter((t) => t.confirmed && !away.has(t));
     // Confirmed objects that met may take each other's boxes where their looks say so (partners).
     const first = match(
-      tracks.filter((t) => t.confirmed && !away.has(t)),
+      confirmed,
       high,
       motion,
+      hold,
       step.fresh ? (a, b) => partners(a, predicted.get(a)!, b, predicted.get(b)!) : undefined,
     );
-    match(first.tracks, low, motion);
+    match(first.tracks, low, motion, hold);
+    const cut = step.fresh
+      ? cutOf({
+          confirmed: tracks.filter((t) => t.confirmed),
+          away,
+          pairs: new Map(pairs.map(({ t, d }) => [t, d.box])),
+          predicted,
+          pixels: step.pixels,
+        })
+      : undefined;
+    const unpaired = [...first.dets];
+    for (const { t, d } of pairs)
+      if (!cut?.has(t)) apply(t, d);
+      else if (d.score >= this.cfg.high_score) unpaired.push(d);
+    if (cut) this.endCut(cut, step.events);
     const tentative = tracks.filter((t) => !t.confirmed);
-    const third = match(tentative, first.dets, motion);
+    const third = match(tentative, unpaired, motion);
     // Another label's box on an object matched in this frame is that object.
     let left = third.dets.filter((d) => {
       const same = matchedHere.find((m) => iou(m.d.box, d.box) >= DUPLICATE_IOU);
@@ -212,7 +226,7 @@ export class Tracker {
     const back = [...away].filter((t) => t.confirmed && t.misses > 0);
     if (back.length && left.length)
       left = match(back, left, (t, d) => comeBackCost(t, d.box, step.looks.get(d), step.pixels)).dets;
-    const dropped = new Set(third.tracks);
+    const dropped = new Set([...third.tracks, ...(cut ?? [])]);
     this.tracks = this.tracks.filter((t) => !dropped.has(t));
     for (const d of left) this.start(d, step);
   }
@@ -238,6 +252,11 @@ export class Tracker {
       return false;
     });
     return events;
+  }
+
+  /** The objects a cut took away (cut.ts) end now: whoever stands where one of them was is someone else. */
+  private endCut(cut: ReadonlySet<Track>, events: TrackerEvent[]): void {
+    for (const t of cut) events.push(this.event('end', t));
   }
 
   private start(d: ZonedDetection, step: Step): void {

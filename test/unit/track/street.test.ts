@@ -593,3 +593,68 @@ describe('tracker: a still scene answered from the cache', () => {
     assert.notDeepEqual([...seen.get('a')!], [...seen.get('b')!]);
   });
 });
+
+describe('a cut: the picture jumps to another moment (cut.ts)', () => {
+  // Five walkers in a row walking right, a parked car, 5 answered frames a second.
+  const walkerAt = (i: number, ts: number): Box => {
+    const x = 40 + i * 90 + ts * 0.02;
+    return [x, 150, x + 40, 250];
+  };
+  const car: Box = [480, 360, 620, 440];
+  const before = (ts: number): { ts: number; dets: ZonedDetection[]; frame: TrackFrame } => {
+    const walkers = [0, 1, 2, 3, 4].map((i) => walkerAt(i, ts));
+    const pixels = picture([{ box: car, rgb: BLUE }, ...walkers.map((box) => ({ box, rgb: RED }))]);
+    return {
+      ts,
+      dets: [zd('car', 0.9, car), ...walkers.map((b) => zd('person', 0.85, b))],
+      frame: { pixels },
+    };
+  };
+  const ids = (events: ObjectEvent[], label: string, type: string): string[] =>
+    events.filter((e) => e.label === label && e.type === type).map((e) => e.id);
+
+  it('ends the objects the jump took away; someone standing where one of them was is someone else; a parked car goes on', () => {
+    const t = new Tracker('street', settings);
+    const events = feed(t, times(5, 0, 4000).map(before));
+    const walkers = ids(events, 'person', 'new');
+    assert.equal(walkers.length, 5);
+    // At 4.2 s the picture is of another moment: the row is gone, one walker stands where the
+    // second was predicted, walking left from there; the car is where it was.
+    const after = times(5, 4200, 7000).map((ts) => {
+      const x = walkerAt(1, 4200)[0] - (ts - 4200) * 0.02;
+      const box: Box = [x, 150, x + 40, 250];
+      return {
+        ts,
+        dets: [zd('car', 0.9, car), zd('person', 0.85, box)],
+        frame: {
+          pixels: picture([
+            { box: car, rgb: BLUE },
+            { box, rgb: RED },
+          ]),
+        },
+      };
+    });
+    const cut = objectEvents(t.update(after[0]!.dets, after[0]!.ts, after[0]!.frame));
+    assert.deepEqual(
+      ids(cut, 'person', 'end').sort(),
+      [...walkers].sort(),
+      'every walker of the old picture ends at the cut',
+    );
+    const later = [...cut, ...feed(t, after.slice(1))];
+    const newcomer = ids(later, 'person', 'new');
+    assert.equal(newcomer.length, 1, 'the one standing there is a new object');
+    assert.ok(!walkers.includes(newcomer[0]!));
+    assert.equal(ids([...events, ...later], 'car', 'new').length, 1, 'the parked car is one event');
+    assert.deepEqual(ids(later, 'car', 'end'), [], 'and goes on');
+  });
+
+  it('a detector that misses every walker for a frame, their places still showing them, is no cut', () => {
+    const t = new Tracker('street', settings);
+    const events = feed(t, times(5, 0, 4000).map(before));
+    const f = before(4200);
+    events.push(...objectEvents(t.update([f.dets[0]!], f.ts, f.frame)));
+    events.push(...feed(t, times(5, 4400, 6000).map(before)));
+    assert.equal(ids(events, 'person', 'new').length, 5, 'the same five');
+    assert.deepEqual(ids(events, 'person', 'end'), []);
+  });
+});
