@@ -50,7 +50,9 @@ interface Entry extends StoredEvent {
 }
 
 /**
- * An event's record is written at once when it is new, ends, or has its clip; its updates and
+ * An event's record is written at once when it is new, has its clip, or ends without a clip to
+ * wait for (an end whose clip is being described is written with the clip, held back as an
+ * update is, so a crash in its post-roll loses the end, never the record); its updates and
  * better snapshots are written at most once per this many ms, held back and written together (an
  * event on a busy scene had a dozen rewrites a minute, each a flushed 4-KiB page: as many bytes as
  * its snapshots; at 5 s, a still scene's four standing people still rewrote a third of all
@@ -71,6 +73,14 @@ export const RECORD_SAVE_MS = 30_000;
 export const SNAPSHOT_SAVE_MS = 60_000;
 
 const ended = (e: Entry): boolean => e.event.type === 'end';
+
+/**
+ * Its clip is still being described (`clip.state` "recording"): an event that ends so has its
+ * end written with its clip, a post-roll later (`setFields`), in one write, not two (issue 47:
+ * each record write is a new file of its own, 4 KiB of pages and its directory's metadata).
+ */
+const clipComing = (e: Entry): boolean =>
+  (e.event.clip as { state?: unknown } | null | undefined)?.state === 'recording';
 
 /** The event left the history (its bounds, or a DELETE): `code` EVICTED. */
 const notKept = (): Error =>
@@ -231,7 +241,7 @@ export class EventStore {
     const entry = this.byId.get(e.id);
     if (!entry) return;
     Object.assign(entry, { camera: e.camera, label: e.label, zones: e.zones, event: e.event });
-    this.writeRecord(entry, !ended(entry));
+    this.writeRecord(entry, !ended(entry) ? 'update' : clipComing(entry) ? 'clip' : false);
     if (ended(entry)) this.saveSnapshot(entry);
   }
 
@@ -254,7 +264,7 @@ export class EventStore {
       if (ended(entry)) this.saveSnapshot(entry);
       else entry.saveTimer ??= setTimeout(() => this.saveSnapshot(entry), SNAPSHOT_SAVE_MS).unref();
     });
-    this.writeRecord(entry, entry.event.type === 'update');
+    this.writeRecord(entry, entry.event.type === 'update' && 'update');
   }
 
   /** Writes an event's snapshot kept in memory, after its writes queued so far. */
@@ -272,17 +282,19 @@ export class EventStore {
   }
 
   /**
-   * Writes an event's record; `hold`: a change that may wait (RECORD_SAVE_MS) — an update, a
-   * better snapshot — while its end and its clip are written at once (with what was held back),
-   * so a clip announced ready is found ready after a crash.
+   * Writes an event's record; `hold`: a change that may wait — an update, a better snapshot
+   * (`update`: until RECORD_SAVE_MS after the last write), an end whose clip is being described
+   * (`clip`: until the clip, at most RECORD_SAVE_MS) — while its clip, and an end with none to
+   * wait for, are written at once (with what was held back), so a clip announced ready is found
+   * ready after a crash.
    */
-  private writeRecord(entry: Entry, hold = false): void {
+  private writeRecord(entry: Entry, hold: false | 'update' | 'clip' = false): void {
     if (entry.recordQueued) {
       if (!hold && entry.recordTimer) this.queueRecord(entry);
       return;
     }
     entry.recordQueued = true;
-    const wait = entry.recordAt + RECORD_SAVE_MS - performance.now();
+    const wait = hold === 'clip' ? RECORD_SAVE_MS : entry.recordAt + RECORD_SAVE_MS - performance.now();
     if (hold && entry.recordAt > 0 && wait > 0)
       entry.recordTimer = setTimeout(() => this.queueRecord(entry), wait).unref();
     else this.queueRecord(entry);

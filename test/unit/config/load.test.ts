@@ -202,6 +202,7 @@ describe('config', () => {
     assert.deepEqual(config.detector.providers, ['cpu']);
     assert.equal(config.scheduler.max_batch, 4);
     assert.equal(config.cache.enabled, true);
+    assert.equal(config.events.snapshots.quality, 70, "snapshots' JPEG quality: Frigate's 70 (issue 47)");
     assert.equal(config.http.host, '127.0.0.1');
     assert.deepEqual(config.cameras, Object.create(null), 'no cameras, in a map without a prototype');
     assert.equal(config.models.default!.conf, 0.25);

@@ -140,6 +140,49 @@ describe('event history', () => {
     assert.deepEqual(await onDisk(), { type: 'end', n: 5 }, 'flush writes the latest, once');
   });
 
+  it('writes an end whose clip is being described together with the clip, in one write; an end without one at once', async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    const file = (n: number): string => join(dir, `${eventKey(ev(n).id)}.json`);
+    const onDisk = async (n: number): Promise<{ event: Record<string, unknown>; ino: number }> => ({
+      event: (JSON.parse(await readFile(file(n), 'utf8')) as { event: Record<string, unknown> }).event,
+      ino: (await lstat(file(n))).ino,
+    });
+    const settled = async (): Promise<void> => {
+      for (let i = 0; i < 50 && !(await readdir(dir)).includes(`${eventKey(ev(2).id)}.json`); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 200));
+    };
+    store.add(ev(1, { event: { type: 'new', n: 1, clip: { state: 'recording' } } }));
+    store.add(ev(2));
+    await settled();
+    const written = await onDisk(1);
+    store.update({ ...ev(1), event: { type: 'end', n: 1, clip: { state: 'recording' } } });
+    store.update({ ...ev(2), event: { type: 'end', n: 2 } });
+    await settled();
+    assert.deepEqual(await onDisk(1), written, 'the end waits for its clip: no write');
+    assert.deepEqual((await onDisk(2)).event, { type: 'end', n: 2 }, 'an end with no clip coming, at once');
+    const ready = { state: 'ready', start: '2026-01-01T00:00:00.000Z', end: '2026-01-01T00:00:10.000Z' };
+    store.setFields(ev(1).id, { clip: ready });
+    for (let i = 0; i < 100 && (await onDisk(1)).ino === written.ino; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(
+      (await onDisk(1)).event,
+      { type: 'end', n: 1, clip: ready },
+      'end and clip in one write',
+    );
+    await store.flush();
+
+    store.add(ev(3, { event: { type: 'new', n: 3, clip: { state: 'recording' } } }));
+    store.update({ ...ev(3), event: { type: 'end', n: 3, clip: { state: 'recording' } } });
+    await store.flush();
+    assert.deepEqual(
+      (await onDisk(3)).event,
+      { type: 'end', n: 3, clip: { state: 'recording' } },
+      'flush writes a held end',
+    );
+  });
+
   it('flush writes the snapshots of events still going on (a stop), and a restart serves them', async (t) => {
     const dir = await tempDir(t);
     const store = await opened(dir);

@@ -81,7 +81,8 @@ async function greyAt(jpeg: Buffer, x: number, y: number): Promise<number> {
 function setup(over: Partial<Config['events']['snapshots']> = {}) {
   const clock = new FakeClock();
   const out = new FakeOutput();
-  const cfg = { ...sectionConfig('events', {}).snapshots, ...over };
+  // Quality 80, as these tests were written for: at 70 the label drawn near the sampled pixel rings into it by 8 grey levels.
+  const cfg = { ...sectionConfig('events', {}).snapshots, quality: 80, ...over };
   const s = new Snapshots(cfg, { out, topics: topics('argus'), clock, log: silentLog });
   const published = () => out.of('state').filter((m) => m.topic === 'argus/cameras/gate/person/snapshot');
   return { clock, out, s, published };
