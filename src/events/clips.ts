@@ -284,19 +284,22 @@ export class Clips {
   /**
    * An event's clip as an MP4, made from the camera's recording (or taken from the cache), opened
    * for reading; or why there is none. The caller closes it. Its payload's `start`–`end` planned
-   * again is the plan it was described with (`planClip`): every request is the same MP4.
+   * again is the plan it was described with (`planClip`); the cache keeps it by the event and
+   * that range, so every request is the same MP4 while it is cached, even after the ring has
+   * stamped its segments again (a stream's clock finding a smaller delay moves their times by
+   * milliseconds, and the plan with them).
    */
   async open(id: string): Promise<OpenedClip> {
     const clip = this.deps.history?.clipRange(id);
     if (!clip) return { status: 404, error: 'no clip for this event' };
-    return this.openRange(clip.camera, clip.from, clip.to);
+    return this.openRange(clip.camera, clip.from, clip.to, eventClipKey(id, clip.from, clip.to));
   }
 
   /**
    * `from`–`to` of a camera's recording as an MP4 (from the key frame at or before `from`), made
    * from its kept segments without re-encoding; or why there is none.
    */
-  async openRange(camera: string, from: number, to: number): Promise<OpenedClip> {
+  async openRange(camera: string, from: number, to: number, key?: string): Promise<OpenedClip> {
     const source = this.deps.source();
     const ring = source?.ring(camera);
     if (!source || !ring) return { status: 404, error: `camera ${camera} keeps no recording` };
@@ -306,17 +309,19 @@ export class Clips {
         status: 404,
         error: `the recording of ${camera} holds nothing of ${isoTime(from)} to ${isoTime(to)} (not recorded, or past retention: events.clips.retain_days, ring_max_mb, max_gb)`,
       };
-    return this.openPlan(source.ffmpeg, camera, plan);
+    return this.openPlan(source.ffmpeg, camera, plan, key);
   }
 
   /** The MP4 of a clip's plan, from the cache or made now; or why there is none. */
-  private async openPlan(ffmpeg: string, camera: string, plan: ClipPlan): Promise<OpenedClip> {
+  private async openPlan(ffmpeg: string, camera: string, plan: ClipPlan, key?: string): Promise<OpenedClip> {
     if (!MP4_CODECS.includes(plan.codec))
       return { status: 409, error: `the camera's ${plan.codec} cannot be copied into an MP4` };
     if (!this.cache) return { status: 503, error: 'clips are not kept (events.clips.ring_dir)' };
     const durationS = (plan.end - plan.start) / 1000;
     try {
-      return await this.cache.open(clipKey(camera, plan), (tmp) => remuxClip(ffmpeg, plan, tmp, durationS));
+      return await this.cache.open(key ?? clipKey(camera, plan), (tmp) =>
+        remuxClip(ffmpeg, plan, tmp, durationS),
+      );
     } catch (err) {
       this.deps.log.warn({ camera, err: errorMessage(err) }, 'a clip could not be made');
       return { status: 503, error: `the clip could not be made: ${errorMessage(err)}` };
@@ -360,6 +365,13 @@ export class Clips {
 
 /** The MP4 cache's directory, beside the cameras' recordings. */
 export const cacheDir = (ringDir: string): string => `${ringDir.replace(/\/+$/, '')}/mp4`;
+
+/** An event's clip's name in the cache: the event and the range its payload names. */
+const eventClipKey = (id: string, from: number, to: number): string =>
+  createHash('sha256')
+    .update(JSON.stringify(['event', id, from, to]))
+    .digest('hex')
+    .slice(0, 32);
 
 /** A clip's name in the cache: its camera, its parts and its time. */
 const clipKey = (camera: string, plan: ClipPlan): string =>

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Clips, type ClipSource } from '../../../src/events/clips.js';
 import type { EventStore } from '../../../src/events/index.js';
@@ -286,5 +289,53 @@ describe('Clips', () => {
       end_s: 45,
       reasons: ['stream_ended'],
     });
+  });
+});
+
+describe('Clips.open: the cache', () => {
+  it("serves an event's clip as the same MP4 on every request, after the ring stamped its segments again", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-clips-open-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    // A stand-in for ffmpeg: each MP4 it makes differs from the one before (its last argument is the output).
+    const ffmpeg = join(dir, 'ffmpeg');
+    await writeFile(ffmpeg, '#!/bin/sh\nfor last; do :; done\nhead -c 64 /dev/urandom > "$last"\n', {
+      mode: 0o755,
+    });
+    const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
+    await writeFile(seg.file, Buffer.alloc(1000));
+    const history = {
+      clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
+      clipRanges: () => [],
+      has: () => true,
+    };
+    const source: ClipSource = { ring: () => fakeRing([seg]), ffmpeg };
+    const clips = new Clips(
+      { ...CFG, ring_dir: join(dir, 'ring') },
+      {
+        clock: new FakeClock(),
+        log: silentLog,
+        history: history as unknown as EventStore,
+        source: () => source,
+        keeps: () => true,
+        done: () => undefined,
+      },
+    );
+    await clips.start();
+    const read = async (): Promise<Buffer> => {
+      const opened = await clips.open('e1');
+      assert.ok('file' in opened, JSON.stringify(opened));
+      try {
+        return await opened.file.readFile();
+      } finally {
+        await opened.file.close();
+      }
+    };
+    const first = await read();
+    // The stream's clock found a smaller delay: the segment's times move by milliseconds.
+    seg.start -= 4;
+    seg.end -= 4;
+    seg.keyframes = [{ offset: 376, ts: seg.start }];
+    assert.deepEqual(await read(), first);
+    assert.deepEqual(clips.cacheStats().made, 1);
   });
 });
