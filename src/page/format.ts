@@ -175,3 +175,17 @@ export function stretchPath(camera: string, start: number, end: number, from: nu
     new Date(Math.max(b, a + 1000)).toISOString()
   );
 }
+
+/**
+ * Where a timeline ending at `to` (ms) starts: at its oldest stretch or event, but `maxMs` before
+ * `to` at most and `minMs` at least (a camera recording for a minute gets a readable scale).
+ */
+export function timelineStart(
+  view: { ranges: { start: string }[]; events: { start: string }[] },
+  to: number,
+  maxMs: number,
+  minMs: number,
+): number {
+  const oldest = Math.min(...[...view.ranges, ...view.events].map((r) => Date.parse(r.start)));
+  return Math.max(to - maxMs, Math.min(oldest, to - minMs));
+}

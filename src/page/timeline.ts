@@ -1,5 +1,6 @@
 /**
- * A camera's timeline under its card: the last hour of its recording, the stretches kept drawn on
+ * A camera's timeline under its card: the last hour of its recording (since its oldest stretch or
+ * event when more recent, 5 minutes at least), the stretches kept drawn on
  * one bar (coloured by why: an event's footage, the recent margin, continuous recording, a
  * retired camera's) and its events as marks above it, from `GET /api/cameras/<camera>/recording`.
  * A click (or Enter) on a stretch plays it through recording.mp4, on an event its clip (or its
@@ -8,10 +9,12 @@
 import { json, type RecordingView } from './api.js';
 import { el } from './dom.js';
 import { playVideo } from './events.js';
-import { span, stretchPath } from './format.js';
+import { span, stretchPath, timelineStart } from './format.js';
 
-/** How much the timeline shows: the last hour. */
+/** How much the timeline shows at most: the last hour. */
 export const TIMELINE_MS = 3600_000;
+/** How much it shows at least: 5 minutes (since the oldest stretch or event, when more recent). */
+export const TIMELINE_MIN_MS = 300_000;
 
 /** A camera's timeline: its elements, and the marks and stretches drawn, by key. */
 export interface Timeline {
@@ -73,10 +76,10 @@ function place(
 /** The camera's timeline as its recording's index says, for the hour up to now. */
 export async function showTimeline(camera: string, t: Timeline): Promise<void> {
   const to = Date.now();
-  const from = to - TIMELINE_MS;
   const view = await json<RecordingView>(
-    '/api/cameras/' + encodeURIComponent(camera) + '/recording?start=' + from,
+    '/api/cameras/' + encodeURIComponent(camera) + '/recording?start=' + (to - TIMELINE_MS),
   );
+  const from = timelineStart(view, to, TIMELINE_MS, TIMELINE_MIN_MS);
   t.root.hidden = !view.recording && view.events.length === 0;
   t.root.dataset.from = String(from);
   t.root.dataset.to = String(to);
@@ -99,7 +102,8 @@ export async function showTimeline(camera: string, t: Timeline): Promise<void> {
       where,
       'range why-' + (r.why[0] ?? 'none'),
       time(start) + '–' + time(end) + ' (' + r.duration_s + ' s) kept: ' + why,
-      () => playVideo(stretchPath(camera, start, end, from, to), camera + ' · ' + time(start) + '–' + time(end)),
+      () =>
+        playVideo(stretchPath(camera, start, end, from, to), camera + ' · ' + time(start) + '–' + time(end)),
     );
     b.dataset.start = r.start;
     b.dataset.end = r.end;
