@@ -85,7 +85,9 @@ export async function showTimeline(camera: string, t: Timeline): Promise<void> {
   t.root.dataset.to = String(to);
   t.from.textContent = time(from);
   t.note.hidden = view.recording;
-  t.note.textContent = view.recording ? '' : 'no recording: its clips are off';
+  t.note.textContent = view.recording
+    ? ''
+    : 'no recording kept (its clips are off, or its source is generated)';
   const keep = new Set<string>();
   for (const r of view.ranges) {
     const start = Date.parse(r.start);
