@@ -13,6 +13,7 @@ import {
   planClip,
   remuxClip,
   type ClipPlan,
+  type KeptRange,
   type Ring,
 } from '../record/index.js';
 import type { ClipPayload } from '../publish/index.js';
@@ -310,6 +311,17 @@ export class Clips {
         error: `the recording of ${camera} holds nothing of ${isoTime(from)} to ${isoTime(to)} (not recorded, or past retention: events.clips.retain_days, ring_max_mb, max_gb)`,
       };
     return this.openPlan(source.ffmpeg, camera, plan, key);
+  }
+
+  /**
+   * The stretches a camera's recording holds that overlap `from`–`to` (absent: all), each with
+   * why it is kept (the events whose footage it is, by id); undefined when it keeps none.
+   */
+  kept(camera: string, from?: number, to?: number): KeptRange[] | undefined {
+    const ring = this.deps.source()?.ring(camera);
+    if (!ring) return undefined;
+    const footage = [...this.footage.entries()].filter((e) => e.camera === camera);
+    return ring.kept(footage, from, to);
   }
 
   /** The MP4 of a clip's plan, from the cache or made now; or why there is none. */

@@ -17,7 +17,7 @@ import {
 } from '../track/index.js';
 import { areasOf, checkedGroundPlane, detecting } from './areas.js';
 import { Clips, type ClipSource, type OpenedClip } from './clips.js';
-import type { FootageRanges } from '../record/index.js';
+import type { FootageRanges, KeptRange } from '../record/index.js';
 import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
 import { EventFaults, type EventFault } from './faults.js';
@@ -140,6 +140,11 @@ export class ObjectEvents {
   /** A range of a camera's recording as an MP4 (GET /api/cameras/<camera>/recording.mp4). */
   recording(camera: string, from: number, to: number): Promise<OpenedClip> {
     return this.clips.openRange(camera, from, to);
+  }
+
+  /** What a camera's recording holds and why (GET /api/cameras/<camera>/recording); undefined: it keeps none. */
+  kept(camera: string, from?: number, to?: number): KeptRange[] | undefined {
+    return this.clips.kept(camera, from, to);
   }
 
   /** The MP4 cache's bytes, and how many clips were made and served again. */

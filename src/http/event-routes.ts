@@ -83,18 +83,10 @@ export class EventRoutes {
    * before `start`, as an MP4 made on request.
    */
   async recording(req: IncomingMessage, res: ServerResponse, encoded: string): Promise<void> {
-    let camera: string;
-    try {
-      camera = decodeURIComponent(encoded);
-    } catch {
-      throw new HttpError(400, 'bad camera name');
-    }
+    const camera = decodeCamera(encoded);
     if (!this.source.cameraNames().includes(camera))
       return send(res, 404, 'text/plain; charset=utf-8', 'no such camera\n');
-    const params = new URL(req.url ?? '/', 'http://argus').searchParams;
-    for (const name of params.keys())
-      if (name !== 'start' && name !== 'end')
-        throw new HttpError(400, `${name}: unknown parameter (the parameters are start and end)`);
+    const params = windowParams(req);
     const from = timeParam(params, 'start');
     const to = timeParam(params, 'end');
     if (to <= from) throw new HttpError(400, 'end: must be after start');
@@ -103,6 +95,44 @@ export class EventRoutes {
     const clip = await this.source.recording?.(camera, from, to);
     return serveMp4(req, res, clip ?? { status: 404, error: 'no recordings' });
   }
+
+  /**
+   * GET /api/cameras/<camera>/recording[?start=&end=]: what the camera's recording holds (the
+   * stretches kept, each with why) and its events, in the window (each bound optional, as
+   * recording.mp4 reads them; absent: no bound).
+   */
+  recordingIndex(req: IncomingMessage, res: ServerResponse, encoded: string): void {
+    const camera = decodeCamera(encoded);
+    if (!this.source.cameraNames().includes(camera))
+      return send(res, 404, 'text/plain; charset=utf-8', 'no such camera\n');
+    const params = windowParams(req);
+    const from = params.has('start') ? timeParam(params, 'start') : undefined;
+    const to = params.has('end') ? timeParam(params, 'end') : undefined;
+    if (from !== undefined && to !== undefined && to <= from)
+      throw new HttpError(400, 'end: must be after start');
+    const index = this.source.recordingIndex?.(camera, from, to);
+    if (!index) return send(res, 404, 'text/plain; charset=utf-8', 'no such camera\n');
+    res.setHeader('Cache-Control', 'no-store');
+    return send(res, 200, 'application/json', JSON.stringify(index));
+  }
+}
+
+/** A camera's name from a URL path: only ever looked up among the cameras' names. */
+function decodeCamera(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new HttpError(400, 'bad camera name');
+  }
+}
+
+/** The query of a time window (`start`, `end`); any other parameter is refused. */
+function windowParams(req: IncomingMessage): URLSearchParams {
+  const params = new URL(req.url ?? '/', 'http://argus').searchParams;
+  for (const name of params.keys())
+    if (name !== 'start' && name !== 'end')
+      throw new HttpError(400, `${name}: unknown parameter (the parameters are start and end)`);
+  return params;
 }
 
 /** A time parameter: ISO 8601, or ms since the epoch. */

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
  * The page at `/`: every camera's latest annotated frame with its state (and, when it is not
  * streaming, why), fps and the objects in view, its zones, lines and masks drawn over the frame
  * (an SVG overlay: the JPEG stays as the API serves it), its lines' counts, and its runtime settings to flip (switches,
- * fps, priority, a line's reset; the mode in the header); beside them, with `fleet:`, the fleet's
+ * fps, priority, a line's reset; the mode in the header), its recording's last hour on a timeline
+ * with its events (a click plays a stretch or an event); beside them, with `fleet:`, the fleet's
  * boxes (labels, capacity, load, alive, the cameras each runs), and the event history, newest
  * first, with thumbnails, updated every two seconds; an event's snapshot opens on a click. It
  * reads only the routes of docs/http.md, so it shows what MQTT says: the cameras' filters have
@@ -77,6 +78,17 @@ export const LIVE_PAGE = `<!doctype html>
   .counts li .tracked { color: #bbb; }
   .lines { display: flex; flex-wrap: wrap; gap: .3rem; margin: .3rem 0 0; padding: 0; list-style: none; }
   .lines li { background: #3a3420; border-radius: 3px; padding: 0 .4rem; }
+  .timeline { margin: .4rem 0 0; font-size: .8rem; color: #999; }
+  .timeline .marks, .timeline .bar { position: relative; }
+  .timeline .marks { height: 10px; }
+  .timeline .bar { height: 14px; background: #2a2a2a; border-radius: 2px; }
+  .timeline button { position: absolute; top: 0; bottom: 0; min-width: 3px; padding: 0; border: 0; border-radius: 1px; cursor: pointer; }
+  .timeline button:hover, .timeline button:focus { outline: 1px solid #fff; z-index: 1; }
+  .timeline .mark { background: #fd0; } .timeline .mark.open { background: #7c7; }
+  .timeline .why-event { background: #d84; } .timeline .why-recent { background: #579; }
+  .timeline .why-always { background: #3a7; } .timeline .why-retired, .timeline .why-none { background: #666; }
+  .timeline .axis { display: flex; justify-content: space-between; }
+  .timeline .note { margin: 0; }
   #fleet { margin-bottom: 1rem; overflow-x: auto; }
   #fleet table { width: 100%; border-collapse: collapse; font-size: .85rem; }
   #fleet th, #fleet td { text-align: left; padding: .15rem .2rem; border-bottom: 1px solid #333; vertical-align: top; }

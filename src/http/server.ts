@@ -145,6 +145,8 @@ export class HttpServer {
     if (clip) return this.events.clip(req, res, clip[1]!);
     const recording = /^\/api\/cameras\/([^/]+)\/recording\.mp4$/.exec(path);
     if (recording) return this.events.recording(req, res, recording[1]!);
+    const index = /^\/api\/cameras\/([^/]+)\/recording$/.exec(path);
+    if (index) return this.events.recordingIndex(req, res, index[1]!);
     if (path === '/') return send(res, 200, 'text/html; charset=utf-8', LIVE_PAGE);
     const script = /^\/page\/([^/]+)$/.exec(path);
     if (script) return this.pageScript(res, script[1]!);

@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { EventQuery, Snapshot } from '../events/index.js';
 import type { ServedModel } from '../kserve/index.js';
 import type { FleetView } from '../fleet/index.js';
+import type { KeptReason } from '../record/index.js';
 import type { ControlApi } from './control.js';
 import type { BoxCounts } from './geometry.js';
 
@@ -29,6 +30,27 @@ export interface LatestFrame {
 /** An MP4 to serve (the caller closes it), or why there is none (its HTTP status and reason). */
 export type ClipFile = { file: FileHandle; size: number } | { status: 404 | 409 | 503; error: string };
 
+/** GET /api/cameras/<camera>/recording (docs/http.md): what a camera's recording holds, and its events. */
+export interface RecordingIndex {
+  camera: string;
+  /** The window asked for (ISO 8601); null where not given (no bound). */
+  start: string | null;
+  end: string | null;
+  /** Whether the camera has a recording (its clips on, or footage kept since they went off). */
+  recording: boolean;
+  /** The stretches kept that overlap the window, whole, oldest first; a gap is a time not kept. */
+  ranges: {
+    start: string;
+    end: string;
+    duration_s: number;
+    why: KeptReason[];
+    events: string[];
+    bytes: number;
+  }[];
+  /** The camera's events in the history that overlap the window, oldest first. */
+  events: { id: string; label: string; start: string; end: string | null; clip: string | null }[];
+}
+
 export interface HttpSource {
   health(): Health;
   cameras(): unknown[];
@@ -54,6 +76,11 @@ export interface HttpSource {
   eventClip(id: string): Promise<ClipFile | undefined>;
   /** `from`–`to` (ms) of a camera's recording as an MP4, opened; or why there is none. Absent: no recordings. */
   recording?(camera: string, from: number, to: number): Promise<ClipFile>;
+  /**
+   * What a camera's recording holds in `from`–`to` (ms; absent: no bound) and why, with its
+   * events; undefined when no camera of that name runs. Absent: no recordings.
+   */
+  recordingIndex?(camera: string, from?: number, to?: number): RecordingIndex | undefined;
   /** With `fleet:`, this box's view of the fleet (GET /api/fleet); undefined without. */
   fleet?(): FleetView | undefined;
   /** Deletes an event with its snapshot and clip; false when there is no such event. */

@@ -5,7 +5,7 @@ import { namedRecord, own } from '../core/names.js';
 import { isoTime, isoTimeOrNull } from '../core/time.js';
 import type { CameraConfig, CamerasNow, Config } from '../config/index.js';
 import { ImageError, loadLetterboxed, type CameraStatus } from '../ingest/index.js';
-import type { RingStats } from '../record/index.js';
+import type { KeptRange, RingStats } from '../record/index.js';
 import type { ServedModel } from '../kserve/index.js';
 import type { FleetView } from '../fleet/index.js';
 import { providerOf, readySessions } from '../models/index.js';
@@ -17,7 +17,7 @@ import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/in
 import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
 import { boxCounts, cameraGeometry, type BoxCounts, type CameraGeometry } from './geometry.js';
-import type { ClipFile, Health, HttpSource, LatestFrame } from './source.js';
+import type { ClipFile, Health, HttpSource, LatestFrame, RecordingIndex } from './source.js';
 import type { HealthReport } from '../health/index.js';
 
 /** A camera's health as the API shows it (as its MQTT topic says it). */
@@ -70,6 +70,8 @@ export interface ViewSources extends StatsSources {
   clips?: {
     eventClip(id: string): Promise<ClipFile>;
     recording(camera: string, from: number, to: number): Promise<ClipFile>;
+    /** What a camera's recording holds and why; undefined when it keeps none. */
+    kept?(camera: string, from?: number, to?: number): KeptRange[] | undefined;
   };
   /** The cameras whose events path has failing parts, and those parts (events/faults.ts). */
   eventFaults?: {
@@ -163,6 +165,23 @@ function lineCountsOf(rows: readonly LineCountRow[], camera: string): CameraView
 /** A camera's ring of recent video as /api/cameras shows it; null when it keeps none. */
 function ringView(r: RingStats | undefined): CameraView['ring'] {
   return r ? { ok: r.problem === undefined, error: r.problem ?? null, bytes: r.bytes } : null;
+}
+
+/**
+ * An event of the history as the recording's index lists it (its payload's id, label, times and
+ * clip); undefined for a record without them.
+ */
+function eventMark(e: Record<string, unknown>): RecordingIndex['events'][number] | undefined {
+  const { id, label, start_ts: start, end_ts: end } = e;
+  if (typeof id !== 'string' || typeof label !== 'string' || typeof start !== 'string') return undefined;
+  const clip = e.clip as { state?: unknown; path?: unknown } | null | undefined;
+  return {
+    id,
+    label,
+    start,
+    end: typeof end === 'string' ? end : null,
+    clip: clip?.state === 'ready' && typeof clip.path === 'string' ? clip.path : null,
+  };
 }
 
 /**
@@ -370,6 +389,32 @@ export class LiveView implements HttpSource {
     return (
       this.src.clips?.recording(camera, from, to) ?? Promise.resolve({ status: 404, error: 'no recordings' })
     );
+  }
+
+  recordingIndex(camera: string, from?: number, to?: number): RecordingIndex | undefined {
+    if (!own(this.src.cameras(), camera)) return undefined;
+    const kept = this.src.clips?.kept?.(camera, from, to);
+    const lo = from ?? -Infinity;
+    const hi = to ?? Infinity;
+    const events = (this.src.history?.list({ camera, limit: Number.MAX_SAFE_INTEGER }) ?? [])
+      .flatMap((e) => eventMark(e) ?? [])
+      .filter((e) => Date.parse(e.start) <= hi && (e.end === null || Date.parse(e.end) >= lo))
+      .reverse();
+    return {
+      camera,
+      start: from === undefined ? null : isoTime(from),
+      end: to === undefined ? null : isoTime(to),
+      recording: kept !== undefined,
+      ranges: (kept ?? []).map((r) => ({
+        start: isoTime(r.start),
+        end: isoTime(r.end),
+        duration_s: Math.round((r.end - r.start) / 100) / 10,
+        why: r.why,
+        events: r.events,
+        bytes: r.bytes,
+      })),
+      events,
+    };
   }
 
   deleteEvent(id: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 /**
  * What the page reads from the HTTP API (docs/http.md), as it reads it: only the fields it uses.
  * The page runs in the browser and imports nothing from the daemon; these mirror the answers of
- * `GET /api/cameras`, `/api/control`, `/api/events` and `/api/fleet`.
+ * `GET /api/cameras`, `/api/control`, `/api/events`, `/api/fleet` and a camera's `recording`.
  */
 
 export type Point = [number, number];
@@ -104,6 +104,14 @@ export interface FleetView {
   owners: Record<string, { box: string; epoch: number }>;
   running: string[];
   unplaced: string[];
+}
+
+/** `GET /api/cameras/<camera>/recording`: what a camera's recording holds and why, and its events. */
+export interface RecordingView {
+  camera: string;
+  recording: boolean;
+  ranges: { start: string; end: string; duration_s: number; why: string[]; events: string[] }[];
+  events: { id: string; label: string; start: string; end: string | null; clip: string | null }[];
 }
 
 /** A JSON answer, or an error saying what failed (the header shows it). */

@@ -2,6 +2,7 @@ import type { BoxCounts, CameraView } from './api.js';
 import { $, el, free, SVG } from './dom.js';
 import { drawOverlay } from './draw.js';
 import { has, lineTotal, num, objectLine, union } from './format.js';
+import { newTimeline, showTimeline, type Timeline } from './timeline.js';
 
 /** A camera's card: its figure and what it shows, and what was last fetched for it. */
 export interface Card {
@@ -16,6 +17,8 @@ export interface Card {
   objects: HTMLUListElement;
   lines: HTMLUListElement;
   controls: HTMLElement;
+  /** Its recording's last hour, and its events (timeline.ts). */
+  timeline: Timeline;
   /** Its entry in the events' camera filter. */
   opt: HTMLOptionElement;
   /** The frame shown (its time, what it shows, the width asked for): not fetched again. */
@@ -59,7 +62,8 @@ export function card(name: string): Card {
   frame.append(img, overlay, noframe);
   const controls = el('div', 'controls');
   controls.setAttribute('aria-label', 'settings');
-  fig.append(frame, cap, why, counts, objects, lines, controls);
+  const timeline = newTimeline(name);
+  fig.append(frame, cap, why, counts, objects, lines, timeline.root, controls);
   $('cameras').append(fig);
   const opt = el('option', '', name);
   opt.value = name;
@@ -75,6 +79,7 @@ export function card(name: string): Card {
     objects,
     lines,
     controls,
+    timeline,
     opt,
     shown: '',
     keys: '',
@@ -181,6 +186,9 @@ export async function showCamera(cam: CameraView): Promise<void> {
   const err = cam.state !== 'streaming' && cam.last_error;
   c.why.hidden = !err;
   c.why.textContent = err ? err.cause + ': ' + err.message : '';
+  const timeline = showTimeline(cam.camera, c.timeline);
+  // Awaited at the end; a frame that fails first is the failure the header shows.
+  timeline.catch(() => undefined);
   c.img.hidden = !cam.has_frame;
   c.noframe.hidden = cam.has_frame;
   if (!cam.has_frame) c.boxes = null;
@@ -194,6 +202,7 @@ export async function showCamera(cam: CameraView): Promise<void> {
       drawOverlay(c, cam);
     }
   }
+  await timeline;
 }
 
 // The next frame is fetched and decoded off screen, then takes the shown one's place: no

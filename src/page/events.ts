@@ -148,3 +148,26 @@ function showClip(ev: EventView): void {
   }
   $('clip-text').textContent = note;
 }
+
+/**
+ * Plays `path` (an event's clip, or a stretch of a camera's recording) in the page's player, with
+ * `text` under it: the timeline's stretches and marks open it so.
+ */
+export function playVideo(path: string, text: string): void {
+  const dlg = $<HTMLDialogElement>('snapshot');
+  const img = dlg.querySelector('img')!;
+  img.removeAttribute('src');
+  img.hidden = true;
+  const video = $<HTMLVideoElement>('clip');
+  video.pause();
+  dlg.onclose = () => video.pause();
+  video.hidden = false;
+  video.onerror = () => {
+    video.hidden = true;
+    $('clip-text').textContent = 'this stretch is no longer kept';
+  };
+  video.src = path;
+  $('snapshot-text').textContent = text;
+  $('clip-text').textContent = '';
+  if (!dlg.open) dlg.showModal();
+}

@@ -138,3 +138,54 @@ export function fleetRows(view: FleetView): FleetRow[] {
     });
   return rows;
 }
+
+/** The longest stretch recording.mp4 serves at once (ms): an hour. */
+export const MAX_PLAY_MS = 3600_000;
+
+/**
+ * Where `start`–`end` (ms; `end` null while it goes on: now) lies on a timeline of `from`–`to`,
+ * as percentages of its width (`left`, `width`), cut to the timeline; undefined when it lies
+ * outside it.
+ */
+export function span(
+  start: number,
+  end: number | null,
+  from: number,
+  to: number,
+): { left: number; width: number } | undefined {
+  const a = Math.max(start, from);
+  const b = Math.min(end ?? to, to);
+  if (b < a || to <= from) return undefined;
+  return { left: (100 * (a - from)) / (to - from), width: (100 * (b - a)) / (to - from) };
+}
+
+/**
+ * The recording.mp4 path that plays `start`–`end` (ms) of a camera's recording as a timeline of
+ * `from`–`to` shows it: from where it enters the timeline, an hour at most.
+ */
+export function stretchPath(camera: string, start: number, end: number, from: number, to: number): string {
+  const a = Math.max(start, from);
+  const b = Math.min(end, to, a + MAX_PLAY_MS);
+  return (
+    '/api/cameras/' +
+    encodeURIComponent(camera) +
+    '/recording.mp4?start=' +
+    new Date(a).toISOString() +
+    '&end=' +
+    new Date(Math.max(b, a + 1000)).toISOString()
+  );
+}
+
+/**
+ * Where a timeline ending at `to` (ms) starts: at its oldest stretch or event, but `maxMs` before
+ * `to` at most and `minMs` at least (a camera recording for a minute gets a readable scale).
+ */
+export function timelineStart(
+  view: { ranges: { start: string }[]; events: { start: string }[] },
+  to: number,
+  maxMs: number,
+  minMs: number,
+): number {
+  const oldest = Math.min(...[...view.ranges, ...view.events].map((r) => Date.parse(r.start)));
+  return Math.max(to - maxMs, Math.min(oldest, to - minMs));
+}

@@ -15,6 +15,7 @@ export {
 } from './clip.js';
 export { ClipCache, type CachedClip } from './clip-cache.js';
 export { FootageRanges } from './footage.js';
+export { keptRanges, JOIN_MS, type KeptOptions, type KeptRange, type KeptReason } from './kept.js';
 export { Ring, ringKey, type RingStats } from './ring.js';
 export type { RingFault, RingHold, Segment, TimeRange } from './ring-index.js';
 export { StreamClock } from './stream-clock.js';

@@ -18,6 +18,7 @@ import {
   type Segment,
   type TimeRange,
 } from './ring-index.js';
+import { keptRanges, type KeptRange } from './kept.js';
 import { SegmentWriter, type SegmentFile } from './segment-writer.js';
 import { StreamClock } from './stream-clock.js';
 
@@ -368,6 +369,24 @@ export class Ring {
   /** The segments kept, oldest first (the current one too, still growing). */
   list(): readonly Segment[] {
     return this.index.list();
+  }
+
+  /**
+   * The stretches the ring holds that overlap `from`–`to` (absent: all), oldest first, each with
+   * why it is kept: the events' footage (`footage`, this camera's, by event id), the recent
+   * margin, continuous recording, or, retired, its events' footage only (`keptRanges`).
+   */
+  kept(footage: Iterable<{ id: string; range: TimeRange }>, from?: number, to?: number): KeptRange[] {
+    const now = this.clock.now();
+    const always = this.settings.alwaysMs;
+    return keptRanges(this.index.list(), {
+      footage,
+      recentFrom: now - this.settings.keepMs,
+      alwaysFrom: always === undefined ? Infinity : now - always,
+      retired: this.retired,
+      ...(from === undefined ? {} : { from }),
+      ...(to === undefined ? {} : { to }),
+    });
   }
 
   /** Waits until what has been received so far is on disk (the current segment's writes). */

@@ -94,6 +94,22 @@ const reasonsOf = (clip: ClipPayload): unknown => clip.state === 'failed' && cli
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
 
 describe('Clips', () => {
+  it("asks the camera's ring what it keeps with that camera's events' footage only, by id; nothing without a ring", () => {
+    const asked: unknown[][] = [];
+    const ring = {
+      kept: (footage: Iterable<unknown>, from?: number, to?: number) => {
+        asked.push([[...footage], from, to]);
+        return [];
+      },
+    } as unknown as Ring;
+    const { clips } = setup({ ring });
+    clips.onEvent(event('new', 100_000));
+    clips.footage.set('yard', 'other', 0, 50_000);
+    assert.deepEqual(clips.kept('door', 1, 2), []);
+    assert.deepEqual(asked, [[[{ id: 'e1', camera: 'door', range: [95_000, Infinity] }], 1, 2]]);
+    assert.equal(setup().clips.kept('door'), undefined);
+  });
+
   it('says nothing of clips for a camera that keeps none, or without a history', () => {
     assert.equal(setup({ keeps: false }).clips.onEvent(event('new', 10_000)), null);
     assert.equal(setup({ history: false }).clips.onEvent(event('new', 10_000)), null);

@@ -13,6 +13,9 @@ import {
   objectLine,
   pointList,
   seconds,
+  span,
+  stretchPath,
+  timelineStart,
   topPoint,
   union,
 } from '../../../src/page/format.js';
@@ -146,5 +149,40 @@ suite('the live page’s helpers (src/page/format.ts, which the browser runs)', 
       },
       { box: 'c', labels: '', capacity: null, load: '', alive: false, here: false, cameras: ['drive'] },
     ]);
+  });
+
+  it("places a stretch or an event on the timeline's scale, cut to it; one going on reaches now", () => {
+    assert.deepEqual(span(1500, 2000, 1000, 3000), { left: 25, width: 25 });
+    assert.deepEqual(span(500, 2000, 1000, 3000), { left: 0, width: 50 });
+    assert.deepEqual(span(2000, null, 1000, 3000), { left: 50, width: 50 });
+    assert.deepEqual(span(2500, 9000, 1000, 3000), { left: 75, width: 25 });
+    assert.equal(span(100, 900, 1000, 3000), undefined);
+    assert.equal(span(3100, 3200, 1000, 3000), undefined);
+  });
+
+  it('plays a stretch from where it enters the timeline, an hour at most, as recording.mp4 reads times', () => {
+    const t = Date.parse('2026-12-06T08:00:00Z');
+    assert.equal(
+      stretchPath('a door', t + 10_000, t + 40_000, t, t + 3600_000),
+      '/api/cameras/a%20door/recording.mp4?start=2026-12-06T08:00:10.000Z&end=2026-12-06T08:00:40.000Z',
+    );
+    // Started before the timeline: from its left edge; longer than an hour: an hour.
+    assert.equal(
+      stretchPath('door', t - 86_400_000, t + 7200_000, t, t + 7200_000),
+      '/api/cameras/door/recording.mp4?start=2026-12-06T08:00:00.000Z&end=2026-12-06T09:00:00.000Z',
+    );
+  });
+
+  it('starts the timeline at the oldest stretch or event, an hour back at most, 5 minutes at least', () => {
+    const to = Date.parse('2026-12-06T09:00:00Z');
+    const at = (iso: string) => ({ start: iso });
+    const view = (ranges: string[], events: string[]) => ({ ranges: ranges.map(at), events: events.map(at) });
+    assert.equal(timelineStart(view([], []), to, 3600_000, 300_000), to - 300_000);
+    assert.equal(
+      timelineStart(view(['2026-12-06T08:40:00Z'], ['2026-12-06T08:30:00Z']), to, 3600_000, 300_000),
+      Date.parse('2026-12-06T08:30:00Z'),
+    );
+    assert.equal(timelineStart(view(['2026-12-06T08:58:00Z'], []), to, 3600_000, 300_000), to - 300_000);
+    assert.equal(timelineStart(view(['2026-12-05T00:00:00Z'], []), to, 3600_000, 300_000), to - 3600_000);
   });
 });
