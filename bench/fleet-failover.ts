@@ -1,7 +1,14 @@
-import type { DetectionsPayload } from '../src/publish/topics.js';
 import { startDaemon, writeDaemonConfig, type Daemon } from '../test/helpers/daemon.js';
 import { tempDir } from '../test/helpers/env.js';
-import { findEtcd, startEtcdCluster } from '../test/helpers/etcd.js';
+import {
+  findEtcd,
+  FLEET_BOXES as BOXES,
+  FLEET_CAMERAS as CAMERAS,
+  FLEET_TTL_S as TTL_S,
+  ownersSeen,
+  startEtcdCluster,
+  type OwnerSeen,
+} from '../test/helpers/etcd.js';
 import { startBroker, Subscriber } from '../test/helpers/mqtt.js';
 import { hasGstreamer, startRtspServer } from '../test/helpers/rtsp.js';
 
@@ -38,16 +45,9 @@ export interface FleetBench {
   partition_double_camera_s: number;
 }
 
-const BOXES = ['a', 'b', 'c'] as const;
-const CAMERAS = Array.from({ length: 9 }, (_, i) => `cam${i}`);
-const TTL_S = 3;
 const OUTAGE_S = 30;
 
-interface Seen {
-  camera: string;
-  box: string;
-  at: number;
-}
+type Seen = Pick<OwnerSeen, 'camera' | 'box' | 'at'>;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -90,11 +90,7 @@ export async function benchFleet(
     } else log('fleet: no GStreamer RTSP server: lavfi cameras instead');
     const sub = new Subscriber(broker.url, 'site/cameras/+/detections');
     cleanups.push(() => sub.end());
-    const seen = (): Seen[] =>
-      sub.messages.flatMap((m) => {
-        const p = JSON.parse(m.payload) as DetectionsPayload;
-        return p.owner ? [{ camera: p.camera, box: p.owner.box, at: m.at }] : [];
-      });
+    const seen = (): Seen[] => ownersSeen(sub.messages);
     const configs = new Map<string, string>();
     for (const box of BOXES)
       configs.set(

@@ -20,7 +20,7 @@
  *   node dist/bench/record.js [seconds=180] [model=../shared/models/yolov8n_int8.onnx] [all|events|cpu]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,7 +28,7 @@ import mqtt from 'mqtt';
 import { defaultFfmpegPath } from '../src/ingest/ffmpeg-process.js';
 import type { EventPayload } from '../src/publish/topics.js';
 import type { EmbeddedBroker } from '../src/broker/index.js';
-import { benchDaemonConfig, procTimes, startBenchBroker, stillClip } from './common.js';
+import { benchDaemonConfig, children, procTimes, startBenchBroker, stillClip } from './common.js';
 
 const shared = resolve('../shared');
 const seconds = Number(process.argv[2] ?? 180);
@@ -123,24 +123,15 @@ const camera = (name: string, file: string, extra: string[] = []): string[] => [
 
 /** The ffmpeg children of `pid` whose command line names `file`. */
 function ffmpegOf(pid: number, file: string): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
+  return children(pid).filter((c) => {
     try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== pid) continue;
-      if (
-        readFileSync(`/proc/${d}/cmdline`, 'utf8')
-          .split('\0')
-          .some((a) => a.includes(file))
-      )
-        out.push(Number(d));
+      return readFileSync(`/proc/${c}/cmdline`, 'utf8')
+        .split('\0')
+        .some((a) => a.includes(file));
     } catch {
-      // gone
+      return false; // gone
     }
-  }
-  return out;
+  });
 }
 
 const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, p) => sum + procTimes(p), 0);

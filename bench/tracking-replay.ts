@@ -34,27 +34,19 @@ import { isoTime } from '../src/core/time.js';
 import { applyCameraFilters, Tracker, type ObjectEvent } from '../src/track/index.js';
 import type { Pixels } from '../src/track/appearance.js';
 import { writeSceneClip } from '../test/helpers/synthetic-scene.js';
-import { PEOPLE } from './events.js';
 import {
   CAMERA,
   cameraYaml,
   scoreScene,
   sceneCamera,
   TRACKING_SCENES,
-  VTEST_PARKED,
-  VTEST_SECONDS,
+  scoreStreet,
   vtestCamera,
   type Recording,
   type RecordedEvent,
   type SceneRow,
+  type StreetReplay,
 } from './tracking.js';
-import {
-  scoreLineTruth,
-  summariseStreet,
-  type LineTruthScore,
-  type StreetSummary,
-} from './tracking-score.js';
-import { VTEST_LINE_TRUTH } from './vtest-line-truth.js';
 
 /** A clip's pictures as the daemon's ffmpeg makes them: `count` letterboxed RGB24 frames in a file. */
 interface Pictures {
@@ -166,29 +158,6 @@ export function replay(
   }
   take(tracker.endAll());
   return out;
-}
-
-export interface StreetReplay extends StreetSummary {
-  line_truth: LineTruthScore;
-}
-
-/** vtest's street figures from a recording (bench/tracking.ts's, and the line against the by-eye truth). */
-export function scoreStreet(rec: Recording, loops: number): StreetReplay {
-  const t0 = rec.frames[0]?.ts ?? 0;
-  const crossings = rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) }));
-  const street = summariseStreet(
-    rec.frames,
-    rec.events.map((e) => ({
-      type: e.type,
-      id: e.id,
-      label: e.label,
-      box: e.box,
-      endTs: e.end_ts === null ? null : Date.parse(e.end_ts),
-    })),
-    crossings,
-    { people: PEOPLE.count, loops, clipS: VTEST_SECONDS, parked: VTEST_PARKED, t0 },
-  );
-  return { ...street, line_truth: scoreLineTruth(crossings, VTEST_LINE_TRUTH, { t0, clipS: VTEST_SECONDS }) };
 }
 
 async function main(): Promise<void> {

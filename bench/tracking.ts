@@ -354,12 +354,34 @@ export const VTEST_PARKED: Box[] = [
 ];
 export const VTEST_SECONDS = 79.5;
 
+export interface StreetReplay extends StreetSummary {
+  line_truth: LineTruthScore;
+}
+
+/** vtest's street figures from a recording (bench/tracking.ts's, and the line against the by-eye truth). */
+export function scoreStreet(rec: Recording, loops: number): StreetReplay {
+  const t0 = rec.frames[0]?.ts ?? 0;
+  const crossings = rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) }));
+  const street = summariseStreet(
+    rec.frames,
+    rec.events.map((e) => ({
+      type: e.type,
+      id: e.id,
+      label: e.label,
+      box: e.box,
+      endTs: e.end_ts === null ? null : Date.parse(e.end_ts),
+    })),
+    crossings,
+    { people: PEOPLE.count, loops, clipS: VTEST_SECONDS, parked: VTEST_PARKED, t0 },
+  );
+  return { ...street, line_truth: scoreLineTruth(crossings, VTEST_LINE_TRUTH, { t0, clipS: VTEST_SECONDS }) };
+}
+
 export interface TrackingRun {
   root: string;
   scenes: SceneRow[];
   street:
-    | (StreetSummary & {
-        line_truth: LineTruthScore;
+    | (StreetReplay & {
         loops: number;
         fps: number;
         frames: number;
@@ -400,27 +422,8 @@ export async function benchTracking(opts: TrackingOptions, log: (m: string) => v
         6,
       );
       if (opts.dump) await writeFile(join(opts.dump, 'vtest.json'), JSON.stringify(rec));
-      const t0 = rec.frames[0]?.ts ?? 0;
-      const street = summariseStreet(
-        rec.frames,
-        rec.events.map((e) => ({
-          type: e.type,
-          id: e.id,
-          label: e.label,
-          box: e.box,
-          endTs: e.end_ts === null ? null : Date.parse(e.end_ts),
-        })),
-        rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) })),
-        { people: PEOPLE.count, loops: opts.loops, clipS: VTEST_SECONDS, parked: VTEST_PARKED, t0 },
-      );
-      const lineTruth = scoreLineTruth(
-        rec.crossings.map((c) => ({ ...c, ts: Date.parse(c.ts) })),
-        VTEST_LINE_TRUTH,
-        { t0, clipS: VTEST_SECONDS },
-      );
       out.street = {
-        ...street,
-        line_truth: lineTruth,
+        ...scoreStreet(rec, opts.loops),
         loops: opts.loops,
         fps: 5,
         frames: rec.frames.length,

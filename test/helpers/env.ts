@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,18 @@ export const hasShared = existsSync(join(sharedDir, 'models', 'yolov8n_int8.onnx
 /** Pass as `skip` to tests that need ../shared: node:test prints the reason. */
 export const needsShared = hasShared ? false : `../shared not found at ${sharedDir}: real-model test skipped`;
 export const shared = (...parts: string[]): string => join(sharedDir, ...parts);
+
+/**
+ * The screenshots in docs/images come from the page tests; a run writes them there only when
+ * asked (`ARGUS_UPDATE_DOC_IMAGES=1`), so a plain run leaves the checkout as it was. Says what it did.
+ */
+export async function updateDocImage(png: string, name: string): Promise<string> {
+  const doc = join(repoRoot, 'docs', 'images', name);
+  if (process.env.ARGUS_UPDATE_DOC_IMAGES !== '1')
+    return `${png} not copied to ${doc} (ARGUS_UPDATE_DOC_IMAGES=1 does)`;
+  await copyFile(png, doc);
+  return `${png} copied to ${doc}`;
+}
 
 export async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'argus-test-'));

@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DetectionsPayload } from '../../src/publish/topics.js';
 import { freePort } from './rtsp.js';
 
 /** A real etcd cluster on loopback ports (Debian's etcd-server), for the fleet's tests. */
@@ -112,4 +113,26 @@ export async function startEtcdCluster(t: T, n = 3): Promise<EtcdCluster> {
     await new Promise((r) => setTimeout(r, 200));
   }
   return cluster;
+}
+
+/** The fleet that test/integration/fleet-etcd.test.ts asserts on and bench/fleet-failover.ts times. */
+export const FLEET_BOXES = ['a', 'b', 'c'] as const;
+export const FLEET_CAMERAS = Array.from({ length: 9 }, (_, i) => `cam${i}`);
+/** The lease TTL the fleet's daemons run with: how long a dead box keeps its cameras. */
+export const FLEET_TTL_S = 3;
+
+/** One detections message of a fleet's camera: which box analysed the frame, and when it came. */
+export interface OwnerSeen {
+  camera: string;
+  box: string;
+  epoch: number;
+  at: number;
+}
+
+/** The owners in the detections a subscriber received (`owner`; messages without one left out). */
+export function ownersSeen(messages: readonly { payload: string; at: number }[]): OwnerSeen[] {
+  return messages.flatMap((m) => {
+    const p = JSON.parse(m.payload) as DetectionsPayload;
+    return p.owner ? [{ camera: p.camera, box: p.owner.box, epoch: p.owner.epoch, at: m.at }] : [];
+  });
 }

@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DetectionsPayload } from '../../src/publish/topics.js';
 import { startDaemon, writeDaemonConfig, type Daemon } from '../helpers/daemon.js';
 import { tempDir } from '../helpers/env.js';
-import { needsEtcd, startEtcdCluster } from '../helpers/etcd.js';
+import {
+  FLEET_BOXES as BOXES,
+  FLEET_CAMERAS as CAMERAS,
+  FLEET_TTL_S as TTL_S,
+  needsEtcd,
+  ownersSeen,
+  startEtcdCluster,
+  type OwnerSeen,
+} from '../helpers/etcd.js';
 import { startBroker, Subscriber } from '../helpers/mqtt.js';
 import { hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
 
@@ -13,21 +20,10 @@ import { hasGstreamer, startRtspServer } from '../helpers/rtsp.js';
  * detections each camera publishes (`owner`), as a subscriber sees them.
  */
 
-const BOXES = ['a', 'b', 'c'] as const;
-const CAMERAS = Array.from({ length: 9 }, (_, i) => `cam${i}`);
-/** The lease TTL the daemons run with: how long a dead box keeps its cameras. */
-const TTL_S = 3;
 /** The issue's goal: a dead box's camera publishes from another box within this (TTL plus a start). */
 const FAILOVER_GOAL_S = 12;
 /** What the test fails at: the goal plus room for a machine shared with other work. */
 const FAILOVER_LIMIT_S = 30;
-
-interface Seen {
-  camera: string;
-  box: string;
-  epoch: number;
-  at: number;
-}
 
 describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () => {
   it(
@@ -65,11 +61,7 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
         cameraConfigs()
           .filter((m) => m.payload === '')
           .map((m) => m.topic);
-      const seen = (): Seen[] =>
-        sub.messages.flatMap((m) => {
-          const p = JSON.parse(m.payload) as DetectionsPayload;
-          return p.owner ? [{ camera: p.camera, box: p.owner.box, epoch: p.owner.epoch, at: m.at }] : [];
-        });
+      const seen = (): OwnerSeen[] => ownersSeen(sub.messages);
       const configs = new Map<string, string>();
       for (const box of BOXES) {
         const dir = await tempDir(t);
@@ -94,8 +86,8 @@ describe('a fleet on etcd: three boxes, nine cameras', { timeout: 400_000 }, () 
       for (const box of BOXES) daemons.set(box, startDaemon(t, configs.get(box)!));
 
       /** Each camera's box by its latest message after `since`. */
-      const latest = (since: number): Map<string, Seen> => {
-        const by = new Map<string, Seen>();
+      const latest = (since: number): Map<string, OwnerSeen> => {
+        const by = new Map<string, OwnerSeen>();
         for (const s of seen()) if (s.at >= since) by.set(s.camera, s);
         return by;
       };

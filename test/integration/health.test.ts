@@ -9,6 +9,7 @@ import { tempDir } from '../helpers/env.js';
 import { discoveryProblems } from '../helpers/ha-schema.js';
 import { startBroker, Subscriber } from '../helpers/mqtt.js';
 import { startRtspServer } from '../helpers/rtsp.js';
+import { seededRandom } from '../helpers/random.js';
 
 /**
  * Camera health end to end (issue 49 item 6): a real RTSP camera whose stream turns, mid-run,
@@ -36,20 +37,9 @@ const TAMPERS = ['defocused', 'covered', 'moved', 'frozen'] as const;
 const startOf = (i: number): number => FIRST + 2 * STRETCH_S * i;
 const END = startOf(TAMPERS.length) + 5;
 
-/** A deterministic generator (mulberry32), so the scene is the same at every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The scene's filters: rectangles on a gradient, and a box moving across. */
 function sceneFilters(): string {
-  const r = random(49);
+  const r = seededRandom(49);
   const boxes: string[] = [];
   for (let i = 0; i < 70; i++) {
     const w = 8 + Math.floor(r() * 60);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { FleetView } from '../../src/fleet/index.js';
 import { chromiumSkip as chromiumSkipFor, launchChromium } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
-import { repoRoot, tempDir } from '../helpers/env.js';
+import { repoRoot, tempDir, updateDocImage } from '../helpers/env.js';
 import { needsEtcd, startEtcdCluster } from '../helpers/etcd.js';
 import { startBroker } from '../helpers/mqtt.js';
 
@@ -100,7 +100,7 @@ describe('the page’s fleet view (headless Chromium, real etcd)', { timeout: 24
       await mkdir(ARTIFACTS, { recursive: true });
       const png = join(ARTIFACTS, 'live-page-fleet.png');
       await page.locator('#fleet').screenshot({ path: png });
-      await copyFile(png, join(repoRoot, 'docs', 'images', 'live-page-fleet.png'));
+      t.diagnostic(await updateDocImage(png, 'live-page-fleet.png'));
       assert.equal(await page.locator('#fleet').isVisible(), true);
       assert.match((await page.textContent('#fleet-state')) ?? '', /seen from a/);
       assert.match((await page.textContent('#fleet-members tr[data-box="a"] td.box')) ?? '', /\(this box\)/);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { ControlView } from '../../src/control/index.js';
 import type { CameraView } from '../../src/http/view.js';
-import { repoRoot, tempDir } from '../helpers/env.js';
+import { repoRoot, tempDir, updateDocImage } from '../helpers/env.js';
 import { Subscriber } from '../helpers/mqtt.js';
 import { freePort } from '../helpers/rtsp.js';
 import { launchChromium, chromiumSkip as chromiumSkipFor } from '../helpers/browser.js';
@@ -462,7 +462,7 @@ describe('the page (headless Chromium)', { skip: chromiumSkip }, () => {
     await mkdir(ARTIFACTS, { recursive: true });
     const png = join(ARTIFACTS, 'live-page-geometry.png');
     await card.screenshot({ path: png });
-    await copyFile(png, join(repoRoot, 'docs', 'images', 'live-page-geometry.png'));
+    t.diagnostic(await updateDocImage(png, 'live-page-geometry.png'));
   });
 
   it("shows each event's speed and loitering, and the live card the speeds and loitering of the objects in view (issue 45)", async (t) => {

@@ -17,6 +17,7 @@ import { config, LINE_POINTS, ZONE_POINTS } from '../../helpers/config.js';
 import { FakeClock, recordingLog } from '../../helpers/fakes.js';
 import { FakeMqtt } from '../../helpers/fake-output.js';
 import { SPECIAL_NAMES } from '../../helpers/names.js';
+import { seededRandom } from '../../helpers/random.js';
 
 const BASE = 'argus';
 
@@ -49,21 +50,9 @@ const PIECES = [
   '\u0007',
 ];
 
-/** The same names at every run (a seeded generator): a failure can be read and rerun. */
-function generator(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let r = s;
-    r = Math.imul(r ^ (r >>> 15), r | 1);
-    r ^= r + Math.imul(r ^ (r >>> 7), r | 61);
-    return ((r ^ (r >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 /** `count` names the schema takes for a zone or a line (`topicWordProblem`: its own check), all different. */
 function names(count: number, seed: number, allowed: (name: string) => boolean): string[] {
-  const random = generator(seed);
+  const random = seededRandom(seed); // the same names at every run: a failure can be read and rerun
   const out = new Set<string>(
     [
       'front.door',

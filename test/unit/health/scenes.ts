@@ -1,24 +1,13 @@
 import { letterbox } from '../../../src/core/geometry.js';
 import type { Picture } from '../../../src/core/frame.js';
+import { seededRandom } from '../../helpers/random.js';
 
 /** Synthetic pictures for camera health's tests: a textured scene, and what tampering does to it. */
 export const SIDE = 160;
 
-/** A seeded pseudo-random number in [0, 1) (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A scene in scene coordinates (wider than the view, so a shifted view still shows scene). */
 export function scene(seed = 1): (x: number, y: number) => number {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const rects = Array.from({ length: 90 }, () => ({
     x: r() * 260 - 50,
     y: r() * 260 - 50,
@@ -46,7 +35,7 @@ export interface Shot {
 
 /** The view as a SIDE×SIDE letterboxed picture (grey RGB). */
 export function picture(s: (x: number, y: number) => number, o: Shot = {}): Picture {
-  const r = rng(o.seed ?? 7);
+  const r = seededRandom(o.seed ?? 7);
   const plane = new Float32Array(SIDE * SIDE);
   for (let y = 0; y < SIDE; y++)
     for (let x = 0; x < SIDE; x++) plane[y * SIDE + x] = s(x + (o.dx ?? 0), y + (o.dy ?? 0));

@@ -12,6 +12,7 @@ import { END_AFTER_MISSES } from '../../../src/track/track.js';
 import { Tracker } from '../../../src/track/tracker.js';
 import { groundPlane } from '../../../src/track/speed.js';
 import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
+import { seededRandom } from '../../helpers/random.js';
 
 const zd = (label: string, score: number, box: Box, zones: string[] = []): ZonedDetection => ({
   label,
@@ -22,17 +23,6 @@ const zd = (label: string, score: number, box: Box, zones: string[] = []): Zoned
 
 /** The defaults, and end_after_s 3, high_score 0.5, stationary_after_s 10, update_move 1. */
 const settings = sectionConfig('events', {});
-
-/** A deterministic pseudo-random stream in [0, 1) (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Mover {
   label: string;
@@ -91,7 +81,7 @@ function scene(
   jitter = 3,
   seed = 1,
 ): { ts: number; dets: ZonedDetection[] }[] {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const j = (): number => (rnd() * 2 - 1) * jitter;
   return times.map((ts) => ({
     ts,
@@ -144,7 +134,7 @@ describe('tracker: one id per object', () => {
 
   it('uneven frame intervals (50–600 ms) keep one id', () => {
     for (const seed of [1, 2, 3]) {
-      const rnd = random(seed);
+      const rnd = seededRandom(seed);
       const times: number[] = [];
       for (let ts = 0; ts <= 6000; ts += 50 + Math.round(rnd() * 550)) times.push(ts);
       const events = run(
@@ -521,7 +511,7 @@ describe('tracker: stationary objects and counts', () => {
 describe('tracker: sparse answers (a detector that serves a camera 0.3–1 frames a second)', () => {
   /** Answer times at about `fps`, each gap 0.5–1.5 of the mean (a shared detector answers unevenly). */
   const uneven = (fps: number, to: number, seed: number): number[] => {
-    const rnd = random(seed);
+    const rnd = seededRandom(seed);
     const out = [0];
     while (out.at(-1)! < to) out.push(Math.round(out.at(-1)! + (1000 / fps) * (0.5 + rnd())));
     return out;
@@ -545,7 +535,7 @@ describe('tracker: sparse answers (a detector that serves a camera 0.3–1 frame
           ['turns back after 10 s', path(v, 0, 10_000)],
         ] as const)
           for (const seed of [1, 2, 3]) {
-            const rnd = random(seed * 7);
+            const rnd = seededRandom(seed * 7);
             const j = (): number => (rnd() * 2 - 1) * 4;
             const t = new Tracker('cam', settings);
             // The detector misses the walker in every fifth answer (3.3–5 s unseen at 0.3 a second).
