@@ -35,12 +35,10 @@ export const MONOCHROME = 1.5;
 export const COLOURFUL = 3;
 export const STRUCTURE_KEPT = 0.6;
 /**
- * The learning key of a bucket's first reference, less the bucket: learnt whatever each picture's
- * mode (a picture near the line must not restart it), kept under the mode of its mean.
+ * The key of a bucket's reference in the other mode than its first: the bucket plus this (the
+ * first is learnt whatever each picture's mode, and keyed by the bucket alone).
  */
-const FIRST = -1;
-/** The key of a bucket's monochrome reference: the bucket plus this (the colour one: the bucket). */
-export const MONO_KEY = 100;
+export const OTHER_MODE = 100;
 
 export type Mode = 'colour' | 'monochrome';
 
@@ -49,10 +47,6 @@ export function modeOf(f: Features): Mode | undefined {
   if (f.chroma === undefined) return undefined;
   return f.chroma <= MONOCHROME ? 'monochrome' : 'colour';
 }
-
-/** The reference key of a bucket in a mode. */
-export const refKey = (bucket: number, mode: Mode | undefined): number =>
-  mode === 'monochrome' ? bucket + MONO_KEY : bucket;
 
 /**
  * Whether `cur`, in another mode than the reference `other`, is the camera's day/night switch
@@ -248,7 +242,7 @@ export interface HealthChange {
 export class HealthMonitor {
   private readonly refs = new Map<number, Reference>();
   private learning: Learning | undefined;
-  /** The reference key (`refKey`) being learnt. */
+  /** The reference key being learnt (the bucket, or the bucket + `OTHER_MODE`). */
   private learningBucket: number | undefined;
   private readonly tracks = new Map<Fault, FaultTrack>();
   private report: HealthReport;
@@ -299,24 +293,27 @@ export class HealthMonitor {
 
   observe(s: Sample): HealthChange | undefined {
     const { settings } = this;
-    const mode = modeOf(s.features);
-    let key = refKey(s.bucket, mode);
+    // The bucket's reference, learnt first whatever its mode, and its other mode's, if learnt.
+    let key = s.bucket;
     let ref = this.fit(key, s.features);
-    let measures = ref ? compare(s.features, ref.features) : undefined;
-    if (!ref) {
-      // No reference in this picture's mode: the other mode's, unless this is the day/night switch.
-      const otherKey = mode === 'monochrome' ? s.bucket : s.bucket + MONO_KEY;
-      const other = mode === undefined ? undefined : this.fit(otherKey, s.features);
+    const mode = modeOf(s.features);
+    if (ref && mode !== undefined && modeOf(ref.features) !== undefined && modeOf(ref.features) !== mode) {
+      const main = ref;
+      key = s.bucket + OTHER_MODE;
+      ref = this.fit(key, s.features);
       // A switch found goes on learning while the pictures stay in its mode: one picture less like
       // the other mode's reference (a car passing a flat IR view) does not stop it.
       const switching = this.learning !== undefined && this.learningBucket === key;
-      const m = other && !switching ? compare(s.features, other.features) : undefined;
-      if (other && m && !isModeSwitch(m, s.features, other.features, settings.thresholds)) {
-        key = otherKey;
-        ref = other;
-        measures = m;
-      } else if (!other) key = FIRST - s.bucket;
+      if (
+        !ref &&
+        !switching &&
+        !isModeSwitch(compare(s.features, main.features), s.features, main.features, settings.thresholds)
+      ) {
+        key = s.bucket;
+        ref = main;
+      }
     }
+    const measures = ref ? compare(s.features, ref.features) : undefined;
     this.lastMeasures = measures;
     const v = verdicts(measures, s.features, ref?.features, s.residual, settings.thresholds, settings.still);
     for (const f of FAULTS) this.step(f, v[f], s.ts);
@@ -327,7 +324,7 @@ export class HealthMonitor {
       blend(ref.features, s.features, k);
       this.dirty = true;
     }
-    return this.settle(s.ts, undefined, !ref);
+    return this.settle(s.ts, undefined, !this.refs.has(key));
   }
 
   /** The reference under `key`, dropped if its picture's size is not that of `f` (learnt again). */
@@ -351,7 +348,6 @@ export class HealthMonitor {
     this.learning.add(s.features);
     if (s.ts - this.learning.since >= this.settings.learn_s * 1000 && this.learning.n >= 3) {
       const mean = this.learning.mean()!;
-      if (key <= FIRST) key = refKey(s.bucket, modeOf(mean));
       this.refs.set(key, { features: mean, samples: this.learning.n, at: s.ts });
       this.learning = undefined;
       this.learningBucket = undefined;
