@@ -61,7 +61,8 @@ const fileSchema = z.object({
   cameras: z.record(z.string(), z.record(z.string().regex(/^\d{1,3}$/), featureSchema)),
 });
 
-function parseStored(data: unknown): Stored {
+/** The state file read back (exported for tests): keys are buckets, and bucket + `OTHER_MODE` for the other mode. */
+export function parseStored(data: unknown): Stored {
   const f = fileSchema.parse(data);
   const out: Stored = new Map();
   for (const [camera, buckets] of Object.entries(f.cameras)) {
@@ -88,7 +89,8 @@ function parseStored(data: unknown): Stored {
   return out;
 }
 
-function serializeStored(s: Stored): unknown {
+/** The state file as written (exported for tests). */
+export function serializeStored(s: Stored): unknown {
   const cameras = namedRecord<Record<string, unknown>>();
   for (const [camera, refs] of s) {
     const buckets = namedRecord<unknown>();
