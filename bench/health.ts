@@ -7,9 +7,12 @@
  * shipping defaults) on the stream's clock. Per fault: whether it was said, and how long after
  * the tamper; per untampered run: any fault said (a false alarm).
  *
- * The cases are two sets: `tune` (vtest.mp4 and bus.jpg, one set of tamper parameters), which
- * the thresholds were chosen on, and `score` (the parking-lot clips, and vtest.mp4 and bus.jpg
- * with other parameters: patch, colour, blur, shift and time), which the figures are reported on.
+ * The cases are two sets: `tune` (vtest.mp4 and bus.jpg, one set of tamper parameters; and, for
+ * the IR switch and moved-against-covered rules, IR switches on vtest.mp4 and the person-bicycle
+ * clip at other gains, grey covers and sprays, tilts, a cover over car-detection.mp4's lines),
+ * which the thresholds were chosen on, and `score` (the parking-lot clips, and vtest.mp4 and
+ * bus.jpg with other parameters: patch, colour, blur, shift and time), which the figures are
+ * reported on. No scored case's clip and tamper is also a tuning case.
  *
  *   node dist/bench/health.js [--set tune|score|all] [--cases name,…] [--trace]
  *   node dist/bench/health.js --cost 320,640     CPU per sample of a changing picture, per model size
@@ -69,8 +72,8 @@ const RUN = 80;
 const CLEAN = 150;
 
 /** A source of its own size `W`×`H`: the tamper filters in source pixels. */
-const cover = (x: string, y: string, w: string, h: string, t = AT): string =>
-  `split[a][b];[b]crop=${w}:${h}:${x}:${y},boxblur=20:2,eq=brightness=-0.25[p];[a][p]overlay=${at(x)}:${at(y)}:enable='gte(t,${t})'`;
+const cover = (x: string, y: string, w: string, h: string, t = AT, grey = false): string =>
+  `split[a][b];[b]crop=${w}:${h}:${x}:${y},boxblur=20:2,${grey ? 'hue=s=0,' : ''}eq=brightness=-0.25[p];[a][p]overlay=${at(x)}:${at(y)}:enable='gte(t,${t})'`;
 /** A position in the source's size as overlay reads it (the main input's W and H). */
 const at = (e: string): string => e.replace(/iw/g, 'W').replace(/ih/g, 'H');
 const spray = (colour: string, t = AT): string =>
@@ -86,9 +89,9 @@ const dusk = (floor: number, from: number, over: number): string => {
   const g = `(1-${1 - floor}*min(1,max(0,(t-${from})/${over})))`;
   return `eq=contrast='${g}':brightness='0.5*${g}-0.5':eval=frame,noise=alls=6:allf=t`;
 };
-/** An IR switch at `t`: grey, flatter and brighter, noisier. */
-const irSwitch = (t: number): string =>
-  `hue=s=0:enable='gte(t,${t})',eq=contrast=0.8:brightness=0.06:enable='gte(t,${t})',noise=alls=5:allf=t`;
+/** An IR switch at `t`: grey, flatter (`contrast`) and brighter (`brightness`), noisier. */
+const irSwitch = (t: number, contrast = 0.8, brightness = 0.06): string =>
+  `hue=s=0:enable='gte(t,${t})',eq=contrast=${contrast}:brightness=${brightness}:enable='gte(t,${t})',noise=alls=5:allf=t`;
 const headlights = (t: number): string => `eq=brightness=0.35:contrast=0.7:enable='between(t,${t},${t + 2})'`;
 const rain = (t: number): string => `gblur=sigma=10:enable='between(t,${t},${t + 2})'`;
 const NOISE = 'noise=alls=3:allf=t';
@@ -160,6 +163,71 @@ export const HEALTH_CASES: HealthCase[] = [
     clip: 'vtest.mp4',
     duration: CLEAN,
     filter: `${headlights(50)},${rain(80)}`,
+  },
+  // Tuning, added for the IR switch and moved-against-covered rules (issue 49 items 3 and 4): IR
+  // switches on other clips and gains, grey covers of the whole view (a cloth, a spray), tilts
+  // that take a view's detail out of it, and a cover over the car park's lines.
+  {
+    name: 'tune-ir-lot',
+    set: 'tune',
+    clip: 'person-bicycle-car-detection.mp4',
+    duration: CLEAN,
+    filter: `${dusk(0.35, 30, 40)},${irSwitch(85, 0.6, 0.12)}`,
+  },
+  {
+    name: 'tune-ir-dark',
+    set: 'tune',
+    clip: 'vtest.mp4',
+    duration: CLEAN,
+    filter: `${dusk(0.3, 20, 30)},${irSwitch(70, 1.3, 0.1)}`,
+  },
+  {
+    name: 'tune-grey-cloth',
+    set: 'tune',
+    clip: 'vtest.mp4',
+    duration: RUN,
+    filter: cover('0', '0', 'iw', 'ih', AT, true),
+    expect: { fault: 'covered', at: AT },
+  },
+  {
+    name: 'tune-grey-spray',
+    set: 'tune',
+    clip: 'vtest.mp4',
+    duration: RUN,
+    filter: spray('0x808080'),
+    expect: { fault: 'covered', at: AT },
+  },
+  {
+    name: 'tune-lot-grey-spray',
+    set: 'tune',
+    clip: 'person-bicycle-car-detection.mp4',
+    duration: RUN,
+    filter: `${spray('0x707070')},hue=s=0:enable='gte(t,${AT})'`,
+    expect: { fault: 'covered', at: AT },
+  },
+  {
+    name: 'tune-tilt',
+    set: 'tune',
+    clip: 'vtest.mp4',
+    duration: RUN,
+    filter: shift(0, 0.14),
+    expect: { fault: 'moved', at: AT },
+  },
+  {
+    name: 'tune-lot-tilt',
+    set: 'tune',
+    clip: 'person-bicycle-car-detection.mp4',
+    duration: RUN,
+    filter: shift(0.05, 0.1),
+    expect: { fault: 'moved', at: AT },
+  },
+  {
+    name: 'tune-lines-cover',
+    set: 'tune',
+    clip: 'car-detection.mp4',
+    duration: RUN,
+    filter: cover('0', '0', 'iw', 'ih*0.6'),
+    expect: { fault: 'covered', at: AT },
   },
   // Scored: the parking-lot clips, and vtest.mp4 and bus.jpg with other parameters.
   {
@@ -389,7 +457,7 @@ export async function runHealthCase(c: HealthCase, media: string, trace = false)
             .map(([k, v]: [string, number]) => `${k}=${v.toFixed(2)}`)
             .join(' ')
         : '';
-      console.log(second, r.state, r.learning ? 'learning' : '', fmt);
+      console.log(second, r.state, r.learning ? 'learning' : '', `chroma=${f.chroma!.toFixed(1)}`, fmt);
     }
     // Before the tamper (or in an untampered run) any fault said is a false alarm; after it, the
     // state said must become the tamper's (a black picture is also unchanged: blackout wins).

@@ -17,6 +17,49 @@ export const ONE_COLOUR = 0.75;
 /** How slowly an ok picture moves its reference: a step of sample_s ÷ this. */
 export const ADAPT_S = 900;
 
+/**
+ * An IR day/night switch turns the whole picture grey while its structure stays: each camera
+ * keeps a reference per mode, colour and monochrome, as it keeps one per time of day. A picture
+ * is monochrome when its `chroma` (signals.ts: the 90th percentile of its blocks' colour) is at
+ * most `MONOCHROME` levels, and clearly coloured from `COLOURFUL` levels. A picture in the other
+ * mode than the only reference its bucket has is a switch when that reference was clearly of the
+ * other mode and the picture keeps its structure: gradient correlation, unshifted, at least
+ * `STRUCTURE_KEPT`, and its detail as sharp (`sharpness` above the defocus threshold). A switch to
+ * colour must also not be one colour (spray paint), and a switch to monochrome must not have
+ * turned a varied picture one colour (the covered rule's one-colour test: a grey spray). The
+ * new mode then learns its own reference
+ * (only blackout and frozen are judged meanwhile); a picture that is not a switch is judged
+ * against the reference there is (a grey cloth destroys structure where it lies: covered).
+ */
+export const MONOCHROME = 1.5;
+export const COLOURFUL = 3;
+export const STRUCTURE_KEPT = 0.6;
+/**
+ * The key of a bucket's reference in the other mode than its first: the bucket plus this (the
+ * first is learnt whatever each picture's mode, and keyed by the bucket alone).
+ */
+export const OTHER_MODE = 100;
+
+export type Mode = 'colour' | 'monochrome';
+
+/** The mode of a picture (or a reference): undefined for a reference stored without its chroma. */
+export function modeOf(f: Features): Mode | undefined {
+  if (f.chroma === undefined) return undefined;
+  return f.chroma <= MONOCHROME ? 'monochrome' : 'colour';
+}
+
+/**
+ * Whether `cur`, in another mode than the reference `other`, is the camera's day/night switch
+ * (see `MONOCHROME`), given its measures against that reference.
+ */
+export function isModeSwitch(m: Measures, cur: Features, other: Features, t: Thresholds): boolean {
+  if (cur.chroma === undefined || other.chroma === undefined) return false;
+  const oneColour = m.uniformity >= ONE_COLOUR && other.uniformity < ONE_COLOUR - 0.25;
+  const toMono = cur.chroma <= MONOCHROME && other.chroma >= COLOURFUL && !oneColour;
+  const toColour = other.chroma <= MONOCHROME && cur.chroma >= COLOURFUL && cur.uniformity < ONE_COLOUR - 0.1;
+  return (toMono || toColour) && m.match0 >= STRUCTURE_KEPT && m.sharpness > t.defocused;
+}
+
 /** A learnt reference: the mean features of the camera's pictures over `learn_s`. */
 export interface Reference {
   features: Features;
@@ -93,14 +136,17 @@ export function verdicts(
     };
   if (!m || !ref) return out;
   const oneColour = m.uniformity >= ONE_COLOUR && ref.uniformity < ONE_COLOUR - 0.25;
-  out.covered = {
-    bad: m.blank >= t.covered || oneColour,
-    good: m.blank < t.covered * 0.7 && m.uniformity < ONE_COLOUR - 0.1,
-    measure: round3(Math.max(m.blank, oneColour ? m.uniformity : 0)),
-  };
   // Turned to face elsewhere: nothing of the reference matches, at any shift.
   const replaced = m.match < 0.2;
   const shifted = m.shift >= t.moved && m.match >= m.match0 + 0.05;
+  // Shifted, the detail is looked for where the shift put it: detail that left the view is a
+  // move, not a cover; a cover stays blank once the shift is compensated.
+  const blank = shifted ? m.blankShifted : m.blank;
+  out.covered = {
+    bad: blank >= t.covered || oneColour,
+    good: blank < t.covered * 0.7 && m.uniformity < ONE_COLOUR - 0.1,
+    measure: round3(Math.max(blank, oneColour ? m.uniformity : 0)),
+  };
   out.moved = {
     bad: shifted || replaced,
     good: m.shift < t.moved / 2 && m.match0 >= 0.3,
@@ -141,13 +187,15 @@ class Learning {
 
 /** A copy of features (their arrays too). */
 export function cloneFeatures(f: Features): Features {
-  return {
+  const copy: Features = {
     ...f,
     contrast: Float32Array.from(f.contrast),
     mean: Float32Array.from(f.mean),
     sharpness: Float32Array.from(f.sharpness),
     edges: Float32Array.from(f.edges),
   };
+  delete copy.image;
+  return copy;
 }
 
 /** `into += k · f` for every number of the features. */
@@ -155,6 +203,8 @@ function blend(into: Features, f: Features, k: number): void {
   into.luma += k * f.luma;
   into.spread += k * f.spread;
   into.uniformity += k * f.uniformity;
+  // A reference stored without its chroma stays without (its mode unknown until learnt again).
+  if (into.chroma !== undefined) into.chroma += k * (f.chroma ?? 0);
   for (let i = 0; i < GRID * GRID; i++) {
     into.mean[i]! += k * f.mean[i]!;
     into.contrast[i]! += k * f.contrast[i]!;
@@ -167,6 +217,7 @@ function scale(f: Features, k: number): void {
   f.luma *= k;
   f.spread *= k;
   f.uniformity *= k;
+  if (f.chroma !== undefined) f.chroma *= k;
   for (let i = 0; i < GRID * GRID; i++) {
     f.mean[i]! *= k;
     f.contrast[i]! *= k;
@@ -191,6 +242,7 @@ export interface HealthChange {
 export class HealthMonitor {
   private readonly refs = new Map<number, Reference>();
   private learning: Learning | undefined;
+  /** The reference key being learnt (the bucket, or the bucket + `OTHER_MODE`). */
   private learningBucket: number | undefined;
   private readonly tracks = new Map<Fault, FaultTrack>();
   private report: HealthReport;
@@ -241,36 +293,62 @@ export class HealthMonitor {
 
   observe(s: Sample): HealthChange | undefined {
     const { settings } = this;
-    let ref = this.refs.get(s.bucket);
-    if (ref && (ref.features.w !== s.features.w || ref.features.h !== s.features.h)) {
-      // The picture's size changed (another stream, another model size): learn it again.
-      this.refs.delete(s.bucket);
-      ref = undefined;
+    // The bucket's reference, learnt first whatever its mode, and its other mode's, if learnt.
+    let key = s.bucket;
+    let ref = this.fit(key, s.features);
+    const mode = modeOf(s.features);
+    if (ref && mode !== undefined && modeOf(ref.features) !== undefined && modeOf(ref.features) !== mode) {
+      const main = ref;
+      key = s.bucket + OTHER_MODE;
+      ref = this.fit(key, s.features);
+      // A switch found goes on learning while the pictures stay in its mode: one picture less like
+      // the other mode's reference (a car passing a flat IR view) does not stop it.
+      const switching = this.learning !== undefined && this.learningBucket === key;
+      if (
+        !ref &&
+        !switching &&
+        !isModeSwitch(compare(s.features, main.features), s.features, main.features, settings.thresholds)
+      ) {
+        key = s.bucket;
+        ref = main;
+      }
     }
     const measures = ref ? compare(s.features, ref.features) : undefined;
     this.lastMeasures = measures;
     const v = verdicts(measures, s.features, ref?.features, s.residual, settings.thresholds, settings.still);
     for (const f of FAULTS) this.step(f, v[f], s.ts);
-    if (!ref) this.learn(s, v);
+    if (!ref) this.learn(s, key, v);
     else if (FAULTS.every((f) => !v[f]?.bad) && this.report.state === 'ok') {
       const k = Math.min(1, settings.sample_s / ADAPT_S);
       scale(ref.features, 1 - k);
       blend(ref.features, s.features, k);
       this.dirty = true;
     }
-    return this.settle(s.ts, undefined, !this.refs.has(s.bucket));
+    return this.settle(s.ts, undefined, !this.refs.has(key));
   }
 
-  private learn(s: Sample, v: Partial<Record<Fault, Verdict>>): void {
-    if (this.learningBucket !== s.bucket || !this.learning) {
+  /** The reference under `key`, dropped if its picture's size is not that of `f` (learnt again). */
+  private fit(key: number, f: Features): Reference | undefined {
+    const ref = this.refs.get(key);
+    if (ref && (ref.features.w !== f.w || ref.features.h !== f.h)) {
+      // The picture's size changed (another stream, another model size): learn it again.
+      this.refs.delete(key);
+      this.dirty = true;
+      return undefined;
+    }
+    return ref;
+  }
+
+  private learn(s: Sample, key: number, v: Partial<Record<Fault, Verdict>>): void {
+    if (this.learningBucket !== key || !this.learning) {
       this.learning = new Learning(s.ts);
-      this.learningBucket = s.bucket;
+      this.learningBucket = key;
     }
     if (v.blackout?.bad || v.frozen?.bad) return;
     this.learning.add(s.features);
     if (s.ts - this.learning.since >= this.settings.learn_s * 1000 && this.learning.n >= 3) {
       const mean = this.learning.mean()!;
-      this.refs.set(s.bucket, { features: mean, samples: this.learning.n, at: s.ts });
+      this.refs.set(key, { features: mean, samples: this.learning.n, at: s.ts });
       this.learning = undefined;
       this.learningBucket = undefined;
       this.dirty = true;

@@ -47,6 +47,7 @@ const featureSchema = z
     luma: z.number(),
     spread: z.number(),
     uniformity: z.number(),
+    chroma: z.number().optional(),
     mean: z.array(z.number()).length(GRID * GRID),
     contrast: z.array(z.number()).length(GRID * GRID),
     sharpness: z.array(z.number()).length(GRID * GRID),
@@ -57,10 +58,11 @@ const featureSchema = z
   .refine((f) => f.edges.length === f.ew * f.eh, { message: 'edges: not ew × eh numbers' });
 const fileSchema = z.object({
   version: z.literal(1),
-  cameras: z.record(z.string(), z.record(z.string().regex(/^\d{1,2}$/), featureSchema)),
+  cameras: z.record(z.string(), z.record(z.string().regex(/^\d{1,3}$/), featureSchema)),
 });
 
-function parseStored(data: unknown): Stored {
+/** The state file read back (exported for tests): keys are buckets, and bucket + `OTHER_MODE` for the other mode. */
+export function parseStored(data: unknown): Stored {
   const f = fileSchema.parse(data);
   const out: Stored = new Map();
   for (const [camera, buckets] of Object.entries(f.cameras)) {
@@ -74,6 +76,7 @@ function parseStored(data: unknown): Stored {
         luma: r.luma,
         spread: r.spread,
         uniformity: r.uniformity,
+        ...(r.chroma === undefined ? {} : { chroma: r.chroma }),
         mean: Float32Array.from(r.mean),
         contrast: Float32Array.from(r.contrast),
         sharpness: Float32Array.from(r.sharpness),
@@ -86,7 +89,8 @@ function parseStored(data: unknown): Stored {
   return out;
 }
 
-function serializeStored(s: Stored): unknown {
+/** The state file as written (exported for tests). */
+export function serializeStored(s: Stored): unknown {
   const cameras = namedRecord<Record<string, unknown>>();
   for (const [camera, refs] of s) {
     const buckets = namedRecord<unknown>();
@@ -99,6 +103,7 @@ function serializeStored(s: Stored): unknown {
         luma: round(f.luma),
         spread: round(f.spread),
         uniformity: round(f.uniformity),
+        ...(f.chroma === undefined ? {} : { chroma: round(f.chroma) }),
         mean: arr(f.mean),
         contrast: arr(f.contrast),
         sharpness: arr(f.sharpness),

@@ -34,6 +34,14 @@ export interface Features {
   spread: number;
   /** The share of the picture within a small distance of its most common colour, 0..1. */
   uniformity: number;
+  /**
+   * How coloured the picture is: the 90th percentile over the grid's blocks of each block's mean
+   * colour's distance from grey (levels). An IR (monochrome) picture is grey in every block
+   * (sensor noise averages out over a block); undefined in a reference stored before it was kept.
+   */
+  chroma?: number;
+  /** The grey image itself (the current picture's only: references do not keep it). */
+  image?: Float32Array;
   /** Per block (GRID×GRID, row by row): its mean luma. */
   mean: Float32Array;
   /** Per block: the luma's standard deviation. */
@@ -63,6 +71,11 @@ export interface Measures {
   /** The gradient images' correlation at that shift, and unshifted (−1..1). */
   match: number;
   match0: number;
+  /**
+   * `blank` with the shift found compensated: the reference's detailed blocks looked for where the
+   * shift put them, those that left the view not counted (equal to `blank` without a shift).
+   */
+  blankShifted: number;
 }
 
 /** A block whose reference contrast is below this (levels) is flat (sky, a wall): it says nothing. */
@@ -96,6 +109,7 @@ export function features(g: Grey): Features {
   const spread = Math.sqrt(Math.max(0, sq / L.length - mean * mean));
 
   const means = new Float32Array(GRID * GRID);
+  const chromas = new Float32Array(GRID * GRID);
   const contrast = new Float32Array(GRID * GRID);
   const sharpness = new Float32Array(GRID * GRID);
   for (let by = 0; by < GRID; by++)
@@ -107,9 +121,13 @@ export function features(g: Grey): Features {
       let lap = 0;
       let n = 0;
       let nl = 0;
+      let cr = 0;
+      let cb = 0;
       for (let y = y0; y < y1; y++)
         for (let x = x0; x < x1; x++) {
           const v = L[y * w + x]!;
+          cr += g.rgb[(y * w + x) * 3]! - v;
+          cb += g.rgb[(y * w + x) * 3 + 2]! - v;
           s += v;
           s2 += v * v;
           n++;
@@ -126,7 +144,9 @@ export function features(g: Grey): Features {
       means[b] = m;
       contrast[b] = sd;
       sharpness[b] = nl ? lap / nl / (sd + 2) : 0;
+      chromas[b] = n ? Math.hypot(cr / n, cb / n) : 0;
     }
+  chromas.sort();
 
   const ew = Math.max(1, w >> 1);
   const eh = Math.max(1, h >> 1);
@@ -156,6 +176,8 @@ export function features(g: Grey): Features {
     spread,
     // The tolerance follows the light: a dim scene's colours lie closer, and are not one colour.
     uniformity: uniformity(g.rgb, Math.max(4, (24 * (mean + 16)) / 144)),
+    chroma: chromas[GRID * GRID - 1]!,
+    image: L,
     mean: means,
     contrast,
     sharpness,
@@ -293,6 +315,67 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+/** Whether a detailed reference block (contrast `rc`, mean `rm`) lost its detail in the picture. */
+function lostBlock(
+  contrast: number,
+  mean: number,
+  sharpRatio: number,
+  rc: number,
+  rm: number,
+  light: number,
+): boolean {
+  const shaded = Math.abs(mean - rm) > Math.max(20, SHADED * rm);
+  return (contrast * light) / rc < LOST || (sharpRatio < BLURRED && shaded);
+}
+
+/** A block must keep at least this share of its pixels in view, shifted, to be judged. */
+const IN_VIEW = 0.75;
+
+/**
+ * `blank` with the view's shift compensated: each detailed reference block looked for in `image`
+ * (w×h) where a shift of (sx, sy) grey pixels put it (reference pixel x is the picture's x − sx),
+ * its contrast and mean there; a block with less than `IN_VIEW` of it left in the picture left the
+ * view and is not counted. Sharpness is not judged here (the blocks straddle the grid).
+ */
+function blankShifted(
+  image: Float32Array,
+  ref: Features,
+  w: number,
+  h: number,
+  sx: number,
+  sy: number,
+  light: number,
+): number {
+  let judged = 0;
+  let lost = 0;
+  for (let by = 0; by < GRID; by++)
+    for (let bx = 0; bx < GRID; bx++) {
+      const b = by * GRID + bx;
+      const rc = ref.contrast[b]!;
+      if (rc < DETAILED) continue;
+      const [rx0, rx1] = span(bx, GRID, w);
+      const [ry0, ry1] = span(by, GRID, h);
+      const x0 = Math.max(0, rx0 - sx);
+      const x1 = Math.min(w, rx1 - sx);
+      const y0 = Math.max(0, ry0 - sy);
+      const y1 = Math.min(h, ry1 - sy);
+      const n = Math.max(0, x1 - x0) * Math.max(0, y1 - y0);
+      if (n < IN_VIEW * (rx1 - rx0) * (ry1 - ry0)) continue;
+      let s = 0;
+      let s2 = 0;
+      for (let y = y0; y < y1; y++)
+        for (let x = x0; x < x1; x++) {
+          const v = image[y * w + x]!;
+          s += v;
+          s2 += v * v;
+        }
+      const m = s / n;
+      judged++;
+      if (lostBlock(Math.sqrt(Math.max(0, s2 / n - m * m)), m, 1, rc, ref.mean[b]!, light)) lost++;
+    }
+  return judged ? lost / judged : 0;
+}
+
 /** How `cur` differs from `ref` (features of the same size). */
 export function compare(cur: Features, ref: Features): Measures {
   // Contrast relative to the light: a scene dimmed to a third keeps its blocks' relative contrast.
@@ -305,20 +388,27 @@ export function compare(cur: Features, ref: Features): Measures {
     if (rc < DETAILED) continue;
     detailed++;
     const sharpRatio = ref.sharpness[b]! > 0 ? cur.sharpness[b]! / ref.sharpness[b]! : 1;
-    const shaded = Math.abs(cur.mean[b]! - ref.mean[b]!) > Math.max(20, SHADED * ref.mean[b]!);
-    if ((cur.contrast[b]! * light) / rc < LOST || (sharpRatio < BLURRED && shaded)) lost++;
+    if (lostBlock(cur.contrast[b]!, cur.mean[b]!, sharpRatio, rc, ref.mean[b]!, light)) lost++;
     else sharp.push(sharpRatio);
   }
   const reg = register(cur.edges, ref.edges, cur.ew, cur.eh);
+  const blank = detailed ? lost / detailed : 0;
+  // The edge images are the grey image halved: a shift of one of their pixels is two grey pixels.
+  const sx = Math.round((reg.dx * cur.w) / cur.ew);
+  const sy = Math.round((reg.dy * cur.h) / cur.eh);
   return {
     luma: cur.luma,
     spread: cur.spread,
     uniformity: cur.uniformity,
-    blank: detailed ? lost / detailed : 0,
+    blank,
     // Too few blocks left to judge (most of the view lost): as sharp as it was.
     sharpness: sharp.length >= Math.max(3, detailed / 5) ? median(sharp) : 1,
     shift: Math.max(Math.abs(reg.dx) / cur.ew, Math.abs(reg.dy) / cur.eh),
     match: reg.match,
     match0: reg.match0,
+    blankShifted:
+      (sx !== 0 || sy !== 0) && cur.image && cur.image.length === cur.w * cur.h
+        ? blankShifted(cur.image, ref, cur.w, cur.h, sx, sy, light)
+        : blank,
   };
 }

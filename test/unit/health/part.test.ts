@@ -4,7 +4,16 @@ import pino from 'pino';
 import type { CameraConfig } from '../../../src/config/index.js';
 import { letterbox } from '../../../src/core/geometry.js';
 import type { Frame } from '../../../src/core/frame.js';
-import { CameraHealth } from '../../../src/health/part.js';
+import {
+  features,
+  greyOf,
+  modeOf,
+  OTHER_MODE,
+  type Features,
+  type Reference,
+} from '../../../src/health/index.js';
+import { CameraHealth, parseStored, serializeStored } from '../../../src/health/part.js';
+import { picture as pic, scene } from './scenes.js';
 import { topics } from '../../../src/publish/topics.js';
 import { cameraConfig, config } from '../../helpers/config.js';
 import { FakeClock } from '../../helpers/fakes.js';
@@ -65,5 +74,39 @@ describe('camera health as a part', () => {
     assert.ok(said.get('rtsp')?.includes('frozen'), `the RTSP camera: ${JSON.stringify(said.get('rtsp'))}`);
     assert.ok(!said.get('gen')?.includes('frozen'), `the lavfi camera: ${JSON.stringify(said.get('gen'))}`);
     assert.ok(said.get('told')?.includes('frozen'), `told still: false: ${JSON.stringify(said.get('told'))}`);
+  });
+});
+
+describe('the health state file (issue 49 item 3: a reference per mode)', () => {
+  const f = (chroma: number | undefined): Features => {
+    const x = features(greyOf(pic(scene(2), { noise: 2 })));
+    if (chroma === undefined) delete x.chroma;
+    else x.chroma = chroma;
+    return x;
+  };
+
+  it('keeps each mode’s reference (the bucket, and the bucket + OTHER_MODE) and its chroma', () => {
+    const refs = new Map<number, Reference>([
+      [2, { features: f(28.3), samples: 30, at: 1000 }],
+      [2 + OTHER_MODE, { features: f(0.4), samples: 30, at: 2000 }],
+    ]);
+    const back = parseStored(JSON.parse(JSON.stringify(serializeStored(new Map([['cam', refs]])))));
+    const cam = back.get('cam')!;
+    assert.deepEqual(
+      [...cam.keys()].sort((a, b) => a - b),
+      [2, 102],
+    );
+    assert.equal(cam.get(2)!.features.chroma, 28.3);
+    assert.equal(cam.get(102)!.features.chroma, 0.4);
+    assert.equal(cam.get(102)!.features.image, undefined, 'the grey image is not stored');
+  });
+
+  it('reads a file written before the rule (no chroma): its mode unknown, judged as before', () => {
+    const old = serializeStored(
+      new Map([['cam', new Map([[2, { features: f(undefined), samples: 3, at: 5 }]])]]),
+    );
+    const back = parseStored(JSON.parse(JSON.stringify(old)));
+    assert.equal(back.get('cam')!.get(2)!.features.chroma, undefined);
+    assert.equal(modeOf(back.get('cam')!.get(2)!.features), undefined);
   });
 });

@@ -64,3 +64,20 @@ export function picture(s: (x: number, y: number) => number, o: Shot = {}): Pict
     }
   return { data, geometry: letterbox(SIDE, SIDE, SIDE) };
 }
+
+/** `p` coloured: red raised and blue lowered by `by` levels, the luma kept (a colour camera's day). */
+export function tint(p: Picture, by = 20): Picture {
+  const data = Buffer.from(p.data);
+  for (let i = 0; i < data.length; i += 3) {
+    data[i] = Math.min(255, data[i]! + by);
+    data[i + 2] = Math.max(0, data[i + 2]! - by);
+  }
+  return { data, geometry: p.geometry };
+}
+
+/** `p` with each level mapped by `f` (grey stays grey): an IR switch's flatter, brighter picture. */
+export function levels(p: Picture, f: (v: number) => number): Picture {
+  const data = Buffer.from(p.data);
+  for (let i = 0; i < data.length; i++) data[i] = Math.max(0, Math.min(255, Math.round(f(data[i]!))));
+  return { data, geometry: p.geometry };
+}
