@@ -75,12 +75,11 @@ export interface StampCounts {
 
 /**
  * Each frame's time for one ffmpeg run: when the camera took (or sent) the picture on the stream's
- * own clock, mapped to the wall clock by the least delay (`StreamClock`, reached at STAMP_SLEW),
- * from the probe lines of ffmpeg's stderr; frames and lines are paired by their count. A frame
- * whose line does not come within STAMP_WAIT_MS gets its arrival time, and later lines still pair
- * with their own frames. Frames come out in the order they came in. Until the run's `frame` probe
- * has said its time base, frames are not held (an ffmpeg without the probes, or a fake in tests):
- * they get their arrival.
+ * own clock, mapped to the wall clock by the least delay (`StreamClock`), from the probe lines of
+ * ffmpeg's stderr; frames and lines are paired by their count. A frame whose line does not come
+ * within STAMP_WAIT_MS gets its arrival time, and later lines still pair with their own frames.
+ * Frames come out in the order they came in. Until the run's `frame` probe has said its time base,
+ * frames are not held (an ffmpeg without the probes, or a fake in tests): they get their arrival.
  */
 export class FrameStamps {
   private tb: Partial<Record<StampProbe, [number, number]>> = {};
