@@ -35,9 +35,8 @@ export interface Frame extends Picture {
   seq: number;
   /**
    * When the camera took the picture (ms since the epoch): its time on the stream's own clock,
-   * mapped to the wall clock by the least delay seen, reached slowly so that intervals keep the
-   * stream's own (ingest/stamps.ts); when ffmpeg gave no time, when its last byte arrived (from
-   * the injected clock). Never earlier than the frame before.
+   * mapped to the wall clock by the least delay seen (ingest/stamps.ts); when ffmpeg gave no time,
+   * when its last byte arrived (from the injected clock). Never earlier than the frame before.
    */
   ts: number;
   /** This frame's own thumbnail (THUMB_SIZE² RGB24), when ingest made one (the cache is on). */

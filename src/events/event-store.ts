@@ -2,6 +2,7 @@ import { unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
+import { isoTime } from '../core/time.js';
 import { HISTORY_DIR } from '../state/index.js';
 import {
   eventKey,
@@ -170,17 +171,28 @@ export class EventStore {
     if (!this.enabled) return;
     const found = await this.files.read();
     if (!found) return;
-    const loaded = found.events.map((f) =>
-      this.entry(f.stored, f.key, f.recordBytes, f.fullBytes, f.cropBytes, f.clipBytes),
-    );
+    const savedAt = new Map<Entry, number>();
+    const loaded = found.events.map((f) => {
+      const e = this.entry(f.stored, f.key, f.recordBytes, f.fullBytes, f.cropBytes, f.clipBytes);
+      savedAt.set(e, f.savedAt);
+      return e;
+    });
     loaded.sort((a, b) => a.start - b.start || a.seq - b.seq);
     for (const e of loaded) this.insert(e);
-    // A clip being recorded when Argus stopped (or was killed) never will be.
-    for (const e of loaded)
-      if ((e.event.clip as { state?: unknown } | null | undefined)?.state === 'recording') {
-        e.event = { ...e.event, clip: STOPPED_CLIP };
-        this.writeRecord(e);
-      }
+    // A clip being recorded when Argus stopped (or was killed) never will be; an event not ended
+    // then (killed while it went on, or in its post-roll, its end held for its clip) never will
+    // be either: it ends when its record was last written (a stop writes every end).
+    for (const e of loaded) {
+      const recording = clipComing(e);
+      const open = !ended(e);
+      if (!recording && !open) continue;
+      e.event = {
+        ...e.event,
+        ...(recording ? { clip: STOPPED_CLIP } : {}),
+        ...(open ? { type: 'end', end_ts: isoTime(Math.max(e.start, savedAt.get(e) ?? e.start)) } : {}),
+      };
+      this.writeRecord(e);
+    }
     this.evict();
     this.log.info(
       {

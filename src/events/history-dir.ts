@@ -29,6 +29,8 @@ export interface FoundEvent {
   stored: StoredEvent;
   key: string;
   recordBytes: number;
+  /** When its record was last written (ms since the epoch). */
+  savedAt: number;
   fullBytes: number;
   cropBytes: number;
   clipBytes: number;
@@ -98,10 +100,15 @@ async function readHistoryDir(dir: string, log: Logger): Promise<FoundHistory | 
           () => 0,
         );
       const [full, crop, clip] = await Promise.all(MEDIA.map(size));
+      const savedAt = await lstat(join(dir, `${key}.json`)).then(
+        (s) => s.mtimeMs,
+        () => stored.start,
+      );
       found.push({
         stored,
         key,
         recordBytes: Buffer.byteLength(text),
+        savedAt,
         fullBytes: full!,
         cropBytes: crop!,
         clipBytes: clip ?? 0,

@@ -35,9 +35,10 @@ export interface Features {
   /** The share of the picture within a small distance of its most common colour, 0..1. */
   uniformity: number;
   /**
-   * How coloured the picture is: the 90th percentile over the grid's blocks of each block's mean
+   * How coloured the picture is: the largest, over the grid's blocks, of each block's mean
    * colour's distance from grey (levels). An IR (monochrome) picture is grey in every block
-   * (sensor noise averages out over a block); undefined in a reference stored before it was kept.
+   * (sensor noise averages out over a block); one coloured block (a coloured on-screen text or
+   * logo) makes it colour (docs/mqtt.md). Undefined in a reference stored before it was kept.
    */
   chroma?: number;
   /** The grey image itself (the current picture's only: references do not keep it). */

@@ -13,15 +13,6 @@ export const STAMP_WAIT_MS = 50;
 const DECODED_MAX = 1000;
 /** Output frames whose stamp came before the frame (normally one or two). */
 const AHEAD_MAX = 64;
-/**
- * How far the offset that stamps use may move toward the least delay, as a share of the stream
- * time since the frame before: a stamp's interval to the one before is its stream-time interval
- * within 2 %. As a stream starts the least delay falls (ffmpeg writes the first seconds at once,
- * then the frames come as they are taken); stamping by the least delay at each frame squeezed
- * the first intervals (two frames 200 ms apart stamped 103 ms apart doubled a speed in a CI run).
- * At 2 %, an offset 1 s too late is caught up in 50 s of stream.
- */
-export const STAMP_SLEW = 0.02;
 
 /** A probe's line: its time base, or a frame it saw. */
 export type ProbeLine =
@@ -75,12 +66,11 @@ export interface StampCounts {
 
 /**
  * Each frame's time for one ffmpeg run: when the camera took (or sent) the picture on the stream's
- * own clock, mapped to the wall clock by the least delay (`StreamClock`, reached at STAMP_SLEW),
- * from the probe lines of ffmpeg's stderr; frames and lines are paired by their count. A frame
- * whose line does not come within STAMP_WAIT_MS gets its arrival time, and later lines still pair
- * with their own frames. Frames come out in the order they came in. Until the run's `frame` probe
- * has said its time base, frames are not held (an ffmpeg without the probes, or a fake in tests):
- * they get their arrival.
+ * own clock, mapped to the wall clock by the least delay (`StreamClock`), from the probe lines of
+ * ffmpeg's stderr; frames and lines are paired by their count. A frame whose line does not come
+ * within STAMP_WAIT_MS gets its arrival time, and later lines still pair with their own frames.
+ * Frames come out in the order they came in. Until the run's `frame` probe has said its time base,
+ * frames are not held (an ffmpeg without the probes, or a fake in tests): they get their arrival.
  */
 export class FrameStamps {
   private tb: Partial<Record<StampProbe, [number, number]>> = {};
@@ -94,11 +84,6 @@ export class FrameStamps {
   private probed = false;
   private lastTs = -Infinity;
   private readonly mapping = new StreamClock();
-  /** The offset the stamps use: it follows the mapping's, by STAMP_SLEW at most. */
-  private offset = 0;
-  /** The stream time and epoch of the last frame stamped from the stream's time. */
-  private lastStream = NaN;
-  private epoch = -1;
   readonly counts: StampCounts = { stamped: 0, arrival: 0 };
 
   constructor(private readonly clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>) {}
@@ -205,27 +190,13 @@ export class FrameStamps {
     }
   }
 
-  /**
-   * A frame's time: its stream time mapped to the wall clock, else its arrival; never before the
-   * last. The offset moves toward the least delay by at most STAMP_SLEW of the stream time since
-   * the frame before, so the stamps keep the stream's own spacing; it is set afresh at the first
-   * frame and when the stream's clock jumps (another epoch).
-   */
+  /** A frame's time: its stream time mapped to the wall clock, else its arrival; never before the last. */
   private stamp(streamMs: number | null, arrival: number): number {
     let ts = arrival;
     if (streamMs === null) this.counts.arrival++;
     else {
       this.mapping.see(streamMs, arrival);
-      const target = this.mapping.offset;
-      const elapsed = streamMs - this.lastStream;
-      if (this.mapping.epoch !== this.epoch || Number.isNaN(elapsed)) this.offset = target;
-      else {
-        const step = STAMP_SLEW * Math.max(0, elapsed);
-        this.offset = Math.min(this.offset + step, Math.max(this.offset - step, target));
-      }
-      this.epoch = this.mapping.epoch;
-      this.lastStream = streamMs;
-      ts = streamMs + this.offset;
+      ts = streamMs + this.mapping.offset;
       this.counts.stamped++;
     }
     this.lastTs = Math.max(this.lastTs, ts);

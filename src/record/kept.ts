@@ -48,9 +48,11 @@ export const JOIN_MS = 5000;
  * left out.
  */
 export function keptRanges(segments: readonly Segment[], o: KeptOptions): KeptRange[] {
-  const footage = [...o.footage];
   const from = o.from ?? -Infinity;
   const to = o.to ?? Infinity;
+  // Only what the window holds is looked at: the page asks for the last hour every 2 s, of a
+  // ring that may keep days (`record: always`).
+  const footage = [...o.footage].filter((f) => f.range[1] >= from && f.range[0] <= to);
   const out: KeptRange[] = [];
   let prev: Segment | undefined;
   for (const s of segments) {
@@ -60,6 +62,10 @@ export function keptRanges(segments: readonly Segment[], o: KeptOptions): KeptRa
       continue;
     }
     const end = Math.max(start, s.end);
+    if (end < from - JOIN_MS || start > to) {
+      prev = undefined;
+      continue;
+    }
     const events = footage
       .filter((f) => f.range[0] <= end && f.range[1] >= start)
       .map((f) => f.id)

@@ -218,12 +218,13 @@ export class Tracker {
     });
     // An object coming out from behind another, or seen again where it stood, before anything
     // new starts there.
-    const held = tracks.filter((t) => t.held !== null && t.misses > 0);
+    // What a cut ended is not looked for again (cut.ts): whoever stands there is someone else.
+    const held = tracks.filter((t) => t.held !== null && t.misses > 0 && !cut?.has(t));
     if (held.length && left.length)
       left = match(held, left, (t, d) => comeOutCost(t, predicted.get(t)!, d, step.others, step.ts)).dets;
     // Last, an object that went out of the picture, seen again where it was (a detection that
     // already started a tentative object there is that object: someone coming in).
-    const back = [...away].filter((t) => t.confirmed && t.misses > 0);
+    const back = [...away].filter((t) => t.confirmed && t.misses > 0 && !cut?.has(t));
     if (back.length && left.length)
       left = match(back, left, (t, d) => comeBackCost(t, d.box, step.looks.get(d), step.pixels)).dets;
     const dropped = new Set([...third.tracks, ...(cut ?? [])]);

@@ -72,10 +72,13 @@ describe('event history', () => {
     );
 
     const again = await opened(dir);
-    assert.deepEqual(again.list(all), [
-      { type: 'end', n: 2 },
-      { type: 'new', n: 1, snapshot: { score: 0.8 } },
-    ]);
+    // Event 1 had not ended: a restart that did not follow a stop ends it (tested below).
+    const [two, one] = again.list(all);
+    assert.deepEqual(two, { type: 'end', n: 2 });
+    assert.deepEqual(
+      { ...one, end_ts: undefined },
+      { type: 'end', n: 1, snapshot: { score: 0.8 }, end_ts: undefined },
+    );
     assert.deepEqual(await again.snapshot(ev(1).id, 'full'), snap(1).full);
     assert.deepEqual(await again.snapshot(ev(1).id, 'crop'), snap(1).crop);
     assert.equal(await again.snapshot(ev(2).id, 'full'), undefined, 'no snapshot');
@@ -181,6 +184,35 @@ describe('event history', () => {
       { type: 'end', n: 3, clip: { state: 'recording' } },
       'flush writes a held end',
     );
+  });
+
+  it('an event not ended when Argus was killed (going on, or its end held for its clip) ends at the next start, when its record was last written', async (t) => {
+    const dir = await tempDir(t);
+    const store = await opened(dir);
+    store.add(ev(1, { event: { type: 'new', n: 1, clip: { state: 'recording' } } }));
+    store.add(ev(2, { event: { type: 'new', n: 2 } }));
+    store.add(ev(3, { event: { type: 'end', n: 3, end_ts: '1970-01-01T00:00:01.003Z' } }));
+    await store.flush();
+    // Killed: the next start reads what is on disk.
+    const before = Date.now();
+    const again = await opened(dir);
+    const event = (n: number): Record<string, unknown> => again.list(all).find((e) => e.n === n)!;
+    for (const n of [1, 2]) {
+      assert.equal(event(n).type, 'end', `event ${n} ends`);
+      const end = Date.parse(event(n).end_ts as string);
+      assert.ok(
+        end <= before && end >= before - 60_000,
+        `event ${n} ends when its record was written: ${String(event(n).end_ts)}`,
+      );
+    }
+    assert.deepEqual((event(1).clip as { state: string }).state, 'failed', 'its clip never will be');
+    assert.deepEqual(
+      event(3),
+      { type: 'end', n: 3, end_ts: '1970-01-01T00:00:01.003Z' },
+      'an ended one as it was',
+    );
+    await again.flush();
+    assert.equal((await opened(dir)).list(all).find((e) => e.n === 2)!.type, 'end', 'and it is written so');
   });
 
   it('flush writes the snapshots of events still going on (a stop), and a restart serves them', async (t) => {

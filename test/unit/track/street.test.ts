@@ -648,6 +648,54 @@ describe('a cut: the picture jumps to another moment (cut.ts)', () => {
     assert.deepEqual(ids(later, 'car', 'end'), [], 'and goes on');
   });
 
+  it('an object out of the picture at the cut ends with the others, and is not looked for again where it went out', () => {
+    const t = new Tracker('street', settings);
+    // A sixth walker goes out at the right edge a second before the cut.
+    const sixth = (ts: number): Box | undefined => {
+      const x = 520 + ts * 0.03;
+      return x + 40 <= 630 ? [x, 150, x + 40, 250] : undefined;
+    };
+    const events = feed(
+      t,
+      times(5, 0, 4000).map((ts) => {
+        const f = before(ts);
+        const s = sixth(ts);
+        if (!s) return f;
+        const boxes = [
+          ...f.dets.map((d) => ({ box: d.box, rgb: d.label === 'car' ? BLUE : RED })),
+          { box: s, rgb: RED },
+        ];
+        return { ts, dets: [...f.dets, zd('person', 0.85, s)], frame: { pixels: picture(boxes) } };
+      }),
+    );
+    const walkers = ids(events, 'person', 'new');
+    assert.equal(walkers.length, 6);
+    // At the cut someone as tall and alike stands, wholly in view, where the sixth was last seen
+    // (its last box: [586, 150, 626, 250]).
+    const place: Box = [589, 150, 629, 250];
+    const standing = zd('person', 0.85, place);
+    const cut = objectEvents(
+      t.update([zd('car', 0.9, car), standing], 4200, {
+        pixels: picture([
+          { box: car, rgb: BLUE },
+          { box: place, rgb: RED },
+        ]),
+      }),
+    );
+
+    assert.deepEqual(ids(cut, 'person', 'end').sort(), [...walkers].sort(), 'all six end at the cut');
+    assert.deepEqual(
+      cut.filter((e) => e.type !== 'end' && walkers.includes(e.id)),
+      [],
+      'no ended object is matched again in the frame that ended it',
+    );
+    assert.equal(
+      t.identify([standing])[0]!.track,
+      'tentative',
+      'the one standing there starts as someone new',
+    );
+  });
+
   it('a detector that misses every walker for a frame, their places still showing them, is no cut', () => {
     const t = new Tracker('street', settings);
     const events = feed(t, times(5, 0, 4000).map(before));
