@@ -39,6 +39,12 @@ export interface Frame extends Picture {
    * when its last byte arrived (from the injected clock). Never earlier than the frame before.
    */
   ts: number;
+  /**
+   * Its time for intervals (ms, any origin): between frames of one connection, the stream's own
+   * interval, whatever delay each came with (ingest/stamps.ts `SteadyTime`); speeds are measured
+   * on it. Absent (a fake, a test), `ts` serves.
+   */
+  steady?: number;
   /** This frame's own thumbnail (THUMB_SIZE² RGB24), when ingest made one (the cache is on). */
   thumb?: Uint8Array;
 }

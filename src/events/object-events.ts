@@ -268,6 +268,7 @@ export class ObjectEvents {
           others: r.detections,
           cached: r.cached,
           pixels: r,
+          steady: r.steady,
         });
         return { tracker, events, tracks: tracker.identify(detections) };
       },

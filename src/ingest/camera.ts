@@ -10,7 +10,7 @@ import { buildFfmpegArgs, type FfmpegOptionNames } from './ffmpeg-args.js';
 import type { FfmpegHandle, SpawnFfmpeg } from './ffmpeg-process.js';
 import { FrameImages, type FrameImage } from './frame-images.js';
 import { PnmError, PnmSplitter } from './pnm.js';
-import { FrameStamps } from './stamps.js';
+import { FrameStamps, SteadyTime } from './stamps.js';
 import { classifyExit, lastErrorLine, parsePadLine, parseScaleLine, type FailureCause } from './stderr.js';
 import { StderrRing } from '../stderr-ring.js';
 import { needsRelay, type RelayFailure } from './rtsp-relay.js';
@@ -122,6 +122,8 @@ export class Camera {
   private attempt = 0;
   private authFailures = 0;
   private seq = 0;
+  /** Time for intervals across this camera's runs (ingest/stamps.ts). */
+  private readonly steadyTime = new SteadyTime();
   private geometry: Letterbox;
   private stopping = false;
   private relay: { relay: LocalRelay; started: Promise<void> } | null = null;
@@ -249,7 +251,7 @@ export class Camera {
       cache: s.cache,
       ring: this.deps.ringInput?.(),
     });
-    const stamps = new FrameStamps(this.deps.clock);
+    const stamps = new FrameStamps(this.deps.clock, this.steadyTime);
     const ring = new StderrRing(100, s.secrets, (line) => stamps.line(line));
     const images = new FrameImages(s.size, s.cache.enabled);
     let markExited!: () => void;
@@ -348,8 +350,15 @@ export class Camera {
     }
     run.lastFrameAt = now;
     const geometry = this.geometry;
-    run.stamps.frame(image.index, now, (ts) => {
-      const frame: Frame = { camera: this.settings.name, seq: ++this.seq, ts, data: image.data, geometry };
+    run.stamps.frame(image.index, now, (ts, steady) => {
+      const frame: Frame = {
+        camera: this.settings.name,
+        seq: ++this.seq,
+        ts,
+        steady,
+        data: image.data,
+        geometry,
+      };
       if (image.thumb) frame.thumb = image.thumb;
       this.deps.onFrame(frame);
     });

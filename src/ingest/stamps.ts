@@ -52,7 +52,7 @@ interface Decoded {
 interface Waiting {
   index: number;
   arrival: number;
-  deliver: (ts: number) => void;
+  deliver: (ts: number, steady: number) => void;
   timer: Timer | null;
 }
 
@@ -65,10 +65,38 @@ export interface StampCounts {
 }
 
 /**
+ * A camera's clock for intervals (ms), across its ffmpeg runs. Between two frames of one run and
+ * epoch (`key`) that both have a stream time, it advances by the stream's own interval, whatever
+ * delay each frame came with; otherwise by the interval of their times (`ts`), never back.
+ *
+ * Frames' times (`ts`) follow the least delay seen so far, which falls over a connection's first
+ * seconds (ffmpeg holds them, then writes them at once): the first intervals are squeezed, and a
+ * speed measured over them reads high. The recording keeps the same mapping and restamps what it
+ * wrote (`StreamClock`), so `ts` stays on the recording's time, for clips and event times; speeds
+ * measure over this clock instead, which has no squeeze (issue 42 item 5).
+ */
+export class SteadyTime {
+  private last: { ts: number; steady: number; key: unknown; streamMs: number | null } | null = null;
+
+  /** The steady time of a frame of time `ts`, stream time `streamMs` (null: none), in run and epoch `key`. */
+  next(ts: number, streamMs: number | null, key: unknown): number {
+    const l = this.last;
+    let steady = ts;
+    if (l) {
+      const sameRun = streamMs !== null && l.streamMs !== null && l.key === key && streamMs >= l.streamMs;
+      steady = l.steady + (sameRun ? streamMs - l.streamMs! : Math.max(0, ts - l.ts));
+    }
+    this.last = { ts, steady, key, streamMs };
+    return steady;
+  }
+}
+
+/**
  * Each frame's time for one ffmpeg run: when the camera took (or sent) the picture on the stream's
  * own clock, mapped to the wall clock by the least delay (`StreamClock`), from the probe lines of
  * ffmpeg's stderr; frames and lines are paired by their count. A frame whose line does not come
  * within STAMP_WAIT_MS gets its arrival time, and later lines still pair with their own frames.
+ * Each frame also gets its time on the camera's `SteadyTime` (shared by its runs), for intervals.
  * Frames come out in the order they came in. Until the run's `frame` probe has said its time base,
  * frames are not held (an ffmpeg without the probes, or a fake in tests): they get their arrival.
  */
@@ -84,9 +112,15 @@ export class FrameStamps {
   private probed = false;
   private lastTs = -Infinity;
   private readonly mapping = new StreamClock();
+  /** This run's epoch, as `SteadyTime` tells runs and epochs apart. */
+  private key: object = {};
+  private keyEpoch = 0;
   readonly counts: StampCounts = { stamped: 0, arrival: 0 };
 
-  constructor(private readonly clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>) {}
+  constructor(
+    private readonly clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>,
+    private readonly steady = new SteadyTime(),
+  ) {}
 
   /** Takes a probe line (true), or leaves any other line to its caller (false). */
   line(text: string): boolean {
@@ -97,8 +131,11 @@ export class FrameStamps {
     return true;
   }
 
-  /** Output frame `index` (0, 1, 2… in this run) arrived at `arrival`; `deliver` gets its time, in order. */
-  frame(index: number, arrival: number, deliver: (ts: number) => void): void {
+  /**
+   * Output frame `index` (0, 1, 2… in this run) arrived at `arrival`; `deliver` gets its time and
+   * its steady time, in order.
+   */
+  frame(index: number, arrival: number, deliver: (ts: number, steady: number) => void): void {
     const w: Waiting = { index, arrival, deliver, timer: null };
     this.waiting.push(w);
     if (!this.probed) return this.release();
@@ -186,7 +223,12 @@ export class FrameStamps {
       if (w.timer) this.clock.clearTimeout(w.timer);
       const streamMs = this.ahead.get(w.index) ?? null;
       for (const k of this.ahead.keys()) if (k <= w.index) this.ahead.delete(k);
-      w.deliver(this.stamp(streamMs, w.arrival));
+      const ts = this.stamp(streamMs, w.arrival);
+      if (this.mapping.epoch !== this.keyEpoch) {
+        this.keyEpoch = this.mapping.epoch;
+        this.key = {};
+      }
+      w.deliver(ts, this.steady.next(ts, streamMs, this.key));
     }
   }
 

@@ -59,9 +59,15 @@ export class CameraAreas {
 
   /**
    * Where the object (its filtered box's bottom centre) stands on each calibrated zone's ground;
-   * its speed there is then known (speed.ts). Then its zones, by their inertia and speed thresholds.
+   * its speed there is then known (speed.ts, over the frames' steady times). Then its zones, by
+   * their inertia and speed thresholds, at time `ts`.
    */
-  place(t: Track, d: ZonedDetection, ts: number, fresh: boolean): boolean {
+  place(
+    t: Track,
+    d: ZonedDetection,
+    { ts, steady }: { ts: number; steady: number },
+    fresh: boolean,
+  ): boolean {
     const areas = this.zonesFor(d.zones, t);
     const foot = anchorPoint(toBox(t.kf), 'bottom_center');
     const speeds = new Map<string, number | undefined>();
@@ -70,7 +76,7 @@ export class CameraAreas {
       let g = t.ground.get(z);
       if (!g) t.ground.set(z, (g = new GroundTrack(a.ground)));
       // A cached answer's box is an old one: no position at this time, the speed as it was.
-      speeds.set(z, fresh ? g.add(ts, foot, d.zones.includes(z)) : g.speed());
+      speeds.set(z, fresh ? g.add(steady, foot, d.zones.includes(z)) : g.speed());
     }
     const changed = t.presence.update(d.zones, ts, areas, (z) => speeds.get(z));
     const measured = t.presence.current.find((z) => t.ground.has(z));

@@ -83,13 +83,13 @@ export function notePlace(
  * place that nothing else stands in front of shows what it showed (`still`); or others' boxes
  * cover its predicted centre, the centre where it was last seen, or HIDDEN_HOLD of its
  * predicted box, for `holdHiddenS` at most since it was last seen (`hidden`). `lastFrame`: the
- * latest answered frame's time.
+ * latest answered frame's time, and its steady time (the filters' clock).
  */
 export function holds(
   t: Track,
   others: readonly Detection[],
   pixels: Pixels | undefined,
-  lastFrame: number,
+  { ts: lastFrame, steady }: { ts: number; steady: number },
   holdHiddenS: number,
 ): Track['held'] {
   if (!t.confirmed) return null;
@@ -108,7 +108,7 @@ export function holds(
     }
   }
   if (lastFrame - t.lastSeen > holdHiddenS * 1000) return null;
-  const pb = toBox(predict(t.kf, since(t, lastFrame)));
+  const pb = toBox(predict(t.kf, since(t, steady)));
   const c = centre(pb);
   // Where it is predicted, or, for a slow one, where it was last seen (it may have stopped
   // behind the other; a bus gone at speed is not held because a walker crosses where it was).

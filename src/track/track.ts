@@ -46,7 +46,7 @@ export interface Track {
   held: 'still' | 'hidden' | null;
   /** The box it was last hidden behind. */
   hiddenBy: Box | null;
-  /** The filter's state at time `at` (the last match). */
+  /** The filter's state at time `at` (the last match; on the filters' clock, frames' steady times). */
   kf: KalmanState;
   at: number;
   box: Box;
@@ -120,5 +120,5 @@ export function newTrack(
   };
 }
 
-/** Seconds from `t`'s last match to `ts`, up to HORIZON_S. */
+/** Seconds from `t`'s last match to `ts` (on the filters' clock: frames' steady times), up to HORIZON_S. */
 export const since = (t: Track, ts: number): number => Math.min(HORIZON_S, Math.max(0, ts - t.at) / 1000);

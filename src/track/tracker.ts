@@ -28,6 +28,8 @@ export type DetectionTrack = { id: string; track: 'confirmed' } | { id: null; tr
 /** One frame's update, as its stages share it. */
 interface Step {
   ts: number;
+  /** The frame's time for speeds (`TrackFrame.steady`, else `ts`). */
+  steady: number;
   others: readonly Detection[];
   fresh: boolean;
   pixels: Pixels | undefined;
@@ -48,6 +50,11 @@ export interface TrackFrame {
   cached?: boolean;
   /** The picture the model saw, for appearance and for whether a still object's place changed. */
   pixels?: Pixels;
+  /**
+   * The frame's time for intervals (`Frame.steady`: the stream's own intervals, unbent by the
+   * delays frames came with); speeds are measured on it. Absent, `ts` serves.
+   */
+  steady?: number;
 }
 
 /**
@@ -96,6 +103,8 @@ export class Tracker {
   private seen: Sighting[] = [];
   /** The latest answered frame's time. */
   private lastFrame = -Infinity;
+  /** `lastFrame`'s steady time (`TrackFrame.steady`): the filters' clock. */
+  private lastSteady = -Infinity;
   private readonly areas = new CameraAreas();
   private readonly groups: LabelGroups;
 
@@ -134,10 +143,14 @@ export class Tracker {
     const fresh = frame.cached !== true;
     const pixels = fresh ? frame.pixels : undefined;
     this.seen = [];
-    // An outage (no answer for longer than HORIZON_S): the filters' clocks skip it.
-    const gap = ts - this.lastFrame;
+    // The filters run on the frames' steady times (the stream's own intervals: a connection's
+    // first frames, written at once, are not 50 ms apart for them). An outage (no answer for
+    // longer than HORIZON_S): the filters' clocks skip it.
+    const steady = frame.steady ?? ts;
+    const gap = steady - this.lastSteady;
     if (gap > HORIZON_S * 1000) for (const t of this.tracks) t.at += gap;
     this.lastFrame = Math.max(this.lastFrame, ts);
+    this.lastSteady = Math.max(this.lastSteady, steady);
     const events: TrackerEvent[] = [];
     for (const t of this.tracks) t.misses++;
     const looks = new Map<ZonedDetection, Float32Array>();
@@ -146,7 +159,7 @@ export class Tracker {
         const h = colourHistogram(pixels, d.box);
         if (h) looks.set(d, h);
       }
-    const step: Step = { ts, others, fresh, pixels, looks, events };
+    const step: Step = { ts, steady, others, fresh, pixels, looks, events };
     const groups = new Set([...this.tracks.map((t) => t.group), ...dets.map((d) => this.groups.of(d.label))]);
     for (const group of groups) this.updateGroup(group, dets, step);
     events.push(...this.endLost(others, frame.pixels));
@@ -155,11 +168,10 @@ export class Tracker {
 
   /** One label group's part of `update`: the ByteTrack stages, duplicates, objects coming out from behind others. */
   private updateGroup(group: string, dets: readonly ZonedDetection[], step: Step): void {
-    const { ts } = step;
     const tracks = this.tracks.filter((t) => t.group === group);
     const own = dets.filter((d) => this.groups.of(d.label) === group);
     // A cached answer shows the picture of the last analysed frame: its boxes are where they were.
-    const predicted = new Map(tracks.map((t) => [t, predict(t.kf, step.fresh ? since(t, ts) : 0)]));
+    const predicted = new Map(tracks.map((t) => [t, predict(t.kf, step.fresh ? since(t, step.steady) : 0)]));
     // Objects predicted out of the picture are looked for where they were last seen (comeBackCost).
     const away = new Set(tracks.filter((t) => gone(t, predicted.get(t)!, step.pixels)));
     for (const t of away) predicted.set(t, halt(t.kf));
@@ -178,7 +190,7 @@ export class Tracker {
       near?: (a: Track, b: Track) => boolean,
     ): { tracks: Track[]; dets: ZonedDetection[] } => matchPool(pool, ds, cost, step.looks, pair, near);
     const motion = (t: Track, d: ZonedDetection): number =>
-      motionCost(t, predicted.get(t)!, d.box, ts, step.pixels);
+      motionCost(t, predicted.get(t)!, d.box, step.steady, step.pixels);
     // The confirmed objects' pairs are applied once the frame is known to be no cut (cut.ts).
     const pairs: { t: Track; d: ZonedDetection }[] = [];
     const hold = (t: Track, d: ZonedDetection): number => pairs.push({ t, d });
@@ -221,7 +233,7 @@ export class Tracker {
     // What a cut ended is not looked for again (cut.ts): whoever stands there is someone else.
     const held = tracks.filter((t) => t.held !== null && t.misses > 0 && !cut?.has(t));
     if (held.length && left.length)
-      left = match(held, left, (t, d) => comeOutCost(t, predicted.get(t)!, d, step.others, step.ts)).dets;
+      left = match(held, left, (t, d) => comeOutCost(t, predicted.get(t)!, d, step.others, step.steady)).dets;
     // Last, an object that went out of the picture, seen again where it was (a detection that
     // already started a tentative object there is that object: someone coming in).
     const back = [...away].filter((t) => t.confirmed && t.misses > 0 && !cut?.has(t));
@@ -245,7 +257,13 @@ export class Tracker {
         t.held = null;
         return true;
       }
-      t.held = holds(t, others, pixels, this.lastFrame, this.cfg.hold_hidden_s);
+      t.held = holds(
+        t,
+        others,
+        pixels,
+        { ts: this.lastFrame, steady: this.lastSteady },
+        this.cfg.hold_hidden_s,
+      );
       if (t.held) return true;
       if (t.misses < END_AFTER_MISSES || this.lastFrame - t.lastSeen <= this.cfg.end_after_s * 1000)
         return true;
@@ -269,8 +287,9 @@ export class Tracker {
       step.looks.get(d),
       ts,
     );
+    t.at = step.steady;
     this.areas.cross(t, d.box);
-    this.areas.place(t, d, ts, step.fresh);
+    this.areas.place(t, d, { ts, steady: step.steady }, step.fresh);
     this.areas.loiter(t, ts);
     this.tracks.push(t);
     this.seen.push({ id: t.id, label: t.label, detection: d });
@@ -298,11 +317,11 @@ export class Tracker {
     // this time for the filter, speeds or lines.
     if (fresh) t.kf = update(p, whole);
     else t.kf = halt(t.kf);
-    t.at = Math.max(t.at, ts);
+    t.at = Math.max(t.at, step.steady);
     t.box = d.box;
     t.topScore = Math.max(t.topScore, d.score);
     t.lastSeen = Math.max(t.lastSeen, ts);
-    this.areas.place(t, d, ts, fresh);
+    this.areas.place(t, d, { ts, steady: step.steady }, fresh);
     this.areas.loiter(t, ts);
     t.misses = 0;
     t.held = null;

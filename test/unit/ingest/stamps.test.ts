@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FrameStamps, parseProbeLine, STAMP_WAIT_MS } from '../../../src/ingest/stamps.js';
+import { FrameStamps, parseProbeLine, STAMP_WAIT_MS, SteadyTime } from '../../../src/ingest/stamps.js';
 import { StderrRing } from '../../../src/stderr-ring.js';
 import { FakeClock } from '../../helpers/fakes.js';
 
@@ -14,14 +14,18 @@ const extra = (probe: string): string =>
   `${at(probe)} color_range:unknown color_space:unknown color_primaries:unknown color_trc:unknown`;
 
 /** A run's stamps, and the times its frames were given, by output index. */
-function setup() {
+function setup(steadyTime = new SteadyTime()) {
   const clock = new FakeClock();
-  const stamps = new FrameStamps(clock);
+  const stamps = new FrameStamps(clock, steadyTime);
   const got: [number, number][] = [];
+  const steady: number[] = [];
   const frame = (index: number, arrival = clock.now()): void =>
-    stamps.frame(index, arrival, (ts) => got.push([index, ts]));
+    stamps.frame(index, arrival, (ts, st) => {
+      got.push([index, ts]);
+      steady.push(st);
+    });
   const lines = (...l: string[]): void => l.forEach((x) => assert.equal(stamps.line(x), true, x));
-  return { clock, stamps, got, frame, lines };
+  return { clock, stamps, got, steady, frame, lines };
 }
 
 /** A file or lavfi camera at 5 frames/s, its stream on a 1/5 s clock: the probes' time bases. */
@@ -249,6 +253,54 @@ describe('FrameStamps', () => {
     assert.ok(
       gaps.every((g) => Math.abs(g - 200) < 6),
       `intervals ${Math.min(...gaps).toFixed(1)}–${Math.max(...gaps).toFixed(1)} ms`,
+    );
+  });
+
+  it("a connection's first seconds written at once: their times are squeezed, their steady times keep the stream's intervals (issue 42 item 5)", () => {
+    const { got, steady, frame, lines, clock } = setup();
+    lines(...FIVE);
+    const t0 = clock.now();
+    // ffmpeg held the first 3 s (15 frames) and wrote them within 60 ms; then one every 200 ms,
+    // 40 ms after it was taken.
+    for (let n = 0; n < 30; n++) {
+      lines(seen('source', n, n), seen('frame', n, n));
+      frame(n, n < 15 ? t0 + 3040 + 4 * n : t0 + n * 200 + 40);
+    }
+    const times = got.map(([, ts]) => ts);
+    const gaps = (t: number[]): number[] => t.slice(1).map((x, i) => x - t[i]!);
+    assert.ok(
+      gaps(times.slice(0, 15)).every((g) => g < 10),
+      `times squeezed while the least delay falls: ${gaps(times).join(' ')}`,
+    );
+    assert.deepEqual(gaps(steady), new Array(29).fill(200), 'steady times 200 ms apart, as the stream');
+  });
+
+  it('the steady clock runs on across runs, jumps and frames without a stream time, never back', () => {
+    const steadyTime = new SteadyTime();
+    const a = setup(steadyTime);
+    const t0 = a.clock.now();
+    a.lines(...FIVE);
+    for (let n = 0; n < 3; n++) {
+      a.lines(seen('source', n, n), seen('frame', n, n));
+      a.frame(n, t0 + n * 200 + 5);
+    }
+    // The stream jumps 20 s ahead within the run (another epoch): the interval of the times.
+    for (let n = 3; n < 5; n++) {
+      a.lines(seen('source', n, 100 + n), seen('frame', n, 100 + n));
+      a.frame(n, t0 + n * 200 + 5);
+    }
+    // A new run (ffmpeg restarted) 2 s later, its stream from 0 again; then a frame without a time.
+    const b = setup(steadyTime);
+    b.lines(...FIVE);
+    for (let n = 0; n < 2; n++) {
+      b.lines(seen('source', n, n), seen('frame', n, n));
+      b.frame(n, t0 + 3000 + n * 200);
+    }
+    b.lines(seen('source', 2, 'NOPTS'), seen('frame', 2, 'NOPTS'));
+    b.frame(2, t0 + 3500);
+    assert.deepEqual(
+      [...a.steady, ...b.steady].map((x) => x - a.steady[0]!),
+      [0, 200, 400, 600, 800, 2995, 3195, 3495],
     );
   });
 });

@@ -958,6 +958,32 @@ describe('tracker: zones with inertia, time in zone, speed, what each detection 
     assert.equal(seen.at(-1)!.speed, null, 'no speed without a calibrated zone entered');
   });
 
+  it("measures speed over the frames' steady times: a connection's squeezed first stamps do not make it fast (issue 42 item 5)", () => {
+    const ground = groundPlane(
+      [
+        [0, 0],
+        [640, 0],
+        [640, 480],
+        [0, 480],
+      ],
+      [32, 24, 32, 24],
+    );
+    const road = { zones: { road: { inertia: 1, ground } } };
+    const run = (steady: boolean): number => {
+      const t = new Tracker('gate', { ...settings, min_frames: 1, speed_unit: 'km/h' }, road);
+      for (let i = 0; i < 25; i++) {
+        // 5 m/s: 20 px every 200 ms of the stream; ffmpeg wrote the first 3 s at once, 50 ms apart.
+        const ts = i < 15 ? 1000 + i * 50 : 1700 + (i - 14) * 200;
+        const dets = [zd('car', 0.9, [20 * i, 200, 20 * i + 80, 260], ['road'])];
+        t.update(dets, ts, steady ? { steady: i * 200 } : {});
+      }
+      const ends = lapse(t, 20_000).filter((e): e is ObjectEvent => !isCrossing(e) && e.type === 'end');
+      return Math.max(...ends.map((e) => e.speed?.max ?? 0));
+    };
+    assert.ok(run(false) > 18 * 1.5, `on the squeezed stamps alone it reads fast: ${run(false)} km/h`);
+    assert.ok(Math.abs(run(true) - 18) <= 1.8, `on the steady times: ${run(true)} km/h, truth 18`);
+  });
+
   it('says of each detection whether it is a confirmed object (its event id), tentative, or nothing', () => {
     const t = new Tracker('gate', settings);
     const first = [zd('person', 0.9, [0, 0, 60, 160]), zd('person', 0.3, [500, 0, 560, 160])];
