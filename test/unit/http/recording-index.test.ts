@@ -145,6 +145,7 @@ describe('LiveView.recordingIndex', () => {
         },
         clips: {
           eventClip: () => Promise.resolve({ status: 404, error: 'none' }),
+          dropEventClip: () => Promise.resolve(),
           recording: () => Promise.resolve({ status: 404, error: 'none' }),
           kept: (camera, from, to) => {
             keptAsked.push([camera, from, to]);
