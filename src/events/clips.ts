@@ -288,19 +288,33 @@ export class Clips {
    * again is the plan it was described with (`planClip`); the cache keeps it by the event and
    * that range, so every request is the same MP4 while it is cached, even after the ring has
    * stamped its segments again (a stream's clock finding a smaller delay moves their times by
-   * milliseconds, and the plan with them).
+   * milliseconds, and the plan with them). It is cached as the event's: `dropEvent` removes it.
    */
   async open(id: string): Promise<OpenedClip> {
     const clip = this.deps.history?.clipRange(id);
     if (!clip) return { status: 404, error: 'no clip for this event' };
-    return this.openRange(clip.camera, clip.from, clip.to, eventClipKey(id, clip.from, clip.to));
+    return this.openRange(clip.camera, clip.from, clip.to, { id, key: eventClipKey(id, clip.from, clip.to) });
+  }
+
+  /**
+   * An event deleted (DELETE /api/events/<id>): its MP4s made on request leave the cache now,
+   * not when evicted (one being made, once made).
+   */
+  dropEvent(id: string): Promise<void> {
+    return this.cache?.drop(id) ?? Promise.resolve();
   }
 
   /**
    * `from`–`to` of a camera's recording as an MP4 (from the key frame at or before `from`), made
-   * from its kept segments without re-encoding; or why there is none.
+   * from its kept segments without re-encoding; or why there is none. `event`: the clip is that
+   * event's, cached under its key.
    */
-  async openRange(camera: string, from: number, to: number, key?: string): Promise<OpenedClip> {
+  async openRange(
+    camera: string,
+    from: number,
+    to: number,
+    event?: { id: string; key: string },
+  ): Promise<OpenedClip> {
     const source = this.deps.source();
     const ring = source?.ring(camera);
     if (!source || !ring) return { status: 404, error: `camera ${camera} keeps no recording` };
@@ -310,7 +324,7 @@ export class Clips {
         status: 404,
         error: `the recording of ${camera} holds nothing of ${isoTime(from)} to ${isoTime(to)} (not recorded, or past retention: events.clips.retain_days, ring_max_mb, max_gb)`,
       };
-    return this.openPlan(source.ffmpeg, camera, plan, key);
+    return this.openPlan(source.ffmpeg, camera, plan, event);
   }
 
   /**
@@ -324,15 +338,22 @@ export class Clips {
     return ring.kept(footage, from, to);
   }
 
-  /** The MP4 of a clip's plan, from the cache or made now; or why there is none. */
-  private async openPlan(ffmpeg: string, camera: string, plan: ClipPlan, key?: string): Promise<OpenedClip> {
+  /** The MP4 of a clip's plan (an event's, when given), from the cache or made now; or why there is none. */
+  private async openPlan(
+    ffmpeg: string,
+    camera: string,
+    plan: ClipPlan,
+    event?: { id: string; key: string },
+  ): Promise<OpenedClip> {
     if (!MP4_CODECS.includes(plan.codec))
       return { status: 409, error: `the camera's ${plan.codec} cannot be copied into an MP4` };
     if (!this.cache) return { status: 503, error: 'clips are not kept (events.clips.ring_dir)' };
     const durationS = (plan.end - plan.start) / 1000;
     try {
-      return await this.cache.open(key ?? clipKey(camera, plan), (tmp) =>
-        remuxClip(ffmpeg, plan, tmp, durationS),
+      return await this.cache.open(
+        event?.key ?? clipKey(camera, plan),
+        (tmp) => remuxClip(ffmpeg, plan, tmp, durationS),
+        event?.id,
       );
     } catch (err) {
       this.deps.log.warn({ camera, err: errorMessage(err) }, 'a clip could not be made');

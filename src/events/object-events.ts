@@ -137,6 +137,11 @@ export class ObjectEvents {
     return this.clips.open(id);
   }
 
+  /** An event deleted (DELETE /api/events/<id>): its MP4 made on request leaves the clip cache. */
+  dropEventClip(id: string): Promise<void> {
+    return this.clips.dropEvent(id);
+  }
+
   /** A range of a camera's recording as an MP4 (GET /api/cameras/<camera>/recording.mp4). */
   recording(camera: string, from: number, to: number): Promise<OpenedClip> {
     return this.clips.openRange(camera, from, to);

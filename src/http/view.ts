@@ -69,6 +69,8 @@ export interface ViewSources extends StatsSources {
   /** Event clips and ranges of the cameras' recordings, made on request (events/clips). */
   clips?: {
     eventClip(id: string): Promise<ClipFile>;
+    /** An event deleted: its MP4 made on request leaves the cache. */
+    dropEventClip(id: string): Promise<void>;
     recording(camera: string, from: number, to: number): Promise<ClipFile>;
     /** What a camera's recording holds and why; undefined when it keeps none. */
     kept?(camera: string, from?: number, to?: number): KeptRange[] | undefined;
@@ -417,9 +419,12 @@ export class LiveView implements HttpSource {
     };
   }
 
-  deleteEvent(id: string): Promise<boolean> {
-    if (!this.hasEvent(id)) return Promise.resolve(false);
-    return this.src.history?.remove(id) ?? Promise.resolve(false);
+  /** Deletes an event with its snapshots and clip: its record's files, and its MP4 made on request. */
+  async deleteEvent(id: string): Promise<boolean> {
+    if (!this.hasEvent(id)) return false;
+    const removed = (await this.src.history?.remove(id)) ?? false;
+    if (removed) await this.src.clips?.dropEventClip(id);
+    return removed;
   }
 
   async metrics(): Promise<{ contentType: string; body: string }> {

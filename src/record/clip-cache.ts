@@ -3,7 +3,8 @@
  * player asks for byte ranges again and again) within a bound of bytes: the least recently
  * asked for go first. Each is written to a temporary file and renamed once whole, so a crash
  * never leaves half an MP4 to serve; at start the directory's MP4s and temporary files are
- * removed (the cache is only a cache).
+ * removed (the cache is only a cache). An MP4 may be made for a tag (an event's id): `drop` removes
+ * that tag's MP4s at once (the event was deleted), and one being made for it once made.
  */
 import { constants } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -19,10 +20,22 @@ export interface CachedClip {
   made: boolean;
 }
 
+/** Why the requests of an MP4 whose tag was dropped while it was made are refused. */
+const DROPPED = 'its event was deleted while the clip was made';
+
+/** A kept MP4: its size, and the tag it was made for (absent: none). */
+interface Kept {
+  size: number;
+  tag: string | undefined;
+}
+
 export class ClipCache {
-  /** Kept files by key, least recently used first, and their sizes. */
-  private files = new Map<string, number>();
-  private making = new Map<string, Promise<void>>();
+  /** Kept files by key, least recently used first. */
+  private files = new Map<string, Kept>();
+  /** The MP4s being made, by key, with their tags. */
+  private making = new Map<string, { job: Promise<void>; tag: string | undefined }>();
+  /** MP4s being made whose tag was dropped meanwhile: removed once made, never kept. */
+  private dropped = new Set<string>();
   private running = 0;
   private waiting: (() => void)[] = [];
   private tmpSeq = 0;
@@ -44,20 +57,21 @@ export class ClipCache {
 
   /**
    * The MP4 of `key`, opened (never through a link), with its size; made first by `make` (which
-   * writes the path it is given) when not kept. The caller closes it. Rejects with `make`'s error.
+   * writes the path it is given) when not kept, for `tag` (see `drop`). The caller closes it.
+   * Rejects with `make`'s error, or when `drop` took its tag while it was made.
    */
-  async open(key: string, make: (tmp: string) => Promise<void>): Promise<CachedClip> {
+  async open(key: string, make: (tmp: string) => Promise<void>, tag?: string): Promise<CachedClip> {
     if (!/^[0-9a-f]{8,64}$/.test(key)) throw new Error(`bad clip key ${key}`);
     const path = join(this.dir, `${key}.mp4`);
     let made = false;
     while (!this.files.has(key)) {
       const inFlight = this.making.get(key);
       if (inFlight) {
-        await inFlight;
+        await inFlight.job;
         continue;
       }
-      const job = this.make(key, path, make);
-      this.making.set(key, job);
+      const job = this.make(key, path, make, tag);
+      this.making.set(key, { job, tag });
       try {
         await job;
         made = true;
@@ -65,22 +79,33 @@ export class ClipCache {
         this.making.delete(key);
       }
     }
-    const size = this.files.get(key)!;
+    const kept = this.files.get(key)!;
     this.files.delete(key);
-    this.files.set(key, size);
+    this.files.set(key, kept);
     if (!made) this.hits++;
     const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     return { file, size: (await file.stat()).size, made };
   }
 
-  private async make(key: string, path: string, make: (tmp: string) => Promise<void>): Promise<void> {
+  private async make(
+    key: string,
+    path: string,
+    make: (tmp: string) => Promise<void>,
+    tag: string | undefined,
+  ): Promise<void> {
     await this.turn();
     const tmp = join(this.dir, `${key}.${process.pid}.${this.tmpSeq++}.tmp`);
     try {
+      // Dropped while it waited its turn: not made at all.
+      if (this.dropped.has(key)) throw new Error(DROPPED);
       await make(tmp);
       const size = (await stat(tmp)).size;
       await rename(tmp, path);
-      this.files.set(key, size);
+      if (this.dropped.has(key)) {
+        await unlink(path).catch(() => undefined);
+        throw new Error(DROPPED);
+      }
+      this.files.set(key, { size, tag });
       this.bytes += size;
       this.made++;
       this.evict(key);
@@ -88,6 +113,7 @@ export class ClipCache {
       await unlink(tmp).catch(() => undefined);
       throw err;
     } finally {
+      this.dropped.delete(key);
       this.running--;
       this.waiting.shift()?.();
     }
@@ -101,12 +127,28 @@ export class ClipCache {
 
   /** Over the bound, the least recently asked for go (never `keep`, just made); an open file is still read whole. */
   private evict(keep: string): void {
-    for (const [key, size] of this.files) {
+    for (const [key, { size }] of this.files) {
       if (this.bytes <= this.maxBytes) break;
       if (key === keep) continue;
       this.files.delete(key);
       this.bytes -= size;
       void unlink(join(this.dir, `${key}.mp4`)).catch(() => undefined);
     }
+  }
+
+  /**
+   * Removes the MP4s made for `tag` (an event deleted); one being made for it is removed once
+   * made, and its requests rejected. An open file is still read whole.
+   */
+  async drop(tag: string): Promise<void> {
+    for (const [key, m] of this.making) if (m.tag === tag) this.dropped.add(key);
+    const gone: Promise<void>[] = [];
+    for (const [key, kept] of this.files) {
+      if (kept.tag !== tag) continue;
+      this.files.delete(key);
+      this.bytes -= kept.size;
+      gone.push(unlink(join(this.dir, `${key}.mp4`)).catch(() => undefined));
+    }
+    await Promise.all(gone);
   }
 }

@@ -50,7 +50,10 @@ export function cutOf(f: CutFrame): Set<Track> | undefined {
   if (!f.pixels) return undefined;
   const seenLast = f.confirmed.filter((t) => t.misses === 1 && !f.away.has(t));
   const need = Math.max(CUT_MIN, CUT_SHARE * seenLast.length);
-  const gone = seenLast.filter((t) => !f.pairs.has(t) && changed(t, f));
+  // Counting the unpaired first: most frames have too few to be a cut, and need no histogram.
+  const unpaired = seenLast.filter((t) => !f.pairs.has(t));
+  if (unpaired.length < need) return undefined;
+  const gone = unpaired.filter((t) => changed(t, f));
   if (gone.length < need) return undefined;
   const stayed = (t: Track): boolean => {
     // A walker is not where it was after a jump in time; someone standing there may be.

@@ -14,6 +14,7 @@ import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { tempDir, waitFor } from '../helpers/env.js';
 import { Subscriber } from '../helpers/mqtt.js';
 import { freePort, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
+import { FPS, GOP_S, squareClip } from '../helpers/square-clip.js';
 
 /**
  * Issue 28's event clips end to end: a real RTSP server (GStreamer's, or the npm one) sends an
@@ -22,71 +23,12 @@ import { freePort, startRtspServer, type RtspServer } from '../helpers/rtsp.js';
  * what a subscriber receives, fetches the clip over HTTP and measures it with ffmpeg.
  */
 
-const FPS = 10;
-/** Key frames every second: a clip starts within a second before its pre-roll. */
-const GOP_S = 1;
 const PRE_S = 2;
 const POST_S = 2;
 const STARTED = '"msg":"argus started"';
 // Issue 47: an event's clip is a range of the camera's one recording, made into an MP4 on request.
 
 type Ready = Extract<ClipPayload, { state: 'ready' }>;
-
-/**
- * Writes a `seconds`-long 640×480 H.264 MP4 (GOP 1 s) with a white square at (192, 112) shown
- * from `from` to `to` s; `bframes` 0 (Baseline, as many cameras) or 3 (High, reordered).
- */
-async function squareClip(
-  path: string,
-  o: {
-    bframes: number;
-    from: number;
-    to: number;
-    seconds: number;
-    bitrate?: string;
-    large?: boolean;
-    hevc?: boolean;
-  },
-): Promise<void> {
-  const ffmpeg = await defaultFfmpegPath();
-  // `large`: 800×600, the square scaled with it (the same cell of the fixture's grid once letterboxed).
-  const [size, square, x, y] = o.large ? ['800x600', 80, 240, 140] : ['640x480', 64, 192, 112];
-  const graph =
-    `color=c=0x303030:s=${size}:r=${FPS}[bg];color=c=white:s=${square}x${square}:r=${FPS}[a];` +
-    // Noise keeps the bit rate of a real camera (and makes the clip take a moment to write).
-    `[bg]noise=alls=${o.bitrate ? 40 : 0}:allf=t[n];[n][a]overlay=x=${x}:y=${y}:enable='between(t,${o.from},${o.to})'`;
-  const profile = o.hevc
-    ? ['-x265-params', `log-level=error:bframes=${o.bframes}`, '-tag:v', 'hvc1']
-    : o.bframes
-      ? ['-profile:v', 'high', '-bf', String(o.bframes)]
-      : ['-profile:v', 'baseline', '-bf', '0'];
-  const r = spawnSync(ffmpeg, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    graph,
-    '-t',
-    String(o.seconds),
-    '-c:v',
-    o.hevc ? 'libx265' : 'libx264',
-    ...profile,
-    '-g',
-    String(GOP_S * FPS),
-    '-keyint_min',
-    String(GOP_S * FPS),
-    '-sc_threshold',
-    '0',
-    ...(o.bitrate ? ['-b:v', o.bitrate] : []),
-    '-pix_fmt',
-    'yuv420p',
-    path,
-  ]);
-  assert.equal(r.status, 0, r.stderr.toString());
-}
 
 /** What ffmpeg finds in an MP4: its duration, the frames it decodes, and any decoding error. */
 async function probe(

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { defaultFfmpegPath } from '../../src/ingest/ffmpeg-process.js';
 import type { RecordingIndex } from '../../src/http/source.js';
 import { launchChromium, chromiumSkip as chromiumSkipFor } from '../helpers/browser.js';
 import { httpBase, startDaemon, writeDaemonConfig } from '../helpers/daemon.js';
 import { repoRoot, tempDir } from '../helpers/env.js';
 import { freePort, startRtspServer } from '../helpers/rtsp.js';
+import { squareClip } from '../helpers/square-clip.js';
 
 // Issue 47 item 3: what a camera's recording keeps, and its events, on one timeline of the page.
 
@@ -25,44 +24,6 @@ async function until(what: string, cond: () => Promise<boolean>, timeoutMs: numb
   }
 }
 
-/**
- * A 12 s H.264 clip (10 fps, a key frame each second): a white 64×64 square, which the fixture
- * model finds, in view from 2 s to 6 s; the RTSP server loops it, so an event comes every 12 s.
- */
-async function squareLoop(path: string): Promise<void> {
-  const graph =
-    'color=c=0x303030:s=640x480:r=10[bg];color=c=white:s=64x64:r=10[a];' +
-    "[bg][a]overlay=x=192:y=112:enable='between(t,2,6)'";
-  const r = spawnSync(await defaultFfmpegPath(), [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    graph,
-    '-t',
-    '12',
-    '-c:v',
-    'libx264',
-    '-profile:v',
-    'baseline',
-    '-bf',
-    '0',
-    '-g',
-    '10',
-    '-keyint_min',
-    '10',
-    '-sc_threshold',
-    '0',
-    '-pix_fmt',
-    'yuv420p',
-    path,
-  ]);
-  assert.equal(r.status, 0, r.stderr.toString());
-}
-
 /** Where an element lies on its timeline's bar, as a fraction of the bar's width. */
 const FRACTION = (selector: string): string =>
   `(() => { const e = document.querySelector(${JSON.stringify(selector)}); const bar = e.closest('.timeline').querySelector('.bar').getBoundingClientRect(); const r = e.getBoundingClientRect(); return (r.left - bar.left) / bar.width; })()`;
@@ -77,7 +38,9 @@ describe(
   () => {
     it("draws a camera's recorded stretches and its events where the API says, and a click on either plays it", async (t) => {
       const dir = await tempDir(t);
-      await squareLoop(join(dir, 'square.mp4'));
+      // A 12 s clip (10 fps, a key frame each second) with the square in view from 2 s to 6 s:
+      // the RTSP server loops it, so an event comes every 12 s.
+      await squareClip(join(dir, 'square.mp4'), { bframes: 0, from: 2, to: 6, seconds: 12 });
       const server = await startRtspServer(t, [
         { name: 'door', source: { kind: 'clip', path: join(dir, 'square.mp4') } },
       ]);

@@ -4,45 +4,25 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { CameraConfig } from '../../../src/config/index.js';
 import type { EventQuery } from '../../../src/events/index.js';
-import { HttpError } from '../../../src/http/errors.js';
 import { HttpServer } from '../../../src/http/server.js';
 import type { HttpSource, RecordingIndex } from '../../../src/http/source.js';
 import { LiveView } from '../../../src/http/view.js';
 import type { KeptRange } from '../../../src/record/index.js';
 import { cameraConfig } from '../../helpers/config.js';
 import { FakeStages } from '../../helpers/fake-stages.js';
+import { httpSource } from '../../helpers/http-source.js';
 
 const T0 = Date.parse('2026-12-06T08:00:00Z');
 
-/** A source with one camera, `gate`, whose recordingIndex notes what it was asked. */
+/** A source with cameras `gate` and `a/b`, whose recordingIndex notes what it was asked. */
 function source(asked: unknown[][]): HttpSource {
-  return {
-    health: () => ({
-      ok: true,
-      detector: { ready_workers: 1, provider: 'cpu' },
-      models: {},
-      mqtt: { connected: true, last_error: null },
-      cameras: {},
-      event_faults: {},
-    }),
-    cameras: () => [],
+  return httpSource({
     cameraNames: () => ['gate', 'a/b'],
-    modelNames: () => ['default'],
-    latestJpeg: () => Promise.resolve(undefined),
-    metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
-    detect: () => Promise.reject(new HttpError(503, 'busy')),
-    events: () => [],
-    hasEvent: () => false,
-    eventSnapshot: () => Promise.resolve(undefined),
-    eventClip: () => Promise.resolve(undefined),
-    deleteEvent: () => Promise.resolve(false),
-    servedModels: () => [],
-    control: () => undefined,
     recordingIndex: (camera, from, to) => {
       asked.push([camera, from, to]);
       return { camera, start: null, end: null, recording: true, ranges: [], events: [] };
     },
-  };
+  });
 }
 
 async function serve(t: { after: (fn: () => Promise<void>) => void }, src: HttpSource): Promise<string> {
@@ -165,6 +145,7 @@ describe('LiveView.recordingIndex', () => {
         },
         clips: {
           eventClip: () => Promise.resolve({ status: 404, error: 'none' }),
+          dropEventClip: () => Promise.resolve(),
           recording: () => Promise.resolve({ status: 404, error: 'none' }),
           kept: (camera, from, to) => {
             keptAsked.push([camera, from, to]);

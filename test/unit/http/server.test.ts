@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { HttpError } from '../../../src/http/errors.js';
 import { HttpServer } from '../../../src/http/server.js';
 import type { HttpSource } from '../../../src/http/source.js';
 import { parseRange } from '../../../src/http/range.js';
@@ -10,34 +9,8 @@ import { mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { tempDir } from '../../helpers/env.js';
+import { httpSource } from '../../helpers/http-source.js';
 import type { EventQuery } from '../../../src/events/index.js';
-
-function source(over: Partial<HttpSource> = {}): HttpSource {
-  return {
-    health: () => ({
-      ok: false,
-      detector: { ready_workers: 0, provider: null },
-      models: { default: { ready_workers: 0, provider: null } },
-      mqtt: { connected: true, last_error: null },
-      cameras: { gate: 'backoff' },
-      event_faults: {},
-    }),
-    cameras: () => [],
-    cameraNames: () => ['gate'],
-    modelNames: () => ['default', 'plates'],
-    latestJpeg: () => Promise.resolve(undefined),
-    metrics: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
-    detect: () => Promise.reject(new HttpError(503, 'the detector is busy')),
-    events: () => [],
-    hasEvent: () => false,
-    eventSnapshot: () => Promise.resolve(undefined),
-    eventClip: () => Promise.resolve(undefined),
-    deleteEvent: () => Promise.resolve(false),
-    servedModels: () => [],
-    control: () => undefined,
-    ...over,
-  };
-}
 
 async function serve(
   t: { after: (fn: () => Promise<void>) => void },
@@ -59,7 +32,7 @@ async function serve(
 
 describe('HTTP server', () => {
   it('answers 503 with the camera states when no detector session is ready', async (t) => {
-    const base = await serve(t, source());
+    const base = await serve(t, httpSource());
     const res = await fetch(`${base}/healthz`);
     assert.equal(res.status, 503);
     assert.deepEqual(await res.json(), {
@@ -73,7 +46,7 @@ describe('HTTP server', () => {
   });
 
   it('404s unknown routes and cameras, 405s other methods, and passes detector errors through', async (t) => {
-    const base = await serve(t, source());
+    const base = await serve(t, httpSource());
     assert.equal((await fetch(`${base}/nope`)).status, 404);
     assert.equal((await fetch(`${base}/api/cameras/other/latest.jpg`)).status, 404);
     assert.equal((await fetch(`${base}/api/cameras/gate/latest.jpg`)).status, 404);
@@ -92,7 +65,7 @@ describe('HTTP server', () => {
     await writeFile(join(dir, 'main.js'), "import { el } from './dom.js';\n");
     await writeFile(join(dir, 'dom.js'), 'export const el = 1;\n');
     await writeFile(join(dir, 'notes.txt'), 'not a module\n');
-    const base = await serve(t, source(), 1024, false, pathToFileURL(dir + '/'));
+    const base = await serve(t, httpSource(), 1024, false, pathToFileURL(dir + '/'));
     const page = await fetch(`${base}/`);
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
     const html = await page.text();
@@ -133,7 +106,7 @@ describe('HTTP server', () => {
     await mkdir(join(dir, 'page'));
     await writeFile(join(dir, 'page', 'dom.js'), 'export {};\n');
     assert.ok((await PageScripts.load(unbuilt)).missing, 'a folder without main.js is not the page');
-    const base = await serve(t, source(), 1024, false, unbuilt);
+    const base = await serve(t, httpSource(), 1024, false, unbuilt);
     const res = await fetch(`${base}/page/main.js`);
     assert.equal(res.status, 404);
     assert.equal(await res.text(), "the live page's script is not built on this server (see its log)\n");
@@ -144,7 +117,7 @@ describe('HTTP server', () => {
     const boxes = { labels: { person: 2, pérson: 1 }, zones: { door: { person: 1 } } };
     const base = await serve(
       t,
-      source({ latestJpeg: () => Promise.resolve({ jpeg: Buffer.from('jpeg'), ts: 1000, boxes }) }),
+      httpSource({ latestJpeg: () => Promise.resolve({ jpeg: Buffer.from('jpeg'), ts: 1000, boxes }) }),
     );
     const res = await fetch(`${base}/api/cameras/gate/latest.jpg`);
     assert.equal(res.status, 200);
@@ -157,7 +130,7 @@ describe('HTTP server', () => {
     const widths: (number | undefined)[] = [];
     const base = await serve(
       t,
-      source({
+      httpSource({
         latestJpeg: (_camera, width) => {
           widths.push(width);
           return Promise.resolve({ jpeg: Buffer.from('jpeg'), ts: 0, boxes: { labels: {}, zones: {} } });
@@ -181,7 +154,7 @@ describe('HTTP server', () => {
     const got: { data: string; name: string; model: string }[] = [];
     const base = await serve(
       t,
-      source({
+      httpSource({
         detect: (data, name, model) => {
           got.push({ data: data.toString(), name, model });
           return Promise.resolve({ ok: true });
@@ -216,7 +189,7 @@ describe('HTTP server', () => {
     const queries: EventQuery[] = [];
     const base = await serve(
       t,
-      source({
+      httpSource({
         events: (q) => {
           queries.push(q);
           return [{ id: 'e1' }];
@@ -272,7 +245,7 @@ describe('HTTP server', () => {
     const asked: [string, 'full' | 'crop'][] = [];
     const base = await serve(
       t,
-      source({
+      httpSource({
         hasEvent: (id) => id === '1-front door-1' || id === 'bare',
         eventSnapshot: (id, which) => {
           asked.push([id, which]);
@@ -319,7 +292,7 @@ describe('HTTP server', () => {
     let opened = 0;
     const base = await serve(
       t,
-      source({
+      httpSource({
         hasEvent: (id) => id === '1-gate-1' || id === 'bare',
         eventClip: async (id) => {
           if (id !== '1-gate-1') return undefined;
@@ -403,7 +376,7 @@ describe('HTTP server', () => {
     await writeFile(file, Buffer.alloc(0));
     const base = await serve(
       t,
-      source({
+      httpSource({
         hasEvent: () => true,
         eventClip: async () => ({ file: await open(file, 'r'), size: 0 }),
       }),
@@ -424,7 +397,7 @@ describe('HTTP server', () => {
     const deleted: string[] = [];
     const base = await serve(
       t,
-      source({
+      httpSource({
         deleteEvent: (id) => {
           deleted.push(id);
           return Promise.resolve(id === '1-gate-1');
@@ -446,9 +419,9 @@ describe('HTTP server', () => {
     const models = () => [
       { name: 'default', inputSize: 4, labels: ['a'], ready: () => true, detect: () => Promise.resolve([]) },
     ];
-    const off = await serve(t, source({ servedModels: models }));
+    const off = await serve(t, httpSource({ servedModels: models }));
     assert.equal((await fetch(`${off}/v2`)).status, 404);
-    const on = await serve(t, source({ servedModels: models }), 1024, true);
+    const on = await serve(t, httpSource({ servedModels: models }), 1024, true);
     const meta = await fetch(`${on}/v2/models/default`);
     assert.deepEqual(
       [meta.status, meta.headers.get('content-type'), ((await meta.json()) as { name: string }).name],
@@ -475,14 +448,14 @@ describe('GET /api/fleet (issue 48 item 2)', () => {
       running: ['gate'],
       unplaced: ['yard'],
     };
-    const base = await serve(t, source({ fleet: () => view }));
+    const base = await serve(t, httpSource({ fleet: () => view }));
     const res = await fetch(`${base}/api/fleet`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
     assert.equal(res.headers.get('cache-control'), 'no-store');
     assert.deepEqual(await res.json(), view);
     assert.equal((await fetch(`${base}/api/fleet`, { method: 'POST' })).status, 405);
-    const single = await serve(t, source());
+    const single = await serve(t, httpSource());
     const none = await fetch(`${single}/api/fleet`);
     assert.equal(none.status, 404);
     assert.match(await none.text(), /not in a fleet/);
