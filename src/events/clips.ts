@@ -196,12 +196,19 @@ export class Clips {
     }
   }
 
-  /** Footage no event needs any more is released: the event left the history, or is past `retain_days`. */
+  /**
+   * Footage no event needs any more is released: the event left the history, or is past
+   * `retain_days`. An event that left the history (its own limits) takes its cached MP4 along.
+   */
   private prune(now: number): void {
     const history = this.deps.history;
     const oldest = this.cfg.retain_days > 0 ? now - this.cfg.retain_days * 86_400_000 : -Infinity;
-    for (const { id, range } of [...this.footage.entries()])
-      if (!this.pending.has(id) && (!history?.has(id) || range[1] < oldest)) this.footage.release(id);
+    for (const { id, range } of [...this.footage.entries()]) {
+      if (this.pending.has(id)) continue;
+      const gone = !history?.has(id);
+      if (gone || range[1] < oldest) this.footage.release(id);
+      if (gone) void this.dropEvent(id);
+    }
   }
 
   private make(p: Pending, end: { until: number; capped: boolean }): void {

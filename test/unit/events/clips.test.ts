@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Clips, type ClipSource } from '../../../src/events/clips.js';
+import { cacheDir, Clips, type ClipSource } from '../../../src/events/clips.js';
 import type { EventStore } from '../../../src/events/index.js';
 import type { Ring, RingFault, Segment } from '../../../src/record/index.js';
 import type { ClipPayload } from '../../../src/publish/index.js';
@@ -353,5 +353,58 @@ describe('Clips.open: the cache', () => {
     seg.keyframes = [{ offset: 376, ts: seg.start }];
     assert.deepEqual(await read(), first);
     assert.deepEqual(clips.cacheStats().made, 1);
+  });
+
+  it("an event that leaves the history by its own limits takes its cached MP4 along; another's stays", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-clips-prune-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const ffmpeg = join(dir, 'ffmpeg');
+    await writeFile(ffmpeg, '#!/bin/sh\nfor last; do :; done\nhead -c 64 /dev/urandom > "$last"\n', {
+      mode: 0o755,
+    });
+    const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
+    await writeFile(seg.file, Buffer.alloc(1000));
+    const kept = new Set(['a', 'b']);
+    const history = {
+      clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
+      clipRanges: () => [],
+      has: (id: string) => kept.has(id),
+      setFields: () => undefined,
+    };
+    const clock = new FakeClock();
+    const source: ClipSource = { ring: () => fakeRing([seg]), ffmpeg };
+    const clips = new Clips(
+      { ...CFG, ring_dir: join(dir, 'ring') },
+      {
+        clock,
+        log: silentLog,
+        history: history as unknown as EventStore,
+        source: () => source,
+        keeps: () => true,
+        done: () => undefined,
+      },
+    );
+    await clips.start();
+    for (const id of ['a', 'b']) {
+      clips.onEvent({ ...event('new', 96_000), id });
+      clips.onEvent({ ...event('end', 96_000, 100_000), id });
+      const opened = await clips.open(id);
+      assert.ok('file' in opened, JSON.stringify(opened));
+      await opened.file.close();
+    }
+    clips.tick(clock.now());
+    await settle();
+    const mp4s = async (): Promise<number> =>
+      (await readdir(cacheDir(join(dir, 'ring')))).filter((n) => n.endsWith('.mp4')).length;
+    assert.equal(await mp4s(), 2);
+    kept.delete('a');
+    clips.tick(clock.now() + 60_000);
+    await settle();
+    assert.equal(await mp4s(), 1, "a's MP4 left with it");
+    assert.equal(clips.cacheStats().made, 2);
+    const again = await clips.open('b');
+    assert.ok('file' in again);
+    await again.file.close();
+    assert.equal(clips.cacheStats().made, 2, "b's is served from the cache still");
   });
 });
