@@ -146,10 +146,16 @@ export function replay(
       else out.events.push(payload(e));
     }
   };
+  // The daemon's filters and speeds run on the frames' steady times (the stream's own intervals);
+  // the recorded clips are at a fixed rate, so the nth picture's is n frame intervals on.
+  const first = rec.frames[0];
+  const steadyOf = (f: (typeof rec.frames)[number]): number =>
+    first ? first.ts + ((f.frame - first.frame) * 1000) / cam.fps : f.ts;
   for (const f of rec.frames) {
     const raw = f.seen.map((s) => ({ label: s.label, score: s.score ?? 1, box: s.box }));
     const dets = applyCameraFilters(raw, cam);
-    take(tracker.update(dets, f.ts, { others: raw, cached: f.cached, pixels: picture?.(f.frame) }));
+    const frame = { others: raw, cached: f.cached, pixels: picture?.(f.frame), steady: steadyOf(f) };
+    take(tracker.update(dets, f.ts, frame));
     const ids = tracker.identify(dets);
     out.frames.push({
       ...f,

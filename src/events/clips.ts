@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js';
 import {
   BROWSER_CODECS,
   ClipCache,
+  DROPPED,
   FootageRanges,
   MP4_CODECS,
   planClip,
@@ -203,12 +204,11 @@ export class Clips {
   private prune(now: number): void {
     const history = this.deps.history;
     const oldest = this.cfg.retain_days > 0 ? now - this.cfg.retain_days * 86_400_000 : -Infinity;
-    for (const { id, range } of [...this.footage.entries()]) {
-      if (this.pending.has(id)) continue;
-      const gone = !history?.has(id);
-      if (gone || range[1] < oldest) this.footage.release(id);
-      if (gone) void this.dropEvent(id);
-    }
+    for (const { id, range } of [...this.footage.entries()])
+      if (!this.pending.has(id) && (!history?.has(id) || range[1] < oldest)) this.footage.release(id);
+    // Also when its footage went first (past retain_days).
+    for (const id of this.cache?.tags() ?? [])
+      if (!this.pending.has(id) && !history?.has(id)) void this.dropEvent(id);
   }
 
   private make(p: Pending, end: { until: number; capped: boolean }): void {
@@ -363,6 +363,9 @@ export class Clips {
         event?.id,
       );
     } catch (err) {
+      // Its event deleted while the clip was made, or between finding its file and opening it.
+      if (event && (errorMessage(err) === DROPPED || (err as NodeJS.ErrnoException).code === 'ENOENT'))
+        return { status: 404, error: 'no clip for this event: it was deleted' };
       this.deps.log.warn({ camera, err: errorMessage(err) }, 'a clip could not be made');
       return { status: 503, error: `the clip could not be made: ${errorMessage(err)}` };
     }

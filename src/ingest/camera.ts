@@ -74,6 +74,8 @@ export interface CameraDeps {
   ringInput?: () => string | undefined;
   /** Where its counts go on (its earlier runs' totals); absent, they start at 0. */
   counts?: ReceivedCounts;
+  /** Its steady clock, kept across camera objects of the same name (a restart for new settings). */
+  steady?: SteadyTime;
   /**
    * Makes the camera's relay (`rtsp-relay.ts`), through which ffmpeg opens an RTSP camera whose URL
    * holds credentials or secrets, so that its command line holds none. Absent: ffmpeg gets the URL.
@@ -123,7 +125,7 @@ export class Camera {
   private authFailures = 0;
   private seq = 0;
   /** Time for intervals across this camera's runs (ingest/stamps.ts). */
-  private readonly steadyTime = new SteadyTime();
+  private readonly steadyTime: SteadyTime;
   private geometry: Letterbox;
   private stopping = false;
   private relay: { relay: LocalRelay; started: Promise<void> } | null = null;
@@ -140,6 +142,7 @@ export class Camera {
     this.backoff = { initialMs: f.backoff_initial_s * 1000, maxMs: f.backoff_max_s * 1000, factor: 2 };
     this.geometry = letterbox(settings.size, settings.size, settings.size);
     this.counts = deps.counts ?? receivedCounts();
+    this.steadyTime = deps.steady ?? new SteadyTime();
     this.status = {
       camera: settings.name,
       state: 'stopped',

@@ -6,6 +6,7 @@ import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
 import { Tallies } from '../core/tallies.js';
 import { scrub } from '../redact.js';
 import { Camera, receivedCounts, type CameraStatus, type ReceivedCounts } from './camera.js';
+import { SteadyTime } from './stamps.js';
 import type { FfmpegOptionNames } from './ffmpeg-args.js';
 import {
   defaultFfmpegPath,
@@ -84,6 +85,8 @@ export class Ingest {
   private cameras = new Map<string, Camera>();
   /** Each camera's counts, kept by name across its restarts (a new fps, enabled off and on, a reload). */
   private readonly counts = new Tallies<ReceivedCounts>(receivedCounts);
+  /** Each camera's steady clock, kept when it restarts for new settings: its tracker goes on. */
+  private readonly steadyTimes = new Tallies<SteadyTime>(() => new SteadyTime());
   private rings = new Map<string, Ring>();
   /** Rings of cameras that no longer record, kept while events need their footage. */
   private retired = new Map<string, Ring>();
@@ -243,6 +246,7 @@ export class Ingest {
         onStatus: this.deps.onStatus,
         ringInput: () => this.rings.get(name)?.input(),
         counts: this.counts.of(name),
+        steady: this.steadyTimes.of(name),
         relay: (log, onFailure) =>
           new RtspRelay(this.cfg.secrets, {
             log,

@@ -64,29 +64,58 @@ export interface StampCounts {
   arrival: number;
 }
 
+/** A step of the stream's clock beyond its frames' times' step by more than this (ms) is a jump, not time. */
+const STEADY_JUMP_MS = 1000;
+/** How fast the steady clock closes on the frames' times: this share of each interval, at most. */
+const STEADY_SLEW = 0.01;
+
 /**
- * A camera's clock for intervals (ms), across its ffmpeg runs. Between two frames of one run and
- * epoch (`key`) that both have a stream time, it advances by the stream's own interval, whatever
- * delay each frame came with; otherwise by the interval of their times (`ts`), never back.
- *
+ * A camera's clock for intervals (ms), across its ffmpeg runs (one per camera, kept by Ingest).
  * Frames' times (`ts`) follow the least delay seen so far, which falls over a connection's first
- * seconds (ffmpeg holds them, then writes them at once): the first intervals are squeezed, and a
- * speed measured over them reads high. The recording keeps the same mapping and restamps what it
- * wrote (`StreamClock`), so `ts` stays on the recording's time, for clips and event times; speeds
- * measure over this clock instead, which has no squeeze (issue 42 item 5).
+ * seconds (ffmpeg holds them, then writes them at once): those intervals are squeezed, and a speed
+ * measured over them reads high. The recording keeps the same mapping and restamps what it wrote
+ * (`StreamClock`), so `ts` stays on the recording's time, for clips and event times; the tracker's
+ * filters and speeds run on this clock instead (issue 42 item 5).
+ *
+ * Between frames of one run and epoch (`key`), it advances by the stream's own interval from the
+ * last frame that had a stream time (a frame between without one, its probe line late or its time
+ * unknown, is given the last interval: one frame's guess, not a shift of all that follow). A step
+ * of the stream beyond the step of the times by over STEADY_JUMP_MS is the camera's clock jumping,
+ * not time passing: the times' step is taken. Across runs and epochs, the times' step. It never
+ * goes back, and closes on `ts` by at most STEADY_SLEW of each interval (a burst's 3 s in about
+ * 300 s; a camera clock off by 0.01 % is followed), so it stays within a burst of `ts`.
  */
 export class SteadyTime {
-  private last: { ts: number; steady: number; key: unknown; streamMs: number | null } | null = null;
+  private last: { ts: number; steady: number; key: unknown } | null = null;
+  /** The last frame with a stream time, in the run and epoch `key`. */
+  private anchor: { steady: number; streamMs: number; key: unknown; interval: number } | null = null;
 
   /** The steady time of a frame of time `ts`, stream time `streamMs` (null: none), in run and epoch `key`. */
   next(ts: number, streamMs: number | null, key: unknown): number {
     const l = this.last;
-    let steady = ts;
-    if (l) {
-      const sameRun = streamMs !== null && l.streamMs !== null && l.key === key && streamMs >= l.streamMs;
-      steady = l.steady + (sameRun ? streamMs - l.streamMs! : Math.max(0, ts - l.ts));
+    if (!l) {
+      this.last = { ts, steady: ts, key };
+      if (streamMs !== null) this.anchor = { steady: ts, streamMs, key, interval: 0 };
+      return ts;
     }
-    this.last = { ts, steady, key, streamMs };
+    const a = this.anchor?.key === key ? this.anchor : null;
+    const tsStep = Math.max(0, ts - l.ts);
+    let step: number;
+    if (streamMs !== null && a && streamMs >= a.streamMs) {
+      const since = streamMs - a.streamMs;
+      const fromAnchor = a.steady + since - l.steady;
+      step = since - (l.steady - a.steady) > tsStep + STEADY_JUMP_MS ? tsStep : Math.max(0, fromAnchor);
+    } else if (streamMs === null && a && l.key === key) step = a.interval;
+    else step = tsStep;
+    // Close on the times, by a small share of the step.
+    const ahead = l.steady + step - ts;
+    step -= Math.sign(ahead) * Math.min(Math.abs(ahead), STEADY_SLEW * step);
+    const steady = l.steady + step;
+    if (streamMs !== null) {
+      const interval = a && streamMs >= a.streamMs ? streamMs - a.streamMs : 0;
+      this.anchor = { steady, streamMs, key, interval: interval > 0 ? interval : (a?.interval ?? 0) };
+    }
+    this.last = { ts, steady, key };
     return steady;
   }
 }

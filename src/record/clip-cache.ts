@@ -21,7 +21,7 @@ export interface CachedClip {
 }
 
 /** Why the requests of an MP4 whose tag was dropped while it was made are refused. */
-const DROPPED = 'its event was deleted while the clip was made';
+export const DROPPED = 'its event was deleted while the clip was made';
 
 /** A kept MP4: its size, and the tag it was made for (absent: none). */
 interface Kept {
@@ -134,6 +134,11 @@ export class ClipCache {
       this.bytes -= size;
       void unlink(join(this.dir, `${key}.mp4`)).catch(() => undefined);
     }
+  }
+
+  /** The tags (events) of the MP4s kept. */
+  tags(): Set<string> {
+    return new Set([...this.files.values()].flatMap((f) => (f.tag === undefined ? [] : [f.tag])));
   }
 
   /**

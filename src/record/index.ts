@@ -13,7 +13,7 @@ export {
   type ClipPlan,
   type ClipShortfall,
 } from './clip.js';
-export { ClipCache, type CachedClip } from './clip-cache.js';
+export { ClipCache, DROPPED, type CachedClip } from './clip-cache.js';
 export { FootageRanges } from './footage.js';
 export { keptRanges, JOIN_MS, type KeptOptions, type KeptRange, type KeptReason } from './kept.js';
 export { Ring, ringKey, type RingStats } from './ring.js';

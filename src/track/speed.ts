@@ -103,6 +103,11 @@ export class GroundTrack {
     return speed;
   }
 
+  /** Moves the samples' times by `ms` (the clock they were taken on went back). */
+  shift(ms: number): void {
+    for (const s of this.samples) s.ts += ms;
+  }
+
   /** Metres per second over the window, or undefined while the window is too short. */
   speed(): number | undefined {
     const first = this.samples[0];

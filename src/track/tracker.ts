@@ -146,11 +146,20 @@ export class Tracker {
     // The filters run on the frames' steady times (the stream's own intervals: a connection's
     // first frames, written at once, are not 50 ms apart for them). An outage (no answer for
     // longer than HORIZON_S): the filters' clocks skip it.
+    // A steady clock that went back (another camera object's, a test's) moves the filters'
+    // clocks and the speeds' samples back with it, the frames' times' interval apart.
     const steady = frame.steady ?? ts;
     const gap = steady - this.lastSteady;
     if (gap > HORIZON_S * 1000) for (const t of this.tracks) t.at += gap;
+    else if (gap < 0) {
+      const back = gap - Math.max(0, ts - this.lastFrame);
+      for (const t of this.tracks) {
+        t.at += back;
+        for (const g of t.ground.values()) g.shift(back);
+      }
+    }
     this.lastFrame = Math.max(this.lastFrame, ts);
-    this.lastSteady = Math.max(this.lastSteady, steady);
+    this.lastSteady = steady;
     const events: TrackerEvent[] = [];
     for (const t of this.tracks) t.misses++;
     const looks = new Map<ZonedDetection, Float32Array>();

@@ -322,6 +322,11 @@ describe('scene rules end to end (synthetic cameras, fixture model)', () => {
             `${camera} ${e.id}: truth ${kmh.toFixed(1)} km/h; speed ${own.map((x) => JSON.stringify(x.speed)).join(' ')}`,
           );
         }
+        const pieces = ends(camera).length - measured(camera).length;
+        assert.ok(
+          pieces <= measured(camera).length,
+          `${camera}: at most one piece a measured crossing: ${pieces} for ${measured(camera).length}`,
+        );
         for (const e of measured(camera)) {
           assert.ok(e.speed, `${camera}: the end has a speed: ${JSON.stringify(e)}`);
           assert.equal(e.speed.unit, 'km/h');

@@ -406,5 +406,55 @@ describe('Clips.open: the cache', () => {
     assert.ok('file' in again);
     await again.file.close();
     assert.equal(clips.cacheStats().made, 2, "b's is served from the cache still");
+    // b's footage goes first (past retain_days), then b leaves the history: its MP4 goes too.
+    clips.tick(105_000 + 7 * 86_400_000 + 20_000);
+    assert.equal(clips.footage.size, 0);
+    assert.equal(await mp4s(), 1);
+    kept.delete('b');
+    clips.tick(105_000 + 7 * 86_400_000 + 90_000);
+    await settle();
+    assert.equal(await mp4s(), 0, "b's MP4 left with it, its footage gone before");
+  });
+
+  it('a request for a clip whose event is deleted while it is made is answered 404, not logged as a failure', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-clips-drop-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const ffmpeg = join(dir, 'ffmpeg');
+    await writeFile(
+      ffmpeg,
+      '#!/bin/sh\nfor last; do :; done\nsleep 0.3\nhead -c 64 /dev/urandom > "$last"\n',
+      {
+        mode: 0o755,
+      },
+    );
+    const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
+    await writeFile(seg.file, Buffer.alloc(1000));
+    const history = {
+      clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
+      clipRanges: () => [],
+      has: () => true,
+    };
+    const { log, lines } = recordingLog();
+    const clips = new Clips(
+      { ...CFG, ring_dir: join(dir, 'ring') },
+      {
+        clock: new FakeClock(),
+        log,
+        history: history as unknown as EventStore,
+        source: () => ({ ring: () => fakeRing([seg]), ffmpeg }),
+        keeps: () => true,
+        done: () => undefined,
+      },
+    );
+    await clips.start();
+    const asked = clips.open('e1');
+    await new Promise((ok) => setTimeout(ok, 100));
+    await clips.dropEvent('e1');
+    const answer = await asked;
+    assert.deepEqual(answer, { status: 404, error: 'no clip for this event: it was deleted' });
+    assert.deepEqual(
+      lines.filter((l) => l.msg === 'a clip could not be made'),
+      [],
+    );
   });
 });

@@ -272,7 +272,11 @@ describe('FrameStamps', () => {
       gaps(times.slice(0, 15)).every((g) => g < 10),
       `times squeezed while the least delay falls: ${gaps(times).join(' ')}`,
     );
-    assert.deepEqual(gaps(steady), new Array(29).fill(200), 'steady times 200 ms apart, as the stream');
+    // Closing on the times by 1 % of each interval at most (the burst put them 3 s behind).
+    assert.ok(
+      gaps(steady).every((g) => g >= 198 && g <= 200),
+      `steady times 200 ms apart (less 1 %), as the stream: ${gaps(steady).join(' ')}`,
+    );
   });
 
   it('the steady clock runs on across runs, jumps and frames without a stream time, never back', () => {
@@ -289,7 +293,8 @@ describe('FrameStamps', () => {
       a.lines(seen('source', n, 100 + n), seen('frame', n, 100 + n));
       a.frame(n, t0 + n * 200 + 5);
     }
-    // A new run (ffmpeg restarted) 2 s later, its stream from 0 again; then a frame without a time.
+    // A new run (ffmpeg restarted) 2 s later, its stream from 0 again; then a frame without a
+    // time: the last interval (200), closing on its time (3500) by 1 % of it.
     const b = setup(steadyTime);
     b.lines(...FIVE);
     for (let n = 0; n < 2; n++) {
@@ -300,7 +305,36 @@ describe('FrameStamps', () => {
     b.frame(2, t0 + 3500);
     assert.deepEqual(
       [...a.steady, ...b.steady].map((x) => x - a.steady[0]!),
-      [0, 200, 400, 600, 800, 2995, 3195, 3495],
+      [0, 200, 400, 600, 800, 2995, 3195, 3397],
+    );
+  });
+
+  it('a frame whose line came late is one guess, not a shift of those after it; a small jump of the stream clock is not time', async () => {
+    const { got, steady, frame, lines, clock } = setup();
+    lines(...FIVE);
+    const t0 = clock.now();
+    for (let n = 0; n < 3; n++) {
+      lines(seen('source', n, n), seen('frame', n, n));
+      frame(n, t0 + n * 200 + 20);
+    }
+    // Frame 3's line comes after the wait (a busy machine): it gets its arrival, 300 ms late.
+    frame(3, t0 + 3 * 200 + 320);
+    await clock.advance(STAMP_WAIT_MS);
+    lines(seen('source', 3, 3), seen('frame', 3, 3));
+    for (let n = 4; n < 6; n++) {
+      lines(seen('source', n, n), seen('frame', n, n));
+      frame(n, t0 + n * 200 + 20);
+    }
+    // The camera steps its clock 4 s ahead (under the 10 s of a new epoch); frames go on every 200 ms.
+    for (let n = 6; n < 8; n++) {
+      lines(seen('source', n, n + 20), seen('frame', n, n + 20));
+      frame(n, t0 + n * 200 + 20);
+    }
+    assert.equal(got.length, 8);
+    const gaps = steady.slice(1).map((x, i) => x - steady[i]!);
+    assert.ok(
+      gaps.every((g) => Math.abs(g - 200) <= 4),
+      `every steady interval the stream's 200 ms (within 2 %): ${gaps.map((g) => g.toFixed(0)).join(' ')}`,
     );
   });
 });

@@ -984,6 +984,36 @@ describe('tracker: zones with inertia, time in zone, speed, what each detection 
     assert.ok(Math.abs(run(true) - 18) <= 1.8, `on the steady times: ${run(true)} km/h, truth 18`);
   });
 
+  it('a steady clock that goes back (a camera object made anew) keeps the object and its speed', () => {
+    const ground = groundPlane(
+      [
+        [0, 0],
+        [640, 0],
+        [640, 480],
+        [0, 480],
+      ],
+      [32, 24, 32, 24],
+    );
+    const road = { zones: { road: { inertia: 1, ground } } };
+    const t = new Tracker('gate', { ...settings, min_frames: 1, speed_unit: 'km/h' }, road);
+    const events: TrackerEvent[] = [];
+    for (let i = 0; i < 25; i++) {
+      // 5 m/s: 20 px every 200 ms; from frame 10 the steady clock starts again 5 s behind.
+      const steady = i < 10 ? 10_000 + i * 200 : 5_000 + i * 200;
+      const dets = [zd('car', 0.9, [20 * i, 200, 20 * i + 80, 260], ['road'])];
+      events.push(...t.update(dets, 1000 + i * 200, { steady }));
+    }
+    events.push(...lapse(t, 20_000));
+    const own = events.filter((e): e is ObjectEvent => !isCrossing(e));
+    assert.deepEqual(
+      own.filter((e) => e.type === 'new' || e.type === 'end').map((e) => e.type),
+      ['new', 'end'],
+      'one object',
+    );
+    const max = own.at(-1)!.speed!.max;
+    assert.ok(Math.abs(max - 18) <= 1.8, `max ${max} km/h, truth 18`);
+  });
+
   it('says of each detection whether it is a confirmed object (its event id), tentative, or nothing', () => {
     const t = new Tracker('gate', settings);
     const first = [zd('person', 0.9, [0, 0, 60, 160]), zd('person', 0.3, [500, 0, 560, 160])];
