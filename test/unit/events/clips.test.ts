@@ -93,6 +93,21 @@ const reasonsOf = (clip: ClipPayload): unknown => clip.state === 'failed' && cli
 /** Lets the clip queue run. */
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
 
+/**
+ * A stand-in for ffmpeg in `dir` (each MP4 it makes, after `sleepS`, differs from the one before:
+ * its last argument is the output) and one h264 segment of the camera's ring.
+ */
+async function standIn(dir: string, sleepS = 0): Promise<{ ffmpeg: string; seg: Segment }> {
+  const ffmpeg = join(dir, 'ffmpeg');
+  const sleep = sleepS > 0 ? `sleep ${sleepS}\n` : '';
+  await writeFile(ffmpeg, `#!/bin/sh\nfor last; do :; done\n${sleep}head -c 64 /dev/urandom > "$last"\n`, {
+    mode: 0o755,
+  });
+  const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
+  await writeFile(seg.file, Buffer.alloc(1000));
+  return { ffmpeg, seg };
+}
+
 describe('Clips', () => {
   it("asks the camera's ring what it keeps with that camera's events' footage only, by id; nothing without a ring", () => {
     const asked: unknown[][] = [];
@@ -313,12 +328,7 @@ describe('Clips.open: the cache', () => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-clips-open-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     // A stand-in for ffmpeg: each MP4 it makes differs from the one before (its last argument is the output).
-    const ffmpeg = join(dir, 'ffmpeg');
-    await writeFile(ffmpeg, '#!/bin/sh\nfor last; do :; done\nhead -c 64 /dev/urandom > "$last"\n', {
-      mode: 0o755,
-    });
-    const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
-    await writeFile(seg.file, Buffer.alloc(1000));
+    const { ffmpeg, seg } = await standIn(dir);
     const history = {
       clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
       clipRanges: () => [],
@@ -358,12 +368,7 @@ describe('Clips.open: the cache', () => {
   it("an event that leaves the history by its own limits takes its cached MP4 along; another's stays", async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-clips-prune-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const ffmpeg = join(dir, 'ffmpeg');
-    await writeFile(ffmpeg, '#!/bin/sh\nfor last; do :; done\nhead -c 64 /dev/urandom > "$last"\n', {
-      mode: 0o755,
-    });
-    const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
-    await writeFile(seg.file, Buffer.alloc(1000));
+    const { ffmpeg, seg } = await standIn(dir);
     const kept = new Set(['a', 'b']);
     const history = {
       clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
@@ -419,16 +424,7 @@ describe('Clips.open: the cache', () => {
   it('a request for a clip whose event is deleted while it is made is answered 404, not logged as a failure', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-clips-drop-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const ffmpeg = join(dir, 'ffmpeg');
-    await writeFile(
-      ffmpeg,
-      '#!/bin/sh\nfor last; do :; done\nsleep 0.3\nhead -c 64 /dev/urandom > "$last"\n',
-      {
-        mode: 0o755,
-      },
-    );
-    const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
-    await writeFile(seg.file, Buffer.alloc(1000));
+    const { ffmpeg, seg } = await standIn(dir, 0.3);
     const history = {
       clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
       clipRanges: () => [],

@@ -24,6 +24,18 @@ const zd = (label: string, score: number, box: Box, zones: string[] = []): Zoned
 /** The defaults, and end_after_s 3, high_score 0.5, stationary_after_s 10, update_move 1. */
 const settings = sectionConfig('events', {});
 
+/** The whole 640×480 frame as 32 m × 24 m of flat ground seen from above: 20 px a metre. */
+const flatGround = (): ReturnType<typeof groundPlane> =>
+  groundPlane(
+    [
+      [0, 0],
+      [640, 0],
+      [640, 480],
+      [0, 480],
+    ],
+    [32, 24, 32, 24],
+  );
+
 interface Mover {
   label: string;
   /** Top-left corner at time 0 (ms), and velocity in px/s. */
@@ -918,15 +930,7 @@ describe('tracker: zones with inertia, time in zone, speed, what each detection 
 
   it('measures speed on a calibrated zone, reports it in events.speed_unit, and enters by speed_threshold', () => {
     // 640 px = 32 m: 20 px a metre. A car at 10 m/s moves 40 px a frame at 5 fps.
-    const ground = groundPlane(
-      [
-        [0, 0],
-        [640, 0],
-        [640, 480],
-        [0, 480],
-      ],
-      [32, 24, 32, 24],
-    );
+    const ground = flatGround();
     const road = { zones: { road: { inertia: 1, ground, speedThreshold: 30 / 3.6 } } };
     const t = new Tracker('gate', { ...settings, min_frames: 1, speed_unit: 'km/h' }, road);
     const events: ObjectEvent[] = [];
@@ -959,15 +963,7 @@ describe('tracker: zones with inertia, time in zone, speed, what each detection 
   });
 
   it("measures speed over the frames' steady times: a connection's squeezed first stamps do not make it fast (issue 42 item 5)", () => {
-    const ground = groundPlane(
-      [
-        [0, 0],
-        [640, 0],
-        [640, 480],
-        [0, 480],
-      ],
-      [32, 24, 32, 24],
-    );
+    const ground = flatGround();
     const road = { zones: { road: { inertia: 1, ground } } };
     const run = (steady: boolean): number => {
       const t = new Tracker('gate', { ...settings, min_frames: 1, speed_unit: 'km/h' }, road);
@@ -985,15 +981,7 @@ describe('tracker: zones with inertia, time in zone, speed, what each detection 
   });
 
   it('a steady clock that goes back (a camera object made anew) keeps the object and its speed', () => {
-    const ground = groundPlane(
-      [
-        [0, 0],
-        [640, 0],
-        [640, 480],
-        [0, 480],
-      ],
-      [32, 24, 32, 24],
-    );
+    const ground = flatGround();
     const road = { zones: { road: { inertia: 1, ground } } };
     const t = new Tracker('gate', { ...settings, min_frames: 1, speed_unit: 'km/h' }, road);
     const events: TrackerEvent[] = [];
