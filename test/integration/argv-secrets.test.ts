@@ -89,8 +89,14 @@ describe('no secret in any process’s command line (issue 45, item 1)', () => {
           if (line !== undefined) seen.set(pid, line);
         }
       };
-      const sampler = setInterval(sample, 100);
+      // Often: the wrong camera's ffmpeg lives only for the two refused DESCRIBEs (tens of ms).
+      const sampler = setInterval(sample, 10);
       t.after(() => clearInterval(sampler));
+
+      const ffmpegLines = (): string[] =>
+        [...seen.values()].filter((l) => /ffmpeg/.test(l) && / -i rtsp:\/\//.test(l));
+      const relayPorts = (): Set<string> =>
+        new Set(ffmpegLines().map((l) => / -i rtsp:\/\/[^/\s]*:(\d+)\//.exec(l)?.[1] ?? l));
 
       // A wait that times out says what the cameras and the relay logged.
       const said = (err: unknown): Error =>
@@ -118,14 +124,16 @@ describe('no secret in any process’s command line (issue 45, item 1)', () => {
               .some((s) => s.last_error?.cause === 'auth'),
           90_000,
         );
+        // Each camera's ffmpeg (each has its own relay port) caught at least once: a short-lived
+        // one may slip between two samples, and is caught at its next attempt.
+        await sub.waitFor("each camera's ffmpeg seen by the sampler", () => relayPorts().size >= 3, 90_000);
       } catch (err) {
         throw said(err);
       }
       sample();
       clearInterval(sampler);
 
-      const lines = [...seen.values()];
-      const ffmpegs = lines.filter((l) => /ffmpeg/.test(l) && / -i rtsp:\/\//.test(l));
+      const ffmpegs = ffmpegLines();
       assert.ok(ffmpegs.length >= 3, `each camera's ffmpeg seen: ${ffmpegs.length}`);
       const port = new URL(rtsp.url('ball')).port;
       for (const l of ffmpegs) {
