@@ -18,14 +18,55 @@ export interface StoredEvent {
   start: number;
   /** The event as the API answers it: its latest payload. */
   event: Record<string, unknown>;
+  /**
+   * Where its snapshot's picture is when its camera records (issue 47): a frame of the camera's
+   * recording, drawn on request, instead of `<key>.jpg`. Absent: `<key>.jpg` is the snapshot.
+   */
+  frame?: SnapshotFrame;
+}
+
+/** A snapshot kept as a frame of the camera's recording: which frame, and what is drawn on it. */
+export interface SnapshotFrame {
+  /** The frame's time on the recording's clock (ms since the epoch). */
+  ts: number;
+  /** The source's size: what the boxes' pixels are of. */
+  srcW: number;
+  srcH: number;
+  /** The picture's size, as the snapshot published on MQTT has it. */
+  w: number;
+  h: number;
+  quality: number;
+  /** The boxes drawn, in source pixels. */
+  detections: { label: string; score: number; box: [number, number, number, number] }[];
+  /** The recording no longer holds the frame and it could not be kept as `<key>.jpg`: why. */
+  gone?: string;
 }
 
 export interface Snapshot {
-  /** The frame with the object's box drawn. */
+  /** The frame with the object's box drawn (published; kept as `<key>.jpg` unless `frame`). */
   full: Buffer;
   /** The object and a margin around it. */
   crop: Buffer;
+  /** The camera records: the snapshot's frame is in its recording, not written as `<key>.jpg`. */
+  frame?: SnapshotFrame;
 }
+
+const frameSchema = z.object({
+  ts: z.number(),
+  srcW: z.number().positive(),
+  srcH: z.number().positive(),
+  w: z.number().int().positive(),
+  h: z.number().int().positive(),
+  quality: z.number().int().min(1).max(100),
+  detections: z.array(
+    z.object({
+      label: z.string(),
+      score: z.number(),
+      box: z.tuple([z.number(), z.number(), z.number(), z.number()]),
+    }),
+  ),
+  gone: z.string().optional(),
+});
 
 const fileSchema = z.object({
   version: z.literal(1),
@@ -35,6 +76,7 @@ const fileSchema = z.object({
   zones: z.array(z.string()),
   start: z.number(),
   event: z.record(z.string(), z.unknown()),
+  frame: frameSchema.optional(),
 });
 
 export const RECORD = '.json';
@@ -63,13 +105,13 @@ export const eventKey = (id: string): string => createHash('sha256').update(id).
 
 /** An event's record as its file holds it: one line of JSON. */
 export function recordText(e: StoredEvent): string {
-  const { id, camera, label, zones, start, event } = e;
-  return `${JSON.stringify({ version: 1, id, camera, label, zones, start, event })}\n`;
+  const { id, camera, label, zones, start, event, frame } = e;
+  return `${JSON.stringify({ version: 1, id, camera, label, zones, start, event, ...(frame ? { frame } : {}) })}\n`;
 }
 
 /** The event a record file of that key holds; throws when it is not one, or is another event's. */
 export function parseRecord(text: string, key: string): StoredEvent {
-  const { id, camera, label, zones, start, event } = fileSchema.parse(JSON.parse(text));
+  const { id, camera, label, zones, start, event, frame } = fileSchema.parse(JSON.parse(text));
   if (eventKey(id) !== key) throw new Error(`holds event ${id}, whose file is another`);
-  return { id, camera, label, zones, start, event };
+  return { id, camera, label, zones, start, event, ...(frame ? { frame: frame as SnapshotFrame } : {}) };
 }

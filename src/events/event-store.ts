@@ -11,8 +11,11 @@ import {
   SNAPSHOT_FILES,
   STOPPED_CLIP,
   type Snapshot,
+  type SnapshotFrame,
   type StoredEvent,
 } from './event-record.js';
+import type { Segment } from '../record/index.js';
+import type { NoSnapshot, SnapshotFrames } from './snapshot-frames.js';
 import { newestMatching, type EventQuery } from './event-query.js';
 import { HistoryDir } from './history-dir.js';
 
@@ -133,6 +136,8 @@ export class EventStore {
   /** Writes in progress or queued, evicted events' removals included. */
   private pending = new Set<Promise<void>>();
   private readonly files: HistoryDir;
+  /** Snapshots kept as frames of their camera's recording, drawn on request (set when clips run). */
+  private frames: SnapshotFrames | undefined;
 
   constructor(
     readonly dir: string,
@@ -262,16 +267,25 @@ export class EventStore {
    * names the snapshot). The JPEGs may still be in the making: the event's later writes, and
    * reads of its snapshot, wait for them. A snapshot that fails is not kept (its maker says why).
    */
-  setSnapshot(id: string, jpegs: Promise<Snapshot>, fields: Record<string, unknown>): void {
+  setSnapshot(
+    id: string,
+    jpegs: Promise<Snapshot>,
+    fields: Record<string, unknown>,
+    frame?: SnapshotFrame,
+  ): void {
     const entry = this.byId.get(id);
     if (!entry) return;
     entry.event = { ...entry.event, ...fields };
+    // Its camera records: the snapshot is a frame of the recording, named by its record (one
+    // that already has `<key>.jpg`, its camera recording since, keeps its file up to date).
+    if (frame && entry.fullBytes === 0) entry.frame = frame;
+    else delete entry.frame;
     const made = jpegs.catch(() => undefined);
     this.enqueue(entry, async () => {
       const snap = await made;
       if (!snap || entry.evicted) return;
       entry.unsaved = snap;
-      this.resize(entry, { fullBytes: snap.full.length, cropBytes: snap.crop.length });
+      this.resize(entry, { fullBytes: entry.frame ? 0 : snap.full.length, cropBytes: snap.crop.length });
       if (entry.evicted) return;
       if (ended(entry)) this.saveSnapshot(entry);
       else entry.saveTimer ??= setTimeout(() => this.saveSnapshot(entry), SNAPSHOT_SAVE_MS).unref();
@@ -287,7 +301,8 @@ export class EventStore {
     this.enqueue(entry, async () => {
       const snap = entry.unsaved;
       if (!snap || entry.evicted) return;
-      await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
+      if (entry.frame) this.resize(entry, { fullBytes: 0 });
+      else await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
       await this.files.write(entry.key + SNAPSHOT_FILES.crop, snap.crop);
       if (entry.unsaved === snap) entry.unsaved = undefined;
     });
@@ -484,13 +499,91 @@ export class EventStore {
     return newestMatching(this.order, q);
   }
 
-  /** An event's snapshot JPEG, once its writes in progress are done; undefined when it has none. */
-  async snapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+  /**
+   * An event's snapshot JPEG, once its writes in progress are done; undefined when it has none.
+   * An event of a recording camera has its snapshot drawn on its frame of the recording (issue
+   * 47), or says why it cannot be (`NoSnapshot`); one with `<key>.jpg` (written before, or its
+   * frame rescued before its footage went) is served from the file.
+   */
+  async snapshotOrWhy(id: string, which: 'full' | 'crop'): Promise<Buffer | NoSnapshot | undefined> {
     const entry = this.byId.get(id);
     if (!entry) return undefined;
     await entry.chain;
     if (entry.evicted) return undefined;
-    return entry.unsaved?.[which] ?? this.files.snapshot(entry.key, which);
+    const memory = entry.unsaved?.[which];
+    if (memory) return memory;
+    const frame = entry.frame;
+    if (which === 'crop' || entry.fullBytes > 0 || !frame) return this.files.snapshot(entry.key, which);
+    if (frame.gone !== undefined) return { status: 410, error: `the snapshot's frame is gone: ${frame.gone}` };
+    if (!this.frames) return { status: 503, error: 'the recording is not read yet (Argus is starting)' };
+    return this.frames.view(entry.key, entry.camera, frame);
+  }
+
+  /** An event's snapshot JPEG (`snapshotOrWhy`); undefined when it has none, or none can be made now. */
+  async snapshot(id: string, which: 'full' | 'crop'): Promise<Buffer | undefined> {
+    const jpeg = await this.snapshotOrWhy(id, which);
+    return Buffer.isBuffer(jpeg) ? jpeg : undefined;
+  }
+
+  /** Draws snapshots kept as frames of the recording (`SnapshotFrames`), and rescues them before their footage goes. */
+  useFrames(frames: SnapshotFrames): void {
+    this.frames = frames;
+  }
+
+  /**
+   * Segments of `camera`'s recording are about to be removed (`kept`: those that stay): the
+   * snapshots of events still kept whose frame lies in them are written as `<key>.jpg` first
+   * (drawn from memory when not yet saved, else from the segments; temporary file, flush,
+   * rename), then their records name the file instead of the frame; a frame that cannot be read
+   * is marked gone, with why. Undefined when no snapshot lies in them; else the work, which
+   * resolves once each is written or marked (the segments' files wait for it).
+   */
+  rescueFrames(camera: string, removed: readonly Segment[], kept: readonly Segment[]): Promise<void> | undefined {
+    if (!this.frames) return undefined;
+    const framed = this.order.flatMap((e) =>
+      e.camera === camera && e.frame && e.frame.gone === undefined && e.fullBytes === 0 && !e.evicted
+        ? [{ id: e.id, key: e.key, frame: e.frame }]
+        : [],
+    );
+    if (!framed.length) return undefined;
+    return this.frames.rescue(
+      camera,
+      removed,
+      kept,
+      framed,
+      (f, jpeg) => this.keepRescued(f.id, f.frame, jpeg),
+      (f, why) => {
+        const entry = this.byId.get(f.id);
+        if (!entry || entry.frame !== f.frame) return;
+        entry.frame = { ...f.frame, gone: why };
+        this.writeRecord(entry);
+      },
+    );
+  }
+
+  /**
+   * Keeps a rescued snapshot as `<key>.jpg` (resolved once it is on disk, whole), then writes the
+   * record without its frame: a kill between leaves the file, which is served first.
+   */
+  private keepRescued(id: string, frame: SnapshotFrame, jpeg: Buffer): Promise<void> {
+    const entry = this.byId.get(id);
+    if (!entry) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.enqueue(entry, async () => {
+        try {
+          if (entry.evicted || entry.frame !== frame) return resolve();
+          // Not yet saved: the published picture itself, no decode's generation.
+          const full = entry.unsaved?.full ?? jpeg;
+          await this.files.write(entry.key + SNAPSHOT_FILES.full, full);
+          delete entry.frame;
+          this.resize(entry, { fullBytes: full.length });
+          resolve();
+          if (!entry.evicted) this.writeRecord(entry);
+        } catch (err) {
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+    });
   }
 
   /** How many events, and their bytes on disk. */

@@ -247,7 +247,7 @@ export class HistoryDir {
   }
 
   /** An event's snapshot JPEG; undefined when it has none. */
-  async snapshot(key: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+  async snapshot(key: string, which: 'full' | 'crop'): Promise<Buffer | undefined> {
     if (this.refused) return undefined;
     // Never through a link: a snapshot file that is one is not served.
     return readOwnFile(join(this.dir, key + SNAPSHOT_FILES[which])).catch(() => undefined);

@@ -4,7 +4,8 @@
  * counts of what is in view.
  */
 export { EventStore, type EventStoreLimits } from './event-store.js';
-export { type Snapshot, type StoredEvent } from './event-record.js';
+export { type Snapshot, type SnapshotFrame, type StoredEvent } from './event-record.js';
+export { SnapshotFrames, type NoSnapshot } from './snapshot-frames.js';
 export { type EventQuery } from './event-query.js';
 export {
   Clips,

@@ -178,6 +178,7 @@ export class Ingest {
           clock: this.deps.clock ?? systemClock,
           log: this.log,
           ranges: () => this.deps.footage?.of(name) ?? [],
+          rescue: (segments) => this.deps.footage?.rescue?.(name, segments),
         },
       );
       await ring.start();

@@ -3,11 +3,19 @@
  * (pure). Events set and release them; each camera's ring asks for its own when it evicts, so
  * footage is written once and kept while any event needs it, and freed when none does.
  */
-import type { TimeRange } from './ring-index.js';
+import type { Segment, TimeRange } from './ring-index.js';
+
+/**
+ * Segments of a camera's recording are about to be removed: what must first be kept of them
+ * (an event's snapshot frame, issue 47), as a promise the removal waits for; undefined: nothing.
+ */
+export type Rescue = (camera: string, segments: readonly Segment[]) => Promise<void> | undefined;
 
 export class FootageRanges {
   private byCamera = new Map<string, Map<string, TimeRange>>();
   private cameraOf = new Map<string, string>();
+  /** What the events keep of segments before they go (set by the events; absent: nothing). */
+  rescue: Rescue | undefined;
 
   /** Event `id` of `camera` needs `from`–`to` (ms since the epoch; `to` Infinity while it goes on). */
   set(camera: string, id: string, from: number, to: number): void {

@@ -27,6 +27,11 @@ export interface RingDeps {
   log: Logger;
   /** The time ranges of the camera's recording that events need (kept across restarts). */
   ranges?: () => Iterable<TimeRange>;
+  /**
+   * Segments are about to be removed: what must be kept of them first (events' snapshot frames),
+   * as a promise their files wait for; undefined when nothing is.
+   */
+  rescue?: (segments: readonly Segment[]) => Promise<void> | undefined;
 }
 
 /** What a ring holds now, and has written and lost since it started. */
@@ -106,6 +111,9 @@ export class Ring {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly ranges: () => Iterable<TimeRange>;
+  private readonly rescue: (segments: readonly Segment[]) => Promise<void> | undefined;
+  /** Removals waiting for a rescue (their files still on disk). */
+  private rescuing = new Set<Promise<void>>();
   /** The last time a segment was lost, and why. */
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
   codec: string | undefined;
@@ -123,6 +131,7 @@ export class Ring {
   ) {
     this.clock = deps.clock;
     this.ranges = deps.ranges ?? (() => []);
+    this.rescue = deps.rescue ?? (() => undefined);
     this.log = deps.log.child({ camera, part: 'ring' });
     this.index = new RingIndex(settings);
     this.dir = new RingDir(settings.dir, {
@@ -324,15 +333,45 @@ export class Ring {
     }
     this.current = this.writer.open(this.index.begin(run, now, header.length, codec));
     this.writer.append(this.current, header);
-    for (const { segment, held } of this.index.evict(now, this.ranges())) {
+    const evicted = this.index.evict(now, this.ranges());
+    for (const { segment, held } of evicted)
       if (held)
         this.fault(
           'ring_full',
           `more than ${(this.settings.maxBytes / 1048576).toFixed(0)} MB of video is held (events.clips.ring_max_mb, max_gb)`,
           { file: segment.file },
         );
-      removeSegment(segment);
+    this.removeAfterRescue(evicted.map((e) => e.segment));
+  }
+
+  /**
+   * Removes segments taken off the list, once what must be kept of them is (`RingDeps.rescue`:
+   * an event's snapshot frame written as its own file): their files stay on disk until then, so
+   * a kill meanwhile leaves them to the next run, which lists them again. The rescue is bounded
+   * (one decode, killed after 30 s); the hot path never waits for it.
+   */
+  private removeAfterRescue(segments: readonly Segment[]): Promise<void> {
+    if (!segments.length) return Promise.resolve();
+    let rescue: Promise<void> | undefined;
+    try {
+      rescue = this.rescue(segments);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept");
     }
+    if (!rescue) {
+      for (const s of segments) removeSegment(s);
+      return Promise.resolve();
+    }
+    const done = rescue
+      .catch((err: unknown) =>
+        this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept"),
+      )
+      .then(async () => {
+        for (const s of segments) await removeFiles(s);
+      });
+    this.rescuing.add(done);
+    void done.finally(() => this.rescuing.delete(done));
+    return done;
   }
 
   /** The current segment is complete (a new key frame, or the run ended). */
@@ -419,6 +458,7 @@ export class Ring {
     this.connection = undefined;
     this.finish();
     await this.writer.settle();
+    await Promise.all(this.rescuing);
   }
 
   /** Removes the camera's directory at once, whatever events still need of it. */
@@ -485,16 +525,15 @@ export class Ring {
   prune(): Promise<boolean> {
     if (!this.retired) return Promise.resolve(false);
     const next = this.pruning.then(async () => {
-      for (const { segment, held } of this.index.evict(this.clock.now(), this.ranges(), true)) {
+      const evicted = this.index.evict(this.clock.now(), this.ranges(), true);
+      for (const { segment, held } of evicted)
         if (held)
           this.fault(
             'ring_full',
             `more than ${(this.settings.maxBytes / 1048576).toFixed(0)} MB of video is held (events.clips.ring_max_mb, max_gb)`,
             { file: segment.file },
           );
-        await unlink(segment.file).catch(() => undefined);
-        await unlink(segment.file.replace(/\.ts$/, '.json')).catch(() => undefined);
-      }
+      await this.removeAfterRescue(evicted.map((e) => e.segment));
       if (this.index.list().length > 0) return false;
       await rm(this.settings.dir, { recursive: true, force: true }).catch(() => undefined);
       return true;
@@ -509,8 +548,13 @@ export class Ring {
 
 /** Removes a segment's file and its description. */
 function removeSegment(seg: Segment): void {
-  void unlink(seg.file).catch(() => undefined);
-  void unlink(seg.file.replace(/\.ts$/, '.json')).catch(() => undefined);
+  void removeFiles(seg);
+}
+
+/** Removes a segment's file, then its description (a kill between leaves a file the next run removes). */
+async function removeFiles(seg: Segment): Promise<void> {
+  await unlink(seg.file).catch(() => undefined);
+  await unlink(seg.file.replace(/\.ts$/, '.json')).catch(() => undefined);
 }
 
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);

@@ -1,0 +1,187 @@
+import type { Logger } from 'pino';
+import type { Letterbox } from '../core/geometry.js';
+import { errorMessage } from '../core/errors.js';
+import { annotatedJpeg } from '../draw/index.js';
+import { decodeFrame, planFrame, type Segment } from '../record/index.js';
+import type { ClipSource } from './clips.js';
+import type { SnapshotFrame } from './event-record.js';
+
+/** Why no snapshot can be served: the HTTP status and the reason, in words. */
+export interface NoSnapshot {
+  status: 404 | 410 | 503;
+  error: string;
+}
+
+/** The snapshots drawn on request kept for repeat requests: about a hundred 640×360 JPEGs. */
+export const FRAME_CACHE_BYTES = 4 * 1024 * 1024;
+/** Decodes at a time (requests and rescues together): each is one ffmpeg. */
+export const FRAME_DECODES = 2;
+
+/** The picture the snapshot is drawn on: `w`×`h`, no padding, its boxes in source pixels. */
+const geometryOf = (f: SnapshotFrame): Letterbox => ({
+  srcW: f.srcW,
+  srcH: f.srcH,
+  dstW: f.w,
+  dstH: f.h,
+  scale: f.w / f.srcW,
+  innerW: f.w,
+  innerH: f.h,
+  padLeft: 0,
+  padTop: 0,
+});
+
+/** Whether `segments` hold the frame at `ts` (it lies within one of them, from its key frame). */
+const within = (segments: readonly Segment[], ts: number): boolean => {
+  const s = segments.find((x) => x.keyframes[0] !== undefined && x.keyframes[0].ts <= ts + 1 && ts <= x.end);
+  return s !== undefined;
+};
+
+export interface SnapshotFramesDeps {
+  /** The cameras' recordings (ingest, once it runs). */
+  source: () => ClipSource | undefined;
+  log: Logger;
+}
+
+/** An event whose snapshot is a frame of its camera's recording (the history's). */
+export interface FramedEvent {
+  id: string;
+  key: string;
+  frame: SnapshotFrame;
+}
+
+/**
+ * Event snapshots kept as frames of their camera's recording (issue 47: the recording is stored
+ * once): the snapshot is the frame decoded from the kept segments (`decodeFrame`: from the key
+ * frame at or before it) and drawn as the published one is (`annotatedJpeg`, the same boxes,
+ * size and quality), on request. Drawn snapshots are kept in a small LRU (`FRAME_CACHE_BYTES`,
+ * a request being made shared by those that wait for it); at most `FRAME_DECODES` ffmpegs run at
+ * once, requests and rescues together. `rescue`: segments about to be removed that hold events'
+ * snapshot frames have those frames drawn first, for the history to keep as files.
+ */
+export class SnapshotFrames {
+  private cache = new Map<string, { jpeg: Promise<Buffer>; bytes: number }>();
+  private bytes = 0;
+  private running = 0;
+  private waiting: (() => void)[] = [];
+  /** Snapshots drawn from the recording, and served from the cache. */
+  readonly counts = { drawn: 0, hits: 0, rescued: 0, gone: 0 };
+
+  constructor(
+    private readonly deps: SnapshotFramesDeps,
+    private readonly maxBytes = FRAME_CACHE_BYTES,
+    private readonly decodes = FRAME_DECODES,
+  ) {}
+
+  /** The snapshot of event `key` of `camera`, drawn on its frame of the recording; or why there is none. */
+  async view(key: string, camera: string, frame: SnapshotFrame): Promise<Buffer | NoSnapshot> {
+    const id = `${key}@${frame.ts}`;
+    const hit = this.cache.get(id);
+    if (hit) {
+      this.cache.delete(id); // most recently used: last in the map's order
+      this.cache.set(id, hit);
+      this.counts.hits++;
+      return hit.jpeg;
+    }
+    const source = this.deps.source();
+    const ring = source?.ring(camera);
+    if (!source || !ring)
+      return { status: 410, error: `the snapshot's frame is gone: camera ${camera} keeps no recording now` };
+    const segments = ring.list();
+    if (!planFrame(segments, frame.ts))
+      return {
+        status: 410,
+        error: `the snapshot's frame is gone: the recording of ${camera} no longer holds ${new Date(frame.ts).toISOString()}`,
+      };
+    const entry = { jpeg: this.limit(() => this.draw(source.ffmpeg, segments, frame)), bytes: 0 };
+    this.cache.set(id, entry);
+    try {
+      const jpeg = await entry.jpeg;
+      this.counts.drawn++;
+      if (this.cache.get(id) === entry) {
+        entry.bytes = jpeg.length;
+        this.bytes += jpeg.length;
+        this.trim(id);
+      }
+      return jpeg;
+    } catch (err) {
+      this.drop(id, entry);
+      this.deps.log.warn({ camera, err: errorMessage(err) }, "an event's snapshot could not be drawn from the recording");
+      return { status: 503, error: `the snapshot could not be made from the recording: ${errorMessage(err)}` };
+    }
+  }
+
+  /**
+   * Segments of `camera` about to be removed (`removed`; `kept`, those that stay): the events of
+   * `events` whose snapshot frame lies in them, each with its snapshot drawn from them (`keep`),
+   * or why it cannot be (`lost`). Undefined when none lies in them; else the work, which
+   * resolves once every one is kept or lost.
+   */
+  rescue(
+    camera: string,
+    removed: readonly Segment[],
+    kept: readonly Segment[],
+    events: readonly FramedEvent[],
+    keep: (e: FramedEvent, jpeg: Buffer) => Promise<void>,
+    lost: (e: FramedEvent, why: string) => void,
+  ): Promise<void> | undefined {
+    const due = events.filter(
+      (e) =>
+        within(removed, e.frame.ts) ||
+        (!within(kept, e.frame.ts) && planFrame(removed, e.frame.ts) !== undefined),
+    );
+    if (!due.length) return undefined;
+    const ffmpeg = this.deps.source()?.ffmpeg;
+    return Promise.all(
+      due.map(async (e) => {
+        try {
+          if (ffmpeg === undefined) throw new Error('ffmpeg is not known (the cameras are not running)');
+          const jpeg = await this.limit(() => this.draw(ffmpeg, removed, e.frame));
+          await keep(e, jpeg);
+          this.counts.rescued++;
+        } catch (err) {
+          this.counts.gone++;
+          const why = `its segment of the recording was removed and could not be read: ${errorMessage(err)}`;
+          this.deps.log.warn({ camera, id: e.id, err: errorMessage(err) }, "an event's snapshot frame is lost");
+          lost(e, why);
+        }
+      }),
+    ).then(() => undefined);
+  }
+
+  /** The snapshot drawn on the frame of `segments` at `frame.ts`. */
+  private async draw(ffmpeg: string, segments: readonly Segment[], frame: SnapshotFrame): Promise<Buffer> {
+    const rgb = await decodeFrame(ffmpeg, segments, frame.ts, frame.w, frame.h);
+    return annotatedJpeg(rgb, geometryOf(frame), frame.detections, { quality: frame.quality });
+  }
+
+  /** Runs `work` when fewer than `decodes` run. */
+  private async limit<T>(work: () => Promise<T>): Promise<T> {
+    while (this.running >= this.decodes) await new Promise<void>((go) => this.waiting.push(go));
+    this.running++;
+    try {
+      return await work();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private drop(id: string, entry: { bytes: number }): void {
+    if (this.cache.get(id) !== entry) return;
+    this.cache.delete(id);
+    this.bytes -= entry.bytes;
+  }
+
+  /** The least recently used go while over the bound (`keep`, the newest, stays however big). */
+  private trim(keep: string): void {
+    for (const [id, entry] of this.cache) {
+      if (this.bytes <= this.maxBytes) return;
+      if (id !== keep && entry.bytes > 0) this.drop(id, entry);
+    }
+  }
+
+  /** The snapshots cached and their bytes. */
+  stats(): { snapshots: number; bytes: number } {
+    return { snapshots: this.cache.size, bytes: this.bytes };
+  }
+}
