@@ -514,7 +514,8 @@ export class EventStore {
     if (memory) return memory;
     const frame = entry.frame;
     if (which === 'crop' || entry.fullBytes > 0 || !frame) return this.files.snapshot(entry.key, which);
-    if (frame.gone !== undefined) return { status: 410, error: `the snapshot's frame is gone: ${frame.gone}` };
+    if (frame.gone !== undefined)
+      return { status: 410, error: `the snapshot's frame is gone: ${frame.gone}` };
     if (!this.frames) return { status: 503, error: 'the recording is not read yet (Argus is starting)' };
     return this.frames.view(entry.key, entry.camera, frame);
   }
@@ -538,7 +539,11 @@ export class EventStore {
    * is marked gone, with why. Undefined when no snapshot lies in them; else the work, which
    * resolves once each is written or marked (the segments' files wait for it).
    */
-  rescueFrames(camera: string, removed: readonly Segment[], kept: readonly Segment[]): Promise<void> | undefined {
+  rescueFrames(
+    camera: string,
+    removed: readonly Segment[],
+    kept: readonly Segment[],
+  ): Promise<void> | undefined {
     if (!this.frames) return undefined;
     const framed = this.order.flatMap((e) =>
       e.camera === camera && e.frame && e.frame.gone === undefined && e.fullBytes === 0 && !e.evicted

@@ -92,11 +92,16 @@ export class SnapshotFrames {
         status: 410,
         error: `the snapshot's frame is gone: the recording of ${camera} no longer holds ${new Date(frame.ts).toISOString()}`,
       };
+    const began = performance.now();
     const entry = { jpeg: this.limit(() => this.draw(source.ffmpeg, segments, frame)), bytes: 0 };
     this.cache.set(id, entry);
     try {
       const jpeg = await entry.jpeg;
       this.counts.drawn++;
+      this.deps.log.debug(
+        { camera, ts: frame.ts, ms: Math.round(performance.now() - began), bytes: jpeg.length },
+        "an event's snapshot drawn from its frame of the recording",
+      );
       if (this.cache.get(id) === entry) {
         entry.bytes = jpeg.length;
         this.bytes += jpeg.length;
@@ -105,8 +110,14 @@ export class SnapshotFrames {
       return jpeg;
     } catch (err) {
       this.drop(id, entry);
-      this.deps.log.warn({ camera, err: errorMessage(err) }, "an event's snapshot could not be drawn from the recording");
-      return { status: 503, error: `the snapshot could not be made from the recording: ${errorMessage(err)}` };
+      this.deps.log.warn(
+        { camera, err: errorMessage(err) },
+        "an event's snapshot could not be drawn from the recording",
+      );
+      return {
+        status: 503,
+        error: `the snapshot could not be made from the recording: ${errorMessage(err)}`,
+      };
     }
   }
 
@@ -141,7 +152,10 @@ export class SnapshotFrames {
         } catch (err) {
           this.counts.gone++;
           const why = `its segment of the recording was removed and could not be read: ${errorMessage(err)}`;
-          this.deps.log.warn({ camera, id: e.id, err: errorMessage(err) }, "an event's snapshot frame is lost");
+          this.deps.log.warn(
+            { camera, id: e.id, err: errorMessage(err) },
+            "an event's snapshot frame is lost",
+          );
           lost(e, why);
         }
       }),

@@ -65,7 +65,8 @@ export interface ViewSources extends StatsSources {
    * running config's cameras are listed, served and deleted: the others (of another config that
    * used the state directory, or of a camera removed since) are kept, not shown.
    */
-  history?: Pick<EventStore, 'list' | 'has' | 'cameraOf' | 'snapshotOrWhy' | 'openClip' | 'remove'> | undefined;
+  history?:
+    Pick<EventStore, 'list' | 'has' | 'cameraOf' | 'snapshotOrWhy' | 'openClip' | 'remove'> | undefined;
   /** Event clips and ranges of the cameras' recordings, made on request (events/clips). */
   clips?: {
     eventClip(id: string): Promise<ClipFile>;

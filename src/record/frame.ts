@@ -82,7 +82,9 @@ export async function decodeFrame(
     const seekS = (Math.min(ts, plan.end) - plan.start) / 1000;
     const rgb = await runDecode(ffmpegPath, frameArgs(plan, sizes, seekS, w, h), files);
     if (rgb.length < w * h * 3)
-      throw new Error(`ffmpeg decoded no frame of ${new Date(ts).toISOString()} (the recording ends before it)`);
+      throw new Error(
+        `ffmpeg decoded no frame of ${new Date(ts).toISOString()} (the recording ends before it)`,
+      );
     return rgb.subarray(0, w * h * 3);
   } finally {
     for (const file of files) await file.close().catch(() => undefined);
