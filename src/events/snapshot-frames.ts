@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import type { Letterbox } from '../core/geometry.js';
 import { errorMessage } from '../core/errors.js';
 import { annotatedJpeg } from '../draw/index.js';
-import { decodeFrame, planFrame, type Segment } from '../record/index.js';
-import type { ClipSource } from './clips.js';
+import { decodeFrame, planFrame, type Ring, type Segment } from '../record/index.js';
 import type { SnapshotFrame } from './event-record.js';
 
 /** Why no snapshot can be served: the HTTP status and the reason, in words. */
@@ -36,9 +35,15 @@ const within = (segments: readonly Segment[], ts: number): boolean => {
   return s !== undefined;
 };
 
+/** Where the cameras' recordings are, and the ffmpeg that decodes them (the ingest stage). */
+export interface FrameSource {
+  ring(camera: string): Pick<Ring, 'list'> | undefined;
+  readonly ffmpeg: string;
+}
+
 export interface SnapshotFramesDeps {
   /** The cameras' recordings (ingest, once it runs). */
-  source: () => ClipSource | undefined;
+  source: () => FrameSource | undefined;
   log: Logger;
 }
 
