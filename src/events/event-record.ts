@@ -113,5 +113,5 @@ export function recordText(e: StoredEvent): string {
 export function parseRecord(text: string, key: string): StoredEvent {
   const { id, camera, label, zones, start, event, frame } = fileSchema.parse(JSON.parse(text));
   if (eventKey(id) !== key) throw new Error(`holds event ${id}, whose file is another`);
-  return { id, camera, label, zones, start, event, ...(frame ? { frame: frame as SnapshotFrame } : {}) };
+  return { id, camera, label, zones, start, event, ...(frame ? { frame: frame } : {}) };
 }

@@ -341,7 +341,7 @@ export class Ring {
           `more than ${(this.settings.maxBytes / 1048576).toFixed(0)} MB of video is held (events.clips.ring_max_mb, max_gb)`,
           { file: segment.file },
         );
-    this.removeAfterRescue(evicted.map((e) => e.segment));
+    void this.removeAfterRescue(evicted.map((e) => e.segment));
   }
 
   /**

@@ -1,0 +1,293 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import sharp from 'sharp';
+import { annotatedJpeg } from '../../../src/draw/index.js';
+import {
+  EventStore,
+  SnapshotFrames,
+  type SnapshotFrame,
+  type StoredEvent,
+} from '../../../src/events/index.js';
+import { eventKey } from '../../../src/events/event-record.js';
+import { defaultFfmpegPath } from '../../../src/ingest/ffmpeg-process.js';
+import { planFrame, type Segment } from '../../../src/record/index.js';
+import { tempDir } from '../../helpers/env.js';
+import { recordingLog } from '../../helpers/fakes.js';
+
+/**
+ * Issue 47 item 1: snapshots kept as frames of the camera's recording. A real H.264 segment
+ * (ffmpeg's testsrc, whose picture changes every frame, 10 frames/s, one key frame at its start)
+ * stands for a ring's; the history draws the snapshot from it on request, rescues it as
+ * `<key>.jpg` before the segment goes, or says the frame is gone.
+ */
+
+const T0 = 1_800_000_000_000;
+const W = 160;
+const H = 120;
+
+/** A 2-s segment of the ring, its first key frame at T0 (whole file, no header split). */
+async function segmentFile(dir: string): Promise<Segment> {
+  const file = join(dir, '0-0.ts');
+  const r = spawnSync(await defaultFfmpegPath(), [
+    ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=10'],
+    ...['-t', '2', '-c:v', 'libx264', '-bf', '0', '-g', '100', '-pix_fmt', 'yuv420p', '-f', 'mpegts', file],
+  ]);
+  assert.equal(r.status, 0, r.stderr.toString());
+  const bytes = (await stat(file)).size;
+  return {
+    file,
+    run: 0,
+    seq: 0,
+    start: T0,
+    end: T0 + 1900,
+    bytes,
+    headerBytes: 0,
+    keyframes: [{ offset: 0, ts: T0 }],
+    codec: 'h264',
+    open: false,
+  };
+}
+
+/** The frame `ms` after the file's start, `W`×`H` RGB, as ffmpeg decodes it directly. */
+async function frameAt(file: string, ms: number): Promise<Buffer> {
+  const r = spawnSync(
+    await defaultFfmpegPath(),
+    [
+      ...['-hide_banner', '-loglevel', 'error', '-i', file, '-ss', (ms / 1000).toFixed(3), '-frames:v', '1'],
+      ...['-vf', `scale=${W}:${H}:flags=bilinear,format=rgb24`, '-f', 'rawvideo', 'pipe:1'],
+    ],
+    { maxBuffer: 1 << 24 },
+  );
+  assert.equal(r.status, 0, r.stderr.toString());
+  return r.stdout;
+}
+
+const frame = (ts: number): SnapshotFrame => ({
+  ts,
+  srcW: 320,
+  srcH: 240,
+  w: W,
+  h: H,
+  quality: 80,
+  detections: [{ label: 'person', score: 0.9, box: [40, 40, 200, 180] }],
+});
+
+const ev = (n: number): StoredEvent => ({
+  id: `e${n}`,
+  camera: 'gate',
+  label: 'person',
+  zones: [],
+  start: T0 + n,
+  event: { type: 'new', n },
+});
+
+const geometry = {
+  srcW: 320,
+  srcH: 240,
+  dstW: W,
+  dstH: H,
+  scale: 0.5,
+  innerW: W,
+  innerH: H,
+  padLeft: 0,
+  padTop: 0,
+};
+
+async function rgb(jpeg: Buffer): Promise<{ w: number; h: number; data: Buffer }> {
+  const { data, info } = await sharp(jpeg).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { w: info.width, h: info.height, data };
+}
+
+const meanDiff = (a: Buffer, b: Buffer): number => {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += Math.abs(a[i]! - b[i]!);
+  return d / a.length;
+};
+
+async function setUp(t: Parameters<typeof tempDir>[0]) {
+  const dir = await tempDir(t);
+  const seg = await segmentFile(dir);
+  const segments: Segment[] = [seg];
+  const ffmpeg = await defaultFfmpegPath();
+  const { log, lines } = recordingLog();
+  const frames = new SnapshotFrames({
+    source: () => ({ ffmpeg, ring: () => ({ list: () => segments }) }),
+    log,
+  });
+  const history = join(dir, 'history');
+  const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, log);
+  await store.load();
+  store.useFrames(frames);
+  return { dir, seg, segments, frames, store, history, lines, ffmpeg };
+}
+
+/** Event 1 with its snapshot (a published JPEG `full`) kept as the frame at `ts`, ended. */
+async function framed(store: EventStore, ts: number, full = Buffer.from('published')): Promise<void> {
+  store.add(ev(1));
+  store.setSnapshot(
+    'e1',
+    Promise.resolve({ full, crop: Buffer.from('crop') }),
+    { snapshot: { ts } },
+    frame(ts),
+  );
+  store.update({ ...ev(1), event: { type: 'end', n: 1 } });
+  await store.flush();
+}
+
+describe('snapshots as frames of the recording', () => {
+  it('plans the frame of a time: from the key frame at or before it; none outside the segments', async (t) => {
+    const { seg } = await setUp(t);
+    assert.equal(planFrame([seg], T0 + 700)?.start, T0);
+    assert.equal(planFrame([seg], T0 + 1900 + 500)?.start, T0, 'within the slack after its last frame');
+    assert.equal(planFrame([seg], T0 - 500), undefined, 'before its key frame');
+    assert.equal(planFrame([seg], T0 + 5000), undefined, 'long after');
+  });
+
+  it("writes no <key>.jpg for a recording camera's event; serves the frame drawn as the published one, cached", async (t) => {
+    const { store, history, seg, frames, lines } = await setUp(t);
+    await framed(store, T0 + 700);
+    const key = eventKey('e1');
+    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.json`]);
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame: unknown };
+    assert.deepEqual(record.frame, frame(T0 + 700));
+    const jpeg = await store.snapshot('e1', 'full');
+    assert.ok(jpeg, JSON.stringify(lines));
+    // The frame at 0.7 s drawn with annotatedJpeg: the picture published had it been this frame.
+    const expected = await rgb(
+      await annotatedJpeg(await frameAt(seg.file, 700), geometry, frame(0).detections, { quality: 80 }),
+    );
+    const got = await rgb(jpeg);
+    assert.deepEqual([got.w, got.h], [W, H]);
+    const diff = meanDiff(got.data, expected.data);
+    t.diagnostic(`${diff.toFixed(2)} apart from the frame drawn directly`);
+    assert.ok(diff < 2, `the frame at its time, drawn the same: ${diff.toFixed(2)}`);
+    // Another frame (testsrc changes each frame) is farther.
+    const other = await rgb(
+      await annotatedJpeg(await frameAt(seg.file, 1500), geometry, frame(0).detections, { quality: 80 }),
+    );
+    assert.ok(meanDiff(got.data, other.data) > diff + 1, 'not another frame');
+    assert.deepEqual(await store.snapshot('e1', 'full'), jpeg);
+    assert.deepEqual(frames.counts, { drawn: 1, hits: 1, rescued: 0, gone: 0 });
+    assert.deepEqual(await store.snapshot('e1', 'crop'), Buffer.from('crop'));
+  });
+
+  it('rescues a snapshot before its segment goes: <key>.jpg written, the record names the file, served after the segment is gone and after a restart', async (t) => {
+    const { store, history, seg, segments, frames } = await setUp(t);
+    await framed(store, T0 + 700);
+    const key = eventKey('e1');
+    // A segment that does not hold it: nothing to do.
+    assert.equal(
+      store.rescueFrames(
+        'gate',
+        [{ ...seg, keyframes: [{ offset: 0, ts: T0 + 60_000 }], end: T0 + 62_000 }],
+        segments,
+      ),
+      undefined,
+    );
+    assert.equal(store.rescueFrames('yard', [seg], []), undefined, "another camera's");
+    const work = store.rescueFrames('gate', [seg], []);
+    assert.ok(work, 'the frame lies in the segment: a rescue');
+    await work;
+    assert.ok(
+      (await readdir(history)).includes(`${key}.jpg`),
+      '<key>.jpg is written before the rescue resolves',
+    );
+    await store.flush();
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+    assert.equal(record.frame, undefined);
+    await rm(seg.file);
+    segments.length = 0;
+    const file = await readFile(join(history, `${key}.jpg`));
+    assert.deepEqual(await store.snapshot('e1', 'full'), file);
+    assert.equal(frames.counts.rescued, 1);
+    const again = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
+    await again.load();
+    assert.deepEqual(await again.snapshot('e1', 'full'), file);
+    assert.equal(store.rescueFrames('gate', [seg], []), undefined, 'rescued once');
+  });
+
+  it('a frame whose segment cannot be read is marked gone, with why, across a restart: 410, not a 500', async (t) => {
+    const { store, history, seg, segments, frames } = await setUp(t);
+    await framed(store, T0 + 700);
+    await rm(seg.file);
+    await store.rescueFrames('gate', [seg], []);
+    assert.equal(frames.counts.gone, 1);
+    const why = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(why && !Buffer.isBuffer(why));
+    assert.equal(why.status, 410);
+    assert.match(why.error, /frame is gone: its segment of the recording was removed and could not be read/);
+    await store.flush();
+    segments.length = 0;
+    const again = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
+    await again.load();
+    const after = await again.snapshotOrWhy('e1', 'full');
+    assert.ok(after && !Buffer.isBuffer(after) && after.status === 410, JSON.stringify(after));
+    assert.equal(after.error, why.error);
+  });
+
+  it('footage gone with no rescue (the ring no longer holds the time) answers 410 saying so', async (t) => {
+    const { store, segments } = await setUp(t);
+    await framed(store, T0 + 700);
+    segments.length = 0;
+    const why = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(why && !Buffer.isBuffer(why));
+    assert.equal(why.status, 410);
+    assert.match(why.error, /the recording of gate no longer holds/);
+  });
+
+  it("an old state directory's <key>.jpg is served as it is (written before snapshots were frames)", async (t) => {
+    const { history, frames } = await setUp(t);
+    const key = eventKey('e9');
+    const record = {
+      version: 1,
+      id: 'e9',
+      camera: 'gate',
+      label: 'person',
+      zones: [],
+      start: T0,
+      event: { type: 'end' },
+    };
+    await mkdir(history, { recursive: true });
+    await writeFile(join(history, `${key}.json`), `${JSON.stringify(record)}\n`);
+    await writeFile(join(history, `${key}.jpg`), Buffer.from('old snapshot'));
+    const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
+    await store.load();
+    store.useFrames(frames);
+    assert.deepEqual(await store.snapshot('e9', 'full'), Buffer.from('old snapshot'));
+    assert.equal(frames.counts.drawn, 0);
+  });
+
+  it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {
+    const { seg, ffmpeg, dir } = await setUp(t);
+    // ffmpeg behind a script that notes when each run starts and ends (and takes 0.3 s longer).
+    const runs = join(dir, 'runs.log');
+    const wrapper = join(dir, 'ffmpeg.sh');
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\necho s >> '${runs}'\nsleep 0.3\n'${ffmpeg}' "$@"\nrc=$?\necho e >> '${runs}'\nexit $rc\n`,
+    );
+    await chmod(wrapper, 0o755);
+    const frames = new SnapshotFrames(
+      { source: () => ({ ffmpeg: wrapper, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
+      5000,
+    );
+    const views = await Promise.all(
+      [100, 200, 300, 400, 500, 600].map((ms, i) => frames.view(`k${i}`, 'gate', frame(T0 + ms))),
+    );
+    assert.ok(views.every((v) => Buffer.isBuffer(v)));
+    let now = 0;
+    let most = 0;
+    for (const line of (await readFile(runs, 'utf8')).trim().split('\n')) {
+      now += line === 's' ? 1 : -1;
+      most = Math.max(most, now);
+    }
+    assert.equal(most, 2, 'two decodes at a time, never more');
+    const biggest = Math.max(...views.map((v) => v.length));
+    t.diagnostic(`${frames.stats().snapshots} cached, ${frames.stats().bytes} bytes (each ~${biggest})`);
+    assert.ok(frames.stats().bytes <= 5000 + biggest, 'within its bytes (the newest stays however big)');
+    assert.ok(frames.stats().snapshots < 6, 'the least recently used went');
+  });
+});
