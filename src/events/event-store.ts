@@ -301,8 +301,17 @@ export class EventStore {
     this.enqueue(entry, async () => {
       const snap = entry.unsaved;
       if (!snap || entry.evicted) return;
+      // The recording must hold the frame (a full disk or a failing ring loses segments): else
+      // the snapshot is written as its own file, as for a camera that does not record.
+      if (entry.frame && !this.frames?.holds(entry.camera, entry.frame.ts)) {
+        delete entry.frame;
+        this.writeRecord(entry);
+      }
       if (entry.frame) this.resize(entry, { fullBytes: 0 });
-      else await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
+      else {
+        await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
+        this.resize(entry, { fullBytes: snap.full.length });
+      }
       await this.files.write(entry.key + SNAPSHOT_FILES.crop, snap.crop);
       if (entry.unsaved === snap) entry.unsaved = undefined;
     });

@@ -126,6 +126,12 @@ export class SnapshotFrames {
     }
   }
 
+  /** Whether `camera`'s recording holds the frame at `ts` now (its segments listed, not lost to a full disk). */
+  holds(camera: string, ts: number): boolean {
+    const ring = this.deps.source()?.ring(camera);
+    return !!ring && planFrame(ring.list(), ts) !== undefined;
+  }
+
   /**
    * Segments of `camera` about to be removed (`removed`; `kept`, those that stay): the events of
    * `events` whose snapshot frame lies in them, each with its snapshot drawn from them (`keep`),

@@ -174,6 +174,17 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(await store.snapshot('e1', 'crop'), Buffer.from('crop'));
   });
 
+  it('a frame the recording does not hold when the snapshot is saved (segments lost to a full disk) is written as <key>.jpg', async (t) => {
+    const { store, history, segments } = await setUp(t);
+    segments.length = 0;
+    await framed(store, T0 + 700, Buffer.from('published'));
+    const key = eventKey('e1');
+    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+    assert.equal(record.frame, undefined);
+    assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
+  });
+
   it('rescues a snapshot before its segment goes: <key>.jpg written, the record names the file, served after the segment is gone and after a restart', async (t) => {
     const { store, history, seg, segments, frames } = await setUp(t);
     await framed(store, T0 + 700);
