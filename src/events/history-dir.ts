@@ -11,7 +11,6 @@ import {
   parseRecord,
   RECORD,
   SNAPSHOT_FILES,
-  type Snapshot,
   type StoredEvent,
 } from './event-record.js';
 
