@@ -526,13 +526,18 @@ export class EventStore {
     if (frame.gone !== undefined)
       return { status: 410, error: `the snapshot's frame is gone: ${frame.gone}` };
     if (!this.frames) return { status: 503, error: 'the recording is not read yet (Argus is starting)' };
-    return this.frames.view(entry.key, entry.camera, frame);
+    return this.frames.view(entry.key, entry.camera, frame, () => this.cropOf(entry));
   }
 
   /** An event's snapshot JPEG (`snapshotOrWhy`); undefined when it has none, or none can be made now. */
   async snapshot(id: string, which: 'full' | 'crop'): Promise<Buffer | undefined> {
     const jpeg = await this.snapshotOrWhy(id, which);
     return Buffer.isBuffer(jpeg) ? jpeg : undefined;
+  }
+
+  /** An event's crop: in memory until written, then its file. */
+  private async cropOf(entry: Entry): Promise<Buffer | undefined> {
+    return entry.unsaved?.crop ?? this.files.snapshot(entry.key, 'crop');
   }
 
   /** Draws snapshots kept as frames of the recording (`SnapshotFrames`), and rescues them before their footage goes. */
@@ -556,7 +561,7 @@ export class EventStore {
     if (!this.frames) return undefined;
     const framed = this.order.flatMap((e) =>
       e.camera === camera && e.frame && e.frame.gone === undefined && e.fullBytes === 0 && !e.evicted
-        ? [{ id: e.id, key: e.key, frame: e.frame }]
+        ? [{ id: e.id, key: e.key, frame: e.frame, crop: () => this.cropOf(e) }]
         : [],
     );
     if (!framed.length) return undefined;

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Letterbox } from '../core/geometry.js';
 import { errorMessage } from '../core/errors.js';
-import { annotatedJpeg } from '../draw/index.js';
+import sharp from 'sharp';
+import { annotatedJpeg, cropRegion } from '../draw/index.js';
 import { decodeFrame, planFrame, type Ring, type Segment } from '../record/index.js';
 import type { SnapshotFrame } from './event-record.js';
 
@@ -52,6 +53,42 @@ export interface FramedEvent {
   id: string;
   key: string;
   frame: SnapshotFrame;
+  /** Its crop (`<key>.crop.jpg`, of the same frame), by which the frame is told; undefined: none. */
+  crop: () => Promise<Buffer | undefined>;
+}
+
+/**
+ * How far a decoded frame is from the snapshot's crop (the same frame, cut when it was analysed):
+ * the mean difference over the crop's region, every other pixel. Undefined when the crop cannot
+ * be read or is not the region's size (then the frame is taken by its time alone).
+ */
+async function cropScore(
+  frame: SnapshotFrame,
+  crop: Buffer | undefined,
+): Promise<((rgb: Buffer) => number) | undefined> {
+  const box = frame.detections[0]?.box;
+  if (!crop || !box) return undefined;
+  const r = cropRegion(geometryOf(frame), box);
+  const c = await sharp(crop)
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true })
+    .catch(() => undefined);
+  if (!c || c.info.width !== r.width || c.info.height !== r.height || c.info.channels !== 3) return undefined;
+  const want = c.data;
+  return (rgb) => {
+    let d = 0;
+    for (let y = 0; y < r.height; y += 2)
+      for (let x = 0; x < r.width; x += 2) {
+        const i = ((r.top + y) * frame.w + r.left + x) * 3;
+        const j = (y * r.width + x) * 3;
+        d +=
+          Math.abs(rgb[i]! - want[j]!) +
+          Math.abs(rgb[i + 1]! - want[j + 1]!) +
+          Math.abs(rgb[i + 2]! - want[j + 2]!);
+      }
+    return d;
+  };
 }
 
 /**
@@ -78,7 +115,12 @@ export class SnapshotFrames {
   ) {}
 
   /** The snapshot of event `key` of `camera`, drawn on its frame of the recording; or why there is none. */
-  async view(key: string, camera: string, frame: SnapshotFrame): Promise<Buffer | NoSnapshot> {
+  async view(
+    key: string,
+    camera: string,
+    frame: SnapshotFrame,
+    crop: () => Promise<Buffer | undefined> = () => Promise.resolve(undefined),
+  ): Promise<Buffer | NoSnapshot> {
     const id = `${key}@${frame.ts}`;
     const hit = this.cache.get(id);
     if (hit) {
@@ -98,7 +140,7 @@ export class SnapshotFrames {
         error: `the snapshot's frame is gone: the recording of ${camera} no longer holds ${new Date(frame.ts).toISOString()}`,
       };
     const began = performance.now();
-    const entry = { jpeg: this.limit(() => this.draw(source.ffmpeg, segments, frame)), bytes: 0 };
+    const entry = { jpeg: this.limit(() => this.draw(source.ffmpeg, segments, frame, crop)), bytes: 0 };
     this.cache.set(id, entry);
     try {
       const jpeg = await entry.jpeg;
@@ -153,11 +195,13 @@ export class SnapshotFrames {
     );
     if (!due.length) return undefined;
     const ffmpeg = this.deps.source()?.ffmpeg;
+    // The frames around each one's time may reach into the segments that stay.
+    const inOrder = [...removed, ...kept].sort((a, b) => a.run - b.run || a.seq - b.seq);
     return Promise.all(
       due.map(async (e) => {
         try {
           if (ffmpeg === undefined) throw new Error('ffmpeg is not known (the cameras are not running)');
-          const jpeg = await this.limit(() => this.draw(ffmpeg, removed, e.frame));
+          const jpeg = await this.limit(() => this.draw(ffmpeg, inOrder, e.frame, e.crop));
           await keep(e, jpeg);
           this.counts.rescued++;
         } catch (err) {
@@ -173,9 +217,19 @@ export class SnapshotFrames {
     ).then(() => undefined);
   }
 
-  /** The snapshot drawn on the frame of `segments` at `frame.ts`. */
-  private async draw(ffmpeg: string, segments: readonly Segment[], frame: SnapshotFrame): Promise<Buffer> {
-    const rgb = await decodeFrame(ffmpeg, segments, frame.ts, frame.w, frame.h);
+  /**
+   * The snapshot drawn on the frame of `segments` at `frame.ts`: of the frames around it, the one
+   * its crop shows (`cropScore`; the camera's frame times and its recording's differ by the
+   * decode's delay), else the one at its time.
+   */
+  private async draw(
+    ffmpeg: string,
+    segments: readonly Segment[],
+    frame: SnapshotFrame,
+    crop: () => Promise<Buffer | undefined>,
+  ): Promise<Buffer> {
+    const score = await cropScore(frame, await crop().catch(() => undefined));
+    const rgb = await decodeFrame(ffmpeg, segments, frame.ts, frame.w, frame.h, score);
     return annotatedJpeg(rgb, geometryOf(frame), frame.detections, { quality: frame.quality });
   }
 

@@ -4,7 +4,7 @@ import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { annotatedJpeg } from '../../../src/draw/index.js';
+import { annotatedJpeg, croppedJpeg } from '../../../src/draw/index.js';
 import {
   EventStore,
   SnapshotFrames,
@@ -172,6 +172,31 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(await store.snapshot('e1', 'full'), jpeg);
     assert.deepEqual(frames.counts, { drawn: 1, hits: 1, rescued: 0, gone: 0 });
     assert.deepEqual(await store.snapshot('e1', 'crop'), Buffer.from('crop'));
+  });
+
+  it("tells the frame by its crop when the camera's frame time and the recording's differ (the decode's delay)", async (t) => {
+    const { store, seg, frames } = await setUp(t);
+    // The frame analysed was the one at 0.5 s; its time as the camera's clock gave it, 0.7 s.
+    const crop = await croppedJpeg(await frameAt(seg.file, 500), geometry, frame(0).detections[0]!.box, 80);
+    store.add(ev(1));
+    store.setSnapshot('e1', Promise.resolve({ full: Buffer.from('published'), crop }), {}, frame(T0 + 700));
+    store.update({ ...ev(1), event: { type: 'end', n: 1 } });
+    await store.flush();
+    const got = await rgb((await store.snapshot('e1', 'full'))!);
+    const at = async (ms: number): Promise<number> =>
+      meanDiff(
+        got.data,
+        (
+          await rgb(
+            await annotatedJpeg(await frameAt(seg.file, ms), geometry, frame(0).detections, { quality: 80 }),
+          )
+        ).data,
+      );
+    const [d500, d700] = [await at(500), await at(700)];
+    t.diagnostic(`${d500.toFixed(2)} from the frame at 0.5 s, ${d700.toFixed(2)} from 0.7 s`);
+    assert.ok(d500 < 1, `the frame its crop shows: ${d500.toFixed(2)}`);
+    assert.ok(d700 > d500 + 1, 'not the one at its time');
+    assert.equal(frames.counts.drawn, 1);
   });
 
   it('a frame the recording does not hold when the snapshot is saved (segments lost to a full disk) is written as <key>.jpg', async (t) => {
