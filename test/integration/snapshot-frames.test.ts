@@ -18,7 +18,8 @@ import { squareClip } from '../helpers/square-clip.js';
  * model sees) stands for a while; the real daemon records it (clips on) and publishes the
  * annotated snapshot on MQTT; the history keeps no `<key>.jpg` for it, and GET snapshot.jpg
  * decodes the frame from the recording and draws it as the published one. A camera without
- * recording writes `<key>.jpg` as before. Then, on the same state directory, a ring too small
+ * recording writes `<key>.jpg` as before. Then, killed and started again on the same state
+ * directory, a ring too small
  * for the old footage removes it: the snapshot is written as `<key>.jpg` first and still served;
  * a recording deleted behind Argus' back answers 410 with why.
  */
@@ -98,7 +99,7 @@ function boxEdgeDiff(
 const history = (home: string): string => join(home, 'state', 'events');
 
 describe('event snapshots as frames of the recording (real RTSP, ffmpeg, the fixture model)', () => {
-  it("a recording camera's snapshot is drawn from its recording; one without writes <key>.jpg; a segment about to go is rescued first; footage gone answers 410", async (t) => {
+  it("a recording camera's snapshot is drawn from its recording; one without writes <key>.jpg; after a SIGKILL, a segment about to go is rescued first; footage gone answers 410", async (t) => {
     const dir = await tempDir(t);
     const home = join(dir, 'home');
     await mkdir(home);
@@ -215,8 +216,10 @@ describe('event snapshots as frames of the recording (real RTSP, ffmpeg, the fix
     assert.equal((await fetch(`${url}?crop=1`)).status, 200);
     assert.equal((await fetch(`${r.base}/api/events/nope/snapshot.jpg`)).status, 404);
 
-    r.daemon.child.kill('SIGTERM');
-    assert.equal((await r.daemon.exited).code, 0);
+    // Killed, not stopped: what is on disk (records naming frames, segments described) is all
+    // the next run has, and every snapshot must still be reachable from it.
+    r.daemon.child.kill('SIGKILL');
+    assert.equal((await r.daemon.exited).signal, 'SIGKILL');
     // gone's recording deleted behind Argus' back: no rescue is possible.
     const goneEv = clipOf('gone')!;
     const goneDir = join(home, 'state', 'ring', ringKey('gone'));
