@@ -51,6 +51,11 @@ interface Entry extends StoredEvent {
   /** When its record was last written (performance.now()), and the timer of a write held back. */
   recordAt: number;
   recordTimer?: NodeJS.Timeout;
+  /**
+   * Its snapshot was rescued from segments about to go but could not be written (the history's
+   * fault): since when (`now()`), and the JPEG drawn, written again at the next try (RESCUE_RETRY_MS).
+   */
+  unkept?: { since: number; jpeg: Buffer };
 }
 
 /**
@@ -75,6 +80,16 @@ export const RECORD_SAVE_MS = 30_000;
  * absent), never a whole file: each is still written to a temporary file and renamed.
  */
 export const SNAPSHOT_SAVE_MS = 60_000;
+
+/**
+ * A snapshot rescued from segments about to go that the history cannot write (a full disk, a
+ * directory it may not write in) has those segments kept, listed by their ring (so it is still
+ * drawn from them), and its write tried again each time the ring would remove them, for this
+ * long (ms) from the first failure; then its frame is marked gone with why, and they go. The
+ * ring holds them beyond its bytes meanwhile. A history that is a symbolic link (not used) is
+ * not waited for.
+ */
+export const RESCUE_RETRY_MS = 10 * 60_000;
 
 const ended = (e: Entry): boolean => e.event.type === 'end';
 
@@ -550,22 +565,32 @@ export class EventStore {
    * snapshots of events still kept whose frame lies in them are written as `<key>.jpg` first
    * (drawn from memory when not yet saved, else from the segments; temporary file, flush,
    * rename), then their records name the file instead of the frame; a frame that cannot be read
-   * is marked gone, with why. Undefined when no snapshot lies in them; else the work, which
-   * resolves once each is written or marked (the segments' files wait for it).
+   * is marked gone, with why; one that cannot be written (the history's fault: a full disk) keeps
+   * the segments it needs, tried again when they would go next, for RESCUE_RETRY_MS. Undefined
+   * when no snapshot lies in them; else the work, which resolves once each is written, held or
+   * marked (the segments' files wait for it), with the segments of `removed` that must stay.
    */
   rescueFrames(
     camera: string,
     removed: readonly Segment[],
     kept: readonly Segment[],
-  ): Promise<void> | undefined {
+  ): Promise<readonly Segment[]> | undefined {
     if (!this.frames) return undefined;
     const framed = this.order.flatMap((e) =>
       e.camera === camera && e.frame && e.frame.gone === undefined && e.fullBytes === 0 && !e.evicted
-        ? [{ id: e.id, key: e.key, frame: e.frame, crop: () => this.cropOf(e) }]
+        ? [
+            {
+              id: e.id,
+              key: e.key,
+              frame: e.frame,
+              crop: () => this.cropOf(e),
+              ...(e.unkept ? { drawn: e.unkept.jpeg } : {}),
+            },
+          ]
         : [],
     );
     if (!framed.length) return undefined;
-    return this.frames.rescue(
+    const work = this.frames.rescue(
       camera,
       removed,
       kept,
@@ -575,14 +600,38 @@ export class EventStore {
         const entry = this.byId.get(f.id);
         if (!entry || entry.frame !== f.frame) return;
         entry.frame = { ...f.frame, gone: why };
+        entry.unkept = undefined;
         this.writeRecord(entry);
       },
+      (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err),
     );
+    return work;
+  }
+
+  /**
+   * A rescued snapshot the history could not write: whether to keep its segments and try again
+   * (within RESCUE_RETRY_MS of the first failure, the JPEG kept meanwhile), else it is marked gone.
+   * A history that is a symbolic link (`REFUSED`: not used) is not waited for.
+   */
+  private retryRescue(id: string, frame: SnapshotFrame, jpeg: Buffer, err: unknown): boolean {
+    const entry = this.byId.get(id);
+    if (!entry || entry.evicted || entry.frame !== frame) return false;
+    if ((err as NodeJS.ErrnoException).code === 'REFUSED') return false;
+    const now = this.now();
+    if (!entry.unkept) {
+      entry.unkept = { since: now, jpeg };
+      this.log.warn(
+        { dir: this.dir, id, err: String(err) },
+        'event history: a snapshot rescued from the recording cannot be written; its segments are kept, and it is tried again',
+      );
+    }
+    return now - entry.unkept.since < RESCUE_RETRY_MS;
   }
 
   /**
    * Keeps a rescued snapshot as `<key>.jpg` (resolved once it is on disk, whole), then writes the
-   * record without its frame: a kill between leaves the file, which is served first.
+   * record without its frame: a kill between leaves the file, which is served first. Rejects with
+   * why when the file cannot be written (the directory not used too).
    */
   private keepRescued(id: string, frame: SnapshotFrame, jpeg: Buffer): Promise<void> {
     const entry = this.byId.get(id);
@@ -593,8 +642,9 @@ export class EventStore {
           if (entry.evicted || entry.frame !== frame) return resolve();
           // Not yet saved: the published picture itself, no decode's generation.
           const full = entry.unsaved?.full ?? jpeg;
-          await this.files.write(entry.key + SNAPSHOT_FILES.full, full);
+          await this.files.writeOrThrow(entry.key + SNAPSHOT_FILES.full, full);
           delete entry.frame;
+          entry.unkept = undefined;
           this.resize(entry, { fullBytes: full.length });
           resolve();
           if (!entry.evicted) this.writeRecord(entry);

@@ -3,7 +3,15 @@ import type { Letterbox } from '../core/geometry.js';
 import { errorMessage } from '../core/errors.js';
 import sharp from 'sharp';
 import { annotatedJpeg, cropRegion } from '../draw/index.js';
-import { decodeFrame, planFrame, type Ring, type Segment } from '../record/index.js';
+import {
+  decodeFrame,
+  FRAME_AFTER_MS,
+  FRAME_BEFORE_MS,
+  planClip,
+  planFrame,
+  type Ring,
+  type Segment,
+} from '../record/index.js';
 import type { SnapshotFrame } from './event-record.js';
 
 /** Why no snapshot can be served: the HTTP status and the reason, in words. */
@@ -16,6 +24,25 @@ export interface NoSnapshot {
 export const FRAME_CACHE_BYTES = 4 * 1024 * 1024;
 /** Decodes at a time (requests and rescues together): each is one ffmpeg. */
 export const FRAME_DECODES = 2;
+
+/**
+ * Why an operation failed, in a word fit for an HTTP body or a record: the error's code (an
+ * errno: ENOENT, ENOSPC…), else `fallback`. Its message, which may name paths of the state
+ * directory, is only logged.
+ */
+const codeOf = (err: unknown, fallback: string): string => {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code) ? code : fallback;
+};
+
+/** The files of `segments` a snapshot's frame at `ts` is drawn from (from its key frame; the stretch its crop is looked for in). */
+const framesFiles = (segments: readonly Segment[], ts: number): Set<string> =>
+  new Set(
+    [
+      ...(planFrame(segments, ts)?.parts ?? []),
+      ...(planClip(segments, ts - FRAME_BEFORE_MS, ts + FRAME_AFTER_MS)?.parts ?? []),
+    ].map((p) => p.file),
+  );
 
 /** The picture the snapshot is drawn on: `w`×`h`, no padding, its boxes in source pixels. */
 const geometryOf = (f: SnapshotFrame): Letterbox => ({
@@ -55,6 +82,8 @@ export interface FramedEvent {
   frame: SnapshotFrame;
   /** Its crop (`<key>.crop.jpg`, of the same frame), by which the frame is told; undefined: none. */
   crop: () => Promise<Buffer | undefined>;
+  /** Its snapshot, drawn by an earlier rescue whose write failed: written again, not drawn again. */
+  drawn?: Buffer;
 }
 
 /**
@@ -176,9 +205,12 @@ export class SnapshotFrames {
 
   /**
    * Segments of `camera` about to be removed (`removed`; `kept`, those that stay): the events of
-   * `events` whose snapshot frame lies in them, each with its snapshot drawn from them (`keep`),
-   * or why it cannot be (`lost`). Undefined when none lies in them; else the work, which
-   * resolves once every one is kept or lost.
+   * `events` whose snapshot frame lies in them, each with its snapshot drawn from them (or its
+   * `drawn` JPEG) and kept (`keep`). A frame that cannot be read is `lost`; one whose `keep`
+   * fails is `unkept`, which says whether to hold its segments for a later try (the history's
+   * fault: a full disk, a directory that cannot be written), else it is `lost` too. Undefined
+   * when none lies in them; else the work, which resolves, once every one is kept, held or lost,
+   * with the segments of `removed` the held ones need (to stay listed, their files on disk).
    */
   rescue(
     camera: string,
@@ -187,7 +219,8 @@ export class SnapshotFrames {
     events: readonly FramedEvent[],
     keep: (e: FramedEvent, jpeg: Buffer) => Promise<void>,
     lost: (e: FramedEvent, why: string) => void,
-  ): Promise<void> | undefined {
+    unkept: (e: FramedEvent, jpeg: Buffer, err: unknown) => boolean = () => false,
+  ): Promise<Segment[]> | undefined {
     const due = events.filter(
       (e) =>
         within(removed, e.frame.ts) ||
@@ -197,24 +230,34 @@ export class SnapshotFrames {
     const ffmpeg = this.deps.source()?.ffmpeg;
     // The frames around each one's time may reach into the segments that stay.
     const inOrder = [...removed, ...kept].sort((a, b) => a.run - b.run || a.seq - b.seq);
+    const held = new Set<string>();
+    const gone = (e: FramedEvent, why: string, err: unknown): void => {
+      this.counts.gone++;
+      this.deps.log.warn({ camera, id: e.id, err: errorMessage(err) }, "an event's snapshot frame is lost");
+      lost(e, why);
+    };
     return Promise.all(
       due.map(async (e) => {
+        let jpeg: Buffer;
         try {
-          if (ffmpeg === undefined) throw new Error('ffmpeg is not known (the cameras are not running)');
-          const jpeg = await this.limit(() => this.draw(ffmpeg, inOrder, e.frame, e.crop));
+          if (e.drawn) jpeg = e.drawn;
+          else {
+            if (ffmpeg === undefined) throw new Error('ffmpeg is not known (the cameras are not running)');
+            jpeg = await this.limit(() => this.draw(ffmpeg, inOrder, e.frame, e.crop));
+          }
+        } catch (err) {
+          const why = `its segment of the recording was removed and could not be read (${codeOf(err, 'decode_failed')})`;
+          return gone(e, why, err);
+        }
+        try {
           await keep(e, jpeg);
           this.counts.rescued++;
         } catch (err) {
-          this.counts.gone++;
-          const why = `its segment of the recording was removed and could not be read: ${errorMessage(err)}`;
-          this.deps.log.warn(
-            { camera, id: e.id, err: errorMessage(err) },
-            "an event's snapshot frame is lost",
-          );
-          lost(e, why);
+          if (unkept(e, jpeg, err)) for (const f of framesFiles(inOrder, e.frame.ts)) held.add(f);
+          else gone(e, `it could not be written to the event history (${codeOf(err, 'write_failed')})`, err);
         }
       }),
-    ).then(() => undefined);
+    ).then(() => removed.filter((s) => held.has(s.file)));
   }
 
   /**

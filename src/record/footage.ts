@@ -7,9 +7,13 @@ import type { Segment, TimeRange } from './ring-index.js';
 
 /**
  * Segments of a camera's recording are about to be removed: what must first be kept of them
- * (an event's snapshot frame, issue 47), as a promise the removal waits for; undefined: nothing.
+ * (an event's snapshot frame, issue 47), as a promise the removal waits for, which resolves with
+ * those of them that must stay (what they hold could not be kept yet); undefined: nothing.
  */
-export type Rescue = (camera: string, segments: readonly Segment[]) => Promise<void> | undefined;
+export type Rescue = (
+  camera: string,
+  segments: readonly Segment[],
+) => Promise<readonly Segment[] | void> | undefined;
 
 export class FootageRanges {
   private byCamera = new Map<string, Map<string, TimeRange>>();

@@ -273,6 +273,15 @@ export class RingIndex {
   }
 
   /**
+   * Segments taken off the list (`evict`) that must stay after all (what they hold could not be
+   * kept yet): listed again, in their place.
+   */
+  restore(segments: readonly Segment[]): void {
+    const back = segments.filter((s) => !this.segments.includes(s));
+    this.segments = [...back, ...this.segments].sort((a, b) => a.run - b.run || a.seq - b.seq);
+  }
+
+  /**
    * The bytes of the segments listed that overlap `ranges` (the events' footage, `held`), those
    * kept only by continuous recording (`always`: past the recent margin), and the rest (`recent`).
    */

@@ -29,9 +29,11 @@ export interface RingDeps {
   ranges?: () => Iterable<TimeRange>;
   /**
    * Segments are about to be removed: what must be kept of them first (events' snapshot frames),
-   * as a promise their files wait for; undefined when nothing is.
+   * as a promise their files wait for, resolved with those that must stay listed after all (what
+   * they hold could not be kept yet: tried again when they would be removed next); undefined
+   * when nothing is.
    */
-  rescue?: (segments: readonly Segment[]) => Promise<void> | undefined;
+  rescue?: (segments: readonly Segment[]) => Promise<readonly Segment[] | void> | undefined;
 }
 
 /** What a ring holds now, and has written and lost since it started. */
@@ -111,7 +113,7 @@ export class Ring {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly ranges: () => Iterable<TimeRange>;
-  private readonly rescue: (segments: readonly Segment[]) => Promise<void> | undefined;
+  private readonly rescue: (segments: readonly Segment[]) => Promise<readonly Segment[] | void> | undefined;
   /** Removals waiting for a rescue (their files still on disk). */
   private rescuing = new Set<Promise<void>>();
   /** The last time a segment was lost, and why. */
@@ -347,12 +349,14 @@ export class Ring {
   /**
    * Removes segments taken off the list, once what must be kept of them is (`RingDeps.rescue`:
    * an event's snapshot frame written as its own file): their files stay on disk until then, so
-   * a kill meanwhile leaves them to the next run, which lists them again. The rescue is bounded
-   * (one decode, killed after 30 s); the hot path never waits for it.
+   * a kill meanwhile leaves them to the next run, which lists them again. Those the rescue says
+   * must stay (what they hold could not be kept: the history's disk full) are listed again, their
+   * files kept, and go through this again at the next removal. The rescue is bounded (one decode,
+   * killed after 30 s); the hot path never waits for it.
    */
   private removeAfterRescue(segments: readonly Segment[]): Promise<void> {
     if (!segments.length) return Promise.resolve();
-    let rescue: Promise<void> | undefined;
+    let rescue: Promise<readonly Segment[] | void> | undefined;
     try {
       rescue = this.rescue(segments);
     } catch (err) {
@@ -366,8 +370,12 @@ export class Ring {
       .catch((err: unknown) =>
         this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept"),
       )
-      .then(async () => {
-        for (const s of segments) await removeFiles(s);
+      .then(async (stay) => {
+        const back: Segment[] = [];
+        for (const s of segments)
+          if (!stay?.includes(s)) await removeFiles(s);
+          else if (await isFile(s.file)) back.push(s); // not gone with its directory meanwhile
+        if (back.length) this.index.restore(back);
       });
     this.rescuing.add(done);
     void done.finally(() => this.rescuing.delete(done));
@@ -545,6 +553,13 @@ export class Ring {
     return next;
   }
 }
+
+/** Whether `path` is a plain file (not a link). */
+const isFile = (path: string): Promise<boolean> =>
+  lstat(path).then(
+    (st) => st.isFile(),
+    () => false,
+  );
 
 /** Removes a segment's file and its description. */
 function removeSegment(seg: Segment): void {

@@ -7,6 +7,7 @@ import sharp from 'sharp';
 import { annotatedJpeg, croppedJpeg } from '../../../src/draw/index.js';
 import {
   EventStore,
+  RESCUE_RETRY_MS,
   SnapshotFrames,
   type SnapshotFrame,
   type StoredEvent,
@@ -107,7 +108,7 @@ const meanDiff = (a: Buffer, b: Buffer): number => {
   return d / a.length;
 };
 
-async function setUp(t: Parameters<typeof tempDir>[0]) {
+async function setUp(t: Parameters<typeof tempDir>[0], now: () => number = Date.now) {
   const dir = await tempDir(t);
   const seg = await segmentFile(dir);
   const segments: Segment[] = [seg];
@@ -118,7 +119,7 @@ async function setUp(t: Parameters<typeof tempDir>[0]) {
     log,
   });
   const history = join(dir, 'history');
-  const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, log);
+  const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, log, now);
   await store.load();
   store.useFrames(frames);
   return { dir, seg, segments, frames, store, history, lines, ffmpeg };
@@ -294,6 +295,50 @@ describe('snapshots as frames of the recording', () => {
     store.useFrames(frames);
     assert.deepEqual(await store.snapshot('e9', 'full'), Buffer.from('old snapshot'));
     assert.equal(frames.counts.drawn, 0);
+  });
+
+  it('review finding 1: a rescued snapshot the history cannot write keeps its segment and is tried again; written once it can be', async (t) => {
+    const { store, history, seg, segments, frames } = await setUp(t);
+    await framed(store, T0 + 700);
+    const key = eventKey('e1');
+    // <key>.jpg cannot be written: a folder in its place (as a full disk or a read-only directory).
+    await mkdir(join(history, `${key}.jpg`));
+    const stay = await store.rescueFrames('gate', [seg], []);
+    assert.deepEqual(stay, [seg], 'its segment stays (the ring lists it again, its files kept)');
+    assert.deepEqual(frames.counts, { drawn: 0, hits: 0, rescued: 0, gone: 0 });
+    await store.flush();
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+    assert.deepEqual(record.frame, frame(T0 + 700), 'the record still names the frame, not gone');
+    // Listed again by its ring: still drawn from the recording.
+    assert.ok(Buffer.isBuffer(await store.snapshot('e1', 'full')));
+    await rm(join(history, `${key}.jpg`), { recursive: true });
+    assert.deepEqual(await store.rescueFrames('gate', [seg], segments), [], 'written: the segment may go');
+    assert.equal(frames.counts.rescued, 1);
+    assert.ok((await stat(join(history, `${key}.jpg`))).isFile());
+    await store.flush();
+    const after = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+    assert.equal(after.frame, undefined);
+  });
+
+  it('review finding 1: a rescue the history still cannot write after RESCUE_RETRY_MS marks the frame gone with the error code, and its segment goes', async (t) => {
+    let now = T0;
+    const { store, history, seg, dir } = await setUp(t, () => now);
+    await framed(store, T0 + 700);
+    const key = eventKey('e1');
+    await mkdir(join(history, `${key}.jpg`));
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [seg]);
+    now += RESCUE_RETRY_MS - 1;
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [seg], 'within the bound: kept');
+    now += 1;
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [], 'past it: the segment goes');
+    const why = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(why && !Buffer.isBuffer(why), 'no snapshot');
+    assert.equal(why.status, 410);
+    assert.equal(
+      why.error,
+      "the snapshot's frame is gone: it could not be written to the event history (EISDIR)",
+    );
+    assert.ok(!why.error.includes(dir), 'no path of the state directory');
   });
 
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -385,15 +385,24 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     t: { after(fn: () => unknown): void },
     ranges: () => Iterable<readonly [number, number]>,
     maxBytes = 1e8,
+    opts: {
+      rescue?: (segments: readonly Segment[]) => Promise<readonly Segment[]> | undefined;
+      /** Done in the camera's directory (made) before the ring starts. */
+      before?: (dir: string) => Promise<void>;
+    } = {},
   ): Promise<{ ring: Ring; dir: string; clock: FakeClock; t0: number; sock: WriteStream }> {
     const root = await mkdtemp(join(tmpdir(), 'argus-ring-'));
     t.after(() => rm(root, { recursive: true, force: true }));
     const dir = join(root, 'cam');
+    if (opts.before) {
+      await mkdir(dir, { mode: 0o750 });
+      await opts.before(dir);
+    }
     const clock = new FakeClock();
     const ring = new Ring(
       'cam',
       { dir, keepMs: 60_000, maxBytes, segmentMs: 1000 },
-      { clock, log: silentLog, ranges },
+      { clock, log: silentLog, ranges, ...(opts.rescue ? { rescue: opts.rescue } : {}) },
     );
     await ring.start();
     t.after(() => ring.stop());
@@ -402,12 +411,14 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     await once(sock, 'open');
     const t0 = clock.now();
     sock.write(Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
+    // Segments listed, and lost (`before` may make one fail).
+    const made = (): number => ring.list().length + ring.stats().segmentsLost;
     for (let s = 1; s <= 4; s++) {
-      await waitFor(`segment ${s}`, () => ring.list().length === s, 2500);
+      await waitFor(`segment ${s}`, () => made() === s, 2500);
       await clock.advance(1000);
       sock.write(Buffer.concat([frame(s * 1000, { rai: true }), more()]));
     }
-    await waitFor('five segments', () => ring.list().length === 5, 2500);
+    await waitFor('five segments', () => made() === 5, 2500);
     await ring.settle();
     return { ring, dir, clock, t0, sock };
   }
@@ -436,6 +447,31 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.equal(await ring.prune(), true);
     assert.deepEqual(ring.list(), []);
     await assert.rejects(stat(dir), { code: 'ENOENT' }, 'the directory goes with the last segment');
+  });
+
+  it('review finding 1: a segment whose snapshot frames the history could not keep stays listed, its files on disk, and goes once they are kept', async (t) => {
+    let stay = true;
+    const asked: Segment[][] = [];
+    const { ring, dir } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: (segments) => {
+        asked.push([...segments]);
+        return Promise.resolve(stay ? segments.slice(0, 1) : []);
+      },
+    });
+    assert.equal(await ring.retire(), false, 'a segment stays for its snapshot');
+    assert.equal(asked.length, 1);
+    const first = asked[0]![0]!;
+    assert.deepEqual(ring.list(), [first], 'listed again');
+    assert.equal((await stat(first.file)).size, first.bytes);
+    assert.ok(
+      (await stat(first.file.replace(/\.ts$/, '.json'))).isFile(),
+      'its description too (a restart lists it)',
+    );
+    assert.deepEqual((await readdir(dir)).sort(), ['1-0.json', '1-0.ts']);
+    stay = false;
+    assert.equal(await ring.prune(), true, 'kept at the next try: it goes');
+    assert.deepEqual(asked[1], [first]);
+    await assert.rejects(stat(dir), { code: 'ENOENT' });
   });
 
   it('a retired ring that no event needs is removed at once', async (t) => {
