@@ -341,6 +341,17 @@ describe('snapshots as frames of the recording', () => {
     assert.ok(!why.error.includes(dir), 'no path of the state directory');
   });
 
+  it('review finding 2: a frame in the segment still being written (no description yet: lost to a kill) is written as <key>.jpg', async (t) => {
+    const { store, history, seg, segments } = await setUp(t);
+    segments[0] = { ...seg, open: true };
+    await framed(store, T0 + 700, Buffer.from('published'));
+    const key = eventKey('e1');
+    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+    assert.equal(record.frame, undefined);
+    assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
+  });
+
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {
     const { seg, ffmpeg, dir } = await setUp(t);
     // ffmpeg behind a script that notes when each run starts and ends (and takes 0.3 s longer).
