@@ -390,7 +390,11 @@ export class Ring {
     if (c) this.writer.close(c);
   }
 
-  /** A segment that could not be written is dropped, its file removed; why is kept for the clips. */
+  /**
+   * A segment that could not be written is dropped, its file removed; why is kept for the clips.
+   * One closed (its description could not be written) may hold events' snapshot frames: its
+   * files go as an evicted one's do, once those are rescued (`removeAfterRescue`).
+   */
   private lose(seg: Segment, err: unknown): void {
     if (!this.index.lose(seg)) return;
     const code = (err as NodeJS.ErrnoException).code;
@@ -398,7 +402,8 @@ export class Ring {
     const fault: RingFault =
       code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : code === 'SLOW' ? 'disk_slow' : 'write_failed';
     this.fault(fault, (err as Error).message, { file: seg.file });
-    removeSegment(seg);
+    if (seg.open) removeSegment(seg);
+    else void this.removeAfterRescue([seg]);
   }
 
   /** Keeps why video was lost, for the clips that miss it; logged when the reason changes. */

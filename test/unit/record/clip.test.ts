@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -472,6 +472,25 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.equal(await ring.prune(), true, 'kept at the next try: it goes');
     assert.deepEqual(asked[1], [first]);
     await assert.rejects(stat(dir), { code: 'ENOENT' });
+  });
+
+  it('review finding 3: a closed segment lost because its description cannot be written goes only after its snapshot frames are rescued', async (t) => {
+    const asked: { segments: Segment[]; onDisk: boolean }[] = [];
+    const { ring, dir } = await ringWithSegments(t, () => [], 1e8, {
+      // The first segment's description cannot be written: a folder where its temporary file goes.
+      before: (d) => mkdir(join(d, '1-0.json.tmp')),
+      rescue: (segments) => {
+        asked.push({ segments: [...segments], onDisk: existsSync(segments[0]!.file) });
+        return Promise.resolve([]);
+      },
+    });
+    assert.equal(ring.list().length, 4, 'the first is lost');
+    assert.equal(ring.stats().segmentsLost, 1);
+    assert.equal(asked.length, 1, 'its rescue was asked for');
+    assert.equal(asked[0]!.segments.length, 1);
+    assert.match(asked[0]!.segments[0]!.file, /1-0\.ts$/);
+    assert.equal(asked[0]!.onDisk, true, 'its file is still there to be read');
+    await waitFor('its file removed', () => !existsSync(join(dir, '1-0.ts')), 2500);
   });
 
   it('a retired ring that no event needs is removed at once', async (t) => {
