@@ -63,6 +63,12 @@ const within = (segments: readonly Segment[], ts: number): boolean => {
   return s !== undefined;
 };
 
+/** A snapshot drawn, or being drawn (`bytes` 0 until it is), or why it could not be. */
+interface CacheEntry {
+  result: Promise<Buffer | NoSnapshot>;
+  bytes: number;
+}
+
 /** Where the cameras' recordings are, and the ffmpeg that decodes them (the ingest stage). */
 export interface FrameSource {
   ring(camera: string): Pick<Ring, 'list'> | undefined;
@@ -130,7 +136,7 @@ async function cropScore(
  * snapshot frames have those frames drawn first, for the history to keep as files.
  */
 export class SnapshotFrames {
-  private cache = new Map<string, { jpeg: Promise<Buffer>; bytes: number }>();
+  private cache = new Map<string, CacheEntry>();
   private bytes = 0;
   private running = 0;
   private waiting: (() => void)[] = [];
@@ -143,7 +149,11 @@ export class SnapshotFrames {
     private readonly decodes = FRAME_DECODES,
   ) {}
 
-  /** The snapshot of event `key` of `camera`, drawn on its frame of the recording; or why there is none. */
+  /**
+   * The snapshot of event `key` of `camera`, drawn on its frame of the recording; or why there is
+   * none. Requests for a snapshot being drawn wait for it and get what it gets, the drawn JPEG or
+   * the same 503 (the failure's reason and code; its message, naming files, is only logged).
+   */
   async view(
     key: string,
     camera: string,
@@ -156,7 +166,7 @@ export class SnapshotFrames {
       this.cache.delete(id); // most recently used: last in the map's order
       this.cache.set(id, hit);
       this.counts.hits++;
-      return hit.jpeg;
+      return hit.result;
     }
     const source = this.deps.source();
     const ring = source?.ring(camera);
@@ -169,32 +179,35 @@ export class SnapshotFrames {
         error: `the snapshot's frame is gone: the recording of ${camera} no longer holds ${new Date(frame.ts).toISOString()}`,
       };
     const began = performance.now();
-    const entry = { jpeg: this.limit(() => this.draw(source.ffmpeg, segments, frame, crop)), bytes: 0 };
+    const entry: CacheEntry = { result: Promise.resolve({ status: 503, error: '' }), bytes: 0 };
+    entry.result = this.limit(() => this.draw(source.ffmpeg, segments, frame, crop)).then(
+      (jpeg) => {
+        this.counts.drawn++;
+        this.deps.log.debug(
+          { camera, ts: frame.ts, ms: Math.round(performance.now() - began), bytes: jpeg.length },
+          "an event's snapshot drawn from its frame of the recording",
+        );
+        if (this.cache.get(id) === entry) {
+          entry.bytes = jpeg.length;
+          this.bytes += jpeg.length;
+          this.trim(id);
+        }
+        return jpeg;
+      },
+      (err: unknown): NoSnapshot => {
+        this.drop(id, entry);
+        this.deps.log.warn(
+          { camera, err: errorMessage(err) },
+          "an event's snapshot could not be drawn from the recording",
+        );
+        return {
+          status: 503,
+          error: `the snapshot could not be made from the recording (${codeOf(err, 'decode_failed')})`,
+        };
+      },
+    );
     this.cache.set(id, entry);
-    try {
-      const jpeg = await entry.jpeg;
-      this.counts.drawn++;
-      this.deps.log.debug(
-        { camera, ts: frame.ts, ms: Math.round(performance.now() - began), bytes: jpeg.length },
-        "an event's snapshot drawn from its frame of the recording",
-      );
-      if (this.cache.get(id) === entry) {
-        entry.bytes = jpeg.length;
-        this.bytes += jpeg.length;
-        this.trim(id);
-      }
-      return jpeg;
-    } catch (err) {
-      this.drop(id, entry);
-      this.deps.log.warn(
-        { camera, err: errorMessage(err) },
-        "an event's snapshot could not be drawn from the recording",
-      );
-      return {
-        status: 503,
-        error: `the snapshot could not be made from the recording: ${errorMessage(err)}`,
-      };
-    }
+    return entry.result;
   }
 
   /**

@@ -352,6 +352,40 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
   });
 
+  it('review finding 4: requests waiting for a snapshot whose decode fails get the same 503, not a rejection', async (t) => {
+    const { frames, seg, dir } = await setUp(t);
+    await rm(seg.file);
+    const [a, b] = await Promise.all([
+      frames.view('k', 'gate', frame(T0 + 700)),
+      frames.view('k', 'gate', frame(T0 + 700)),
+    ]);
+    assert.deepEqual(a, { status: 503, error: 'the snapshot could not be made from the recording (ENOENT)' });
+    assert.deepEqual(b, a);
+    assert.equal(frames.counts.hits, 1, 'the second waited for the first');
+    // Review finding 5: the body names no path of the state directory (the log has the message).
+    assert.ok(!a.error.includes(dir));
+  });
+
+  it('review finding 5: a frame marked gone keeps and serves a reason and a code, not the paths in the error', async (t) => {
+    const { store, history, seg, dir } = await setUp(t);
+    await framed(store, T0 + 700);
+    await rm(seg.file);
+    await store.rescueFrames('gate', [seg], []);
+    await store.flush();
+    const key = eventKey('e1');
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as {
+      frame: { gone: string };
+    };
+    assert.equal(
+      record.frame.gone,
+      'its segment of the recording was removed and could not be read (ENOENT)',
+    );
+    const why = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(why && !Buffer.isBuffer(why));
+    assert.equal(why.status, 410);
+    assert.ok(!why.error.includes(dir) && !why.error.includes(seg.file), why.error);
+  });
+
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {
     const { seg, ffmpeg, dir } = await setUp(t);
     // ffmpeg behind a script that notes when each run starts and ends (and takes 0.3 s longer).
