@@ -153,6 +153,8 @@ export class EventStore {
   private readonly files: HistoryDir;
   /** Snapshots kept as frames of their camera's recording, drawn on request (set when clips run). */
   private frames: SnapshotFrames | undefined;
+  /** Rescues in progress, by camera: a snapshot whose segments are being removed waits for them. */
+  private rescuing = new Map<string, Set<Promise<unknown>>>();
 
   constructor(
     readonly dir: string,
@@ -527,9 +529,19 @@ export class EventStore {
    * An event's snapshot JPEG, once its writes in progress are done; undefined when it has none.
    * An event of a recording camera has its snapshot drawn on its frame of the recording (issue
    * 47), or says why it cannot be (`NoSnapshot`); one with `<key>.jpg` (written before, or its
-   * frame rescued before its footage went) is served from the file.
+   * frame rescued before its footage went) is served from the file. A frame whose segments are
+   * being removed, their rescue in progress, is answered once the rescue is done.
    */
-  async snapshotOrWhy(id: string, which: 'full' | 'crop'): Promise<Buffer | NoSnapshot | undefined> {
+  snapshotOrWhy(id: string, which: 'full' | 'crop'): Promise<Buffer | NoSnapshot | undefined> {
+    return this.answer(id, which, false);
+  }
+
+  /** `snapshotOrWhy`; `waited`: the rescues in progress were waited for once (not again). */
+  private async answer(
+    id: string,
+    which: 'full' | 'crop',
+    waited: boolean,
+  ): Promise<Buffer | NoSnapshot | undefined> {
     const entry = this.byId.get(id);
     if (!entry) return undefined;
     await entry.chain;
@@ -541,7 +553,13 @@ export class EventStore {
     if (frame.gone !== undefined)
       return { status: 410, error: `the snapshot's frame is gone: ${frame.gone}` };
     if (!this.frames) return { status: 503, error: 'the recording is not read yet (Argus is starting)' };
-    return this.frames.view(entry.key, entry.camera, frame, () => this.cropOf(entry));
+    const view = await this.frames.view(entry.key, entry.camera, frame, () => this.cropOf(entry));
+    // Its segments taken off the ring's list, their rescue not yet done: what the rescue leaves
+    // (the file written, the segments kept for a retry, or the frame marked gone) answers.
+    const rescues = this.rescuing.get(entry.camera);
+    if (waited || Buffer.isBuffer(view) || view.status !== 410 || !rescues?.size) return view;
+    await Promise.all(rescues);
+    return this.answer(id, which, true);
   }
 
   /** An event's snapshot JPEG (`snapshotOrWhy`); undefined when it has none, or none can be made now. */
@@ -605,6 +623,14 @@ export class EventStore {
       },
       (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err),
     );
+    if (!work) return undefined;
+    const pending = this.rescuing.get(camera) ?? new Set();
+    this.rescuing.set(camera, pending);
+    pending.add(work);
+    void work.finally(() => {
+      pending.delete(work);
+      if (!pending.size && this.rescuing.get(camera) === pending) this.rescuing.delete(camera);
+    });
     return work;
   }
 

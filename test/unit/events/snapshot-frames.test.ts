@@ -386,6 +386,18 @@ describe('snapshots as frames of the recording', () => {
     assert.ok(!why.error.includes(dir) && !why.error.includes(seg.file), why.error);
   });
 
+  it('review finding 6: a snapshot asked for while its rescue runs (its segment off the list) is served from the rescue, not 410', async (t) => {
+    const { store, history, seg, segments } = await setUp(t);
+    await framed(store, T0 + 700);
+    const rescue = store.rescueFrames('gate', [seg], []);
+    assert.ok(rescue);
+    segments.length = 0; // the ring took it off its list; its files wait for the rescue
+    const jpeg = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(Buffer.isBuffer(jpeg), JSON.stringify(jpeg));
+    await rescue;
+    assert.deepEqual(jpeg, await readFile(join(history, `${eventKey('e1')}.jpg`)));
+  });
+
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {
     const { seg, ffmpeg, dir } = await setUp(t);
     // ffmpeg behind a script that notes when each run starts and ends (and takes 0.3 s longer).
