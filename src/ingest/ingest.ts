@@ -1,3 +1,4 @@
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -91,6 +92,8 @@ export class Ingest {
   /** Rings of cameras that no longer record, kept while events need their footage. */
   private retired = new Map<string, Ring>();
   private pruneTimer: NodeJS.Timeout | undefined;
+  /** The rings were set once: the recordings an earlier run left were looked for. */
+  private ringsSet = false;
   private ffmpegPath = '';
   private spawn: SpawnFfmpeg | undefined;
   private names: FfmpegOptionNames = { rtspTimeout: 'timeout', fpsMode: 'fps_mode' };
@@ -140,23 +143,37 @@ export class Ingest {
   /**
    * Starts the rings of cameras that keep clips and have none, and retires those of cameras that
    * no longer do (removed, or their clips turned off): a retired ring keeps the footage events
-   * still need, and goes when they let it go (`pruneRetired`). `max_gb` is shared again.
+   * still need, and goes when they let it go (`pruneRetired`). `max_gb` is shared again. The
+   * first time, a configured camera that does not record but whose recording an earlier run left
+   * (its clips turned off across a restart) has that recording retired too: its segments are
+   * listed, still serve its events' clips and snapshots, and go through the rescue when they go.
    */
   private async setRings(cameras: Record<string, CameraConfig>): Promise<void> {
     const clips = this.cfg.clips;
     for (const [name, ring] of this.rings)
       if (!clips || !Object.hasOwn(cameras, name) || !keepsClips(cameras[name]!, clips)) {
         this.rings.delete(name);
-        if (!(await ring.retire())) {
-          this.retired.set(name, ring);
-          this.log.info(
-            { camera: name, segments: ring.list().length },
-            'the camera no longer records: its footage that events still need is kept until they age out',
-          );
-        }
+        await this.retire(name, ring);
       }
     this.pruneTimer ??= setInterval(() => void this.pruneRetired(), RETIRED_PRUNE_MS).unref();
     if (!clips) return;
+    const first = !this.ringsSet;
+    this.ringsSet = true;
+    if (first)
+      for (const [name, camera] of Object.entries(cameras)) {
+        if (keepsClips(camera, clips) || this.retired.has(name)) continue;
+        const dir = join(clips.ring_dir ?? 'ring', ringKey(name));
+        if (
+          !(await lstat(dir).then(
+            (st) => st.isDirectory(),
+            () => false,
+          ))
+        )
+          continue;
+        const ring = this.newRing(name, camera, cameras, clips);
+        await ring.start();
+        await this.retire(name, ring);
+      }
     for (const [name, camera] of Object.entries(cameras)) {
       this.rings.get(name)?.setAlways(alwaysMs(camera, clips));
       if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
@@ -164,23 +181,7 @@ export class Ingest {
       const old = this.retired.get(name);
       this.retired.delete(name);
       await old?.settled();
-      const ring = new Ring(
-        name,
-        {
-          dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
-          keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
-          maxBytes: this.share(cameras),
-          segmentMs: SEGMENT_MS,
-          ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
-          ...(camera.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
-        },
-        {
-          clock: this.deps.clock ?? systemClock,
-          log: this.log,
-          ranges: () => this.deps.footage?.of(name) ?? [],
-          rescue: (segments) => this.deps.footage?.rescue?.(name, segments),
-        },
-      );
+      const ring = this.newRing(name, camera, cameras, clips);
       await ring.start();
       this.rings.set(name, ring);
     }
@@ -191,6 +192,42 @@ export class Ingest {
       )
     )
       this.log.info('lavfi: cameras send no encoded stream: they have no clips');
+  }
+
+  /** Retires a camera's ring (`Ring.retire`), kept while its events need footage of it. */
+  private async retire(name: string, ring: Ring): Promise<void> {
+    if (await ring.retire()) return;
+    this.retired.set(name, ring);
+    this.log.info(
+      { camera: name, segments: ring.list().length },
+      'the camera no longer records: its footage that events still need is kept until they age out',
+    );
+  }
+
+  /** A camera's ring, not started. */
+  private newRing(
+    name: string,
+    camera: CameraConfig,
+    cameras: Record<string, CameraConfig>,
+    clips: Config['events']['clips'],
+  ): Ring {
+    return new Ring(
+      name,
+      {
+        dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
+        keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
+        maxBytes: this.share(cameras),
+        segmentMs: SEGMENT_MS,
+        ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
+        ...(camera.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
+      },
+      {
+        clock: this.deps.clock ?? systemClock,
+        log: this.log,
+        ranges: () => this.deps.footage?.of(name) ?? [],
+        rescue: (segments) => this.deps.footage?.rescue?.(name, segments),
+      },
+    );
   }
 
   /**
@@ -319,7 +356,7 @@ export class Ingest {
     await Promise.all(cams.map((c) => c.stop()));
     clearInterval(this.pruneTimer);
     this.pruneTimer = undefined;
-    // The rings' files stay: clips in the making still read them (the next start empties them).
+    // The rings' files stay: clips in the making still read them, and the next start lists them.
     await Promise.all([...this.rings.values()].map((r) => r.stop()));
   }
 

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Ingest } from '../../../src/ingest/ingest.js';
+import { FootageRanges, ringKey, type Segment } from '../../../src/record/index.js';
+import { cameraConfig, config } from '../../helpers/config.js';
+import { tempDir } from '../../helpers/env.js';
+import { silentLog } from '../../helpers/fakes.js';
+
+const T0 = 1_800_000_000_000;
+
+/** A segment an earlier run left in `dir`: its file and its description, as the ring writes them. */
+async function leftSegment(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o750 });
+  const file = join(dir, '1-0.ts');
+  const bytes = Buffer.alloc(188 * 10, 0x47);
+  await writeFile(file, bytes);
+  const described = {
+    file,
+    run: 1,
+    seq: 0,
+    start: T0,
+    end: T0 + 2000,
+    bytes: bytes.length,
+    headerBytes: 0,
+    keyframes: [{ offset: 0, ts: T0 }],
+    codec: 'h264',
+    open: false,
+  };
+  await writeFile(join(dir, '1-0.json'), JSON.stringify(described));
+  return file;
+}
+
+describe('Ingest: recordings an earlier run left', () => {
+  it('review finding 8a: a camera whose clips were turned off across a restart has its recording retired: listed while events need it, rescued and removed when they let it go', async (t) => {
+    const root = await tempDir(t);
+    const ringDir = join(root, 'ring');
+    const dir = join(ringDir, ringKey('gate'));
+    const file = await leftSegment(dir);
+    const footage = new FootageRanges();
+    footage.set('gate', 'e1', T0 + 500, T0 + 1500); // an event of the history needs it
+    const rescued: Segment[][] = [];
+    footage.rescue = (camera, segments) => {
+      assert.equal(camera, 'gate');
+      rescued.push([...segments]);
+      return Promise.resolve([]);
+    };
+    const clips = config({ events: { clips: { enabled: true, ring_dir: ringDir } } }).events.clips;
+    const gate = cameraConfig({ url: 'rtsp://127.0.0.1:9/gate', clips: false, enabled: false });
+    const ingest = new Ingest(
+      {
+        cameras: { gate },
+        ffmpeg: config().ffmpeg,
+        size: () => 320,
+        secrets: [],
+        cache: config().cache,
+        clips,
+      },
+      { log: silentLog, onFrame: () => undefined, onStatus: () => undefined, footage },
+    );
+    await ingest.start();
+    t.after(() => ingest.stop());
+    const ring = ingest.ring('gate');
+    assert.ok(ring, 'the recording left is listed (its snapshots and clips are drawn from it)');
+    assert.equal(ring.isRetired, true);
+    assert.deepEqual(
+      ring.list().map((s) => s.file),
+      [file],
+    );
+    assert.equal(rescued.length, 0, 'nothing removed yet');
+    footage.release('e1'); // the event aged out
+    await ingest.pruneRetired();
+    assert.equal(rescued.length, 1, 'its removal went through the rescue');
+    assert.equal(rescued[0]![0]!.file, file);
+    assert.equal(ingest.ring('gate'), undefined);
+    await assert.rejects(stat(dir), { code: 'ENOENT' }, 'the directory goes with its last segment');
+    assert.deepEqual(await readdir(ringDir), []);
+  });
+});
