@@ -594,19 +594,15 @@ export class EventStore {
     kept: readonly Segment[],
   ): Promise<readonly Segment[]> | undefined {
     if (!this.frames) return undefined;
-    const framed = this.order.flatMap((e) =>
-      e.camera === camera && e.frame && e.frame.gone === undefined && e.fullBytes === 0 && !e.evicted
-        ? [
-            {
-              id: e.id,
-              key: e.key,
-              frame: e.frame,
-              crop: () => this.cropOf(e),
-              ...(e.unkept ? { drawn: e.unkept.jpeg } : {}),
-            },
-          ]
-        : [],
-    );
+    const framed = this.order.flatMap((e) => {
+      if (e.camera !== camera || !e.frame || e.frame.gone !== undefined || e.fullBytes > 0 || e.evicted)
+        return [];
+      // In memory (not yet saved, or a write that failed): written as it is, no decode.
+      const drawn = e.unkept?.jpeg ?? e.unsaved?.full;
+      return [
+        { id: e.id, key: e.key, frame: e.frame, crop: () => this.cropOf(e), ...(drawn ? { drawn } : {}) },
+      ];
+    });
     if (!framed.length) return undefined;
     const work = this.frames.rescue(
       camera,

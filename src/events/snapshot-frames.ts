@@ -24,6 +24,12 @@ export interface NoSnapshot {
 export const FRAME_CACHE_BYTES = 4 * 1024 * 1024;
 /** Decodes at a time (requests and rescues together): each is one ffmpeg. */
 export const FRAME_DECODES = 2;
+/**
+ * Rescues that may wait for a decode (or run one) at once: a snapshot due past them, with no JPEG
+ * in memory, is marked gone (`rescue_queue_full`) rather than queued without end (each decode
+ * takes up to 30 s, and the segments' files wait for it, outside the ring's bytes).
+ */
+export const RESCUE_QUEUE = 64;
 
 /**
  * Why an operation failed, in a word fit for an HTTP body or a record: the error's code (an
@@ -140,13 +146,17 @@ export class SnapshotFrames {
   private bytes = 0;
   private running = 0;
   private waiting: (() => void)[] = [];
-  /** Snapshots drawn from the recording, and served from the cache. */
-  readonly counts = { drawn: 0, hits: 0, rescued: 0, gone: 0 };
+  /**
+   * Snapshots drawn from the recording, served from the cache, rescued and marked gone; and
+   * `rescuing`, the rescues waiting for a decode or running one now (at most `rescueQueue`).
+   */
+  readonly counts = { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0 };
 
   constructor(
     private readonly deps: SnapshotFramesDeps,
     private readonly maxBytes = FRAME_CACHE_BYTES,
     private readonly decodes = FRAME_DECODES,
+    private readonly rescueQueue = RESCUE_QUEUE,
   ) {}
 
   /**
@@ -262,16 +272,21 @@ export class SnapshotFrames {
     return Promise.all(
       due.map(async (e) => {
         let jpeg: Buffer;
-        try {
-          if (e.drawn) jpeg = e.drawn;
-          else {
+        if (e.drawn) jpeg = e.drawn;
+        else if (this.counts.rescuing >= this.rescueQueue) {
+          const why = 'too many snapshots were waiting to be rescued (rescue_queue_full)';
+          return gone(e, why, new Error(`${this.rescueQueue} rescues wait for a decode`));
+        } else
+          try {
+            this.counts.rescuing++;
             if (ffmpeg === undefined) throw new Error('ffmpeg is not known (the cameras are not running)');
             jpeg = await this.limit(() => this.draw(ffmpeg, inOrder, e.frame, e.crop));
+          } catch (err) {
+            const why = `its segment of the recording was removed and could not be read (${codeOf(err, 'decode_failed')})`;
+            return gone(e, why, err);
+          } finally {
+            this.counts.rescuing--;
           }
-        } catch (err) {
-          const why = `its segment of the recording was removed and could not be read (${codeOf(err, 'decode_failed')})`;
-          return gone(e, why, err);
-        }
         try {
           await keep(e, jpeg);
           this.counts.rescued++;

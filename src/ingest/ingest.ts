@@ -356,8 +356,9 @@ export class Ingest {
     await Promise.all(cams.map((c) => c.stop()));
     clearInterval(this.pruneTimer);
     this.pruneTimer = undefined;
-    // The rings' files stay: clips in the making still read them, and the next start lists them.
-    await Promise.all([...this.rings.values()].map((r) => r.stop()));
+    // The rings' files stay: clips in the making still read them, and the next start lists them
+    // (those waiting for a rescue too: not waited for).
+    await Promise.all([...this.rings.values()].map((r) => r.stop(true)));
   }
 
   /** A running camera's status; undefined for names not (or no longer) configured. */

@@ -116,6 +116,8 @@ export class Ring {
   private readonly rescue: (segments: readonly Segment[]) => Promise<readonly Segment[] | void> | undefined;
   /** Removals waiting for a rescue (their files still on disk). */
   private rescuing = new Set<Promise<void>>();
+  /** Stopped without waiting for them (`stop(true)`): their files stay, for the next start to list. */
+  private abandoned = false;
   /** The last time a segment was lost, and why. */
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
   codec: string | undefined;
@@ -371,6 +373,7 @@ export class Ring {
         this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept"),
       )
       .then(async (stay) => {
+        if (this.abandoned) return;
         const back: Segment[] = [];
         for (const s of segments)
           if (!stay?.includes(s)) await removeFiles(s);
@@ -461,8 +464,12 @@ export class Ring {
     };
   }
 
-  /** Stops reading the pipe and closes the current segment; the files stay for clips still being made. */
-  async stop(): Promise<void> {
+  /**
+   * Stops reading the pipe and closes the current segment; the files stay for clips still being
+   * made. Waits for the removals waiting for a rescue, unless `abandon` (Argus stopping: a decode
+   * may take 30 s): then their files stay, and the next start lists them and rescues them again.
+   */
+  async stop(abandon = false): Promise<void> {
     await this.dir.stop();
     // The pipes go first: an ffmpeg that opens one after its reader is gone would wait forever.
     for (const path of this.pipes) rmSync(path, { force: true });
@@ -471,7 +478,8 @@ export class Ring {
     this.connection = undefined;
     this.finish();
     await this.writer.settle();
-    await Promise.all(this.rescuing);
+    if (abandon) this.abandoned = true;
+    else await Promise.all(this.rescuing);
   }
 
   /** Removes the camera's directory at once, whatever events still need of it. */

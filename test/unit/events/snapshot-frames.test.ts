@@ -171,7 +171,7 @@ describe('snapshots as frames of the recording', () => {
     );
     assert.ok(meanDiff(got.data, other.data) > diff + 1, 'not another frame');
     assert.deepEqual(await store.snapshot('e1', 'full'), jpeg);
-    assert.deepEqual(frames.counts, { drawn: 1, hits: 1, rescued: 0, gone: 0 });
+    assert.deepEqual(frames.counts, { drawn: 1, hits: 1, rescued: 0, gone: 0, rescuing: 0 });
     assert.deepEqual(await store.snapshot('e1', 'crop'), Buffer.from('crop'));
   });
 
@@ -305,7 +305,7 @@ describe('snapshots as frames of the recording', () => {
     await mkdir(join(history, `${key}.jpg`));
     const stay = await store.rescueFrames('gate', [seg], []);
     assert.deepEqual(stay, [seg], 'its segment stays (the ring lists it again, its files kept)');
-    assert.deepEqual(frames.counts, { drawn: 0, hits: 0, rescued: 0, gone: 0 });
+    assert.deepEqual(frames.counts, { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0 });
     await store.flush();
     const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
     assert.deepEqual(record.frame, frame(T0 + 700), 'the record still names the frame, not gone');
@@ -396,6 +396,55 @@ describe('snapshots as frames of the recording', () => {
     assert.ok(Buffer.isBuffer(jpeg), JSON.stringify(jpeg));
     await rescue;
     assert.deepEqual(jpeg, await readFile(join(history, `${eventKey('e1')}.jpg`)));
+  });
+
+  it("review finding 8b: rescues past the queue's bound are marked gone (rescue_queue_full), unless their JPEG is in memory; the queue is counted", async (t) => {
+    const { seg, ffmpeg, dir } = await setUp(t);
+    const frames = new SnapshotFrames(
+      { source: () => ({ ffmpeg, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
+      undefined,
+      undefined,
+      1,
+    );
+    const history = join(dir, 'bounded');
+    const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
+    await store.load();
+    store.useFrames(frames);
+    // e1 and e3 ended (their snapshots saved: only the recording has them); e2 goes on, its
+    // snapshot still in memory.
+    for (const n of [1, 2, 3]) {
+      store.add(ev(n));
+      store.setSnapshot(
+        `e${n}`,
+        Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
+        {},
+        frame(T0 + 100 * n),
+      );
+      if (n !== 2) store.update({ ...ev(n), event: { type: 'end', n } });
+    }
+    // Their writes done: the snapshot made, then (queued by it) saved.
+    for (let i = 0; i < 2; i++)
+      await Promise.all(['e1', 'e2', 'e3'].map((id) => store.snapshotOrWhy(id, 'crop')));
+    assert.deepEqual(
+      (await readdir(history)).filter((f) => f.endsWith('.crop.jpg')).length,
+      2,
+      'e1 and e3 saved, e2 in memory',
+    );
+    const work = store.rescueFrames('gate', [seg], []);
+    assert.ok(work);
+    assert.equal(frames.counts.rescuing, 1, "one waits for its decode: the queue's bound");
+    await work;
+    assert.equal(frames.counts.rescuing, 0);
+    assert.equal(frames.counts.rescued, 2, 'e1 decoded, e2 from memory');
+    assert.equal(frames.counts.gone, 1);
+    assert.deepEqual(await store.snapshot('e2', 'full'), Buffer.from('published 2'));
+    assert.ok(Buffer.isBuffer(await store.snapshot('e1', 'full')));
+    const why = await store.snapshotOrWhy('e3', 'full');
+    assert.deepEqual(why, {
+      status: 410,
+      error:
+        "the snapshot's frame is gone: too many snapshots were waiting to be rescued (rescue_queue_full)",
+    });
   });
 
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {

@@ -493,6 +493,42 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     await waitFor('its file removed', () => !existsSync(join(dir, '1-0.ts')), 2500);
   });
 
+  it(
+    'review finding 8b: stop(true) does not wait for a rescue: the segment waiting for it stays on disk, and the next start lists it',
+    { timeout: 20_000 },
+    async (t) => {
+      let release: (segments: readonly Segment[]) => void = () => undefined;
+      const asked: Segment[][] = [];
+      const { ring, clock, sock, dir } = await ringWithSegments(t, () => [], 1e8, {
+        rescue: (segments) => {
+          asked.push([...segments]);
+          return new Promise((resolve) => (release = resolve));
+        },
+      });
+      const oldest = ring.list()[0]!;
+      ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
+      await clock.advance(1000);
+      sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+      await waitFor('the oldest taken off the list', () => asked.length === 1, 2500);
+      assert.ok(asked[0]!.includes(oldest));
+      await ring.stop(true); // the rescue still runs (a decode may take 30 s)
+      release([]);
+      await new Promise((r) => setImmediate(r));
+      assert.equal((await stat(oldest.file)).size, oldest.bytes, 'its file stays');
+      const next = new Ring(
+        'cam',
+        { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
+        { clock, log: silentLog },
+      );
+      await next.start();
+      t.after(() => next.stop());
+      assert.ok(
+        next.list().some((s) => s.file === oldest.file),
+        'listed again at the next start (and rescued when it goes)',
+      );
+    },
+  );
+
   it('a retired ring that no event needs is removed at once', async (t) => {
     const { ring, dir } = await ringWithSegments(t, () => []);
     assert.equal(await ring.retire(), true);
