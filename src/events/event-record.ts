@@ -51,12 +51,18 @@ export interface Snapshot {
   frame?: SnapshotFrame;
 }
 
+/**
+ * The largest side of a snapshot drawn from the recording: the model's picture, whose input is at
+ * most 4096 (config/models.ts). A record saying more is corrupt (a decode allocates `w * h * 3`).
+ */
+const MAX_FRAME_SIDE = 4096;
+
 const frameSchema = z.object({
   ts: z.number(),
   srcW: z.number().positive(),
   srcH: z.number().positive(),
-  w: z.number().int().positive(),
-  h: z.number().int().positive(),
+  w: z.number().int().positive().max(MAX_FRAME_SIDE),
+  h: z.number().int().positive().max(MAX_FRAME_SIDE),
   quality: z.number().int().min(1).max(100),
   detections: z.array(
     z.object({

@@ -12,7 +12,7 @@ import {
   type SnapshotFrame,
   type StoredEvent,
 } from '../../../src/events/index.js';
-import { eventKey } from '../../../src/events/event-record.js';
+import { eventKey, parseRecord, recordText } from '../../../src/events/event-record.js';
 import { defaultFfmpegPath } from '../../../src/ingest/ffmpeg-process.js';
 import { planFrame, type Segment } from '../../../src/record/index.js';
 import { tempDir } from '../../helpers/env.js';
@@ -445,6 +445,13 @@ describe('snapshots as frames of the recording', () => {
       error:
         "the snapshot's frame is gone: too many snapshots were waiting to be rescued (rescue_queue_full)",
     });
+  });
+
+  it("review finding 8c: a record whose frame is larger than a model's picture (4096) is refused as corrupt", () => {
+    const stored = (w: number): StoredEvent => ({ ...ev(1), frame: { ...frame(T0), w, h: 120 } });
+    assert.equal(parseRecord(recordText(stored(4096)), eventKey('e1')).frame?.w, 4096);
+    // A decode of it would take w × h × 3 bytes.
+    assert.throws(() => parseRecord(recordText(stored(1_000_000)), eventKey('e1')));
   });
 
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {
