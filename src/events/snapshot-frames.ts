@@ -314,15 +314,19 @@ export class SnapshotFrames {
     return annotatedJpeg(rgb, geometryOf(frame), frame.detections, { quality: frame.quality });
   }
 
-  /** Runs `work` when fewer than `decodes` run. */
+  /**
+   * Runs `work` when fewer than `decodes` run, in the order asked: a decode that ends hands its
+   * place to the first waiting (one asked meanwhile cannot take it first and push that one back).
+   */
   private async limit<T>(work: () => Promise<T>): Promise<T> {
-    while (this.running >= this.decodes) await new Promise<void>((go) => this.waiting.push(go));
-    this.running++;
+    if (this.running >= this.decodes) await new Promise<void>((go) => this.waiting.push(go));
+    else this.running++;
     try {
       return await work();
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
     }
   }
 

@@ -454,6 +454,28 @@ describe('snapshots as frames of the recording', () => {
     assert.throws(() => parseRecord(recordText(stored(1_000_000)), eventKey('e1')));
   });
 
+  it('review finding 8c: decodes start in the order asked: one asked as another ends waits behind those already waiting', async () => {
+    const frames = new SnapshotFrames({ source: () => undefined, log: recordingLog().log }, undefined, 1);
+    // The decodes' queue itself (private): the moment it is about is one turn of the event loop.
+    const limit = (frames as unknown as { limit<T>(work: () => Promise<T>): Promise<T> }).limit.bind(frames);
+    const started: string[] = [];
+    let endA: () => void = () => undefined;
+    const a = limit(() => {
+      started.push('a');
+      return new Promise<void>((r) => (endA = r));
+    });
+    const b = limit(() => Promise.resolve(void started.push('b')));
+    let d: Promise<void> | undefined;
+    endA();
+    // Asked after A's end is queued, before B (woken by it) runs.
+    queueMicrotask(() => {
+      d = limit(() => Promise.resolve(void started.push('d')));
+    });
+    await Promise.all([a, b]);
+    await d;
+    assert.deepEqual(started, ['a', 'b', 'd']);
+  });
+
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {
     const { seg, ffmpeg, dir } = await setUp(t);
     // ffmpeg behind a script that notes when each run starts and ends (and takes 0.3 s longer).
