@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
@@ -339,6 +339,26 @@ describe('snapshots as frames of the recording', () => {
       "the snapshot's frame is gone: it could not be written to the event history (EISDIR)",
     );
     assert.ok(!why.error.includes(dir), 'no path of the state directory');
+  });
+
+  it('review finding 1: a history that is a symbolic link (not used) makes a rescue fail at once: the frame is marked gone (REFUSED), its segment goes', async (t) => {
+    const { dir, seg, frames } = await setUp(t);
+    const real = join(dir, 'elsewhere');
+    await mkdir(real);
+    const history = join(dir, 'linked');
+    await symlink(real, history);
+    const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
+    await store.load();
+    store.useFrames(frames);
+    await framed(store, T0 + 700);
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [], 'not kept for a retry');
+    assert.equal(frames.counts.rescued, 0);
+    assert.equal(frames.counts.gone, 1);
+    assert.deepEqual(await store.snapshotOrWhy('e1', 'full'), {
+      status: 410,
+      error: "the snapshot's frame is gone: it could not be written to the event history (REFUSED)",
+    });
+    assert.deepEqual(await readdir(real), [], 'nothing written where the link points');
   });
 
   it('review finding 2: a frame in the segment still being written (no description yet: lost to a kill) is written as <key>.jpg', async (t) => {
