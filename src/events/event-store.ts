@@ -15,7 +15,7 @@ import {
   type StoredEvent,
 } from './event-record.js';
 import type { Segment } from '../record/index.js';
-import type { NoSnapshot, SnapshotFrames } from './snapshot-frames.js';
+import { isDue, type NoSnapshot, type SnapshotFrames } from './snapshot-frames.js';
 import { newestMatching, type EventQuery } from './event-query.js';
 import { HistoryDir } from './history-dir.js';
 
@@ -56,6 +56,8 @@ interface Entry extends StoredEvent {
    * fault): since when (`now()`), and the JPEG drawn, written again at the next try (RESCUE_RETRY_MS).
    */
   unkept?: { since: number; jpeg: Buffer };
+  /** The rescue in progress of its snapshot's frame (its segments off the ring's list). */
+  rescue?: Promise<unknown>;
 }
 
 /**
@@ -153,8 +155,6 @@ export class EventStore {
   private readonly files: HistoryDir;
   /** Snapshots kept as frames of their camera's recording, drawn on request (set when clips run). */
   private frames: SnapshotFrames | undefined;
-  /** Rescues in progress, by camera: a snapshot whose segments are being removed waits for them. */
-  private rescuing = new Map<string, Set<Promise<unknown>>>();
 
   constructor(
     readonly dir: string,
@@ -556,9 +556,9 @@ export class EventStore {
     const view = await this.frames.view(entry.key, entry.camera, frame, () => this.cropOf(entry));
     // Its segments taken off the ring's list, their rescue not yet done: what the rescue leaves
     // (the file written, the segments kept for a retry, or the frame marked gone) answers.
-    const rescues = this.rescuing.get(entry.camera);
-    if (waited || Buffer.isBuffer(view) || view.status !== 410 || !rescues?.size) return view;
-    await Promise.all(rescues);
+    const rescue = entry.rescue;
+    if (waited || Buffer.isBuffer(view) || view.status !== 410 || !rescue) return view;
+    await rescue;
     return this.answer(id, which, true);
   }
 
@@ -620,13 +620,15 @@ export class EventStore {
       (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err),
     );
     if (!work) return undefined;
-    const pending = this.rescuing.get(camera) ?? new Set();
-    this.rescuing.set(camera, pending);
-    pending.add(work);
-    void work.finally(() => {
-      pending.delete(work);
-      if (!pending.size && this.rescuing.get(camera) === pending) this.rescuing.delete(camera);
-    });
+    for (const f of framed) {
+      const entry = this.byId.get(f.id);
+      if (!entry || !isDue(removed, kept, f.frame.ts)) continue;
+      entry.rescue = work;
+      const done = (): void => {
+        if (entry.rescue === work) delete entry.rescue;
+      };
+      void work.then(done, done);
+    }
     return work;
   }
 

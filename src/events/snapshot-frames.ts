@@ -75,6 +75,13 @@ interface CacheEntry {
   bytes: number;
 }
 
+/**
+ * Whether the snapshot frame at `ts` must be rescued before `removed` go (`kept` stay): it lies in
+ * them, or only they hold the stretch from its key frame.
+ */
+export const isDue = (removed: readonly Segment[], kept: readonly Segment[], ts: number): boolean =>
+  within(removed, ts) || (!within(kept, ts) && planFrame(removed, ts) !== undefined);
+
 /** Where the cameras' recordings are, and the ffmpeg that decodes them (the ingest stage). */
 export interface FrameSource {
   ring(camera: string): Pick<Ring, 'list'> | undefined;
@@ -254,11 +261,7 @@ export class SnapshotFrames {
     lost: (e: FramedEvent, why: string) => void,
     unkept: (e: FramedEvent, jpeg: Buffer, err: unknown) => boolean = () => false,
   ): Promise<Segment[]> | undefined {
-    const due = events.filter(
-      (e) =>
-        within(removed, e.frame.ts) ||
-        (!within(kept, e.frame.ts) && planFrame(removed, e.frame.ts) !== undefined),
-    );
+    const due = events.filter((e) => isDue(removed, kept, e.frame.ts));
     if (!due.length) return undefined;
     const ffmpeg = this.deps.source()?.ffmpeg;
     // The frames around each one's time may reach into the segments that stay.
