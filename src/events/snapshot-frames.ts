@@ -26,8 +26,9 @@ export const FRAME_CACHE_BYTES = 4 * 1024 * 1024;
 export const FRAME_DECODES = 2;
 /**
  * Rescues that may wait for a decode (or run one) at once: a snapshot due past them, with no JPEG
- * in memory, is marked gone (`rescue_queue_full`) rather than queued without end (each decode
- * takes up to 30 s, and the segments' files wait for it, outside the ring's bytes).
+ * in memory, is not queued without end (each decode takes up to 30 s, and the segments' files
+ * wait for it, outside the ring's bytes); its segments stay listed by the ring (as a held
+ * retry's do) and it is rescued at a later removal, never marked gone for the queue.
  */
 export const RESCUE_QUEUE = 64;
 
@@ -154,10 +155,11 @@ export class SnapshotFrames {
   private running = 0;
   private waiting: (() => void)[] = [];
   /**
-   * Snapshots drawn from the recording, served from the cache, rescued and marked gone; and
-   * `rescuing`, the rescues waiting for a decode or running one now (at most `rescueQueue`).
+   * Snapshots drawn from the recording, served from the cache, rescued and marked gone;
+   * `rescuing`, the rescues waiting for a decode or running one now (at most `rescueQueue`); and
+   * `deferred`, rescues put off past that bound (their segments kept for a later removal).
    */
-  readonly counts = { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0 };
+  readonly counts = { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0, deferred: 0 };
 
   constructor(
     private readonly deps: SnapshotFramesDeps,
@@ -277,8 +279,10 @@ export class SnapshotFrames {
         let jpeg: Buffer;
         if (e.drawn) jpeg = e.drawn;
         else if (this.counts.rescuing >= this.rescueQueue) {
-          const why = 'too many snapshots were waiting to be rescued (rescue_queue_full)';
-          return gone(e, why, new Error(`${this.rescueQueue} rescues wait for a decode`));
+          // Not lost for the queue: its segments stay listed, rescued at a later removal.
+          this.counts.deferred++;
+          for (const f of framesFiles(inOrder, e.frame.ts)) held.add(f);
+          return;
         } else
           try {
             this.counts.rescuing++;

@@ -171,7 +171,7 @@ describe('snapshots as frames of the recording', () => {
     );
     assert.ok(meanDiff(got.data, other.data) > diff + 1, 'not another frame');
     assert.deepEqual(await store.snapshot('e1', 'full'), jpeg);
-    assert.deepEqual(frames.counts, { drawn: 1, hits: 1, rescued: 0, gone: 0, rescuing: 0 });
+    assert.deepEqual(frames.counts, { drawn: 1, hits: 1, rescued: 0, gone: 0, rescuing: 0, deferred: 0 });
     assert.deepEqual(await store.snapshot('e1', 'crop'), Buffer.from('crop'));
   });
 
@@ -305,7 +305,7 @@ describe('snapshots as frames of the recording', () => {
     await mkdir(join(history, `${key}.jpg`));
     const stay = await store.rescueFrames('gate', [seg], []);
     assert.deepEqual(stay, [seg], 'its segment stays (the ring lists it again, its files kept)');
-    assert.deepEqual(frames.counts, { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0 });
+    assert.deepEqual(frames.counts, { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0, deferred: 0 });
     await store.flush();
     const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
     assert.deepEqual(record.frame, frame(T0 + 700), 'the record still names the frame, not gone');
@@ -418,7 +418,7 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(jpeg, await readFile(join(history, `${eventKey('e1')}.jpg`)));
   });
 
-  it("review finding 8b: rescues past the queue's bound are marked gone (rescue_queue_full), unless their JPEG is in memory; the queue is counted", async (t) => {
+  it("review finding 8b (second review 1): rescues past the queue's bound are put off, their segment kept, unless their JPEG is in memory; the queue is counted", async (t) => {
     const { seg, ffmpeg, dir } = await setUp(t);
     const frames = new SnapshotFrames(
       { source: () => ({ ffmpeg, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
@@ -453,18 +453,45 @@ describe('snapshots as frames of the recording', () => {
     const work = store.rescueFrames('gate', [seg], []);
     assert.ok(work);
     assert.equal(frames.counts.rescuing, 1, "one waits for its decode: the queue's bound");
-    await work;
+    assert.deepEqual(await work, [seg], "e3's segment stays, listed again, for a later removal");
     assert.equal(frames.counts.rescuing, 0);
     assert.equal(frames.counts.rescued, 2, 'e1 decoded, e2 from memory');
-    assert.equal(frames.counts.gone, 1);
+    assert.equal(frames.counts.gone, 0, 'none lost for the queue');
+    assert.equal(frames.counts.deferred, 1);
     assert.deepEqual(await store.snapshot('e2', 'full'), Buffer.from('published 2'));
     assert.ok(Buffer.isBuffer(await store.snapshot('e1', 'full')));
-    const why = await store.snapshotOrWhy('e3', 'full');
-    assert.deepEqual(why, {
-      status: 410,
-      error:
-        "the snapshot's frame is gone: too many snapshots were waiting to be rescued (rescue_queue_full)",
-    });
+    assert.ok(Buffer.isBuffer(await store.snapshot('e3', 'full')), 'still drawn from the recording');
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [], 'rescued at the next removal');
+    assert.equal(frames.counts.rescued, 3);
+    assert.ok((await stat(join(history, `${eventKey('e3')}.jpg`))).isFile());
+  });
+
+  it('second review finding 1: one removal holding more frames than the rescue queue (65) loses none; the 65th is rescued at the next', async (t) => {
+    const { store, seg, frames, history } = await setUp(t);
+    const n = 65;
+    for (let i = 1; i <= n; i++) {
+      store.add(ev(i));
+      store.setSnapshot(
+        `e${i}`,
+        Promise.resolve({ full: Buffer.from(`published ${i}`), crop: Buffer.from('crop') }),
+        {},
+        frame(T0 + 100 + (i % 15) * 100),
+      );
+      store.update({ ...ev(i), event: { type: 'end', n: i } });
+    }
+    await store.flush();
+    assert.equal((await readdir(history)).filter((f) => f.endsWith('.crop.jpg')).length, n, 'all saved');
+    assert.deepEqual(
+      await store.rescueFrames('gate', [seg], []),
+      [seg],
+      'the segment stays for the one put off',
+    );
+    assert.equal(frames.counts.gone, 0, 'none marked gone for the queue');
+    assert.equal(frames.counts.rescued, 64);
+    assert.equal(frames.counts.deferred, 1);
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [], 'the rest rescued at the next removal');
+    assert.equal(frames.counts.rescued, n);
+    assert.equal((await readdir(history)).filter((f) => /^[^.]+\.jpg$/.test(f)).length, n);
   });
 
   it("review finding 8c: a record whose frame is larger than a model's picture (4096) is refused as corrupt", () => {
