@@ -546,7 +546,8 @@ export class EventStore {
     if (!entry) return undefined;
     await entry.chain;
     if (entry.evicted) return undefined;
-    const memory = entry.unsaved?.[which];
+    // Not yet saved; or rescued and not yet written (the history's fault: kept for a retry).
+    const memory = entry.unsaved?.[which] ?? (which === 'full' ? entry.unkept?.jpeg : undefined);
     if (memory) return memory;
     const frame = entry.frame;
     if (which === 'crop' || entry.fullBytes > 0 || !frame) return this.files.snapshot(entry.key, which);

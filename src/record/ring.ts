@@ -369,16 +369,24 @@ export class Ring {
       return Promise.resolve();
     }
     const done = rescue
-      .catch((err: unknown) =>
-        this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept"),
+      .then(
+        (stay) => {
+          // Listed again at once, in the turn the rescue ends: a request waiting for it (second
+          // review finding 2) must find them listed, not wait for the files of the others to go.
+          const back = segments.filter((s) => stay?.includes(s));
+          if (back.length && !this.abandoned) this.index.restore(back);
+          return back;
+        },
+        (err: unknown) => {
+          this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept");
+          return [] as Segment[];
+        },
       )
-      .then(async (stay) => {
+      .then(async (back) => {
         if (this.abandoned) return;
-        const back: Segment[] = [];
         for (const s of segments)
-          if (!stay?.includes(s)) await removeFiles(s);
-          else if (await isFile(s.file)) back.push(s); // not gone with its directory meanwhile
-        if (back.length) this.index.restore(back);
+          if (!back.includes(s)) await removeFiles(s);
+          else if (!(await isFile(s.file))) this.index.lose(s); // gone with its directory meanwhile
       });
     this.rescuing.add(done);
     void done.finally(() => this.rescuing.delete(done));

@@ -418,6 +418,20 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(jpeg, await readFile(join(history, `${eventKey('e1')}.jpg`)));
   });
 
+  it('second review finding 2: a snapshot asked for while its rescue runs, whose write fails, is served from the JPEG drawn, not 410', async (t) => {
+    const { store, history, seg, segments } = await setUp(t);
+    await framed(store, T0 + 700);
+    await mkdir(join(history, `${eventKey('e1')}.jpg`)); // it cannot be written
+    const rescue = store.rescueFrames('gate', [seg], []);
+    assert.ok(rescue);
+    segments.length = 0; // off the ring's list, and not yet listed again when the request looks
+    const jpeg = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(Buffer.isBuffer(jpeg), JSON.stringify(jpeg));
+    assert.deepEqual(await rescue, [seg], 'kept for a retry');
+    segments.push(seg);
+    assert.deepEqual(await store.snapshotOrWhy('e1', 'full'), jpeg, 'the same snapshot');
+  });
+
   it("review finding 8b (second review 1): rescues past the queue's bound are put off, their segment kept, unless their JPEG is in memory; the queue is counted", async (t) => {
     const { seg, ffmpeg, dir } = await setUp(t);
     const frames = new SnapshotFrames(

@@ -529,6 +529,32 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     },
   );
 
+  it('second review finding 2: a segment the rescue keeps is listed again in the turn the rescue ends, before the files of the others go', async (t) => {
+    let release: (segments: readonly Segment[]) => void = () => undefined;
+    let rescue: Promise<readonly Segment[]> | undefined;
+    let calls = 0;
+    const { ring, clock, sock } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: () => {
+        calls++;
+        return calls > 1 ? Promise.resolve([]) : (rescue = new Promise((resolve) => (release = resolve)));
+      },
+    });
+    const oldest = ring.list()[0]!;
+    ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
+    await clock.advance(1000);
+    sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+    await waitFor('the oldest taken off the list', () => rescue !== undefined, 2500);
+    assert.ok(!ring.list().includes(oldest));
+    release([oldest]);
+    // A request waiting for the rescue (the history's, attached after the ring's) runs now.
+    await rescue;
+    assert.ok(ring.list().includes(oldest), 'listed again: the request is answered from it, not 410');
+    await ring.settle();
+    assert.equal(calls, 1, JSON.stringify(calls));
+    assert.ok(ring.list().includes(oldest));
+    assert.equal((await stat(oldest.file)).size, oldest.bytes);
+  });
+
   it('a retired ring that no event needs is removed at once', async (t) => {
     const { ring, dir } = await ringWithSegments(t, () => []);
     assert.equal(await ring.retire(), true);
