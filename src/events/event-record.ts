@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ClipPayload } from '../publish/index.js';
+import { frameFits, MAX_FRAME_SIDE } from '../record/index.js';
 
 /**
  * An event of the history on disk: its record (`<key>.json`), the names of its files, and the
@@ -51,18 +52,13 @@ export interface Snapshot {
   frame?: SnapshotFrame;
 }
 
-/**
- * The largest side of a snapshot drawn from the recording: the model's picture, whose input is at
- * most 4096 (config/models.ts). A record saying more is corrupt (a decode allocates `w * h * 3`).
- */
-const MAX_FRAME_SIDE = 4096;
-
 const frameSchema = z.object({
   ts: z.number(),
   srcW: z.number().positive(),
   srcH: z.number().positive(),
-  w: z.number().int().positive().max(MAX_FRAME_SIDE),
-  h: z.number().int().positive().max(MAX_FRAME_SIDE),
+  // Checked after (`parseRecord`): a size past what is decoded loses the frame, not the record.
+  w: z.number(),
+  h: z.number(),
   quality: z.number().int().min(1).max(100),
   detections: z.array(
     z.object({
@@ -115,9 +111,15 @@ export function recordText(e: StoredEvent): string {
   return `${JSON.stringify({ version: 1, id, camera, label, zones, start, event, ...(frame ? { frame } : {}) })}\n`;
 }
 
-/** The event a record file of that key holds; throws when it is not one, or is another event's. */
+/**
+ * The event a record file of that key holds; throws when it is not one, or is another event's. A
+ * frame whose size is past what is decoded (`frameFits`: a model whose fixed input is larger than
+ * 4096, or a corrupt size) is marked gone, with why; the record and its other files are kept.
+ */
 export function parseRecord(text: string, key: string): StoredEvent {
   const { id, camera, label, zones, start, event, frame } = fileSchema.parse(JSON.parse(text));
   if (eventKey(id) !== key) throw new Error(`holds event ${id}, whose file is another`);
+  if (frame && frame.gone === undefined && !frameFits(frame.w, frame.h))
+    frame.gone = `its size (${frame.w}×${frame.h}) is past what is drawn from the recording, ${MAX_FRAME_SIDE} a side (frame_too_large)`;
   return { id, camera, label, zones, start, event, ...(frame ? { frame: frame } : {}) };
 }

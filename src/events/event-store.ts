@@ -14,7 +14,7 @@ import {
   type SnapshotFrame,
   type StoredEvent,
 } from './event-record.js';
-import type { Segment } from '../record/index.js';
+import { frameFits, type Segment } from '../record/index.js';
 import { isDue, type NoSnapshot, type SnapshotFrames } from './snapshot-frames.js';
 import { newestMatching, type EventQuery } from './event-query.js';
 import { HistoryDir } from './history-dir.js';
@@ -320,7 +320,9 @@ export class EventStore {
       if (!snap || entry.evicted) return;
       // The recording must hold the frame (a full disk or a failing ring loses segments): else
       // the snapshot is written as its own file, as for a camera that does not record.
-      if (entry.frame && !this.frames?.holds(entry.camera, entry.frame.ts)) {
+      // So is one too large to be decoded (a model whose fixed input is past MAX_FRAME_SIDE).
+      const f = entry.frame;
+      if (f && (!frameFits(f.w, f.h) || !this.frames?.holds(entry.camera, f.ts))) {
         delete entry.frame;
         this.writeRecord(entry);
       }

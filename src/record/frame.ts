@@ -72,6 +72,17 @@ export function frameArgs(
 }
 
 /**
+ * The largest side a frame is decoded at (a decode holds `w * h * 3` bytes: 48 MiB at most): the
+ * model's picture, whose configured input is at most 4096 (config/models.ts); a model whose fixed
+ * input is larger has its snapshots written as files, not drawn from the recording.
+ */
+export const MAX_FRAME_SIDE = 4096;
+
+/** Whether a frame `w`×`h` may be decoded: whole pixels, each side within MAX_FRAME_SIDE. */
+export const frameFits = (w: number, h: number): boolean =>
+  [w, h].every((n) => Number.isInteger(n) && n > 0 && n <= MAX_FRAME_SIDE);
+
+/**
  * The frame of `segments` at `ts`, `w`×`h` RGB (`w * h * 3` bytes). With `score`, the frames from
  * FRAME_BEFORE_MS before to FRAME_AFTER_MS after `ts` are decoded and the one `score` rates lowest
  * is kept (one frame held at a time, not all); without, the first at or after `ts`. Rejects,
@@ -86,6 +97,10 @@ export async function decodeFrame(
   h: number,
   score?: (rgb: Buffer) => number,
 ): Promise<Buffer> {
+  if (!frameFits(w, h))
+    throw Object.assign(new Error(`a ${w}×${h} frame is past what is decoded (${MAX_FRAME_SIDE})`), {
+      code: 'FRAME_TOO_LARGE',
+    });
   const plan = score
     ? (planClip(segments, ts - FRAME_BEFORE_MS, ts + FRAME_AFTER_MS) ?? planFrame(segments, ts))
     : planFrame(segments, ts);

@@ -508,11 +508,60 @@ describe('snapshots as frames of the recording', () => {
     assert.equal((await readdir(history)).filter((f) => /^[^.]+\.jpg$/.test(f)).length, n);
   });
 
-  it("review finding 8c: a record whose frame is larger than a model's picture (4096) is refused as corrupt", () => {
+  it('second review finding 3: a record whose frame is larger than 4096 a side loads, its frame marked gone (the record, crop and clip kept)', async (t) => {
     const stored = (w: number): StoredEvent => ({ ...ev(1), frame: { ...frame(T0), w, h: 120 } });
-    assert.equal(parseRecord(recordText(stored(4096)), eventKey('e1')).frame?.w, 4096);
-    // A decode of it would take w × h × 3 bytes.
-    assert.throws(() => parseRecord(recordText(stored(1_000_000)), eventKey('e1')));
+    assert.equal(parseRecord(recordText(stored(4096)), eventKey('e1')).frame?.gone, undefined);
+    assert.match(
+      parseRecord(recordText(stored(1_000_000)), eventKey('e1')).frame?.gone ?? '',
+      /frame_too_large/,
+    );
+    const { frames, dir, seg, ffmpeg } = await setUp(t);
+    const history = join(dir, 'large');
+    const key = eventKey('e1');
+    await mkdir(history, { recursive: true });
+    await writeFile(join(history, `${key}.json`), recordText(stored(5120)));
+    await writeFile(join(history, `${key}.crop.jpg`), Buffer.from('crop'));
+    await writeFile(join(history, `${key}.mp4`), Buffer.from('clip'));
+    const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
+    await store.load();
+    store.useFrames(frames);
+    assert.deepEqual(await store.snapshotOrWhy('e1', 'full'), {
+      status: 410,
+      error:
+        "the snapshot's frame is gone: its size (5120×120) is past what is drawn from the recording, 4096 a side (frame_too_large)",
+    });
+    assert.deepEqual(await store.snapshot('e1', 'crop'), Buffer.from('crop'));
+    await store.flush();
+    assert.deepEqual(
+      (await readdir(history)).sort(),
+      [`${key}.crop.jpg`, `${key}.json`, `${key}.mp4`],
+      'nothing deleted',
+    );
+    assert.equal(frames.counts.drawn, 0, 'no decode');
+    // The decode itself refuses such a size before it allocates the frame.
+    const { decodeFrame } = await import('../../../src/record/index.js');
+    await assert.rejects(decodeFrame(ffmpeg, [seg], T0, 5120, 120), { code: 'FRAME_TOO_LARGE' });
+  });
+
+  it('second review finding 3: a snapshot whose picture is larger than 4096 a side is written as <key>.jpg, not kept as a frame', async (t) => {
+    const { store, history } = await setUp(t);
+    store.add(ev(1));
+    store.setSnapshot(
+      'e1',
+      Promise.resolve({ full: Buffer.from('published'), crop: Buffer.from('crop') }),
+      {},
+      {
+        ...frame(T0 + 700),
+        w: 5120,
+        h: 2880,
+      },
+    );
+    store.update({ ...ev(1), event: { type: 'end', n: 1 } });
+    await store.flush();
+    const key = eventKey('e1');
+    assert.deepEqual(await readFile(join(history, `${key}.jpg`)), Buffer.from('published'));
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+    assert.equal(record.frame, undefined);
   });
 
   it('review finding 8c: decodes start in the order asked: one asked as another ends waits behind those already waiting', async () => {
