@@ -607,6 +607,15 @@ export class EventStore {
       ];
     });
     if (!framed.length) return undefined;
+    // One wait an event (second review finding 4): a request waits for its own snapshot's
+    // rescue, not the batch's decodes; one held or put off (its segments listed again as the
+    // batch ends, or its JPEG served from memory) waits for the batch.
+    const ends = new Map<string, () => void>();
+    const waits = framed.flatMap((f) => {
+      const entry = this.byId.get(f.id);
+      if (!entry || !isDue(removed, kept, f.frame.ts)) return [];
+      return [{ entry, mine: new Promise<void>((resolve) => ends.set(f.id, resolve)) }];
+    });
     const work = this.frames.rescue(
       camera,
       removed,
@@ -621,17 +630,17 @@ export class EventStore {
         this.writeRecord(entry);
       },
       (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err),
+      (f) => ends.get(f.id)?.(),
     );
     if (!work) return undefined;
-    for (const f of framed) {
-      const entry = this.byId.get(f.id);
-      if (!entry || !isDue(removed, kept, f.frame.ts)) continue;
-      entry.rescue = work;
-      const done = (): void => {
-        if (entry.rescue === work) delete entry.rescue;
-      };
-      void work.then(done, done);
+    for (const { entry, mine } of waits) {
+      entry.rescue = mine;
+      void mine.then(() => {
+        if (entry.rescue === mine) delete entry.rescue;
+      });
     }
+    const all = (): void => ends.forEach((end) => end());
+    void work.then(all, all);
     return work;
   }
 

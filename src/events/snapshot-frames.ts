@@ -248,8 +248,8 @@ export class SnapshotFrames {
   /**
    * Segments of `camera` about to be removed (`removed`; `kept`, those that stay): the events of
    * `events` whose snapshot frame lies in them, each with its snapshot drawn from them (or its
-   * `drawn` JPEG) and kept (`keep`). A frame that cannot be read is `lost`; one whose `keep`
-   * fails is `unkept`, which says whether to hold its segments for a later try (the history's
+   * `drawn` JPEG) and kept (`keep`). A frame that cannot be read is `lost`; each kept or lost is
+   * `settled` then, before the others are (one held or put off is not). One whose `keep` fails is `unkept`, which says whether to hold its segments for a later try (the history's
    * fault: a full disk, a directory that cannot be written), else it is `lost` too. Undefined
    * when none lies in them; else the work, which resolves, once every one is kept, held or lost,
    * with the segments of `removed` the held ones need (to stay listed, their files on disk).
@@ -262,6 +262,7 @@ export class SnapshotFrames {
     keep: (e: FramedEvent, jpeg: Buffer) => Promise<void>,
     lost: (e: FramedEvent, why: string) => void,
     unkept: (e: FramedEvent, jpeg: Buffer, err: unknown) => boolean = () => false,
+    settled: (e: FramedEvent) => void = () => undefined,
   ): Promise<Segment[]> | undefined {
     const due = events.filter((e) => isDue(removed, kept, e.frame.ts));
     if (!due.length) return undefined;
@@ -273,6 +274,7 @@ export class SnapshotFrames {
       this.counts.gone++;
       this.deps.log.warn({ camera, id: e.id, err: errorMessage(err) }, "an event's snapshot frame is lost");
       lost(e, why);
+      settled(e);
     };
     return Promise.all(
       due.map(async (e) => {
@@ -297,6 +299,7 @@ export class SnapshotFrames {
         try {
           await keep(e, jpeg);
           this.counts.rescued++;
+          settled(e);
         } catch (err) {
           if (unkept(e, jpeg, err)) for (const f of framesFiles(inOrder, e.frame.ts)) held.add(f);
           else gone(e, `it could not be written to the event history (${codeOf(err, 'write_failed')})`, err);

@@ -432,6 +432,39 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(await store.snapshotOrWhy('e1', 'full'), jpeg, 'the same snapshot');
   });
 
+  it(
+    "second review finding 4: a request waits for its own snapshot's rescue, not the rest of its batch",
+    { timeout: 20_000 },
+    async (t) => {
+      const { store, history, seg, segments } = await setUp(t);
+      for (const n of [1, 2]) {
+        store.add(ev(n));
+        store.setSnapshot(
+          `e${n}`,
+          Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
+          {},
+          frame(T0 + 300 * n),
+        );
+        store.update({ ...ev(n), event: { type: 'end', n } });
+      }
+      await store.flush();
+      // e2's writes wait (a snapshot still being made): its rescue cannot be written until then.
+      let release: () => void = () => undefined;
+      const made = new Promise<never>((_, reject) => (release = () => reject(new Error('no snapshot'))));
+      store.setSnapshot('e2', made, {}, frame(T0 + 600));
+      const rescue = store.rescueFrames('gate', [seg], []);
+      assert.ok(rescue);
+      segments.length = 0; // off the ring's list
+      // Without one wait an event, this waits for e2's write, released only after it: it never ends.
+      const jpeg = await store.snapshotOrWhy('e1', 'full');
+      assert.ok(Buffer.isBuffer(jpeg), JSON.stringify(jpeg));
+      assert.deepEqual(jpeg, await readFile(join(history, `${eventKey('e1')}.jpg`)));
+      release();
+      assert.deepEqual(await rescue, []);
+      assert.ok(Buffer.isBuffer(await store.snapshot('e2', 'full')));
+    },
+  );
+
   it("review finding 8b (second review 1): rescues past the queue's bound are put off, their segment kept, unless their JPEG is in memory; the queue is counted", async (t) => {
     const { seg, ffmpeg, dir } = await setUp(t);
     const frames = new SnapshotFrames(
