@@ -230,16 +230,16 @@ export class SnapshotFrames {
   }
 
   /**
-   * Whether `camera`'s recording holds the frame at `ts` now, in a segment closed (its
-   * description on disk: one still being written is lost to a kill, `Ring.load`), not lost to a
-   * full disk.
+   * Whether `camera`'s recording holds the frame at `ts` now, in a segment described (its
+   * description renamed into place: one still being written, or closed with its description not
+   * yet written, is lost to a kill, `Ring.load`), not lost to a full disk.
    */
   holds(camera: string, ts: number): boolean {
     const ring = this.deps.source()?.ring(camera);
     return (
       !!ring &&
       planFrame(
-        ring.list().filter((s) => !s.open),
+        ring.list().filter((s) => !s.open && s.described === true),
         ts,
       ) !== undefined
     );

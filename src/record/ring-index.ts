@@ -42,6 +42,11 @@ export interface Segment {
   codec: string;
   /** Still being written. */
   open: boolean;
+  /**
+   * Its description (`<run>-<n>.json`) is on disk (renamed into place; true for one loaded at
+   * start): a closed segment without one is lost to a kill (`Ring.load` removes it).
+   */
+  described?: boolean;
 }
 
 /** How much a ring keeps, and how it cuts. */

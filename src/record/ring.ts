@@ -218,6 +218,7 @@ export class Ring {
     try {
       await writeFile(tmp, JSON.stringify({ ...seg, open: false }), { mode: 0o600, flag: 'wx' });
       await rename(tmp, json);
+      seg.described = true;
       if (!this.index.has(seg)) await unlink(json).catch(() => undefined); // evicted meanwhile
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
@@ -631,6 +632,7 @@ async function readSegment(json: string, file: string): Promise<Segment | undefi
       keyframes: keyframes.map((k) => ({ offset: k.offset, ts: k.ts })),
       codec: d.codec,
       open: false,
+      described: true,
     };
   } catch {
     return undefined;

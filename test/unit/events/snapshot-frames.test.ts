@@ -49,6 +49,7 @@ async function segmentFile(dir: string): Promise<Segment> {
     keyframes: [{ offset: 0, ts: T0 }],
     codec: 'h264',
     open: false,
+    described: true,
   };
 }
 
@@ -364,6 +365,17 @@ describe('snapshots as frames of the recording', () => {
   it('review finding 2: a frame in the segment still being written (no description yet: lost to a kill) is written as <key>.jpg', async (t) => {
     const { store, history, seg, segments } = await setUp(t);
     segments[0] = { ...seg, open: true };
+    await framed(store, T0 + 700, Buffer.from('published'));
+    const key = eventKey('e1');
+    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);
+    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+    assert.equal(record.frame, undefined);
+    assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
+  });
+
+  it('second review finding 5: a frame in a segment closed but not yet described (its description being written) is written as <key>.jpg', async (t) => {
+    const { store, history, seg, segments } = await setUp(t);
+    segments[0] = { ...seg, described: false };
     await framed(store, T0 + 700, Buffer.from('published'));
     const key = eventKey('e1');
     assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);

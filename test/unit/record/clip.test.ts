@@ -555,6 +555,26 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.equal((await stat(oldest.file)).size, oldest.bytes);
   });
 
+  it('second review finding 5: a closed segment is described once its description is renamed into place; one loaded at start is', async (t) => {
+    const { ring, dir, clock } = await ringWithSegments(t, () => []);
+    const closed = ring.list().filter((s) => !s.open);
+    assert.ok(closed.length >= 4);
+    for (const s of closed) {
+      assert.equal(s.described, true, s.file);
+      assert.ok((await stat(s.file.replace(/\.ts$/, '.json'))).isFile());
+    }
+    await ring.stop(true);
+    const next = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
+      { clock, log: silentLog },
+    );
+    await next.start();
+    t.after(() => next.stop());
+    assert.ok(next.list().length >= 4);
+    assert.ok(next.list().every((s) => s.described === true));
+  });
+
   it('a retired ring that no event needs is removed at once', async (t) => {
     const { ring, dir } = await ringWithSegments(t, () => []);
     assert.equal(await ring.retire(), true);
