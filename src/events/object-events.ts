@@ -134,6 +134,7 @@ export class ObjectEvents {
       // Snapshots kept as frames of the recording: drawn on request, and kept as files before
       // the segments that hold them go.
       history.useFrames(new SnapshotFrames({ source: () => clipSource(), log }));
+      this.clips.footage.cameras = () => history.cameras();
       this.clips.footage.rescue = (camera, removed) =>
         history.rescueFrames(camera, removed, clipSource()?.ring(camera)?.list() ?? []);
     }

@@ -159,9 +159,18 @@ export class Ingest {
     if (!clips) return;
     const first = !this.ringsSet;
     this.ringsSet = true;
+    // Cameras removed from the config across a restart whose events the history still holds
+    // (second review finding 6): their recordings are retired too (the directories' names are
+    // hashes: the names come from the history).
+    const removed = first
+      ? [...(this.deps.footage?.cameras?.() ?? [])].filter((n) => !Object.hasOwn(cameras, n))
+      : [];
     if (first)
-      for (const [name, camera] of Object.entries(cameras)) {
-        if (keepsClips(camera, clips) || this.retired.has(name)) continue;
+      for (const [name, camera] of [
+        ...Object.entries(cameras),
+        ...removed.map((n): [string, CameraConfig | undefined] => [n, undefined]),
+      ]) {
+        if ((camera && keepsClips(camera, clips)) || this.retired.has(name) || this.rings.has(name)) continue;
         const dir = join(clips.ring_dir ?? 'ring', ringKey(name));
         if (
           !(await lstat(dir).then(
@@ -207,7 +216,7 @@ export class Ingest {
   /** A camera's ring, not started. */
   private newRing(
     name: string,
-    camera: CameraConfig,
+    camera: CameraConfig | undefined,
     cameras: Record<string, CameraConfig>,
     clips: Config['events']['clips'],
   ): Ring {
@@ -215,11 +224,11 @@ export class Ingest {
       name,
       {
         dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
-        keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
+        keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + (camera ? this.lateMs(camera) : 0),
         maxBytes: this.share(cameras),
         segmentMs: SEGMENT_MS,
         ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
-        ...(camera.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
+        ...(camera?.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
       },
       {
         clock: this.deps.clock ?? systemClock,

@@ -20,6 +20,11 @@ export class FootageRanges {
   private cameraOf = new Map<string, string>();
   /** What the events keep of segments before they go (set by the events; absent: nothing). */
   rescue: Rescue | undefined;
+  /**
+   * The cameras the events' history holds events of (set by the events; absent: none): at start,
+   * those no longer configured whose recording an earlier run left have it retired.
+   */
+  cameras: (() => Iterable<string>) | undefined;
 
   /** Event `id` of `camera` needs `from`–`to` (ms since the epoch; `to` Infinity while it goes on). */
   set(camera: string, id: string, from: number, to: number): void {

@@ -77,4 +77,52 @@ describe('Ingest: recordings an earlier run left', () => {
     await assert.rejects(stat(dir), { code: 'ENOENT' }, 'the directory goes with its last segment');
     assert.deepEqual(await readdir(ringDir), []);
   });
+
+  it('second review finding 6: a camera removed from the config across a restart, whose events the history holds, has its recording retired, not leaked', async (t) => {
+    const root = await tempDir(t);
+    const ringDir = join(root, 'ring');
+    const dir = join(ringDir, ringKey('gate'));
+    const file = await leftSegment(dir);
+    const footage = new FootageRanges();
+    footage.set('gate', 'e1', T0 + 500, T0 + 1500);
+    footage.cameras = () => ['gate', 'yard']; // the history's cameras ('yard' left no recording)
+    const rescued: Segment[][] = [];
+    footage.rescue = (camera, segments) => {
+      assert.equal(camera, 'gate');
+      rescued.push([...segments]);
+      return Promise.resolve([]);
+    };
+    const clips = config({ events: { clips: { enabled: true, ring_dir: ringDir } } }).events.clips;
+    const door = cameraConfig({ url: 'rtsp://127.0.0.1:9/door', clips: false, enabled: false });
+    const ingest = new Ingest(
+      {
+        cameras: { door }, // gate removed
+        ffmpeg: config().ffmpeg,
+        size: () => 320,
+        secrets: [],
+        cache: config().cache,
+        clips,
+      },
+      { log: silentLog, onFrame: () => undefined, onStatus: () => undefined, footage },
+    );
+    await ingest.start();
+    t.after(() => ingest.stop());
+    const ring = ingest.ring('gate');
+    assert.ok(
+      ring,
+      "the removed camera's recording is listed: its events' snapshots are drawn from it, not 410",
+    );
+    assert.equal(ring.isRetired, true);
+    assert.deepEqual(
+      ring.list().map((s) => s.file),
+      [file],
+    );
+    assert.equal(ingest.ring('yard'), undefined);
+    footage.release('e1');
+    await ingest.pruneRetired();
+    assert.equal(rescued.length, 1, 'its removal went through the rescue');
+    assert.equal(ingest.ring('gate'), undefined);
+    await assert.rejects(stat(dir), { code: 'ENOENT' }, 'its directory goes: not leaked');
+    assert.deepEqual(await readdir(ringDir), []);
+  });
 });
