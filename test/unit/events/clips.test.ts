@@ -10,6 +10,7 @@ import type { ClipPayload } from '../../../src/publish/index.js';
 import type { ObjectEvent } from '../../../src/track/index.js';
 import type { Logger } from 'pino';
 import { FakeClock, objectEvent, recordingLog, silentLog } from '../../helpers/fakes.js';
+import { segment } from '../../helpers/segment.js';
 
 const CFG = {
   enabled: true,
@@ -25,20 +26,6 @@ const CFG = {
 
 const event = (type: ObjectEvent['type'], startTs: number, endTs: number | null = null): ObjectEvent =>
   objectEvent(type, { id: 'e1', camera: 'door', score: 0.9, box: [0, 0, 10, 10], startTs, endTs });
-
-/** A ring segment of 90–110 s with one key frame, of `codec`. */
-const segment = (codec: string): Segment => ({
-  file: '/ring/1-0.ts',
-  run: 1,
-  seq: 0,
-  start: 90_000,
-  end: 110_000,
-  bytes: 1000,
-  headerBytes: 376,
-  keyframes: [{ offset: 376, ts: 90_000 }],
-  codec,
-  open: false,
-});
 
 /** A ring that holds `segments`, whose last loss was `fault`. */
 function fakeRing(segments: Segment[], fault?: RingFault): Ring {
@@ -103,7 +90,7 @@ async function standIn(dir: string, sleepS = 0): Promise<{ ffmpeg: string; seg: 
   await writeFile(ffmpeg, `#!/bin/sh\nfor last; do :; done\n${sleep}head -c 64 /dev/urandom > "$last"\n`, {
     mode: 0o755,
   });
-  const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
+  const seg = segment('h264', join(dir, '1-0.ts'));
   await writeFile(seg.file, Buffer.alloc(1000));
   return { ffmpeg, seg };
 }

@@ -9,12 +9,13 @@ import { EventStore, ObjectEvents } from '../../../src/events/index.js';
 import { HttpServer } from '../../../src/http/server.js';
 import { LiveView } from '../../../src/http/view.js';
 import { topics } from '../../../src/publish/topics.js';
-import type { Ring, Segment } from '../../../src/record/index.js';
+import type { Ring } from '../../../src/record/index.js';
 import { cameraConfig, config } from '../../helpers/config.js';
 import { tempDir } from '../../helpers/env.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
 import { FakeStages } from '../../helpers/fake-stages.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
+import { segment } from '../../helpers/segment.js';
 
 /**
  * DELETE /api/events/<id> through the daemon's own parts (the HTTP server, the live view, the
@@ -30,18 +31,7 @@ describe('DELETE /api/events/<id>: the MP4 made on request', () => {
       mode: 0o755,
     });
     // The ring holds one segment of 90–110 s (since the epoch) with one key frame.
-    const seg: Segment = {
-      file: join(dir, '1-0.ts'),
-      run: 1,
-      seq: 0,
-      start: 90_000,
-      end: 110_000,
-      bytes: 1000,
-      headerBytes: 376,
-      keyframes: [{ offset: 376, ts: 90_000 }],
-      codec: 'h264',
-      open: false,
-    };
+    const seg = segment('h264', join(dir, '1-0.ts'));
     await writeFile(seg.file, Buffer.alloc(1000));
     const ring = { list: () => [seg], settle: () => Promise.resolve() } as unknown as Ring;
 
