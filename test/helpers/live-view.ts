@@ -27,13 +27,14 @@ export function liveView(
   );
 }
 
-/** `src` served over HTTP on a free port of 127.0.0.1 (1 MB bodies, no inference) until the test ends: its URL. */
+/** `src` served over HTTP on a free port of 127.0.0.1 (1 MB bodies, no inference unless asked) until the test ends: its URL. */
 export async function serveHttp(
   t: { after: (fn: () => Promise<void>) => void },
   src: HttpSource,
+  { inference = false }: { inference?: boolean } = {},
 ): Promise<string> {
   const server = new HttpServer(
-    { host: '127.0.0.1', port: 0, max_body_mb: 1, inference: false },
+    { host: '127.0.0.1', port: 0, max_body_mb: 1, inference },
     src,
     pino({ level: 'silent' }),
   );
