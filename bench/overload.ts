@@ -27,8 +27,8 @@
  *     number to 0, until the daemon is told to stop (its shutdown ends every object: not counted).
  * Truth: a still camera holds the objects its count topics settled on in the reference run
  * (bus.jpg: 3 persons and the bus; the fourth person, cut by the left edge, scores 0.39–0.41 and
- * never starts a track below `events.high_score`); a walkers camera sees the clip's 17 person
- * visits (15–20, counted by eye: bench/events.ts).
+ * never starts a track below `events.high_score`); a walkers camera sees the clip's 19 person
+ * visits (17–20, counted by eye: bench/events.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

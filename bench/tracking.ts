@@ -10,7 +10,7 @@
  * Then `vtest.mp4` (480×360, a plaza, parked vehicles at the top right) four times in a row
  * (`-stream_loop 3`) at 5 frames/s, with a line across the plaza: the vertical x = 240 from
  * y = 90 to 330, which most walkers on the footpath cross (directions `leftward`, `rightward`).
- * No truth per frame there: `new` and ids per person against the 17 people counted by eye per
+ * No truth per frame there: `new` and ids per person against the 19 person visits counted by eye per
  * playing (bench/events.ts), `new` events per parked vehicle, and ids that crossed the line
  * more than once, with their times; and the line against a by-eye truth of one playing
  * (bench/vtest-line-truth.ts): ids that crossed more often than their person did.

@@ -72,12 +72,8 @@ export class ClipCache {
       }
       const job = this.make(key, path, make, tag);
       this.making.set(key, { job, tag });
-      try {
-        await job;
-        made = true;
-      } finally {
-        this.making.delete(key);
-      }
+      await job;
+      made = true;
     }
     const kept = this.files.get(key)!;
     this.files.delete(key);
@@ -113,6 +109,8 @@ export class ClipCache {
       await unlink(tmp).catch(() => undefined);
       throw err;
     } finally {
+      // Both at once: a `drop` after this finds neither, so it cannot mark a key whose make is over.
+      this.making.delete(key);
       this.dropped.delete(key);
       this.running--;
       this.waiting.shift()?.();

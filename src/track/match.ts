@@ -147,7 +147,12 @@ export function comeBackCost(
  * Pairing `t` (predicted `p` at `ts`) with a detected box by motion: `matchCost`, within its
  * reach. A detection either of two could be goes to the one the last frame showed (LOST_COST). An
  * object unseen since its prediction left the picture has gone: someone coming in where it
- * went out is someone else.
+ * went out is someone else. An object hidden behind another (`held` 'hidden', hold.ts) and
+ * unseen in more than one answered frame may have stopped there, as hold.ts already supposes:
+ * it is also paired from where it was last seen (its filter halted), whichever costs less. At
+ * vtest's lamp post, a man who walked behind the sign and stopped was predicted 45 px on, beyond
+ * his gate: the walker beside him, whose prediction reached, took his box, and the walker's own
+ * reappearance started a new id (issue 42 item 6).
  */
 export function motionCost(
   t: Track,
@@ -156,9 +161,10 @@ export function motionCost(
   ts: number,
   pixels: Pixels | undefined,
 ): number {
-  return gone(t, p, pixels)
-    ? Infinity
-    : matchCost(p, box, reachOf(t, ts)) + Math.min(LOST_COST_MAX, LOST_COST * (t.misses - 1));
+  if (gone(t, p, pixels)) return Infinity;
+  const moving = matchCost(p, box, reachOf(t, ts));
+  const stopped = t.held === 'hidden' && t.misses > 1 ? matchCost(halt(t.kf), box) : Infinity;
+  return Math.min(moving, stopped) + Math.min(LOST_COST_MAX, LOST_COST * (t.misses - 1));
 }
 
 /**

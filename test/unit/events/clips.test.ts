@@ -10,6 +10,7 @@ import type { ClipPayload } from '../../../src/publish/index.js';
 import type { ObjectEvent } from '../../../src/track/index.js';
 import type { Logger } from 'pino';
 import { FakeClock, objectEvent, recordingLog, silentLog } from '../../helpers/fakes.js';
+import { segment } from '../../helpers/segment.js';
 
 const CFG = {
   enabled: true,
@@ -25,20 +26,6 @@ const CFG = {
 
 const event = (type: ObjectEvent['type'], startTs: number, endTs: number | null = null): ObjectEvent =>
   objectEvent(type, { id: 'e1', camera: 'door', score: 0.9, box: [0, 0, 10, 10], startTs, endTs });
-
-/** A ring segment of 90–110 s with one key frame, of `codec`. */
-const segment = (codec: string): Segment => ({
-  file: '/ring/1-0.ts',
-  run: 1,
-  seq: 0,
-  start: 90_000,
-  end: 110_000,
-  bytes: 1000,
-  headerBytes: 376,
-  keyframes: [{ offset: 376, ts: 90_000 }],
-  codec,
-  open: false,
-});
 
 /** A ring that holds `segments`, whose last loss was `fault`. */
 function fakeRing(segments: Segment[], fault?: RingFault): Ring {
@@ -103,9 +90,41 @@ async function standIn(dir: string, sleepS = 0): Promise<{ ffmpeg: string; seg: 
   await writeFile(ffmpeg, `#!/bin/sh\nfor last; do :; done\n${sleep}head -c 64 /dev/urandom > "$last"\n`, {
     mode: 0o755,
   });
-  const seg: Segment = { ...segment('h264'), file: join(dir, '1-0.ts') };
+  const seg = segment('h264', join(dir, '1-0.ts'));
   await writeFile(seg.file, Buffer.alloc(1000));
   return { ffmpeg, seg };
+}
+
+/**
+ * Clips whose ring directory is in `dir`, started, with `standIn`'s ffmpeg (each MP4 made after
+ * `sleepS`) and segment, and a history whose every event's clip is 95–106 s of `door`, holding
+ * the events `has` says (all, unless told). Its segment is returned to be changed.
+ */
+async function cachedClips(
+  dir: string,
+  o: { has?: (id: string) => boolean; log?: Logger; clock?: FakeClock; sleepS?: number } = {},
+): Promise<{ clips: Clips; seg: Segment }> {
+  const { ffmpeg, seg } = await standIn(dir, o.sleepS);
+  const history = {
+    clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
+    clipRanges: () => [],
+    has: o.has ?? (() => true),
+    setFields: () => undefined,
+  };
+  const source: ClipSource = { ring: () => fakeRing([seg]), ffmpeg };
+  const clips = new Clips(
+    { ...CFG, ring_dir: join(dir, 'ring') },
+    {
+      clock: o.clock ?? new FakeClock(),
+      log: o.log ?? silentLog,
+      history: history as unknown as EventStore,
+      source: () => source,
+      keeps: () => true,
+      done: () => undefined,
+    },
+  );
+  await clips.start();
+  return { clips, seg };
 }
 
 describe('Clips', () => {
@@ -328,25 +347,7 @@ describe('Clips.open: the cache', () => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-clips-open-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     // A stand-in for ffmpeg: each MP4 it makes differs from the one before (its last argument is the output).
-    const { ffmpeg, seg } = await standIn(dir);
-    const history = {
-      clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
-      clipRanges: () => [],
-      has: () => true,
-    };
-    const source: ClipSource = { ring: () => fakeRing([seg]), ffmpeg };
-    const clips = new Clips(
-      { ...CFG, ring_dir: join(dir, 'ring') },
-      {
-        clock: new FakeClock(),
-        log: silentLog,
-        history: history as unknown as EventStore,
-        source: () => source,
-        keeps: () => true,
-        done: () => undefined,
-      },
-    );
-    await clips.start();
+    const { clips, seg } = await cachedClips(dir);
     const read = async (): Promise<Buffer> => {
       const opened = await clips.open('e1');
       assert.ok('file' in opened, JSON.stringify(opened));
@@ -368,28 +369,9 @@ describe('Clips.open: the cache', () => {
   it("an event that leaves the history by its own limits takes its cached MP4 along; another's stays", async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-clips-prune-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const { ffmpeg, seg } = await standIn(dir);
     const kept = new Set(['a', 'b']);
-    const history = {
-      clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
-      clipRanges: () => [],
-      has: (id: string) => kept.has(id),
-      setFields: () => undefined,
-    };
     const clock = new FakeClock();
-    const source: ClipSource = { ring: () => fakeRing([seg]), ffmpeg };
-    const clips = new Clips(
-      { ...CFG, ring_dir: join(dir, 'ring') },
-      {
-        clock,
-        log: silentLog,
-        history: history as unknown as EventStore,
-        source: () => source,
-        keeps: () => true,
-        done: () => undefined,
-      },
-    );
-    await clips.start();
+    const { clips } = await cachedClips(dir, { has: (id) => kept.has(id), clock });
     for (const id of ['a', 'b']) {
       clips.onEvent({ ...event('new', 96_000), id });
       clips.onEvent({ ...event('end', 96_000, 100_000), id });
@@ -424,25 +406,8 @@ describe('Clips.open: the cache', () => {
   it('a request for a clip whose event is deleted while it is made is answered 404, not logged as a failure', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-clips-drop-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const { ffmpeg, seg } = await standIn(dir, 0.3);
-    const history = {
-      clipRange: (id: string) => ({ id, camera: 'door', from: 95_000, to: 106_000 }),
-      clipRanges: () => [],
-      has: () => true,
-    };
     const { log, lines } = recordingLog();
-    const clips = new Clips(
-      { ...CFG, ring_dir: join(dir, 'ring') },
-      {
-        clock: new FakeClock(),
-        log,
-        history: history as unknown as EventStore,
-        source: () => ({ ring: () => fakeRing([seg]), ffmpeg }),
-        keeps: () => true,
-        done: () => undefined,
-      },
-    );
-    await clips.start();
+    const { clips } = await cachedClips(dir, { log, sleepS: 0.3 });
     const asked = clips.open('e1');
     await new Promise((ok) => setTimeout(ok, 100));
     await clips.dropEvent('e1');

@@ -2,19 +2,16 @@ import assert from 'node:assert/strict';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { cacheDir } from '../../../src/events/clips.js';
 import { EventStore, ObjectEvents } from '../../../src/events/index.js';
-import { HttpServer } from '../../../src/http/server.js';
-import { LiveView } from '../../../src/http/view.js';
 import { topics } from '../../../src/publish/topics.js';
-import type { Ring, Segment } from '../../../src/record/index.js';
+import type { Ring } from '../../../src/record/index.js';
 import { cameraConfig, config } from '../../helpers/config.js';
 import { tempDir } from '../../helpers/env.js';
 import { FakeOutput } from '../../helpers/fake-output.js';
-import { FakeStages } from '../../helpers/fake-stages.js';
 import { FakeClock, silentLog } from '../../helpers/fakes.js';
+import { liveView, serveHttp } from '../../helpers/live-view.js';
+import { segment } from '../../helpers/segment.js';
 
 /**
  * DELETE /api/events/<id> through the daemon's own parts (the HTTP server, the live view, the
@@ -30,18 +27,7 @@ describe('DELETE /api/events/<id>: the MP4 made on request', () => {
       mode: 0o755,
     });
     // The ring holds one segment of 90–110 s (since the epoch) with one key frame.
-    const seg: Segment = {
-      file: join(dir, '1-0.ts'),
-      run: 1,
-      seq: 0,
-      start: 90_000,
-      end: 110_000,
-      bytes: 1000,
-      headerBytes: 376,
-      keyframes: [{ offset: 376, ts: 90_000 }],
-      codec: 'h264',
-      open: false,
-    };
+    const seg = segment('h264', join(dir, '1-0.ts'));
     await writeFile(seg.file, Buffer.alloc(1000));
     const ring = { list: () => [seg], settle: () => Promise.resolve() } as unknown as Ring;
 
@@ -84,28 +70,9 @@ describe('DELETE /api/events/<id>: the MP4 made on request', () => {
     add('e1', 95, 106);
     add('e2', 96, 104);
 
-    const stages = new FakeStages();
-    const view = new LiveView(
-      { detect_priority: 0 },
-      {
-        ...stages,
-        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
-        stats: { rates: () => ({}) },
-        cameras: () => cameras,
-        metrics: new Registry(),
-        history,
-        clips: events,
-      },
-    );
-    const server = new HttpServer(
-      { host: '127.0.0.1', port: 0, max_body_mb: 1, inference: false },
-      view,
-      pino({ level: 'silent' }),
-    );
-    await server.start();
-    t.after(() => server.stop());
+    const base = await serveHttp(t, liveView({ cameras: () => cameras, history, clips: events }));
     const clip = async (id: string): Promise<[number, Buffer]> => {
-      const r = await fetch(`${server.url}/api/events/${id}/clip.mp4`);
+      const r = await fetch(`${base}/api/events/${id}/clip.mp4`);
       return [r.status, Buffer.from(await r.arrayBuffer())];
     };
     const cached = async (): Promise<string[]> =>
@@ -121,7 +88,7 @@ describe('DELETE /api/events/<id>: the MP4 made on request', () => {
     const e2File = (await cached()).find((n) => n !== e1File);
     assert.ok(e2File, 'the MP4 made for e2 is cached beside it');
 
-    const del = await fetch(`${server.url}/api/events/e1`, { method: 'DELETE' });
+    const del = await fetch(`${base}/api/events/e1`, { method: 'DELETE' });
     assert.equal(del.status, 204);
     assert.deepEqual(await cached(), [e2File], "e1's MP4 is gone from the cache at once, e2's stays");
     assert.equal(events.clipCacheStats().bytes, 64, "the cache counts e2's bytes only");

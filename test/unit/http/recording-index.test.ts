@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import type { CameraConfig } from '../../../src/config/index.js';
 import type { EventQuery } from '../../../src/events/index.js';
-import { HttpServer } from '../../../src/http/server.js';
 import type { HttpSource, RecordingIndex } from '../../../src/http/source.js';
-import { LiveView } from '../../../src/http/view.js';
 import type { KeptRange } from '../../../src/record/index.js';
 import { cameraConfig } from '../../helpers/config.js';
-import { FakeStages } from '../../helpers/fake-stages.js';
 import { httpSource } from '../../helpers/http-source.js';
+import { liveView, serveHttp } from '../../helpers/live-view.js';
 
 const T0 = Date.parse('2026-12-06T08:00:00Z');
 
@@ -25,21 +21,10 @@ function source(asked: unknown[][]): HttpSource {
   });
 }
 
-async function serve(t: { after: (fn: () => Promise<void>) => void }, src: HttpSource): Promise<string> {
-  const server = new HttpServer(
-    { host: '127.0.0.1', port: 0, max_body_mb: 1, inference: false },
-    src,
-    pino({ level: 'silent' }),
-  );
-  await server.start();
-  t.after(() => server.stop());
-  return server.url;
-}
-
 describe('GET /api/cameras/<camera>/recording', () => {
   it('reads start and end as recording.mp4 does (ISO 8601 or ms), each optional, and answers the JSON', async (t) => {
     const asked: unknown[][] = [];
-    const base = await serve(t, source(asked));
+    const base = await serveHttp(t, source(asked));
     const all = await fetch(`${base}/api/cameras/gate/recording`);
     assert.equal(all.status, 200);
     assert.equal(all.headers.get('content-type'), 'application/json');
@@ -61,7 +46,7 @@ describe('GET /api/cameras/<camera>/recording', () => {
 
   it('404s an unknown camera, 400s bad times naming the parameter, and a bad name', async (t) => {
     const asked: unknown[][] = [];
-    const base = await serve(t, source(asked));
+    const base = await serveHttp(t, source(asked));
     /** The status, and the body: a 400's `error`, else the text. */
     const answer = async (path: string): Promise<[number, string]> => {
       const r = await fetch(base + path);
@@ -88,7 +73,7 @@ describe('GET /api/cameras/<camera>/recording', () => {
   it('is 404 on a daemon with no recordings', async (t) => {
     const src = source([]);
     delete src.recordingIndex;
-    const base = await serve(t, src);
+    const base = await serveHttp(t, src);
     assert.equal((await fetch(`${base}/api/cameras/gate/recording`)).status, 404);
   });
 });
@@ -120,40 +105,32 @@ describe('LiveView.recordingIndex', () => {
   ];
 
   function view(kept: KeptRange[] | undefined) {
-    const stages = new FakeStages();
     const cameras: Record<string, CameraConfig> = { gate: cameraConfig() };
     const queries: EventQuery[] = [];
     const keptAsked: unknown[][] = [];
-    const v = new LiveView(
-      { detect_priority: 0 },
-      {
-        ...stages,
-        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
-        stats: { rates: () => ({}) },
-        cameras: () => cameras,
-        metrics: new Registry(),
-        history: {
-          list: (q: EventQuery) => {
-            queries.push(q);
-            return q.camera === undefined || q.camera === 'gate' ? events : [];
-          },
-          has: () => false,
-          cameraOf: () => undefined,
-          snapshotOrWhy: () => Promise.resolve(undefined),
-          openClip: () => Promise.resolve(undefined),
-          remove: () => Promise.resolve(false),
+    const v = liveView({
+      cameras: () => cameras,
+      history: {
+        list: (q: EventQuery) => {
+          queries.push(q);
+          return q.camera === undefined || q.camera === 'gate' ? events : [];
         },
-        clips: {
-          eventClip: () => Promise.resolve({ status: 404, error: 'none' }),
-          dropEventClip: () => Promise.resolve(),
-          recording: () => Promise.resolve({ status: 404, error: 'none' }),
-          kept: (camera, from, to) => {
-            keptAsked.push([camera, from, to]);
-            return kept;
-          },
+        has: () => false,
+        cameraOf: () => undefined,
+        snapshotOrWhy: () => Promise.resolve(undefined),
+        openClip: () => Promise.resolve(undefined),
+        remove: () => Promise.resolve(false),
+      },
+      clips: {
+        eventClip: () => Promise.resolve({ status: 404, error: 'none' }),
+        dropEventClip: () => Promise.resolve(),
+        recording: () => Promise.resolve({ status: 404, error: 'none' }),
+        kept: (camera, from, to) => {
+          keptAsked.push([camera, from, to]);
+          return kept;
         },
       },
-    );
+    });
     return { v, queries, keptAsked };
   }
 

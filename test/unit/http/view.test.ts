@@ -19,6 +19,7 @@ import {
   remoteModelStats,
 } from '../../helpers/fake-stages.js';
 import { tempDir } from '../../helpers/env.js';
+import { liveView } from '../../helpers/live-view.js';
 import { silentLog } from '../../helpers/fakes.js';
 import { named, plain, SPECIAL_NAMES } from '../../helpers/names.js';
 
@@ -280,14 +281,9 @@ describe('live view (HTTP API models)', () => {
       direction,
       count,
     });
-    const view = new LiveView(
-      { detect_priority: 7 },
+    const view = liveView(
       {
-        ...stages,
-        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
-        stats: { rates: () => ({}) },
         cameras: () => cameras,
-        metrics: new Registry(),
         lineCounts: () => [
           row('gate', 'person', 'in', 3),
           row('gate', 'person', 'out', 1),
@@ -297,6 +293,7 @@ describe('live view (HTTP API models)', () => {
         zoneDwell: (camera) => (camera === 'gate' ? named({ door: 12.5 }) : named()),
         objects: (camera) => (camera === 'gate' ? [moving] : []),
       },
+      { detectPriority: 7, stages },
     );
     stages.statuses = [cameraStatus('gate', { state: 'streaming' })];
     const [gate, yard] = view.cameras();
@@ -416,7 +413,6 @@ describe('live view: names a user chose', () => {
 
 describe('live view: the event history of the config’s cameras only (issue 45, item 3)', () => {
   it('lists, serves and deletes only events of cameras the running config has; the others are kept', async (t) => {
-    const stages = new FakeStages();
     let cameras: Record<string, CameraConfig> = { gate: cameraConfig() };
     const history = new EventStore(
       join(await tempDir(t), 'events'),
@@ -434,17 +430,7 @@ describe('live view: the event history of the config’s cameras only (issue 45,
     history.add(stored('g1', 'gate', 1));
     history.add(stored('b1', 'bcam', 2)); // another config's, in a state directory they shared
     history.add(stored('g2', 'gate', 3));
-    const view = new LiveView(
-      { detect_priority: 7 },
-      {
-        ...stages,
-        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
-        stats: { rates: () => ({}) },
-        cameras: () => cameras,
-        metrics: new Registry(),
-        history,
-      },
-    );
+    const view = liveView({ cameras: () => cameras, history }, { detectPriority: 7 });
     const ids = (q: Partial<EventQuery> = {}): unknown[] =>
       (view.events({ limit: 100, ...q }) as { id: string }[]).map((e) => e.id);
     assert.deepEqual(ids(), ['g2', 'g1']);
@@ -466,7 +452,6 @@ describe('live view: the event history of the config’s cameras only (issue 45,
 
 describe('live view with fleet: (issue 48 item 2)', () => {
   it("lists the events this box recorded of every camera of the file, another box's now too, and serves the fleet's view", async (t) => {
-    const stages = new FakeStages();
     const history = new EventStore(
       join(await tempDir(t), 'events'),
       { maxEvents: 10, maxBytes: 1 << 20 },
@@ -495,17 +480,13 @@ describe('live view with fleet: (issue 48 item 2)', () => {
       running: ['yard'],
       unplaced: [],
     };
-    const view = new LiveView(
-      { detect_priority: 7 },
+    const view = liveView(
       {
-        ...stages,
-        scheduler: { stats: stages.scheduler.stats, submit: () => Promise.resolve([]) },
-        stats: { rates: () => ({}) },
         cameras: () => ({ yard: cameraConfig() }),
-        metrics: new Registry(),
         history,
         fleet: { view: () => fleetView, fileCameras: () => ({ gate: {}, yard: {} }) },
       },
+      { detectPriority: 7 },
     );
     const listed = view.events({ limit: 100 }) as { id: string; owner: unknown }[];
     assert.deepEqual(

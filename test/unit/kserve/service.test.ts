@@ -5,7 +5,6 @@ import { pino } from 'pino';
 import { systemClock } from '../../../src/core/clock.js';
 import type { Detection, Picture } from '../../../src/core/frame.js';
 import { letterbox } from '../../../src/core/geometry.js';
-import { HttpServer } from '../../../src/http/server.js';
 import type { HttpSource } from '../../../src/http/source.js';
 import { decodeInferResponse, encodeInferRequest } from '../../../src/kserve/codec.js';
 import { labelsFromConfig } from '../../../src/kserve/plan.js';
@@ -14,6 +13,7 @@ import { nchwToRgb } from '../../../src/kserve/service-tensors.js';
 import { InferenceService, type ServedModel, type ServiceRequest } from '../../../src/kserve/service.js';
 import { tensorToJson } from '../../../src/kserve/tensor.js';
 import { FrameDropped } from '../../../src/scheduler/index.js';
+import { serveHttp } from '../../helpers/live-view.js';
 
 const S = 4;
 const labels = ['person', 'car', 'dog'];
@@ -522,13 +522,7 @@ describe(
     it('sends RGB24, gets post-NMS detections, maps them to the source picture', async (t) => {
       const served = model({ inputSize: 32 });
       const source = { servedModels: () => [served] } as unknown as HttpSource;
-      const server = new HttpServer(
-        { host: '127.0.0.1', port: 0, max_body_mb: 1, inference: true },
-        source,
-        pino({ level: 'silent' }),
-      );
-      await server.start();
-      t.after(() => server.stop());
+      const url = await serveHttp(t, source, { inference: true });
       const remote = new RemoteDetector(
         {
           name: 'box-a',
@@ -536,7 +530,7 @@ describe(
           iou: 0.45,
           max_detections: 300,
           remote: {
-            url: server.url,
+            url,
             model: 'default',
             headers: {},
             timeout_ms: 2000,

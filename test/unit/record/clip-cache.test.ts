@@ -106,4 +106,22 @@ describe('ClipCache.drop (an event deleted)', () => {
     assert.equal(asked, false, 'its remux never ran');
     assert.deepEqual((await readdir(dir)).sort(), ['aaaaaaaa.mp4', 'bbbbbbbb.mp4']);
   });
+  it('a drop that comes once the MP4 is made (its request not yet answered) refuses no later make of it', async (t) => {
+    const dir = await tempDir(t);
+    const cache = new ClipCache(dir, 1 << 20);
+    await cache.start();
+    // The request's own code resumes a few microtasks after the make ends: a drop in between
+    // found the make still listed and marked its key, so the next make of it was refused.
+    const inner = cache as unknown as { make: (...a: unknown[]) => Promise<void> };
+    const make = inner.make.bind(cache);
+    let drops = 0;
+    inner.make = async (...a: unknown[]): Promise<void> => {
+      await make(...a);
+      if (drops++ === 0) await cache.drop('e1');
+    };
+    // The drop removed what was made; the request makes it again, and it is served.
+    const got = await read(cache, 'aaaaaaaa', writes(100, 7), 'e1');
+    assert.deepEqual(got, { data: Buffer.alloc(100, 7), made: true });
+    assert.deepEqual(await readdir(dir), ['aaaaaaaa.mp4']);
+  });
 });

@@ -305,6 +305,42 @@ describe('tracker: parked and hidden objects hold while they are there', () => {
     assert.ok(hiddenCounts > 0, 'counted while hidden');
   });
 
+  it('a walker who stops behind a van keeps its id when it steps out, though another hidden walker is predicted there', () => {
+    // W walks right at 100 px/s, behind the van's left edge at 1.4 s, stops there and steps back
+    // out at 2.6 s; C walks left at 100 px/s behind the van from 1.0 s and out of its left edge at
+    // 2.8 s, a little lower. W's prediction walks on 120 px past where it stopped, beyond its gate;
+    // C's reaches where W steps out. Issue 42 item 6: vtest's lamp post.
+    const t = new Tracker('street', settings);
+    const van: Box = [300, 150, 500, 350];
+    const events: ObjectEvent[] = [];
+    const idsAt = new Map<number, Map<string, string>>();
+    for (const ts of times(5, 0, 6000)) {
+      const wx = ts < 1400 ? 150 + ts * 0.1 : ts < 2600 ? 290 : 260;
+      const cx = 560 - ts * 0.1;
+      const w: Box = [wx, 200, wx + 40, 320];
+      const c: Box = [cx, 240, cx + 40, 360];
+      const visible = (b: Box): boolean => (b[0] + b[2]) / 2 < van[0] || (b[0] + b[2]) / 2 > van[2];
+      const dets = [
+        zd('car', 0.9, van),
+        ...(visible(w) ? [zd('person', 0.85, w)] : []),
+        ...(visible(c) ? [zd('person', 0.85, c)] : []),
+      ];
+      events.push(...objectEvents(t.update(dets, ts)));
+      const seen = t.identify(dets);
+      const names = new Map<string, string>();
+      for (const [i, d] of dets.entries())
+        if (d.label === 'person' && seen[i]?.id)
+          names.set(d === dets[1] && visible(w) ? 'W' : 'C', seen[i].id);
+      idsAt.set(ts, names);
+    }
+    const people = events.filter((e) => e.label === 'person' && e.type === 'new');
+    assert.equal(people.length, 2, people.map((e) => `${e.type} ${e.id}`).join('\n'));
+    const after = idsAt.get(4000)!;
+    assert.ok(idsAt.get(1000)!.get('W') && idsAt.get(600)!.get('C'), 'both seen before the van');
+    assert.equal(after.get('W'), idsAt.get(1000)!.get('W'), 'W keeps its id');
+    assert.equal(after.get('C'), idsAt.get(600)!.get('C'), 'C keeps its id');
+  });
+
   it('a hidden object is held hold_hidden_s at most', () => {
     const t = new Tracker('street', { ...settings, hold_hidden_s: 6 });
     const bus: Box = [100, 100, 600, 400];
