@@ -222,7 +222,7 @@ export class Ring {
       if (!this.index.has(seg)) await unlink(json).catch(() => undefined); // evicted meanwhile
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
-      this.lose(seg, err);
+      this.lose(seg, err, true);
     }
   }
 
@@ -355,9 +355,10 @@ export class Ring {
    * a kill meanwhile leaves them to the next run, which lists them again. Those the rescue says
    * must stay (what they hold could not be kept: the history's disk full) are listed again, their
    * files kept, and go through this again at the next removal. The rescue is bounded (one decode,
-   * killed after 30 s); the hot path never waits for it.
+   * killed after 30 s); the hot path never waits for it. `relist` false: none is listed again
+   * (a segment short of its bytes), whatever the rescue says.
    */
-  private removeAfterRescue(segments: readonly Segment[]): Promise<void> {
+  private removeAfterRescue(segments: readonly Segment[], relist = true): Promise<void> {
     if (!segments.length) return Promise.resolve();
     let rescue: Promise<readonly Segment[] | void> | undefined;
     try {
@@ -374,7 +375,7 @@ export class Ring {
         (stay) => {
           // Listed again at once, in the turn the rescue ends: a request waiting for it (second
           // review finding 2) must find them listed, not wait for the files of the others to go.
-          const back = segments.filter((s) => stay?.includes(s));
+          const back = relist ? segments.filter((s) => stay?.includes(s)) : [];
           if (back.length && !this.abandoned) this.index.restore(back);
           return back;
         },
@@ -404,10 +405,12 @@ export class Ring {
 
   /**
    * A segment that could not be written is dropped, its file removed; why is kept for the clips.
-   * One closed (its description could not be written) may hold events' snapshot frames: its
-   * files go as an evicted one's do, once those are rescued (`removeAfterRescue`).
+   * One closed may hold events' snapshot frames: its files go as an evicted one's do, once those
+   * are rescued (`removeAfterRescue`). `whole`: its video is all on disk (only its description
+   * failed), so it may be listed again for a rescue to retry; one whose data write failed is
+   * short of its bytes and never is (listed, its clips would read past its end).
    */
-  private lose(seg: Segment, err: unknown): void {
+  private lose(seg: Segment, err: unknown, whole = false): void {
     if (!this.index.lose(seg)) return;
     const code = (err as NodeJS.ErrnoException).code;
     if (DIR_ERRORS.includes(code ?? '')) this.dir.distrust();
@@ -415,7 +418,7 @@ export class Ring {
       code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : code === 'SLOW' ? 'disk_slow' : 'write_failed';
     this.fault(fault, (err as Error).message, { file: seg.file });
     if (seg.open) removeSegment(seg);
-    else void this.removeAfterRescue([seg]);
+    else void this.removeAfterRescue([seg], whole);
   }
 
   /** Keeps why video was lost, for the clips that miss it; logged when the reason changes. */

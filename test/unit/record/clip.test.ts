@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -491,6 +491,43 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.match(asked[0]!.segments[0]!.file, /1-0\.ts$/);
     assert.equal(asked[0]!.onDisk, true, 'its file is still there to be read');
     await waitFor('its file removed', () => !existsSync(join(dir, '1-0.ts')), 2500);
+  });
+
+  it('second review finding 7: a closed segment whose video could not all be written is never listed again, whatever its rescue says', async (t) => {
+    // The first write of video to a segment's file fails (an I/O error): the first segment's,
+    // flushed as it closes. Its description and the others' writes go through.
+    const probe = await open(join(tmpdir(), `argus-probe-${process.pid}`), 'w');
+    const proto = Object.getPrototypeOf(probe) as { write: (...a: unknown[]) => Promise<unknown> };
+    await probe.close();
+    await rm(join(tmpdir(), `argus-probe-${process.pid}`), { force: true });
+    const write = proto.write;
+    let fail = 1;
+    proto.write = function (this: unknown, ...a: unknown[]) {
+      const data = a[0];
+      if (fail > 0 && Buffer.isBuffer(data) && data[0] === 0x47) {
+        fail--;
+        return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+      }
+      return write.apply(this, a);
+    };
+    t.after(() => {
+      proto.write = write;
+    });
+    const asked: Segment[][] = [];
+    const { ring, dir } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: (segments) => {
+        asked.push([...segments]);
+        return Promise.resolve(segments); // "keep them all": the history could not write
+      },
+    });
+    assert.equal(fail, 0, 'the write failed');
+    assert.equal(ring.stats().segmentsLost, 1);
+    assert.equal(asked.length, 1, 'its rescue was asked for (what was written may hold a frame)');
+    const lost = asked[0]![0]!;
+    assert.match(lost.file, /1-0\.ts$/);
+    await waitFor('its file removed', () => !existsSync(lost.file), 2500);
+    assert.ok(!ring.list().includes(lost), 'not listed again: its file is short of its bytes');
+    assert.ok(!existsSync(join(dir, '1-0.json')));
   });
 
   it(
