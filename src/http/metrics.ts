@@ -121,11 +121,12 @@ export function createMetrics(
   metric(
     'gauge',
     'argus_recording_bytes',
-    "Bytes of a camera's recording kept, by why: `event` (an event's footage), `recent` (the pre-roll's margin), `always` (continuous recording, record: always), `retired` (a camera that no longer records: its events' footage)",
+    "Bytes of a camera's recording kept, by why: `event` (an event's footage), `snapshot` (listed again until an event's snapshot frame in it is kept as a file), `recent` (the pre-roll's margin), `always` (continuous recording, record: always), `retired` (a camera that no longer records: its events' footage)",
     ['camera', 'reason'],
     (s, set) => {
       for (const [camera, r] of Object.entries(s.rings)) {
         if (r.eventBytes !== undefined) set({ camera, reason: 'event' }, r.eventBytes);
+        if (r.snapshotBytes !== undefined) set({ camera, reason: 'snapshot' }, r.snapshotBytes);
         if (r.recentBytes !== undefined) set({ camera, reason: 'recent' }, r.recentBytes);
         if (r.alwaysBytes !== undefined) set({ camera, reason: 'always' }, r.alwaysBytes);
         if (r.retiredBytes !== undefined) set({ camera, reason: 'retired' }, r.retiredBytes);

@@ -46,6 +46,8 @@ export interface RingStats {
    * its clips off: kept for its events until they age out) are all `retiredBytes`.
    */
   eventBytes?: number;
+  /** Of `bytes`, those listed again for a snapshot frame's rescue still to come (no event's footage). */
+  snapshotBytes?: number;
   recentBytes?: number;
   alwaysBytes?: number;
   retiredBytes?: number;
@@ -451,6 +453,7 @@ export class Ring {
       recentFrom: now - this.settings.keepMs,
       alwaysFrom: always === undefined ? Infinity : now - always,
       retired: this.retired,
+      saved: (s) => this.index.isSaved(s),
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
     });
@@ -468,7 +471,12 @@ export class Ring {
       bytes: this.index.bytes(),
       ...(this.retired
         ? { retiredBytes: this.index.bytes() }
-        : { eventBytes: by.held, recentBytes: by.recent, alwaysBytes: by.always }),
+        : {
+            eventBytes: by.held,
+            snapshotBytes: by.snapshot,
+            recentBytes: by.recent,
+            alwaysBytes: by.always,
+          }),
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.index.counters,

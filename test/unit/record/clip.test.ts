@@ -592,6 +592,23 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.equal((await stat(oldest.file)).size, oldest.bytes);
   });
 
+  it('second review finding 9: a segment listed again for a rescue still to come is counted and drawn as kept for a `snapshot`, not as recent', async (t) => {
+    let calls = 0;
+    // The first removal's oldest segment stays (its snapshot could not be kept yet).
+    const { ring, clock, sock, t0 } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: (segments) => Promise.resolve(++calls === 1 ? segments.slice(0, 1) : []),
+    });
+    const oldest = ring.list()[0]!;
+    await clock.advance(120_000); // all past the recent margin: removed at the next cut
+    sock.write(Buffer.concat([frame(125_000, { rai: true }), more()]));
+    await waitFor('the oldest listed again', () => calls >= 1 && ring.list().includes(oldest), 2500);
+    const stats = ring.stats();
+    assert.equal(stats.snapshotBytes, oldest.bytes, JSON.stringify(stats));
+    const first = ring.kept([])[0]!;
+    assert.equal(first.start, t0);
+    assert.deepEqual(first.why, ['snapshot'], JSON.stringify(first));
+  });
+
   it('second review finding 5: a closed segment is described once its description is renamed into place; one loaded at start is', async (t) => {
     const { ring, dir, clock } = await ringWithSegments(t, () => []);
     const closed = ring.list().filter((s) => !s.open);
