@@ -58,6 +58,8 @@ interface Entry extends StoredEvent {
   unkept?: { since: number; jpeg: Buffer };
   /** The rescue in progress of its snapshot's frame (its segments off the ring's list). */
   rescue?: Promise<unknown>;
+  /** Its rescue was first put off (the rescue queue full) at this `now()`: put off for RESCUE_RETRY_MS at most. */
+  deferred?: number;
 }
 
 /**
@@ -560,7 +562,11 @@ export class EventStore {
     // Its segments taken off the ring's list, their rescue not yet done: what the rescue leaves
     // (the file written, the segments kept for a retry, or the frame marked gone) answers.
     const rescue = entry.rescue;
-    if (waited || Buffer.isBuffer(view) || view.status !== 410 || !rescue) return view;
+    if (waited || Buffer.isBuffer(view)) return view;
+    // Its frame rescued as <key>.jpg (or marked gone) while the request waited for a decode whose
+    // segments then went: the record answers now (second review finding 10), not the decode's 503.
+    if (entry.frame !== frame) return this.answer(id, which, true);
+    if (view.status !== 410 || !rescue) return view;
     await rescue;
     return this.answer(id, which, true);
   }
@@ -616,22 +622,25 @@ export class EventStore {
       if (!entry || !isDue(removed, kept, f.frame.ts)) return [];
       return [{ entry, mine: new Promise<void>((resolve) => ends.set(f.id, resolve)) }];
     });
-    const work = this.frames.rescue(
-      camera,
-      removed,
-      kept,
-      framed,
-      (f, jpeg) => this.keepRescued(f.id, f.frame, jpeg),
-      (f, why) => {
+    const work = this.frames.rescue(camera, removed, kept, framed, {
+      keep: (f, jpeg) => this.keepRescued(f.id, f.frame, jpeg),
+      lost: (f, why) => {
         const entry = this.byId.get(f.id);
         if (!entry || entry.frame !== f.frame) return;
         entry.frame = { ...f.frame, gone: why };
         entry.unkept = undefined;
+        delete entry.deferred;
         this.writeRecord(entry);
       },
-      (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err),
-      (f) => ends.get(f.id)?.(),
-    );
+      unkept: (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err),
+      settled: (f) => ends.get(f.id)?.(),
+      defer: (f) => {
+        const entry = this.byId.get(f.id);
+        if (!entry) return true; // gone meanwhile: its next rescue does not list it
+        entry.deferred ??= this.now();
+        return this.now() - entry.deferred < RESCUE_RETRY_MS;
+      },
+    });
     if (!work) return undefined;
     for (const { entry, mine } of waits) {
       entry.rescue = mine;
@@ -645,14 +654,20 @@ export class EventStore {
   }
 
   /**
-   * A rescued snapshot the history could not write: whether to keep its segments and try again
-   * (within RESCUE_RETRY_MS of the first failure, the JPEG kept meanwhile), else it is marked gone.
+   * A rescued snapshot the history could not write: `retry` (keep its segments and try again,
+   * within RESCUE_RETRY_MS of the first failure, the JPEG kept meanwhile), else `lose` (it is
+   * marked gone); `forget` when the event is gone meanwhile (deleted, aged out: nothing is lost).
    * A history that is a symbolic link (`REFUSED`: not used) is not waited for.
    */
-  private retryRescue(id: string, frame: SnapshotFrame, jpeg: Buffer, err: unknown): boolean {
+  private retryRescue(
+    id: string,
+    frame: SnapshotFrame,
+    jpeg: Buffer,
+    err: unknown,
+  ): 'retry' | 'lose' | 'forget' {
     const entry = this.byId.get(id);
-    if (!entry || entry.evicted || entry.frame !== frame) return false;
-    if ((err as NodeJS.ErrnoException).code === 'REFUSED') return false;
+    if (!entry || entry.evicted || entry.frame !== frame) return 'forget';
+    if ((err as NodeJS.ErrnoException).code === 'REFUSED') return 'lose';
     const now = this.now();
     if (!entry.unkept) {
       entry.unkept = { since: now, jpeg };
@@ -661,28 +676,30 @@ export class EventStore {
         'event history: a snapshot rescued from the recording cannot be written; its segments are kept, and it is tried again',
       );
     }
-    return now - entry.unkept.since < RESCUE_RETRY_MS;
+    return now - entry.unkept.since < RESCUE_RETRY_MS ? 'retry' : 'lose';
   }
 
   /**
-   * Keeps a rescued snapshot as `<key>.jpg` (resolved once it is on disk, whole), then writes the
+   * Keeps a rescued snapshot as `<key>.jpg` (resolved true once it is on disk, whole; false when
+   * the event or its frame is gone meanwhile: nothing to keep), then writes the
    * record without its frame: a kill between leaves the file, which is served first. Rejects with
    * why when the file cannot be written (the directory not used too).
    */
-  private keepRescued(id: string, frame: SnapshotFrame, jpeg: Buffer): Promise<void> {
+  private keepRescued(id: string, frame: SnapshotFrame, jpeg: Buffer): Promise<boolean> {
     const entry = this.byId.get(id);
-    if (!entry) return Promise.resolve();
+    if (!entry) return Promise.resolve(false);
     return new Promise((resolve, reject) => {
       this.enqueue(entry, async () => {
         try {
-          if (entry.evicted || entry.frame !== frame) return resolve();
+          if (entry.evicted || entry.frame !== frame) return resolve(false);
           // Not yet saved: the published picture itself, no decode's generation.
           const full = entry.unsaved?.full ?? jpeg;
           await this.files.writeOrThrow(entry.key + SNAPSHOT_FILES.full, full);
           delete entry.frame;
           entry.unkept = undefined;
+          delete entry.deferred;
           this.resize(entry, { fullBytes: full.length });
-          resolve();
+          resolve(true);
           if (!entry.evicted) this.writeRecord(entry);
         } catch (err) {
           reject(err instanceof Error ? err : new Error(String(err)));

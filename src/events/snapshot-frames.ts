@@ -95,6 +95,24 @@ export interface SnapshotFramesDeps {
   log: Logger;
 }
 
+/**
+ * What a rescue does with each event (`SnapshotFrames.rescue`): `keep` its snapshot (rejects when
+ * it cannot be written); a frame that cannot be read is `lost`; each kept or lost is `settled`
+ * then, before the others are (one held or put off is not). One whose `keep` fails is `unkept`,
+ * which says what then: `retry` (hold its segments for a later try: the history's fault, a full
+ * disk), `lose` (it is `lost` too), `forget` (the event is gone meanwhile: nothing is counted).
+ * One past the rescue queue's bound is put off (its segments held) while `defer` says so, else
+ * lost (`rescue_busy`).
+ */
+export interface RescueHooks {
+  /** Resolves true once written; false when the event is gone meanwhile (nothing counted). */
+  keep: (e: FramedEvent, jpeg: Buffer) => Promise<boolean>;
+  lost: (e: FramedEvent, why: string) => void;
+  unkept?: (e: FramedEvent, jpeg: Buffer, err: unknown) => 'retry' | 'lose' | 'forget';
+  settled?: (e: FramedEvent) => void;
+  defer?: (e: FramedEvent) => boolean;
+}
+
 /** An event whose snapshot is a frame of its camera's recording (the history's). */
 export interface FramedEvent {
   id: string;
@@ -248,22 +266,21 @@ export class SnapshotFrames {
   /**
    * Segments of `camera` about to be removed (`removed`; `kept`, those that stay): the events of
    * `events` whose snapshot frame lies in them, each with its snapshot drawn from them (or its
-   * `drawn` JPEG) and kept (`keep`). A frame that cannot be read is `lost`; each kept or lost is
-   * `settled` then, before the others are (one held or put off is not). One whose `keep` fails is `unkept`, which says whether to hold its segments for a later try (the history's
-   * fault: a full disk, a directory that cannot be written), else it is `lost` too. Undefined
-   * when none lies in them; else the work, which resolves, once every one is kept, held or lost,
-   * with the segments of `removed` the held ones need (to stay listed, their files on disk).
+   * `drawn` JPEG) and kept (`hooks.keep`). Undefined when none lies in them; else the work, which
+   * resolves, once every one is kept, held, put off or lost, with the segments of `removed` the
+   * held and put-off ones need (to stay listed, their files on disk). See `RescueHooks`.
    */
   rescue(
     camera: string,
     removed: readonly Segment[],
     kept: readonly Segment[],
     events: readonly FramedEvent[],
-    keep: (e: FramedEvent, jpeg: Buffer) => Promise<void>,
-    lost: (e: FramedEvent, why: string) => void,
-    unkept: (e: FramedEvent, jpeg: Buffer, err: unknown) => boolean = () => false,
-    settled: (e: FramedEvent) => void = () => undefined,
+    hooks: RescueHooks,
   ): Promise<Segment[]> | undefined {
+    const { keep, lost } = hooks;
+    const unkept = hooks.unkept ?? (() => 'lose');
+    const settled = hooks.settled ?? (() => undefined);
+    const defer = hooks.defer ?? (() => true);
     const due = events.filter((e) => isDue(removed, kept, e.frame.ts));
     if (!due.length) return undefined;
     const ffmpeg = this.deps.source()?.ffmpeg;
@@ -276,15 +293,24 @@ export class SnapshotFrames {
       lost(e, why);
       settled(e);
     };
+    const hold = (e: FramedEvent): void => {
+      for (const f of framesFiles(inOrder, e.frame.ts)) held.add(f);
+    };
     return Promise.all(
       due.map(async (e) => {
         let jpeg: Buffer;
         if (e.drawn) jpeg = e.drawn;
         else if (this.counts.rescuing >= this.rescueQueue) {
-          // Not lost for the queue: its segments stay listed, rescued at a later removal.
+          // Not lost for the queue: its segments stay listed, rescued at a later removal (within
+          // the bound `defer` keeps: the ring holds them beyond its bytes meanwhile).
+          if (!defer(e))
+            return gone(
+              e,
+              'its segment of the recording was removed while the rescues were busy (rescue_busy)',
+              new Error('the rescue queue stayed full'),
+            );
           this.counts.deferred++;
-          for (const f of framesFiles(inOrder, e.frame.ts)) held.add(f);
-          return;
+          return hold(e);
         } else
           try {
             this.counts.rescuing++;
@@ -297,12 +323,14 @@ export class SnapshotFrames {
             this.counts.rescuing--;
           }
         try {
-          await keep(e, jpeg);
-          this.counts.rescued++;
+          if (await keep(e, jpeg)) this.counts.rescued++;
           settled(e);
         } catch (err) {
-          if (unkept(e, jpeg, err)) for (const f of framesFiles(inOrder, e.frame.ts)) held.add(f);
-          else gone(e, `it could not be written to the event history (${codeOf(err, 'write_failed')})`, err);
+          const then = unkept(e, jpeg, err);
+          if (then === 'retry') hold(e);
+          else if (then === 'lose')
+            gone(e, `it could not be written to the event history (${codeOf(err, 'write_failed')})`, err);
+          else settled(e); // the event itself is gone (deleted, aged out): nothing lost, nothing to keep
         }
       }),
     ).then(() => removed.filter((s) => held.has(s.file)));

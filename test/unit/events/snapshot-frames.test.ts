@@ -525,6 +525,107 @@ describe('snapshots as frames of the recording', () => {
     assert.ok((await stat(join(history, `${eventKey('e3')}.jpg`))).isFile());
   });
 
+  it('second review finding 10: a rescue of an event deleted meanwhile counts nothing: neither rescued nor lost, and holds no segment', async (t) => {
+    const { store, seg, frames, history } = await setUp(t);
+    await framed(store, T0 + 700);
+    await mkdir(join(history, `${eventKey('e1')}.jpg`)); // had it been kept, its write would fail
+    const work = store.rescueFrames('gate', [seg], []);
+    assert.ok(work);
+    await store.remove('e1'); // deleted while its frame is decoded
+    assert.deepEqual(await work, [], 'no segment held for it');
+    assert.equal(frames.counts.gone, 0, 'not lost: deleted');
+    assert.equal(frames.counts.rescued, 0, 'not rescued either');
+  });
+
+  it(
+    'second review finding 10: a request queued for a decode whose segment goes meanwhile, its snapshot rescued as <key>.jpg, gets the file, not 503',
+    { timeout: 60_000 },
+    async (t) => {
+      const { seg, ffmpeg, dir } = await setUp(t);
+      // Each decode's ffmpeg starts 2 s late: the order of what happens is set by the queue.
+      const slow = join(dir, 'slow-ffmpeg');
+      await writeFile(slow, `#!/bin/sh\nsleep 2\nexec '${ffmpeg}' "$@"\n`, { mode: 0o755 });
+      const listed = [seg];
+      const frames = new SnapshotFrames(
+        { source: () => ({ ffmpeg: slow, ring: () => ({ list: () => listed }) }), log: recordingLog().log },
+        undefined,
+        1,
+      );
+      const history = join(dir, 'queued');
+      const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
+      await store.load();
+      store.useFrames(frames);
+      for (const n of [1, 2]) {
+        store.add(ev(n));
+        store.setSnapshot(
+          `e${n}`,
+          Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
+          {},
+          frame(T0 + 300 * n),
+        );
+        store.update({ ...ev(n), event: { type: 'end', n } });
+      }
+      await store.flush();
+      const jpg = join(history, `${eventKey('e1')}.jpg`);
+      await mkdir(jpg); // the first rescue's write fails: e1's snapshot kept in memory
+      const first = store.rescueFrames('gate', [seg], []); // decodes e1 (the one place)
+      const other = store.snapshotOrWhy('e2', 'full'); // queued next
+      const asked = store.snapshotOrWhy('e1', 'full'); // queued after it: no JPEG in memory yet
+      assert.deepEqual(await first, [seg], 'held for a retry');
+      await rm(jpg, { recursive: true });
+      // The retry writes e1 from memory (no decode); then the segment goes, before the queued
+      // request's decode opens it.
+      assert.deepEqual(await store.rescueFrames('gate', [seg], []), [], 'e1 kept, e2 still decoding');
+      await rm(seg.file);
+      listed.length = 0;
+      assert.ok(Buffer.isBuffer(await other));
+      const got = await asked;
+      assert.ok(Buffer.isBuffer(got), JSON.stringify(got));
+      assert.deepEqual(got, await readFile(jpg));
+    },
+  );
+
+  it('a rescue put off (the queue full) for RESCUE_RETRY_MS is then lost as rescue_busy: the segments it holds are not kept without end', async (t) => {
+    let now = T0;
+    const { seg, ffmpeg, dir } = await setUp(t);
+    const frames = new SnapshotFrames(
+      { source: () => ({ ffmpeg, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
+      undefined,
+      undefined,
+      1,
+    );
+    const history = join(dir, 'bounded');
+    const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log, () => now);
+    await store.load();
+    store.useFrames(frames);
+    for (const n of [1, 2, 3]) {
+      store.add(ev(n));
+      store.setSnapshot(
+        `e${n}`,
+        Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
+        {},
+        frame(T0 + 300 * n),
+      );
+      store.update({ ...ev(n), event: { type: 'end', n } });
+    }
+    await store.flush();
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [seg], 'e2 and e3 put off');
+    assert.equal(frames.counts.deferred, 2);
+    now += RESCUE_RETRY_MS; // every later removal found the queue full (here: e2 takes its one place)
+    assert.deepEqual(
+      await store.rescueFrames('gate', [seg], []),
+      [],
+      'e3 not put off again: the segment goes',
+    );
+    assert.equal(frames.counts.rescued, 2, 'e1, then e2');
+    assert.equal(frames.counts.gone, 1);
+    assert.deepEqual(await store.snapshotOrWhy('e3', 'full'), {
+      status: 410,
+      error:
+        "the snapshot's frame is gone: its segment of the recording was removed while the rescues were busy (rescue_busy)",
+    });
+  });
+
   it('second review finding 1: one removal holding more frames than the rescue queue (65) loses none; the 65th is rescued at the next', async (t) => {
     const { store, seg, frames, history } = await setUp(t);
     const n = 65;
