@@ -1,6 +1,7 @@
-import { lstat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, readdir, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
@@ -38,7 +39,20 @@ export interface IngestConfig {
    */
   scheduler?: Pick<Config['scheduler'], 'max_frame_age_ms'>;
   events?: Pick<Config['events'], 'min_frames'>;
+  /**
+   * The state directory, whose `ring/` is this Argus' alone (`StateDirectory=`): the recordings
+   * there that no camera and no event needs are removed at start. A `ring_dir` elsewhere (a
+   * tmpfs other configs may share) is only told of.
+   */
+  state_dir?: string;
 }
+
+/** Whether `path` is a directory (not a link to one). */
+const isDir = (path: string): Promise<boolean> =>
+  lstat(path).then(
+    (st) => st.isDirectory(),
+    () => false,
+  );
 
 /** Whether a camera keeps a ring of recent video for clips. */
 export function keepsClips(camera: CameraConfig, clips: Config['events']['clips']): boolean {
@@ -144,9 +158,8 @@ export class Ingest {
    * Starts the rings of cameras that keep clips and have none, and retires those of cameras that
    * no longer do (removed, or their clips turned off): a retired ring keeps the footage events
    * still need, and goes when they let it go (`pruneRetired`). `max_gb` is shared again. The
-   * first time, a configured camera that does not record but whose recording an earlier run left
-   * (its clips turned off across a restart) has that recording retired too: its segments are
-   * listed, still serve its events' clips and snapshots, and go through the rescue when they go.
+   * first time, the recordings an earlier run left of cameras that do not record now are retired
+   * or removed (`adoptLeftRecordings`).
    */
   private async setRings(cameras: Record<string, CameraConfig>): Promise<void> {
     const clips = this.cfg.clips;
@@ -159,30 +172,7 @@ export class Ingest {
     if (!clips) return;
     const first = !this.ringsSet;
     this.ringsSet = true;
-    // Cameras removed from the config across a restart whose events the history still holds
-    // (second review finding 6): their recordings are retired too (the directories' names are
-    // hashes: the names come from the history).
-    const removed = first
-      ? [...(this.deps.footage?.cameras?.() ?? [])].filter((n) => !Object.hasOwn(cameras, n))
-      : [];
-    if (first)
-      for (const [name, camera] of [
-        ...Object.entries(cameras),
-        ...removed.map((n): [string, CameraConfig | undefined] => [n, undefined]),
-      ]) {
-        if ((camera && keepsClips(camera, clips)) || this.retired.has(name) || this.rings.has(name)) continue;
-        const dir = join(clips.ring_dir ?? 'ring', ringKey(name));
-        if (
-          !(await lstat(dir).then(
-            (st) => st.isDirectory(),
-            () => false,
-          ))
-        )
-          continue;
-        const ring = this.newRing(name, camera, cameras, clips);
-        await ring.start();
-        await this.retire(name, ring);
-      }
+    if (first) await this.adoptLeftRecordings(cameras, clips);
     for (const [name, camera] of Object.entries(cameras)) {
       this.rings.get(name)?.setAlways(alwaysMs(camera, clips));
       if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
@@ -201,6 +191,84 @@ export class Ingest {
       )
     )
       this.log.info('lavfi: cameras send no encoded stream: they have no clips');
+  }
+
+  /**
+   * At the first start of the rings: the recordings an earlier run left of cameras that do not
+   * record now (their clips turned off, or removed from the config). Those of cameras whose events
+   * the history still holds are retired (their segments listed, serving the events' clips and
+   * snapshots, freed through the rescue as they age out); the pruning, which may decode, runs
+   * after start-up, not before it. Any other camera directory of `ring_dir` no camera records in
+   * and no event needs is removed when `ring_dir` is the state directory's (this Argus' alone),
+   * else named in one log line: another config may own it. A directory is never started on for a
+   * name the history does not hold: its files may be another's.
+   */
+  private async adoptLeftRecordings(
+    cameras: Record<string, CameraConfig>,
+    clips: Config['events']['clips'],
+  ): Promise<void> {
+    const root = clips.ring_dir ?? 'ring';
+    // The cameras the history holds events of, and those whose events' footage is known.
+    const footage = this.deps.footage;
+    const history = new Set(footage?.cameras?.() ?? []);
+    const held = new Set(
+      [...history, ...Object.keys(cameras)].filter(
+        (n) => history.has(n) || (footage !== undefined && [...footage.of(n)].length > 0),
+      ),
+    );
+    const recording = new Set(
+      Object.entries(cameras)
+        .filter(([, c]) => keepsClips(c, clips))
+        .map(([n]) => ringKey(n)),
+    );
+    for (const name of held) {
+      const camera = Object.hasOwn(cameras, name) ? cameras[name] : undefined;
+      if ((camera && keepsClips(camera, clips)) || this.retired.has(name) || this.rings.has(name)) continue;
+      const dir = join(root, ringKey(name));
+      if (!(await isDir(dir))) continue;
+      const ring = this.newRing(name, camera, cameras, clips);
+      await ring.start();
+      this.retired.set(name, ring);
+      recording.add(ringKey(name));
+      void ring.retire().then(
+        (empty) => {
+          if (!empty) {
+            this.log.info(
+              { camera: name, segments: ring.list().length },
+              'the camera no longer records: its footage that events still need is kept until they age out',
+            );
+            return;
+          }
+          if (this.retired.get(name) !== ring) return;
+          this.retired.delete(name);
+          this.shareOut();
+        },
+        (err: unknown) =>
+          this.log.warn(
+            { camera: name, err: errorMessage(err) },
+            'a recording left by an earlier run could not be retired',
+          ),
+      );
+    }
+    const names = await readdir(root).catch(() => [] as string[]);
+    const unneeded = names.filter((n) => /^[0-9a-f]{16}$/.test(n) && !recording.has(n));
+    const own = this.cfg.state_dir !== undefined && resolve(root) === resolve(this.cfg.state_dir, 'ring');
+    const left: string[] = [];
+    for (const n of unneeded) {
+      if (!(await isDir(join(root, n)))) continue;
+      if (own) await rm(join(root, n), { recursive: true, force: true }).catch(() => undefined);
+      else left.push(n);
+    }
+    if (own && unneeded.length)
+      this.log.info(
+        { directories: unneeded.length },
+        'recordings no camera records in and no event needs were removed',
+      );
+    if (left.length)
+      this.log.warn(
+        { ring_dir: root, directories: left },
+        'ring_dir holds recordings no camera here records in and no event needs (another config may own them): remove them to free the space',
+      );
   }
 
   /** Retires a camera's ring (`Ring.retire`), kept while its events need footage of it. */

@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { Ingest } from '../../../src/ingest/ingest.js';
 import { FootageRanges, ringKey, type Segment } from '../../../src/record/index.js';
 import { cameraConfig, config } from '../../helpers/config.js';
-import { tempDir } from '../../helpers/env.js';
-import { silentLog } from '../../helpers/fakes.js';
+import { tempDir, waitFor } from '../../helpers/env.js';
+import { recordingLog, silentLog } from '../../helpers/fakes.js';
 
 const T0 = 1_800_000_000_000;
 
@@ -124,5 +124,88 @@ describe('Ingest: recordings an earlier run left', () => {
     assert.equal(ingest.ring('gate'), undefined);
     await assert.rejects(stat(dir), { code: 'ENOENT' }, 'its directory goes: not leaked');
     assert.deepEqual(await readdir(ringDir), []);
+  });
+
+  /** An Ingest of `cameras` with clips on (ring_dir `ringDir`), its state directory `stateDir`. */
+  function ingestOf(
+    cameras: Record<string, ReturnType<typeof cameraConfig>>,
+    ringDir: string,
+    footage: FootageRanges,
+    stateDir?: string,
+    log = silentLog,
+  ): Ingest {
+    const clips = config({ events: { clips: { enabled: true, ring_dir: ringDir } } }).events.clips;
+    return new Ingest(
+      {
+        cameras,
+        ffmpeg: config().ffmpeg,
+        size: () => 320,
+        secrets: [],
+        cache: config().cache,
+        clips,
+        ...(stateDir ? { state_dir: stateDir } : {}),
+      },
+      { log, onFrame: () => undefined, onStatus: () => undefined, footage },
+    );
+  }
+
+  it('second review finding 8: start-up does not wait for the rescue of a recording left by an earlier run (it may decode for 30 s a frame)', async (t) => {
+    const root = await tempDir(t);
+    const ringDir = join(root, 'ring');
+    const file = await leftSegment(join(ringDir, ringKey('gate')));
+    const footage = new FootageRanges();
+    footage.cameras = () => ['gate']; // an event of gate's with its snapshot frame in the segment
+    let asked = 0;
+    footage.rescue = () => {
+      asked++;
+      return new Promise<readonly Segment[]>(() => undefined); // a decode that does not end
+    };
+    const door = cameraConfig({ url: 'rtsp://127.0.0.1:9/door', clips: false, enabled: false });
+    const ingest = ingestOf({ door }, ringDir, footage);
+    let timer: NodeJS.Timeout | undefined;
+    const started = await Promise.race([
+      ingest.start().then(() => true),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 20_000))),
+    ]);
+    clearTimeout(timer);
+    t.after(() => ingest.stop());
+    assert.equal(started, true, 'started, its rescue still running');
+    assert.ok(ingest.ring('gate')?.isRetired, 'retired: its events are answered from it');
+    await waitFor('the rescue asked for', () => asked === 1, 5000);
+    assert.equal((await stat(file)).isFile(), true, 'its file waits for the rescue');
+  });
+
+  it('a recording left of a camera that does not record and whose events are gone is never started on: removed in the state directory, left and named elsewhere', async (t) => {
+    const root = await tempDir(t);
+    const door = cameraConfig({ url: 'rtsp://127.0.0.1:9/door', clips: false, enabled: false });
+    // Its file being written by another config sharing ring_dir: a `.ts` without description.
+    const left = async (ringDir: string): Promise<string> => {
+      const dir = join(ringDir, ringKey('door'));
+      await leftSegment(dir);
+      await writeFile(join(dir, '1-1.ts'), Buffer.alloc(188, 0x47));
+      return dir;
+    };
+    // ring_dir on a tmpfs another config may share: nothing touched, one line says so.
+    const shared = join(root, 'tmpfs-ring');
+    const dir = await left(shared);
+    const { log, lines } = recordingLog();
+    const elsewhere = ingestOf({ door }, shared, new FootageRanges(), join(root, 'state'), log);
+    await elsewhere.start();
+    await elsewhere.stop();
+    assert.equal(elsewhere.ring('door'), undefined, "not started on: its files may be another's");
+    assert.deepEqual((await readdir(dir)).sort(), ['1-0.json', '1-0.ts', '1-1.ts']);
+    assert.ok(
+      lines.some((l) => /no camera here records in and no event needs/.test(String(l.msg))),
+      JSON.stringify(lines),
+    );
+    // ring_dir in the state directory (this Argus' alone): removed.
+    const state = join(root, 'state');
+    const own = await left(join(state, 'ring'));
+    await mkdir(join(state, 'ring', 'mp4'), { recursive: true }); // the MP4 cache stays
+    const ingest = ingestOf({ door }, join(state, 'ring'), new FootageRanges(), state);
+    await ingest.start();
+    t.after(() => ingest.stop());
+    await assert.rejects(stat(own), { code: 'ENOENT' });
+    assert.deepEqual(await readdir(join(state, 'ring')), ['mp4']);
   });
 });
