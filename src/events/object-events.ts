@@ -90,6 +90,8 @@ export class ObjectEvents {
   private readonly owners = new Map<string, CameraOwner>();
   /** Faults of each camera's parts, each contained where it happened (faults.ts). */
   readonly faults: EventFaults;
+  /** Recording cameras' snapshots, drawn from their recordings (with clips and a history). */
+  readonly snapshotFrames: SnapshotFrames | undefined;
 
   constructor(
     private readonly cameras: CamerasNow,
@@ -133,7 +135,8 @@ export class ObjectEvents {
     if (history && clipSource) {
       // Snapshots kept as frames of the recording: drawn on request, and kept as files before
       // the segments that hold them go.
-      history.useFrames(new SnapshotFrames({ source: () => clipSource(), log }));
+      this.snapshotFrames = new SnapshotFrames({ source: () => clipSource(), log });
+      history.useFrames(this.snapshotFrames);
       this.clips.footage.cameras = () => history.cameras();
       this.clips.footage.rescue = (camera, removed) =>
         history.rescueFrames(camera, removed, clipSource()?.ring(camera)?.list() ?? []);

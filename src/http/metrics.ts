@@ -25,6 +25,18 @@ interface Snapshot {
   faults: { camera: string; part: string; count: number }[];
   /** Each camera's health (those with it on). */
   health: CameraHealthView[];
+  /** Recording cameras' snapshots drawn from their recordings, and rescued (absent: none). */
+  frames: SnapshotFrameCounts | undefined;
+}
+
+/** What `SnapshotFrames` counts (events/snapshot-frames.ts). */
+interface SnapshotFrameCounts {
+  drawn: number;
+  hits: number;
+  rescued: number;
+  gone: number;
+  rescuing: number;
+  deferred: number;
 }
 
 const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 'disabled', 'stopped'];
@@ -41,6 +53,7 @@ export function createMetrics(
     latency?: { latency(): Map<string, HistogramSnapshot> };
     eventFaults?: { total(): { camera: string; part: string; count: number }[] };
     health?: { states(): CameraHealthView[] };
+    snapshotFrames?: { readonly counts: SnapshotFrameCounts };
   },
 ): Registry {
   const { registry, metric, histogram } = readRegistry<Snapshot>(() => ({
@@ -53,6 +66,7 @@ export function createMetrics(
     rings: src.ingest.ringStats?.() ?? {},
     faults: src.eventFaults?.total() ?? [],
     health: src.health?.states() ?? [],
+    frames: src.snapshotFrames ? { ...src.snapshotFrames.counts } : undefined,
   }));
   const perCamera = (pick: (c: Snapshot['cams'][number]) => number) => (s: Snapshot, set: SetSeries) => {
     for (const c of s.cams) set({ camera: c.camera }, pick(c));
@@ -146,6 +160,21 @@ export function createMetrics(
     "Segments of the camera's ring lost to a full, failing or slow disk",
     ['camera'],
     perRing((r) => r.segmentsLost),
+  );
+  metric(
+    'counter',
+    'argus_snapshot_frames_total',
+    "Recording cameras' event snapshots, by what happened: `drawn` (decoded from the recording on request), `cached` (served from the cache), `rescued` (written as their own file before their footage went), `deferred` (a rescue put off, the rescues busy), `lost` (their frame could not be read or kept)",
+    ['result'],
+    (s, set) => {
+      const f = s.frames;
+      if (!f) return;
+      set({ result: 'drawn' }, f.drawn);
+      set({ result: 'cached' }, f.hits);
+      set({ result: 'rescued' }, f.rescued);
+      set({ result: 'deferred' }, f.deferred);
+      set({ result: 'lost' }, f.gone);
+    },
   );
   metric(
     'gauge',

@@ -201,7 +201,14 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     health,
     clips: events,
     fleet: fleet && { view: () => fleet.view(), fileCameras: () => control.cameras() },
-    metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults, health }),
+    metrics: createMetrics({
+      ...sources,
+      broker,
+      latency,
+      eventFaults: events.faults,
+      health,
+      ...(events.snapshotFrames ? { snapshotFrames: events.snapshotFrames } : {}),
+    }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).
   const parts = new Parts(
