@@ -179,7 +179,7 @@ export class Ingest {
       // Recording again: the new ring takes over what the retired one kept (it lists the files).
       const old = this.retired.get(name);
       this.retired.delete(name);
-      await old?.settled();
+      await old?.handOver();
       const ring = this.newRing(name, camera, cameras, clips);
       await ring.start();
       this.rings.set(name, ring);
@@ -232,6 +232,7 @@ export class Ingest {
       recording.add(ringKey(name));
       void ring.retire().then(
         (empty) => {
+          if (this.retired.get(name) !== ring) return; // recording again: handed over
           if (!empty) {
             this.log.info(
               { camera: name, segments: ring.list().length },
@@ -239,7 +240,6 @@ export class Ingest {
             );
             return;
           }
-          if (this.retired.get(name) !== ring) return;
           this.retired.delete(name);
           this.shareOut();
         },

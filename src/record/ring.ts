@@ -127,6 +127,8 @@ export class Ring {
   private readonly dir: RingDir;
   /** Stopped for good: only what events still need is kept (`retire`). */
   private retired = false;
+  /** Its files taken over by a new ring of the camera (`handOver`): it frees nothing more. */
+  private handedOver = false;
   /** The last `prune`, which the next waits for. */
   private pruning: Promise<void> = Promise.resolve();
 
@@ -537,8 +539,14 @@ export class Ring {
     else this.settings.alwaysMs = ms;
   }
 
-  /** Waits for a `prune` in progress. */
-  settled(): Promise<void> {
+  /**
+   * The camera records again: a new ring takes over the files this retired one kept (it lists
+   * them). This one frees nothing from now on — a retire still stopping does not prune, a prune
+   * queued does nothing — and the promise waits for a prune in progress.
+   */
+  handOver(): Promise<void> {
+    this.handedOver = true;
+    this.retired = false;
     return this.pruning;
   }
 
@@ -555,6 +563,7 @@ export class Ring {
    */
   async retire(): Promise<boolean> {
     await this.stop();
+    if (this.handedOver) return false;
     this.retired = true;
     return this.prune();
   }
@@ -566,6 +575,7 @@ export class Ring {
   prune(): Promise<boolean> {
     if (!this.retired) return Promise.resolve(false);
     const next = this.pruning.then(async () => {
+      if (!this.retired) return false; // handed over meanwhile
       const evicted = this.index.evict(this.clock.now(), this.ranges(), true);
       for (const { segment, held } of evicted)
         if (held)

@@ -629,6 +629,19 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.ok(next.list().every((s) => s.described === true));
   });
 
+  it('a ring handed over (its camera records again) while it is still being retired frees nothing: the new ring lists its files', async (t) => {
+    const { ring, dir, clock } = await ringWithSegments(t, () => []);
+    await clock.advance(120_000); // nothing needs them: a retire would remove them all
+    const retiring = ring.retire(); // still stopping
+    await ring.handOver();
+    assert.equal(await retiring, false);
+    assert.equal(await ring.prune(), false, 'a prune asked for later does nothing');
+    assert.ok(
+      (await readdir(dir)).some((n) => n.endsWith('.ts')),
+      'its files stay for the new ring',
+    );
+  });
+
   it('a retired ring that no event needs is removed at once', async (t) => {
     const { ring, dir } = await ringWithSegments(t, () => []);
     assert.equal(await ring.retire(), true);
