@@ -45,6 +45,11 @@ export interface IngestConfig {
    * tmpfs other configs may share) is only told of.
    */
   state_dir?: string;
+  /**
+   * Every camera of the config, run here or not (with `fleet:`, `cameras` are those the fleet
+   * gives this box, none at start): a left recording of one that records is never touched.
+   */
+  configured?: Record<string, CameraConfig>;
 }
 
 /** Whether `path` is a directory (not a link to one). */
@@ -166,7 +171,7 @@ export class Ingest {
     for (const [name, ring] of this.rings)
       if (!clips || !Object.hasOwn(cameras, name) || !keepsClips(cameras[name]!, clips)) {
         this.rings.delete(name);
-        await this.retire(name, ring);
+        this.retire(name, ring);
       }
     this.pruneTimer ??= setInterval(() => void this.pruneRetired(), RETIRED_PRUNE_MS).unref();
     if (!clips) return;
@@ -195,89 +200,85 @@ export class Ingest {
 
   /**
    * At the first start of the rings: the recordings an earlier run left of cameras that do not
-   * record now (their clips turned off, or removed from the config). Those of cameras whose events
-   * the history still holds are retired (their segments listed, serving the events' clips and
-   * snapshots, freed through the rescue as they age out); the pruning, which may decode, runs
-   * after start-up, not before it. Any other camera directory of `ring_dir` no camera records in
-   * and no event needs is removed when `ring_dir` is the state directory's (this Argus' alone),
-   * else named in one log line: another config may own it. A directory is never started on for a
-   * name the history does not hold: its files may be another's.
+   * record now — in the config at all: with `fleet:`, a camera of the config that records may be
+   * given to this box at any moment, and its recording is not touched. Only in the state
+   * directory's `ring/` (this Argus' alone; a `ring_dir` elsewhere, a tmpfs another config may
+   * share, is only told of, its directories named in one warning): those of cameras whose events
+   * the history holds (or whose footage is known) are retired (listed, serving the events' clips
+   * and snapshots, freed through the rescue as they age out, after start-up: `retire`), and the
+   * other camera directories no camera records in and no event needs are removed.
    */
   private async adoptLeftRecordings(
     cameras: Record<string, CameraConfig>,
     clips: Config['events']['clips'],
   ): Promise<void> {
     const root = clips.ring_dir ?? 'ring';
-    // The cameras the history holds events of, and those whose events' footage is known.
-    const footage = this.deps.footage;
-    const history = new Set(footage?.cameras?.() ?? []);
-    const held = new Set(
-      [...history, ...Object.keys(cameras)].filter(
-        (n) => history.has(n) || (footage !== undefined && [...footage.of(n)].length > 0),
-      ),
-    );
+    const configured = { ...this.cfg.configured, ...cameras };
     const recording = new Set(
-      Object.entries(cameras)
+      Object.entries(configured)
         .filter(([, c]) => keepsClips(c, clips))
         .map(([n]) => ringKey(n)),
     );
-    for (const name of held) {
-      const camera = Object.hasOwn(cameras, name) ? cameras[name] : undefined;
-      if ((camera && keepsClips(camera, clips)) || this.retired.has(name) || this.rings.has(name)) continue;
-      const dir = join(root, ringKey(name));
-      if (!(await isDir(dir))) continue;
-      const ring = this.newRing(name, camera, cameras, clips);
-      await ring.start();
-      this.retired.set(name, ring);
-      recording.add(ringKey(name));
-      void ring.retire().then(
-        (empty) => {
-          if (this.retired.get(name) !== ring) return; // recording again: handed over
-          if (!empty) {
-            this.log.info(
-              { camera: name, segments: ring.list().length },
-              'the camera no longer records: its footage that events still need is kept until they age out',
-            );
-            return;
-          }
-          this.retired.delete(name);
-          this.shareOut();
-        },
-        (err: unknown) =>
-          this.log.warn(
-            { camera: name, err: errorMessage(err) },
-            'a recording left by an earlier run could not be retired',
-          ),
-      );
-    }
     const names = await readdir(root).catch(() => [] as string[]);
-    const unneeded = names.filter((n) => /^[0-9a-f]{16}$/.test(n) && !recording.has(n));
-    const own = this.cfg.state_dir !== undefined && resolve(root) === resolve(this.cfg.state_dir, 'ring');
     const left: string[] = [];
-    for (const n of unneeded) {
-      if (!(await isDir(join(root, n)))) continue;
-      if (own) await rm(join(root, n), { recursive: true, force: true }).catch(() => undefined);
-      else left.push(n);
-    }
-    if (own && unneeded.length)
-      this.log.info(
-        { directories: unneeded.length },
-        'recordings no camera records in and no event needs were removed',
-      );
-    if (left.length)
+    for (const n of names)
+      if (/^[0-9a-f]{16}$/.test(n) && !recording.has(n) && (await isDir(join(root, n)))) left.push(n);
+    if (!left.length) return;
+    const own = this.cfg.state_dir !== undefined && resolve(root) === resolve(this.cfg.state_dir, 'ring');
+    if (!own) {
       this.log.warn(
         { ring_dir: root, directories: left },
-        'ring_dir holds recordings no camera here records in and no event needs (another config may own them): remove them to free the space',
+        'ring_dir holds recordings of cameras that do not record here (another config may own them): they are left as they are; remove them to free the space',
+      );
+      return;
+    }
+    // The cameras the history holds events of, and those whose events' footage is known.
+    const footage = this.deps.footage;
+    const history = new Set(footage?.cameras?.() ?? []);
+    const held = [...history, ...Object.keys(configured)].filter(
+      (n) => history.has(n) || (footage !== undefined && [...footage.of(n)].length > 0),
+    );
+    const adopted = new Set<string>();
+    for (const name of new Set(held)) {
+      const key = ringKey(name);
+      if (!left.includes(key) || this.retired.has(name) || this.rings.has(name)) continue;
+      const ring = this.newRing(name, configured[name], cameras, clips);
+      await ring.start();
+      this.retire(name, ring);
+      adopted.add(key);
+    }
+    const unneeded = left.filter((n) => !adopted.has(n));
+    for (const n of unneeded)
+      await rm(join(root, n), { recursive: true, force: true }).catch(() => undefined);
+    if (unneeded.length)
+      this.log.info(
+        { directories: unneeded.length },
+        'recordings of cameras that do not record and that no event needs were removed',
       );
   }
 
-  /** Retires a camera's ring (`Ring.retire`), kept while its events need footage of it. */
-  private async retire(name: string, ring: Ring): Promise<void> {
-    if (await ring.retire()) return;
+  /**
+   * Retires a camera's ring (`Ring.retire`), kept while its events need footage of it: listed as
+   * retired at once (its events' snapshots and clips are drawn from it meanwhile), its pruning
+   * — which may wait for rescues' decodes — run in the background, not by the reload or start.
+   */
+  private retire(name: string, ring: Ring): void {
     this.retired.set(name, ring);
-    this.log.info(
-      { camera: name, segments: ring.list().length },
-      'the camera no longer records: its footage that events still need is kept until they age out',
+    void ring.retire().then(
+      (empty) => {
+        if (this.retired.get(name) !== ring) return; // recording again: handed over
+        if (empty) {
+          this.retired.delete(name);
+          this.shareOut();
+          return;
+        }
+        this.log.info(
+          { camera: name, segments: ring.list().length },
+          'the camera no longer records: its footage that events still need is kept until they age out',
+        );
+      },
+      (err: unknown) =>
+        this.log.warn({ camera: name, err: errorMessage(err) }, "a camera's recording could not be retired"),
     );
   }
 

@@ -145,7 +145,13 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   // The events' footage each camera's recording keeps: set by the events, read by the rings.
   const footage = new FootageRanges();
   const ingest = new Ingest(
-    { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets, clips: config.events.clips },
+    {
+      ...config,
+      size: (c) => models.detector(c.model)!.inputSize,
+      secrets,
+      clips: config.events.clips,
+      configured: effective.cameras,
+    },
     { log, clock, onFrame: bus.frames.emit, onStatus: bus.statuses.emit, footage },
   );
   const scheduler = new Scheduler(config.scheduler, config.cameras, {

@@ -32,6 +32,31 @@ async function leftSegment(dir: string): Promise<string> {
   return file;
 }
 
+/** An Ingest of `cameras` with clips on (ring_dir `ringDir`), its state directory `stateDir`. */
+function ingestOf(
+  cameras: Record<string, ReturnType<typeof cameraConfig>>,
+  ringDir: string,
+  footage: FootageRanges,
+  stateDir?: string,
+  log = silentLog,
+  configured?: Record<string, ReturnType<typeof cameraConfig>>,
+): Ingest {
+  const clips = config({ events: { clips: { enabled: true, ring_dir: ringDir } } }).events.clips;
+  return new Ingest(
+    {
+      cameras,
+      ffmpeg: config().ffmpeg,
+      size: () => 320,
+      secrets: [],
+      cache: config().cache,
+      clips,
+      ...(stateDir ? { state_dir: stateDir } : {}),
+      ...(configured ? { configured } : {}),
+    },
+    { log, onFrame: () => undefined, onStatus: () => undefined, footage },
+  );
+}
+
 describe('Ingest: recordings an earlier run left', () => {
   it('review finding 8a: a camera whose clips were turned off across a restart has its recording retired: listed while events need it, rescued and removed when they let it go', async (t) => {
     const root = await tempDir(t);
@@ -46,24 +71,13 @@ describe('Ingest: recordings an earlier run left', () => {
       rescued.push([...segments]);
       return Promise.resolve([]);
     };
-    const clips = config({ events: { clips: { enabled: true, ring_dir: ringDir } } }).events.clips;
     const gate = cameraConfig({ url: 'rtsp://127.0.0.1:9/gate', clips: false, enabled: false });
-    const ingest = new Ingest(
-      {
-        cameras: { gate },
-        ffmpeg: config().ffmpeg,
-        size: () => 320,
-        secrets: [],
-        cache: config().cache,
-        clips,
-      },
-      { log: silentLog, onFrame: () => undefined, onStatus: () => undefined, footage },
-    );
+    const ingest = ingestOf({ gate }, ringDir, footage, root); // ring_dir: the state directory's
     await ingest.start();
     t.after(() => ingest.stop());
     const ring = ingest.ring('gate');
     assert.ok(ring, 'the recording left is listed (its snapshots and clips are drawn from it)');
-    assert.equal(ring.isRetired, true);
+    await waitFor('retired (stopped, after start-up)', () => ring.isRetired, 5000);
     assert.deepEqual(
       ring.list().map((s) => s.file),
       [file],
@@ -92,19 +106,8 @@ describe('Ingest: recordings an earlier run left', () => {
       rescued.push([...segments]);
       return Promise.resolve([]);
     };
-    const clips = config({ events: { clips: { enabled: true, ring_dir: ringDir } } }).events.clips;
     const door = cameraConfig({ url: 'rtsp://127.0.0.1:9/door', clips: false, enabled: false });
-    const ingest = new Ingest(
-      {
-        cameras: { door }, // gate removed
-        ffmpeg: config().ffmpeg,
-        size: () => 320,
-        secrets: [],
-        cache: config().cache,
-        clips,
-      },
-      { log: silentLog, onFrame: () => undefined, onStatus: () => undefined, footage },
-    );
+    const ingest = ingestOf({ door }, ringDir, footage, root); // ring_dir: the state directory's
     await ingest.start();
     t.after(() => ingest.stop());
     const ring = ingest.ring('gate');
@@ -112,7 +115,7 @@ describe('Ingest: recordings an earlier run left', () => {
       ring,
       "the removed camera's recording is listed: its events' snapshots are drawn from it, not 410",
     );
-    assert.equal(ring.isRetired, true);
+    await waitFor('retired (stopped, after start-up)', () => ring.isRetired, 5000);
     assert.deepEqual(
       ring.list().map((s) => s.file),
       [file],
@@ -126,29 +129,6 @@ describe('Ingest: recordings an earlier run left', () => {
     assert.deepEqual(await readdir(ringDir), []);
   });
 
-  /** An Ingest of `cameras` with clips on (ring_dir `ringDir`), its state directory `stateDir`. */
-  function ingestOf(
-    cameras: Record<string, ReturnType<typeof cameraConfig>>,
-    ringDir: string,
-    footage: FootageRanges,
-    stateDir?: string,
-    log = silentLog,
-  ): Ingest {
-    const clips = config({ events: { clips: { enabled: true, ring_dir: ringDir } } }).events.clips;
-    return new Ingest(
-      {
-        cameras,
-        ffmpeg: config().ffmpeg,
-        size: () => 320,
-        secrets: [],
-        cache: config().cache,
-        clips,
-        ...(stateDir ? { state_dir: stateDir } : {}),
-      },
-      { log, onFrame: () => undefined, onStatus: () => undefined, footage },
-    );
-  }
-
   it('second review finding 8: start-up does not wait for the rescue of a recording left by an earlier run (it may decode for 30 s a frame)', async (t) => {
     const root = await tempDir(t);
     const ringDir = join(root, 'ring');
@@ -161,7 +141,7 @@ describe('Ingest: recordings an earlier run left', () => {
       return new Promise<readonly Segment[]>(() => undefined); // a decode that does not end
     };
     const door = cameraConfig({ url: 'rtsp://127.0.0.1:9/door', clips: false, enabled: false });
-    const ingest = ingestOf({ door }, ringDir, footage);
+    const ingest = ingestOf({ door }, ringDir, footage, root);
     let timer: NodeJS.Timeout | undefined;
     const started = await Promise.race([
       ingest.start().then(() => true),
@@ -170,7 +150,8 @@ describe('Ingest: recordings an earlier run left', () => {
     clearTimeout(timer);
     t.after(() => ingest.stop());
     assert.equal(started, true, 'started, its rescue still running');
-    assert.ok(ingest.ring('gate')?.isRetired, 'retired: its events are answered from it');
+    assert.ok(ingest.ring('gate'), 'listed as retired at once: its events are answered from it');
+    await waitFor('retired', () => ingest.ring('gate')?.isRetired === true, 5000);
     await waitFor('the rescue asked for', () => asked === 1, 5000);
     assert.equal((await stat(file)).isFile(), true, 'its file waits for the rescue');
   });
@@ -195,7 +176,7 @@ describe('Ingest: recordings an earlier run left', () => {
     assert.equal(elsewhere.ring('door'), undefined, "not started on: its files may be another's");
     assert.deepEqual((await readdir(dir)).sort(), ['1-0.json', '1-0.ts', '1-1.ts']);
     assert.ok(
-      lines.some((l) => /no camera here records in and no event needs/.test(String(l.msg))),
+      lines.some((l) => /do not record here \(another config may own them\)/.test(String(l.msg))),
       JSON.stringify(lines),
     );
     // ring_dir in the state directory (this Argus' alone): removed.
@@ -207,5 +188,25 @@ describe('Ingest: recordings an earlier run left', () => {
     t.after(() => ingest.stop());
     await assert.rejects(stat(own), { code: 'ENOENT' });
     assert.deepEqual(await readdir(join(state, 'ring')), ['mp4']);
+  });
+
+  it('third review finding 1: with fleet:, a camera of the config that records is never touched at start, though the fleet has given this box none yet (nor when the history holds its events)', async (t) => {
+    const root = await tempDir(t);
+    const ringDir = join(root, 'ring');
+    const gateDir = join(ringDir, ringKey('gate'));
+    const yardDir = join(ringDir, ringKey('yard'));
+    await leftSegment(gateDir);
+    await leftSegment(yardDir);
+    const footage = new FootageRanges();
+    footage.cameras = () => ['gate']; // gate's events in the history; yard has none
+    footage.rescue = () => Promise.resolve([]);
+    const gate = cameraConfig({ url: 'rtsp://127.0.0.1:9/gate' });
+    const yard = cameraConfig({ url: 'rtsp://127.0.0.1:9/yard' });
+    const ingest = ingestOf({}, ringDir, footage, root, silentLog, { gate, yard });
+    await ingest.start();
+    t.after(() => ingest.stop());
+    assert.equal(ingest.ring('gate'), undefined, 'not retired: the fleet may give it to this box');
+    assert.deepEqual((await readdir(gateDir)).sort(), ['1-0.json', '1-0.ts']);
+    assert.deepEqual((await readdir(yardDir)).sort(), ['1-0.json', '1-0.ts'], 'not removed');
   });
 });
