@@ -601,6 +601,7 @@ export class EventStore {
     camera: string,
     removed: readonly Segment[],
     kept: readonly Segment[],
+    final = false,
   ): Promise<readonly Segment[]> | undefined {
     if (!this.frames) return undefined;
     const framed = this.order.flatMap((e) => {
@@ -632,9 +633,11 @@ export class EventStore {
         delete entry.deferred;
         this.writeRecord(entry);
       },
-      unkept: (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err),
+      // `final`: the segments go whatever (a segment short of its bytes): nothing can be held.
+      unkept: (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err, final),
       settled: (f) => ends.get(f.id)?.(),
       defer: (f) => {
+        if (final) return false;
         const entry = this.byId.get(f.id);
         if (!entry) return true; // gone meanwhile: its next rescue does not list it
         entry.deferred ??= this.now();
@@ -657,17 +660,19 @@ export class EventStore {
    * A rescued snapshot the history could not write: `retry` (keep its segments and try again,
    * within RESCUE_RETRY_MS of the first failure, the JPEG kept meanwhile), else `lose` (it is
    * marked gone); `forget` when the event is gone meanwhile (deleted, aged out: nothing is lost).
-   * A history that is a symbolic link (`REFUSED`: not used) is not waited for.
+   * A history that is a symbolic link (`REFUSED`: not used) is not waited for, nor are segments
+   * that go whatever (`final`).
    */
   private retryRescue(
     id: string,
     frame: SnapshotFrame,
     jpeg: Buffer,
     err: unknown,
+    final: boolean,
   ): 'retry' | 'lose' | 'forget' {
     const entry = this.byId.get(id);
     if (!entry || entry.evicted || entry.frame !== frame) return 'forget';
-    if ((err as NodeJS.ErrnoException).code === 'REFUSED') return 'lose';
+    if ((err as NodeJS.ErrnoException).code === 'REFUSED' || final) return 'lose';
     const now = this.now();
     if (!entry.unkept) {
       entry.unkept = { since: now, jpeg };

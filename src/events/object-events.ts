@@ -138,8 +138,8 @@ export class ObjectEvents {
       this.snapshotFrames = new SnapshotFrames({ source: () => clipSource(), log });
       history.useFrames(this.snapshotFrames);
       this.clips.footage.cameras = () => history.cameras();
-      this.clips.footage.rescue = (camera, removed) =>
-        history.rescueFrames(camera, removed, clipSource()?.ring(camera)?.list() ?? []);
+      this.clips.footage.rescue = (camera, removed, final) =>
+        history.rescueFrames(camera, removed, clipSource()?.ring(camera)?.list() ?? [], final);
     }
   }
 

@@ -303,7 +303,7 @@ export class Ingest {
         clock: this.deps.clock ?? systemClock,
         log: this.log,
         ranges: () => this.deps.footage?.of(name) ?? [],
-        rescue: (segments) => this.deps.footage?.rescue?.(name, segments),
+        rescue: (segments, final) => this.deps.footage?.rescue?.(name, segments, final),
       },
     );
   }

@@ -9,10 +9,13 @@ import type { Segment, TimeRange } from './ring-index.js';
  * Segments of a camera's recording are about to be removed: what must first be kept of them
  * (an event's snapshot frame, issue 47), as a promise the removal waits for, which resolves with
  * those of them that must stay (what they hold could not be kept yet); undefined: nothing.
+ * `final`: they go whatever the rescue says (a segment short of its bytes): none can stay, so
+ * what cannot be kept now is lost, not held or put off.
  */
 export type Rescue = (
   camera: string,
   segments: readonly Segment[],
+  final?: boolean,
 ) => Promise<readonly Segment[] | void> | undefined;
 
 export class FootageRanges {

@@ -31,9 +31,9 @@ export interface RingDeps {
    * Segments are about to be removed: what must be kept of them first (events' snapshot frames),
    * as a promise their files wait for, resolved with those that must stay listed after all (what
    * they hold could not be kept yet: tried again when they would be removed next); undefined
-   * when nothing is.
+   * when nothing is. `final`: they go whatever it says (a segment short of its bytes).
    */
-  rescue?: (segments: readonly Segment[]) => Promise<readonly Segment[] | void> | undefined;
+  rescue?: (segments: readonly Segment[], final: boolean) => Promise<readonly Segment[] | void> | undefined;
 }
 
 /** What a ring holds now, and has written and lost since it started. */
@@ -115,7 +115,10 @@ export class Ring {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly ranges: () => Iterable<TimeRange>;
-  private readonly rescue: (segments: readonly Segment[]) => Promise<readonly Segment[] | void> | undefined;
+  private readonly rescue: (
+    segments: readonly Segment[],
+    final: boolean,
+  ) => Promise<readonly Segment[] | void> | undefined;
   /** Removals waiting for a rescue (their files still on disk). */
   private rescuing = new Set<Promise<void>>();
   /** Stopped without waiting for them (`stop(true)`): their files stay, for the next start to list. */
@@ -366,7 +369,7 @@ export class Ring {
     if (!segments.length) return Promise.resolve();
     let rescue: Promise<readonly Segment[] | void> | undefined;
     try {
-      rescue = this.rescue(segments);
+      rescue = this.rescue(segments, !relist);
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept");
     }

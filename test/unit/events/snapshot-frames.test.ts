@@ -342,6 +342,18 @@ describe('snapshots as frames of the recording', () => {
     assert.ok(!why.error.includes(dir), 'no path of the state directory');
   });
 
+  it('third review finding 5: a rescue of segments that go whatever (short of their bytes) whose write fails marks the frame gone: nothing held, no JPEG kept in memory', async (t) => {
+    const { store, history, seg, frames } = await setUp(t);
+    await framed(store, T0 + 700);
+    await mkdir(join(history, `${eventKey('e1')}.jpg`)); // it cannot be written
+    assert.deepEqual(await store.rescueFrames('gate', [seg], [], true), [], 'nothing held');
+    assert.equal(frames.counts.gone, 1);
+    const why = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(why && !Buffer.isBuffer(why), 'not served from a JPEG kept for a retry that never comes');
+    assert.equal(why.status, 410);
+    assert.match(why.error, /could not be written to the event history \(EISDIR\)/);
+  });
+
   it('review finding 1: a history that is a symbolic link (not used) makes a rescue fail at once: the frame is marked gone (REFUSED), its segment goes', async (t) => {
     const { dir, seg, frames } = await setUp(t);
     const real = join(dir, 'elsewhere');

@@ -386,7 +386,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     ranges: () => Iterable<readonly [number, number]>,
     maxBytes = 1e8,
     opts: {
-      rescue?: (segments: readonly Segment[]) => Promise<readonly Segment[]> | undefined;
+      rescue?: (segments: readonly Segment[], final: boolean) => Promise<readonly Segment[]> | undefined;
       /** Done in the camera's directory (made) before the ring starts. */
       before?: (dir: string) => Promise<void>;
     } = {},
@@ -514,12 +514,15 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
       proto.write = write;
     });
     const asked: Segment[][] = [];
+    const finals: boolean[] = [];
     const { ring, dir } = await ringWithSegments(t, () => [], 1e8, {
-      rescue: (segments) => {
+      rescue: (segments, final) => {
         asked.push([...segments]);
+        finals.push(final);
         return Promise.resolve(segments); // "keep them all": the history could not write
       },
     });
+    assert.deepEqual(finals, [true], 'told that they go whatever: what cannot be kept is lost, not held');
     assert.equal(fail, 0, 'the write failed');
     assert.equal(ring.stats().segmentsLost, 1);
     assert.equal(asked.length, 1, 'its rescue was asked for (what was written may hold a frame)');
