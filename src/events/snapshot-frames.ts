@@ -25,6 +25,11 @@ export const FRAME_CACHE_BYTES = 4 * 1024 * 1024;
 /** Decodes at a time (requests and rescues together): each is one ffmpeg. */
 export const FRAME_DECODES = 2;
 /**
+ * Requests that may wait for a decode: one past them is answered 503 at once (a client fetching
+ * many snapshots must not queue decodes without end, nor hold back the rescues, which go first).
+ */
+export const FRAME_REQUESTS_WAITING = 16;
+/**
  * Rescues that may wait for a decode (or run one) at once: a snapshot due past them, with no JPEG
  * in memory, is not queued without end (each decode takes up to 30 s, and the segments' files
  * wait for it, outside the ring's bytes); its segments stay listed by the ring (as a held
@@ -171,7 +176,8 @@ export class SnapshotFrames {
   private cache = new Map<string, CacheEntry>();
   private bytes = 0;
   private running = 0;
-  private waiting: (() => void)[] = [];
+  /** Requests waiting for a decode (at most `FRAME_REQUESTS_WAITING`), and rescues: rescues go first. */
+  private waiting: { request: (() => void)[]; rescue: (() => void)[] } = { request: [], rescue: [] };
   /**
    * Snapshots drawn from the recording, served from the cache, rescued and marked gone;
    * `rescuing`, the rescues waiting for a decode or running one now (at most `rescueQueue`); and
@@ -215,9 +221,14 @@ export class SnapshotFrames {
         status: 410,
         error: `the snapshot's frame is gone: the recording of ${camera} no longer holds ${new Date(frame.ts).toISOString()}`,
       };
+    if (this.running >= this.decodes && this.waiting.request.length >= FRAME_REQUESTS_WAITING)
+      return {
+        status: 503,
+        error: `the snapshot could not be made from the recording now: ${this.waiting.request.length} are waiting to be decoded (busy)`,
+      };
     const began = performance.now();
     const entry: CacheEntry = { result: Promise.resolve({ status: 503, error: '' }), bytes: 0 };
-    entry.result = this.limit(() => this.draw(source.ffmpeg, segments, frame, crop)).then(
+    entry.result = this.limit('request', () => this.draw(source.ffmpeg, segments, frame, crop)).then(
       (jpeg) => {
         this.counts.drawn++;
         this.deps.log.debug(
@@ -315,7 +326,7 @@ export class SnapshotFrames {
           try {
             this.counts.rescuing++;
             if (ffmpeg === undefined) throw new Error('ffmpeg is not known (the cameras are not running)');
-            jpeg = await this.limit(() => this.draw(ffmpeg, inOrder, e.frame, e.crop));
+            jpeg = await this.limit('rescue', () => this.draw(ffmpeg, inOrder, e.frame, e.crop));
           } catch (err) {
             const why = `its segment of the recording was removed and could not be read (${codeOf(err, 'decode_failed')})`;
             return gone(e, why, err);
@@ -353,16 +364,18 @@ export class SnapshotFrames {
   }
 
   /**
-   * Runs `work` when fewer than `decodes` run, in the order asked: a decode that ends hands its
-   * place to the first waiting (one asked meanwhile cannot take it first and push that one back).
+   * Runs `work` when fewer than `decodes` run; else it waits, rescues before requests (a rescue
+   * put off too long loses a snapshot; a request can be asked again), each kind in the order
+   * asked: a decode that ends hands its place to the first waiting (one asked meanwhile cannot
+   * take it first and push that one back).
    */
-  private async limit<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running >= this.decodes) await new Promise<void>((go) => this.waiting.push(go));
+  private async limit<T>(kind: 'request' | 'rescue', work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.decodes) await new Promise<void>((go) => this.waiting[kind].push(go));
     else this.running++;
     try {
       return await work();
     } finally {
-      const next = this.waiting.shift();
+      const next = this.waiting.rescue.shift() ?? this.waiting.request.shift();
       if (next) next();
       else this.running--;
     }

@@ -13,6 +13,7 @@ import {
   type StoredEvent,
 } from '../../../src/events/index.js';
 import { eventKey, parseRecord, recordText } from '../../../src/events/event-record.js';
+import { FRAME_REQUESTS_WAITING } from '../../../src/events/snapshot-frames.js';
 import { defaultFfmpegPath } from '../../../src/ingest/ffmpeg-process.js';
 import { planFrame, type Segment } from '../../../src/record/index.js';
 import { tempDir } from '../../helpers/env.js';
@@ -725,7 +726,10 @@ describe('snapshots as frames of the recording', () => {
   it('review finding 8c: decodes start in the order asked: one asked as another ends waits behind those already waiting', async () => {
     const frames = new SnapshotFrames({ source: () => undefined, log: recordingLog().log }, undefined, 1);
     // The decodes' queue itself (private): the moment it is about is one turn of the event loop.
-    const limit = (frames as unknown as { limit<T>(work: () => Promise<T>): Promise<T> }).limit.bind(frames);
+    const limitOf = (
+      frames as unknown as { limit<T>(kind: string, work: () => Promise<T>): Promise<T> }
+    ).limit.bind(frames);
+    const limit = <T>(work: () => Promise<T>): Promise<T> => limitOf('request', work);
     const started: string[] = [];
     let endA: () => void = () => undefined;
     const a = limit(() => {
@@ -742,6 +746,39 @@ describe('snapshots as frames of the recording', () => {
     await Promise.all([a, b]);
     await d;
     assert.deepEqual(started, ['a', 'b', 'd']);
+  });
+
+  it('third review finding 6: rescues waiting for a decode go before requests; a request past FRAME_REQUESTS_WAITING is answered 503 at once', async (t) => {
+    const { seg, ffmpeg } = await setUp(t);
+    const frames = new SnapshotFrames(
+      { source: () => ({ ffmpeg, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
+      undefined,
+      1,
+    );
+    const limit = (
+      frames as unknown as { limit<T>(kind: string, work: () => Promise<T>): Promise<T> }
+    ).limit.bind(frames);
+    const started: string[] = [];
+    let endA: () => void = () => undefined;
+    const a = limit('request', () => {
+      started.push('a');
+      return new Promise<void>((r) => (endA = r));
+    });
+    const waiting = Array.from({ length: FRAME_REQUESTS_WAITING }, (_, i) =>
+      limit('request', () => Promise.resolve(void started.push(`r${i}`))),
+    );
+    const rescue = limit('rescue', () => Promise.resolve(void started.push('rescue')));
+    const busy = await frames.view('k', 'gate', frame(T0 + 700));
+    assert.ok(!Buffer.isBuffer(busy));
+    assert.equal(busy.status, 503);
+    assert.match(busy.error, /16 are waiting to be decoded \(busy\)/);
+    endA();
+    await Promise.all([a, rescue, ...waiting]);
+    assert.deepEqual(started.slice(0, 3), ['a', 'rescue', 'r0'], 'the rescue first, though asked last');
+    assert.ok(
+      Buffer.isBuffer(await frames.view('k', 'gate', frame(T0 + 700))),
+      'served once the queue is short',
+    );
   });
 
   it('draws at most two frames at a time and keeps the cache within its bytes', async (t) => {
