@@ -44,12 +44,10 @@ export interface SnapshotFrame {
 }
 
 export interface Snapshot {
-  /** The frame with the object's box drawn (published; kept as `<key>.jpg` unless `frame`). */
+  /** The frame with the object's box drawn (published; kept as `<key>.jpg` unless the record names its frame). */
   full: Buffer;
   /** The object and a margin around it. */
   crop: Buffer;
-  /** The camera records: the snapshot's frame is in its recording, not written as `<key>.jpg`. */
-  frame?: SnapshotFrame;
 }
 
 const frameSchema = z.object({

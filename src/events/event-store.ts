@@ -639,9 +639,12 @@ export class EventStore {
       defer: (f) => {
         if (final) return false;
         const entry = this.byId.get(f.id);
-        if (!entry) return true; // gone meanwhile: its next rescue does not list it
-        entry.deferred ??= this.now();
-        return this.now() - entry.deferred < RESCUE_RETRY_MS;
+        if (!entry) return 'again'; // gone meanwhile: its next rescue does not list it
+        if (entry.deferred === undefined) {
+          entry.deferred = this.now();
+          return 'first';
+        }
+        return this.now() - entry.deferred < RESCUE_RETRY_MS ? 'again' : false;
       },
     });
     if (!work) return undefined;

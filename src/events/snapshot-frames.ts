@@ -115,7 +115,8 @@ export interface RescueHooks {
   lost: (e: FramedEvent, why: string) => void;
   unkept?: (e: FramedEvent, jpeg: Buffer, err: unknown) => 'retry' | 'lose' | 'forget';
   settled?: (e: FramedEvent) => void;
-  defer?: (e: FramedEvent) => boolean;
+  /** `first`: put off for the first time (counted once); `again`: still put off; false: lost. */
+  defer?: (e: FramedEvent) => 'first' | 'again' | false;
 }
 
 /** An event whose snapshot is a frame of its camera's recording (the history's). */
@@ -291,7 +292,7 @@ export class SnapshotFrames {
     const { keep, lost } = hooks;
     const unkept = hooks.unkept ?? (() => 'lose');
     const settled = hooks.settled ?? (() => undefined);
-    const defer = hooks.defer ?? (() => true);
+    const defer = hooks.defer ?? ((): 'first' => 'first');
     const due = events.filter((e) => isDue(removed, kept, e.frame.ts));
     if (!due.length) return undefined;
     const ffmpeg = this.deps.source()?.ffmpeg;
@@ -314,13 +315,14 @@ export class SnapshotFrames {
         else if (this.counts.rescuing >= this.rescueQueue) {
           // Not lost for the queue: its segments stay listed, rescued at a later removal (within
           // the bound `defer` keeps: the ring holds them beyond its bytes meanwhile).
-          if (!defer(e))
+          const put = defer(e);
+          if (!put)
             return gone(
               e,
               'its segment of the recording was removed while the rescues were busy (rescue_busy)',
               new Error('the rescue queue stayed full'),
             );
-          this.counts.deferred++;
+          if (put === 'first') this.counts.deferred++;
           return hold(e);
         } else
           try {

@@ -164,7 +164,7 @@ export function createMetrics(
   metric(
     'counter',
     'argus_snapshot_frames_total',
-    "Recording cameras' event snapshots, by what happened: `drawn` (decoded from the recording on request), `cached` (served from the cache), `rescued` (written as their own file before their footage went), `deferred` (a rescue put off, the rescues busy), `lost` (their frame could not be read or kept)",
+    "Recording cameras' event snapshots, by what happened: `drawn` (decoded from the recording on request), `cached` (served from the cache, or joined a decode in progress), `rescued` (written as their own file before their footage went), `deferred` (a rescue put off, the rescues busy), `lost` (their frame could not be read or kept)",
     ['result'],
     (s, set) => {
       const f = s.frames;

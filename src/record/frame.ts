@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { open, type FileHandle } from 'node:fs/promises';
-import { concatInput, planClip, type ClipPlan } from './clip.js';
+import { planClip, tsInputArgs, type ClipPlan } from './clip.js';
 import type { Segment } from './ring-index.js';
 import { StderrRing } from '../stderr-ring.js';
 
@@ -50,16 +50,7 @@ export function frameArgs(
   durS = 0,
 ): string[] {
   return [
-    '-hide_banner',
-    '-nostdin',
-    '-loglevel',
-    'error',
-    '-f',
-    'mpegts',
-    '-i',
-    concatInput(plan.parts, sizes),
-    '-map',
-    '0:v:0',
+    ...tsInputArgs(plan, sizes),
     '-ss',
     Math.max(0, seekS).toFixed(3),
     ...(durS > 0 ? ['-t', durS.toFixed(3)] : ['-frames:v', '1']),

@@ -588,7 +588,11 @@ describe('snapshots as frames of the recording', () => {
       await rm(jpg, { recursive: true });
       // The retry writes e1 from memory (no decode); then the segment goes, before the queued
       // request's decode opens it.
-      assert.deepEqual(await store.rescueFrames('gate', [seg], []), [], 'e1 kept, e2 still decoding');
+      assert.deepEqual(
+        await store.rescueFrames('gate', [seg], []),
+        [],
+        'e1 kept (e2 was rescued in the first removal)',
+      );
       await rm(seg.file);
       listed.length = 0;
       assert.ok(Buffer.isBuffer(await other));
@@ -611,28 +615,35 @@ describe('snapshots as frames of the recording', () => {
     const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log, () => now);
     await store.load();
     store.useFrames(frames);
-    for (const n of [1, 2, 3]) {
+    for (const n of [1, 2, 3, 4]) {
       store.add(ev(n));
       store.setSnapshot(
         `e${n}`,
         Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
         {},
-        frame(T0 + 300 * n),
+        frame(T0 + 200 * n),
       );
       store.update({ ...ev(n), event: { type: 'end', n } });
     }
     await store.flush();
-    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [seg], 'e2 and e3 put off');
-    assert.equal(frames.counts.deferred, 2);
-    now += RESCUE_RETRY_MS; // every later removal found the queue full (here: e2 takes its one place)
+    assert.deepEqual(await store.rescueFrames('gate', [seg], []), [seg], 'e2, e3 and e4 put off');
+    assert.equal(frames.counts.deferred, 3);
+    now += RESCUE_RETRY_MS - 1;
+    assert.deepEqual(
+      await store.rescueFrames('gate', [seg], []),
+      [seg],
+      'e2 rescued; e3 and e4 put off again',
+    );
+    assert.equal(frames.counts.deferred, 3, 'each counted once, however often it is put off');
+    now += 1; // every later removal found the queue full (here: e3 takes its one place)
     assert.deepEqual(
       await store.rescueFrames('gate', [seg], []),
       [],
-      'e3 not put off again: the segment goes',
+      'e4 not put off again: the segment goes',
     );
-    assert.equal(frames.counts.rescued, 2, 'e1, then e2');
+    assert.equal(frames.counts.rescued, 3, 'e1, e2, then e3');
     assert.equal(frames.counts.gone, 1);
-    assert.deepEqual(await store.snapshotOrWhy('e3', 'full'), {
+    assert.deepEqual(await store.snapshotOrWhy('e4', 'full'), {
       status: 410,
       error:
         "the snapshot's frame is gone: its segment of the recording was removed while the rescues were busy (rescue_busy)",
