@@ -375,27 +375,26 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(await readdir(real), [], 'nothing written where the link points');
   });
 
-  it('review finding 2: a frame in the segment still being written (no description yet: lost to a kill) is written as <key>.jpg', async (t) => {
-    const { store, history, seg, segments } = await setUp(t);
-    segments[0] = { ...seg, open: true };
-    await framed(store, T0 + 700, Buffer.from('published'));
-    const key = eventKey('e1');
-    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);
-    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
-    assert.equal(record.frame, undefined);
-    assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
-  });
-
-  it('second review finding 5: a frame in a segment closed but not yet described (its description being written) is written as <key>.jpg', async (t) => {
-    const { store, history, seg, segments } = await setUp(t);
-    segments[0] = { ...seg, described: false };
-    await framed(store, T0 + 700, Buffer.from('published'));
-    const key = eventKey('e1');
-    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);
-    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
-    assert.equal(record.frame, undefined);
-    assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
-  });
+  for (const [name, segment] of [
+    [
+      'review finding 2: a frame in the segment still being written (no description yet: lost to a kill)',
+      (seg: Segment): Segment => ({ ...seg, open: true }),
+    ],
+    [
+      'second review finding 5: a frame in a segment closed but not yet described (its description being written)',
+      (seg: Segment): Segment => ({ ...seg, described: false }),
+    ],
+  ] as const)
+    it(`${name} is written as <key>.jpg`, async (t) => {
+      const { store, history, seg, segments } = await setUp(t);
+      segments[0] = segment(seg);
+      await framed(store, T0 + 700, Buffer.from('published'));
+      const key = eventKey('e1');
+      assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);
+      const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
+      assert.equal(record.frame, undefined);
+      assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
+    });
 
   it('review finding 4: requests waiting for a snapshot whose decode fails get the same 503, not a rejection', async (t) => {
     const { frames, seg, dir } = await setUp(t);
