@@ -12,7 +12,8 @@
  * first byte, cold (made on request) and warm (from the cache), and the recording's bytes by
  * reason.
  *
- * `ARGUS_BENCH_RING_MB` sets `events.clips.ring_max_mb` (unset: the default, 256 MB a camera, which
+ * `ARGUS_BENCH_OUTLIVE=false` sets `events.snapshots.outlive_footage: false` (a snapshot goes with
+ * its footage: no rescue). `ARGUS_BENCH_RING_MB` sets `events.clips.ring_max_mb` (unset: the default, 256 MB a camera, which
  * a run of minutes never fills). A small ring fills within the run, so segments holding events'
  * snapshot frames are removed while it runs and the snapshots are rescued as `<key>.jpg` first
  * (issue 47, item 1: the ratio past a full ring, and what rescues cost). At 4 the street and still
@@ -52,6 +53,8 @@ const model = process.argv[3] || join(shared, 'models/yolov8n_int8.onnx');
 const part = process.argv[4] ?? 'all';
 /** `events.clips.ring_max_mb` of the daemons; unset: the default. */
 const ringMb = process.env.ARGUS_BENCH_RING_MB;
+/** `false`: `events.snapshots.outlive_footage: false` (snapshots go with their footage: no rescue). */
+const outlive = process.env.ARGUS_BENCH_OUTLIVE;
 const log = (msg: string): boolean => process.stderr.write(`bench record: ${msg}\n`);
 
 /**
@@ -96,6 +99,7 @@ async function startDaemon(
     'http:',
     '  port: 0',
     'events:',
+    ...(outlive === 'false' ? ['  snapshots:', '    outlive_footage: false'] : []),
     '  clips:',
     '    enabled: true',
     ...(ringMb ? [`    ring_max_mb: ${Number(ringMb)}`] : []),
@@ -283,6 +287,7 @@ async function eventsRun(
     daemon_cpu_s: (cpu1 - cpu0).toFixed(1),
     children_cpu_s: (kids1 - kids0).toFixed(2),
     ring_max_mb: ringMb ? Number(ringMb) : 'default',
+    outlive_footage: outlive !== 'false',
     ring_mb: Object.fromEntries(
       names.map((c) => [c, ((m1.get(`argus_clip_ring_bytes{camera="${c}"}`) ?? 0) / 1048576).toFixed(1)]),
     ),

@@ -157,6 +157,8 @@ export class EventStore {
   private readonly files: HistoryDir;
   /** Snapshots kept as frames of their camera's recording, drawn on request (set when clips run). */
   private frames: SnapshotFrames | undefined;
+  /** A snapshot kept as a frame is rescued before its footage goes (`events.snapshots.outlive_footage`). */
+  private outliveFootage = true;
 
   constructor(
     readonly dir: string,
@@ -583,8 +585,9 @@ export class EventStore {
   }
 
   /** Draws snapshots kept as frames of the recording (`SnapshotFrames`), and rescues them before their footage goes. */
-  useFrames(frames: SnapshotFrames): void {
+  useFrames(frames: SnapshotFrames, opts: { outliveFootage?: boolean } = {}): void {
     this.frames = frames;
+    this.outliveFootage = opts.outliveFootage ?? true;
   }
 
   /**
@@ -603,7 +606,8 @@ export class EventStore {
     kept: readonly Segment[],
     final = false,
   ): Promise<readonly Segment[]> | undefined {
-    if (!this.frames) return undefined;
+    // outlive_footage off: a snapshot kept as a frame goes with its footage (410, the crop stays).
+    if (!this.frames || !this.outliveFootage) return undefined;
     const framed = this.order.flatMap((e) => {
       if (e.camera !== camera || !e.frame || e.frame.gone !== undefined || e.fullBytes > 0 || e.evicted)
         return [];

@@ -136,7 +136,7 @@ export class ObjectEvents {
       // Snapshots kept as frames of the recording: drawn on request, and kept as files before
       // the segments that hold them go.
       this.snapshotFrames = new SnapshotFrames({ source: () => clipSource(), log });
-      history.useFrames(this.snapshotFrames);
+      history.useFrames(this.snapshotFrames, { outliveFootage: events.snapshots.outlive_footage });
       this.clips.footage.cameras = () => history.cameras();
       this.clips.footage.rescue = (camera, removed, final) =>
         history.rescueFrames(camera, removed, clipSource()?.ring(camera)?.list() ?? [], final);

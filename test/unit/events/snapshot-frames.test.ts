@@ -213,6 +213,21 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
   });
 
+  it('with outlive_footage false, a snapshot goes with its footage: no rescue, nothing written; 410 once the recording no longer holds it, the crop kept', async (t) => {
+    const { store, history, seg, segments, frames } = await setUp(t);
+    store.useFrames(frames, { outliveFootage: false });
+    await framed(store, T0 + 700);
+    const key = eventKey('e1');
+    assert.equal(store.rescueFrames('gate', [seg], []), undefined, 'no rescue');
+    segments.length = 0; // the segment gone
+    const why = await store.snapshotOrWhy('e1', 'full');
+    assert.ok(why && !Buffer.isBuffer(why));
+    assert.equal(why.status, 410);
+    assert.match(why.error, /no longer holds/);
+    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.json`], 'no <key>.jpg');
+    assert.deepEqual(await store.snapshot('e1', 'crop'), Buffer.from('crop'));
+  });
+
   it('rescues a snapshot before its segment goes: <key>.jpg written, the record names the file, served after the segment is gone and after a restart', async (t) => {
     const { store, history, seg, segments, frames } = await setUp(t);
     await framed(store, T0 + 700);
