@@ -127,6 +127,20 @@ async function setUp(t: Parameters<typeof tempDir>[0], now: () => number = Date.
   return { dir, seg, segments, frames, store, history, lines, ffmpeg };
 }
 
+/** Events `ns`, each with its snapshot ("published n") kept as the frame at `at(n)`, ended. */
+function endedEvents(store: EventStore, ns: readonly number[], at: (n: number) => number): void {
+  for (const n of ns) {
+    store.add(ev(n));
+    store.setSnapshot(
+      `e${n}`,
+      Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
+      {},
+      frame(at(n)),
+    );
+    store.update({ ...ev(n), event: { type: 'end', n } });
+  }
+}
+
 /** Event 1 with its snapshot (a published JPEG `full`) kept as the frame at `ts`, ended. */
 async function framed(store: EventStore, ts: number, full = Buffer.from('published')): Promise<void> {
   store.add(ev(1));
@@ -476,16 +490,7 @@ describe('snapshots as frames of the recording', () => {
     { timeout: 20_000 },
     async (t) => {
       const { store, history, seg, segments } = await setUp(t);
-      for (const n of [1, 2]) {
-        store.add(ev(n));
-        store.setSnapshot(
-          `e${n}`,
-          Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
-          {},
-          frame(T0 + 300 * n),
-        );
-        store.update({ ...ev(n), event: { type: 'end', n } });
-      }
+      endedEvents(store, [1, 2], (n) => T0 + 300 * n);
       await store.flush();
       // e2's writes wait (a snapshot still being made): its rescue cannot be written until then.
       let release: () => void = () => undefined;
@@ -582,16 +587,7 @@ describe('snapshots as frames of the recording', () => {
       const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
       await store.load();
       store.useFrames(frames);
-      for (const n of [1, 2]) {
-        store.add(ev(n));
-        store.setSnapshot(
-          `e${n}`,
-          Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
-          {},
-          frame(T0 + 300 * n),
-        );
-        store.update({ ...ev(n), event: { type: 'end', n } });
-      }
+      endedEvents(store, [1, 2], (n) => T0 + 300 * n);
       await store.flush();
       const jpg = join(history, `${eventKey('e1')}.jpg`);
       await mkdir(jpg); // the first rescue's write fails: e1's snapshot kept in memory
@@ -629,16 +625,7 @@ describe('snapshots as frames of the recording', () => {
     const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log, () => now);
     await store.load();
     store.useFrames(frames);
-    for (const n of [1, 2, 3, 4]) {
-      store.add(ev(n));
-      store.setSnapshot(
-        `e${n}`,
-        Promise.resolve({ full: Buffer.from(`published ${n}`), crop: Buffer.from('crop') }),
-        {},
-        frame(T0 + 200 * n),
-      );
-      store.update({ ...ev(n), event: { type: 'end', n } });
-    }
+    endedEvents(store, [1, 2, 3, 4], (n) => T0 + 200 * n);
     await store.flush();
     assert.deepEqual(await store.rescueFrames('gate', [seg], []), [seg], 'e2, e3 and e4 put off');
     assert.equal(frames.counts.deferred, 3);
