@@ -12,6 +12,22 @@
  * first byte, cold (made on request) and warm (from the cache), and the recording's bytes by
  * reason.
  *
+ * `ARGUS_BENCH_OUTLIVE=false` sets `events.snapshots.outlive_footage: false` (a snapshot goes with
+ * its footage: no rescue). `ARGUS_BENCH_RING_MB` sets `events.clips.ring_max_mb` (unset: the default, 256 MB a camera, which
+ * a run of minutes never fills). A small ring fills within the run, so segments holding events'
+ * snapshot frames are removed while it runs and the snapshots are rescued as `<key>.jpg` first
+ * (issue 47, item 1: the ratio past a full ring, and what rescues cost). At 4 the street and still
+ * cameras' rings fill in well under a minute, the busy ones (vtest, ≈ 1.75 MB a minute) only near
+ * the end of a 120-s run; at 2 every camera's does. After the run the report also gives, per
+ * camera, the history's records, those whose `frame` is marked `gone`, its `<key>.jpg` files (full
+ * snapshots: every event's where the snapshot is written per event, the rescued ones where it is a
+ * frame of the recording) and the bytes of all its files (of the events of the whole run, warm-up
+ * included; the total ratio is the block layer's count), each ring's bytes at the end, the CPU of
+ * the daemon's exited children in the window (`cutime` + `cstime` of /proc/<pid>/stat: the
+ * short-lived ffmpegs that decode rescued frames and remux clips, reaped by the daemon) and the
+ * daemon's warnings and errors, each message with its count and when it first came (seconds from
+ * the window's start).
+ *
  * Then, with another daemon, for `seconds` ÷ 2: recording's CPU, side by side in one run — each
  * source twice, `detect: false` (decoded as for the model, no model), once recording (`clips:
  * true`) and once not: the CPU seconds of each camera's ffmpeg (the recording is a second,
@@ -21,7 +37,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import mqtt from 'mqtt';
@@ -35,6 +51,10 @@ const seconds = Number(process.argv[2] ?? 180);
 const model = process.argv[3] || join(shared, 'models/yolov8n_int8.onnx');
 /** Which part runs: the events' bytes and clips, recording's CPU, or both. */
 const part = process.argv[4] ?? 'all';
+/** `events.clips.ring_max_mb` of the daemons; unset: the default. */
+const ringMb = process.env.ARGUS_BENCH_RING_MB;
+/** `false`: `events.snapshots.outlive_footage: false` (snapshots go with their footage: no rescue). */
+const outlive = process.env.ARGUS_BENCH_OUTLIVE;
 const log = (msg: string): boolean => process.stderr.write(`bench record: ${msg}\n`);
 
 /**
@@ -53,7 +73,7 @@ async function metrics(base: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const out = new Map<string, number>();
   for (const m of text.matchAll(
-    /^(argus_(?:clip_ring_written_bytes_total|recording_bytes)\{[^}]*\}) (\S+)$/gm,
+    /^(argus_(?:clip_ring_written_bytes_total|clip_ring_bytes|recording_bytes)\{[^}]*\}) (\S+)$/gm,
   ))
     out.set(m[1]!, Number(m[2]));
   return out;
@@ -70,7 +90,7 @@ async function startDaemon(
   dir: string,
   broker: EmbeddedBroker,
   cameras: string[],
-): Promise<{ child: ChildProcess; base: string }> {
+): Promise<{ child: ChildProcess; base: string; log: () => string }> {
   await mkdir(dir, { recursive: true });
   const config = [
     ...benchDaemonConfig(model, broker)
@@ -79,8 +99,10 @@ async function startDaemon(
     'http:',
     '  port: 0',
     'events:',
+    ...(outlive === 'false' ? ['  snapshots:', '    outlive_footage: false'] : []),
     '  clips:',
     '    enabled: true',
+    ...(ringMb ? [`    ring_max_mb: ${Number(ringMb)}`] : []),
     'cameras:',
     ...cameras,
   ].join('\n');
@@ -100,7 +122,7 @@ async function startDaemon(
     }
     await sleep(500);
     const url = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"HTTP server listening"/.exec(out)?.[1];
-    if (url) return { child, base: url.replace(/\/+$/, '') };
+    if (url) return { child, base: url.replace(/\/+$/, ''), log: () => out };
   }
 }
 
@@ -132,6 +154,59 @@ function ffmpegOf(pid: number, file: string): number[] {
       return false; // gone
     }
   });
+}
+
+/** CPU seconds (user + system) of the exited children `pid` has reaped (`cutime` + `cstime`). */
+function childrenTimes(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / 100; // USER_HZ
+}
+
+/** A camera's files in the event history: records, full snapshots (`<key>.jpg`), all their bytes. */
+interface HistoryFiles {
+  records: number;
+  gone: number;
+  jpgs: number;
+  jpgBytes: number;
+  bytes: number;
+}
+
+/**
+ * What the event history in `dir` holds, per camera: its records, those whose snapshot `frame` is
+ * marked `gone`, its full snapshots (`<key>.jpg`, not the crops) and the bytes of all its files.
+ */
+async function historyFiles(dir: string): Promise<Record<string, HistoryFiles>> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const cameraOf = new Map<string, string>();
+  const out: Record<string, HistoryFiles> = {};
+  const of = (camera: string): HistoryFiles =>
+    (out[camera] ??= { records: 0, gone: 0, jpgs: 0, jpgBytes: 0, bytes: 0 });
+  for (const name of names.filter((n) => n.endsWith('.json'))) {
+    try {
+      const rec = JSON.parse(await readFile(join(dir, name), 'utf8')) as {
+        camera: string;
+        frame?: { gone?: string };
+      };
+      cameraOf.set(name.slice(0, -'.json'.length), rec.camera);
+      of(rec.camera).records++;
+      if (rec.frame?.gone !== undefined) of(rec.camera).gone++;
+    } catch {
+      // being replaced
+    }
+  }
+  for (const name of names) {
+    const key = /^(.*?)(?:\.crop)?\.(?:json|jpg)$/.exec(name)?.[1];
+    const camera = key === undefined ? undefined : cameraOf.get(key);
+    if (camera === undefined) continue;
+    const size = (await stat(join(dir, name)).catch(() => ({ size: 0 }))).size;
+    of(camera).bytes += size;
+    if (name === `${key}.jpg`) {
+      of(camera).jpgs++;
+      of(camera).jpgBytes += size;
+    }
+  }
+  return out;
 }
 
 const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, p) => sum + procTimes(p), 0);
@@ -191,11 +266,14 @@ async function eventsRun(
   const m0 = await metrics(base);
   const w0 = writeBytes(child.pid!);
   const cpu0 = procTimes(child.pid!);
+  const kids0 = childrenTimes(child.pid!);
   const n0 = { ...news };
+  const t0 = Date.now(); // the window's start
   await sleep(seconds * 1000);
   const m1 = await metrics(base);
   const w1 = writeBytes(child.pid!);
   const cpu1 = procTimes(child.pid!);
+  const kids1 = childrenTimes(child.pid!);
   const stream = names.map((c) => streamBytes(m1, c) - streamBytes(m0, c));
   const streamAll = stream.reduce((a, b) => a + b, 0);
   const minutes = seconds / 60;
@@ -207,6 +285,12 @@ async function eventsRun(
     written_over_stream: ((w1.dirtied - w0.dirtied) / streamAll).toFixed(3),
     cancelled_mb: ((w1.cancelled - w0.cancelled) / 1048576).toFixed(1),
     daemon_cpu_s: (cpu1 - cpu0).toFixed(1),
+    children_cpu_s: (kids1 - kids0).toFixed(2),
+    ring_max_mb: ringMb ? Number(ringMb) : 'default',
+    outlive_footage: outlive !== 'false',
+    ring_mb: Object.fromEntries(
+      names.map((c) => [c, ((m1.get(`argus_clip_ring_bytes{camera="${c}"}`) ?? 0) / 1048576).toFixed(1)]),
+    ),
     recording_bytes: Object.fromEntries([...m1].filter(([k]) => k.startsWith('argus_recording_bytes'))),
   };
   // A 2-minute range of the busy camera's recording: cold (made), then warm (the cache).
@@ -223,10 +307,37 @@ async function eventsRun(
   };
   const cold = await ttfb(url);
   const warm = await ttfb(url);
-  process.stdout.write(
-    `${JSON.stringify({ ...row, ttfb_2min_ms: { cold: Math.round(cold), warm: Math.round(warm) } })}\n`,
-  );
   await stopDaemon(child);
+  // The history once the daemon has stopped (its last records written).
+  const history = await historyFiles(join(dir, 'events', 'state', 'events'));
+  // Per camera, the stream and what the history holds of its events (files' sizes at the end; the
+  // total above is the block layer's count, records rewritten included).
+  const perCamera = Object.fromEntries(
+    names.map((c, i) => {
+      const h = history[c] ?? { records: 0, gone: 0, jpgs: 0, jpgBytes: 0, bytes: 0 };
+      return [
+        c,
+        {
+          records: h.records,
+          gone: h.gone,
+          jpgs: h.jpgs,
+          jpg_mb: (h.jpgBytes / 1048576).toFixed(2),
+          history_mb: (h.bytes / 1048576).toFixed(2),
+          stream_plus_history_over_stream: ((stream[i]! + h.bytes) / stream[i]!).toFixed(3),
+        },
+      ];
+    }),
+  );
+  // The daemon's warnings and errors (its log, JSON lines on stdout), each message with its count.
+  const warnings: Record<string, { n: number; first_s: number }> = {};
+  for (const line of started.log().split('\n')) {
+    const m = /"level":(\d+),"time":"([^"]+)".*"msg":"([^"]*)"/.exec(line);
+    if (m && Number(m[1]) >= 40)
+      (warnings[m[3]!] ??= { n: 0, first_s: Math.round((Date.parse(m[2]!) - t0) / 1000) }).n++;
+  }
+  process.stdout.write(
+    `${JSON.stringify({ ...row, ttfb_2min_ms: { cold: Math.round(cold), warm: Math.round(warm) }, history: perCamera, warnings })}\n`,
+  );
 }
 
 /** Recording's CPU: each source twice, decoded for no model, one recording and one not. */

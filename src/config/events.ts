@@ -50,6 +50,12 @@ export const events = z
         min_interval_s: z.number().min(0).max(3600).default(2),
         /** JPEG quality of both pictures: 70 as Frigate (issue 47: a fifth fewer bytes than 80). */
         quality: int().min(1).max(100).default(70),
+        /**
+         * A recording camera's full snapshot is a frame of its recording (issue 47): true, it is
+         * written as its own file before that footage goes (kept while its event is); false, it
+         * goes with its footage (the crop stays), so no picture is written twice.
+         */
+        outlive_footage: z.boolean().default(true),
       })
       .prefault({}),
     /** The latest events with their snapshots, kept in the state directory. */

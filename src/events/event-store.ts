@@ -11,8 +11,11 @@ import {
   SNAPSHOT_FILES,
   STOPPED_CLIP,
   type Snapshot,
+  type SnapshotFrame,
   type StoredEvent,
 } from './event-record.js';
+import { frameFits, type Segment } from '../record/index.js';
+import { isDue, type NoSnapshot, type SnapshotFrames } from './snapshot-frames.js';
 import { newestMatching, type EventQuery } from './event-query.js';
 import { HistoryDir } from './history-dir.js';
 
@@ -48,6 +51,15 @@ interface Entry extends StoredEvent {
   /** When its record was last written (performance.now()), and the timer of a write held back. */
   recordAt: number;
   recordTimer?: NodeJS.Timeout;
+  /**
+   * Its snapshot was rescued from segments about to go but could not be written (the history's
+   * fault): since when (`now()`), and the JPEG drawn, written again at the next try (RESCUE_RETRY_MS).
+   */
+  unkept?: { since: number; jpeg: Buffer };
+  /** The rescue in progress of its snapshot's frame (its segments off the ring's list). */
+  rescue?: Promise<unknown>;
+  /** Its rescue was first put off (the rescue queue full) at this `now()`: put off for RESCUE_RETRY_MS at most. */
+  deferred?: number;
 }
 
 /**
@@ -72,6 +84,16 @@ export const RECORD_SAVE_MS = 30_000;
  * absent), never a whole file: each is still written to a temporary file and renamed.
  */
 export const SNAPSHOT_SAVE_MS = 60_000;
+
+/**
+ * A snapshot rescued from segments about to go that the history cannot write (a full disk, a
+ * directory it may not write in) has those segments kept, listed by their ring (so it is still
+ * drawn from them), and its write tried again each time the ring would remove them, for this
+ * long (ms) from the first failure; then its frame is marked gone with why, and they go. The
+ * ring holds them beyond its bytes meanwhile. A history that is a symbolic link (not used) is
+ * not waited for.
+ */
+export const RESCUE_RETRY_MS = 10 * 60_000;
 
 const ended = (e: Entry): boolean => e.event.type === 'end';
 
@@ -133,6 +155,10 @@ export class EventStore {
   /** Writes in progress or queued, evicted events' removals included. */
   private pending = new Set<Promise<void>>();
   private readonly files: HistoryDir;
+  /** Snapshots kept as frames of their camera's recording, drawn on request (set when clips run). */
+  private frames: SnapshotFrames | undefined;
+  /** A snapshot kept as a frame is rescued before its footage goes (`events.snapshots.outlive_footage`). */
+  private outliveFootage = true;
 
   constructor(
     readonly dir: string,
@@ -262,16 +288,25 @@ export class EventStore {
    * names the snapshot). The JPEGs may still be in the making: the event's later writes, and
    * reads of its snapshot, wait for them. A snapshot that fails is not kept (its maker says why).
    */
-  setSnapshot(id: string, jpegs: Promise<Snapshot>, fields: Record<string, unknown>): void {
+  setSnapshot(
+    id: string,
+    jpegs: Promise<Snapshot>,
+    fields: Record<string, unknown>,
+    frame?: SnapshotFrame,
+  ): void {
     const entry = this.byId.get(id);
     if (!entry) return;
     entry.event = { ...entry.event, ...fields };
+    // Its camera records: the snapshot is a frame of the recording, named by its record (one
+    // that already has `<key>.jpg`, its camera recording since, keeps its file up to date).
+    if (frame && entry.fullBytes === 0) entry.frame = frame;
+    else delete entry.frame;
     const made = jpegs.catch(() => undefined);
     this.enqueue(entry, async () => {
       const snap = await made;
       if (!snap || entry.evicted) return;
       entry.unsaved = snap;
-      this.resize(entry, { fullBytes: snap.full.length, cropBytes: snap.crop.length });
+      this.resize(entry, { fullBytes: entry.frame ? 0 : snap.full.length, cropBytes: snap.crop.length });
       if (entry.evicted) return;
       if (ended(entry)) this.saveSnapshot(entry);
       else entry.saveTimer ??= setTimeout(() => this.saveSnapshot(entry), SNAPSHOT_SAVE_MS).unref();
@@ -287,7 +322,19 @@ export class EventStore {
     this.enqueue(entry, async () => {
       const snap = entry.unsaved;
       if (!snap || entry.evicted) return;
-      await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
+      // The recording must hold the frame (a full disk or a failing ring loses segments): else
+      // the snapshot is written as its own file, as for a camera that does not record.
+      // So is one too large to be decoded (a model whose fixed input is past MAX_FRAME_SIDE).
+      const f = entry.frame;
+      if (f && (!frameFits(f.w, f.h) || !this.frames?.holds(entry.camera, f.ts))) {
+        delete entry.frame;
+        this.writeRecord(entry);
+      }
+      if (entry.frame) this.resize(entry, { fullBytes: 0 });
+      else {
+        await this.files.write(entry.key + SNAPSHOT_FILES.full, snap.full);
+        this.resize(entry, { fullBytes: snap.full.length });
+      }
       await this.files.write(entry.key + SNAPSHOT_FILES.crop, snap.crop);
       if (entry.unsaved === snap) entry.unsaved = undefined;
     });
@@ -484,13 +531,193 @@ export class EventStore {
     return newestMatching(this.order, q);
   }
 
-  /** An event's snapshot JPEG, once its writes in progress are done; undefined when it has none. */
-  async snapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+  /**
+   * An event's snapshot JPEG, once its writes in progress are done; undefined when it has none.
+   * An event of a recording camera has its snapshot drawn on its frame of the recording (issue
+   * 47), or says why it cannot be (`NoSnapshot`); one with `<key>.jpg` (written before, or its
+   * frame rescued before its footage went) is served from the file. A frame whose segments are
+   * being removed, their rescue in progress, is answered once the rescue is done.
+   */
+  snapshotOrWhy(id: string, which: 'full' | 'crop'): Promise<Buffer | NoSnapshot | undefined> {
+    return this.answer(id, which, false);
+  }
+
+  /** `snapshotOrWhy`; `waited`: the rescues in progress were waited for once (not again). */
+  private async answer(
+    id: string,
+    which: 'full' | 'crop',
+    waited: boolean,
+  ): Promise<Buffer | NoSnapshot | undefined> {
     const entry = this.byId.get(id);
     if (!entry) return undefined;
     await entry.chain;
     if (entry.evicted) return undefined;
-    return entry.unsaved?.[which] ?? this.files.snapshot(entry.key, which);
+    // Not yet saved; or rescued and not yet written (the history's fault: kept for a retry).
+    const memory = entry.unsaved?.[which] ?? (which === 'full' ? entry.unkept?.jpeg : undefined);
+    if (memory) return memory;
+    const frame = entry.frame;
+    if (which === 'crop' || entry.fullBytes > 0 || !frame) return this.files.snapshot(entry.key, which);
+    if (frame.gone !== undefined)
+      return { status: 410, error: `the snapshot's frame is gone: ${frame.gone}` };
+    if (!this.frames) return { status: 503, error: 'the recording is not read yet (Argus is starting)' };
+    const view = await this.frames.view(entry.key, entry.camera, frame, () => this.cropOf(entry));
+    // Its segments taken off the ring's list, their rescue not yet done: what the rescue leaves
+    // (the file written, the segments kept for a retry, or the frame marked gone) answers.
+    const rescue = entry.rescue;
+    if (waited || Buffer.isBuffer(view)) return view;
+    // Its frame rescued as <key>.jpg (or marked gone) while the request waited for a decode whose
+    // segments then went: the record answers now (second review finding 10), not the decode's 503.
+    if (entry.frame !== frame) return this.answer(id, which, true);
+    if (view.status !== 410 || !rescue) return view;
+    await rescue;
+    return this.answer(id, which, true);
+  }
+
+  /** An event's snapshot JPEG (`snapshotOrWhy`); undefined when it has none, or none can be made now. */
+  async snapshot(id: string, which: 'full' | 'crop'): Promise<Buffer | undefined> {
+    const jpeg = await this.snapshotOrWhy(id, which);
+    return Buffer.isBuffer(jpeg) ? jpeg : undefined;
+  }
+
+  /** An event's crop: in memory until written, then its file. */
+  private async cropOf(entry: Entry): Promise<Buffer | undefined> {
+    return entry.unsaved?.crop ?? this.files.snapshot(entry.key, 'crop');
+  }
+
+  /** Draws snapshots kept as frames of the recording (`SnapshotFrames`), and rescues them before their footage goes. */
+  useFrames(frames: SnapshotFrames, opts: { outliveFootage?: boolean } = {}): void {
+    this.frames = frames;
+    this.outliveFootage = opts.outliveFootage ?? true;
+  }
+
+  /**
+   * Segments of `camera`'s recording are about to be removed (`kept`: those that stay): the
+   * snapshots of events still kept whose frame lies in them are written as `<key>.jpg` first
+   * (drawn from memory when not yet saved, else from the segments; temporary file, flush,
+   * rename), then their records name the file instead of the frame; a frame that cannot be read
+   * is marked gone, with why; one that cannot be written (the history's fault: a full disk) keeps
+   * the segments it needs, tried again when they would go next, for RESCUE_RETRY_MS. Undefined
+   * when no snapshot lies in them; else the work, which resolves once each is written, held or
+   * marked (the segments' files wait for it), with the segments of `removed` that must stay.
+   */
+  rescueFrames(
+    camera: string,
+    removed: readonly Segment[],
+    kept: readonly Segment[],
+    final = false,
+  ): Promise<readonly Segment[]> | undefined {
+    // outlive_footage off: a snapshot kept as a frame goes with its footage (410, the crop stays).
+    if (!this.frames || !this.outliveFootage) return undefined;
+    const framed = this.order.flatMap((e) => {
+      if (e.camera !== camera || !e.frame || e.frame.gone !== undefined || e.fullBytes > 0 || e.evicted)
+        return [];
+      // In memory (not yet saved, or a write that failed): written as it is, no decode.
+      const drawn = e.unkept?.jpeg ?? e.unsaved?.full;
+      return [
+        { id: e.id, key: e.key, frame: e.frame, crop: () => this.cropOf(e), ...(drawn ? { drawn } : {}) },
+      ];
+    });
+    if (!framed.length) return undefined;
+    // One wait an event (second review finding 4): a request waits for its own snapshot's
+    // rescue, not the batch's decodes; one held or put off (its segments listed again as the
+    // batch ends, or its JPEG served from memory) waits for the batch.
+    const ends = new Map<string, () => void>();
+    const waits = framed.flatMap((f) => {
+      const entry = this.byId.get(f.id);
+      if (!entry || !isDue(removed, kept, f.frame.ts)) return [];
+      return [{ entry, mine: new Promise<void>((resolve) => ends.set(f.id, resolve)) }];
+    });
+    const work = this.frames.rescue(camera, removed, kept, framed, {
+      keep: (f, jpeg) => this.keepRescued(f.id, f.frame, jpeg),
+      lost: (f, why) => {
+        const entry = this.byId.get(f.id);
+        if (!entry || entry.frame !== f.frame) return;
+        entry.frame = { ...f.frame, gone: why };
+        entry.unkept = undefined;
+        delete entry.deferred;
+        this.writeRecord(entry);
+      },
+      // `final`: the segments go whatever (a segment short of its bytes): nothing can be held.
+      unkept: (f, jpeg, err) => this.retryRescue(f.id, f.frame, jpeg, err, final),
+      settled: (f) => ends.get(f.id)?.(),
+      defer: (f) => {
+        if (final) return false;
+        const entry = this.byId.get(f.id);
+        if (!entry) return 'again'; // gone meanwhile: its next rescue does not list it
+        if (entry.deferred === undefined) {
+          entry.deferred = this.now();
+          return 'first';
+        }
+        return this.now() - entry.deferred < RESCUE_RETRY_MS ? 'again' : false;
+      },
+    });
+    if (!work) return undefined;
+    for (const { entry, mine } of waits) {
+      entry.rescue = mine;
+      void mine.then(() => {
+        if (entry.rescue === mine) delete entry.rescue;
+      });
+    }
+    const all = (): void => ends.forEach((end) => end());
+    void work.then(all, all);
+    return work;
+  }
+
+  /**
+   * A rescued snapshot the history could not write: `retry` (keep its segments and try again,
+   * within RESCUE_RETRY_MS of the first failure, the JPEG kept meanwhile), else `lose` (it is
+   * marked gone); `forget` when the event is gone meanwhile (deleted, aged out: nothing is lost).
+   * A history that is a symbolic link (`REFUSED`: not used) is not waited for, nor are segments
+   * that go whatever (`final`).
+   */
+  private retryRescue(
+    id: string,
+    frame: SnapshotFrame,
+    jpeg: Buffer,
+    err: unknown,
+    final: boolean,
+  ): 'retry' | 'lose' | 'forget' {
+    const entry = this.byId.get(id);
+    if (!entry || entry.evicted || entry.frame !== frame) return 'forget';
+    if ((err as NodeJS.ErrnoException).code === 'REFUSED' || final) return 'lose';
+    const now = this.now();
+    if (!entry.unkept) {
+      entry.unkept = { since: now, jpeg };
+      this.log.warn(
+        { dir: this.dir, id, err: String(err) },
+        'event history: a snapshot rescued from the recording cannot be written; its segments are kept, and it is tried again',
+      );
+    }
+    return now - entry.unkept.since < RESCUE_RETRY_MS ? 'retry' : 'lose';
+  }
+
+  /**
+   * Keeps a rescued snapshot as `<key>.jpg` (resolved true once it is on disk, whole; false when
+   * the event or its frame is gone meanwhile: nothing to keep), then writes the
+   * record without its frame: a kill between leaves the file, which is served first. Rejects with
+   * why when the file cannot be written (the directory not used too).
+   */
+  private keepRescued(id: string, frame: SnapshotFrame, jpeg: Buffer): Promise<boolean> {
+    const entry = this.byId.get(id);
+    if (!entry) return Promise.resolve(false);
+    return new Promise((resolve, reject) => {
+      this.enqueue(entry, async () => {
+        try {
+          if (entry.evicted || entry.frame !== frame) return resolve(false);
+          // Not yet saved: the published picture itself, no decode's generation.
+          const full = entry.unsaved?.full ?? jpeg;
+          await this.files.writeOrThrow(entry.key + SNAPSHOT_FILES.full, full);
+          delete entry.frame;
+          entry.unkept = undefined;
+          delete entry.deferred;
+          this.resize(entry, { fullBytes: full.length });
+          resolve(true);
+          if (!entry.evicted) this.writeRecord(entry);
+        } catch (err) {
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+    });
   }
 
   /** How many events, and their bytes on disk. */

@@ -11,7 +11,6 @@ import {
   parseRecord,
   RECORD,
   SNAPSHOT_FILES,
-  type Snapshot,
   type StoredEvent,
 } from './event-record.js';
 
@@ -184,7 +183,19 @@ export class HistoryDir {
 
   /** Writes a file of the directory; a failure is logged (once while its cause lasts), never thrown. */
   async write(name: string, data: string | Buffer): Promise<void> {
-    if (await this.isLink()) return;
+    await this.writeOrThrow(name, data).catch(() => undefined);
+  }
+
+  /**
+   * Writes a file of the directory, or rejects saying why not (logged as `write` logs it): for a
+   * file that must not be lost unnoticed (a snapshot rescued from a segment about to go). A
+   * directory that is a symbolic link, not used, rejects with `code` REFUSED.
+   */
+  async writeOrThrow(name: string, data: string | Buffer): Promise<void> {
+    if (await this.isLink())
+      throw Object.assign(new Error('the event history directory is a symbolic link, not used'), {
+        code: 'REFUSED',
+      });
     const path = join(this.dir, name);
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o750 });
@@ -196,6 +207,7 @@ export class HistoryDir {
       if (why !== this.lastError)
         this.log.warn({ file: path, err: (err as Error).message }, 'cannot write the event history');
       this.lastError = why;
+      throw err;
     }
   }
 
@@ -247,7 +259,7 @@ export class HistoryDir {
   }
 
   /** An event's snapshot JPEG; undefined when it has none. */
-  async snapshot(key: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+  async snapshot(key: string, which: 'full' | 'crop'): Promise<Buffer | undefined> {
     if (this.refused) return undefined;
     // Never through a link: a snapshot file that is one is not served.
     return readOwnFile(join(this.dir, key + SNAPSHOT_FILES[which])).catch(() => undefined);

@@ -3,8 +3,9 @@
  * directory, bounded), each event's snapshots, line crossings' cumulative counts, and the
  * counts of what is in view.
  */
-export { EventStore, type EventStoreLimits } from './event-store.js';
-export { type Snapshot, type StoredEvent } from './event-record.js';
+export { EventStore, RESCUE_RETRY_MS, type EventStoreLimits } from './event-store.js';
+export { type Snapshot, type SnapshotFrame, type StoredEvent } from './event-record.js';
+export { SnapshotFrames, type NoSnapshot } from './snapshot-frames.js';
 export { type EventQuery } from './event-query.js';
 export {
   Clips,

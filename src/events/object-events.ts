@@ -22,6 +22,7 @@ import { InViewCounts, type CountsInView } from './counts.js';
 import type { EventStore } from './event-store.js';
 import { EventFaults, type EventFault } from './faults.js';
 import { LineCounts, type LineCount } from './line-counts.js';
+import { SnapshotFrames } from './snapshot-frames.js';
 import { Snapshots } from './snapshots.js';
 
 /** An object in view as the live view shows it (GET /api/cameras `objects`, docs/http.md). */
@@ -89,6 +90,8 @@ export class ObjectEvents {
   private readonly owners = new Map<string, CameraOwner>();
   /** Faults of each camera's parts, each contained where it happened (faults.ts). */
   readonly faults: EventFaults;
+  /** Recording cameras' snapshots, drawn from their recordings (with clips and a history). */
+  readonly snapshotFrames: SnapshotFrames | undefined;
 
   constructor(
     private readonly cameras: CamerasNow,
@@ -105,22 +108,39 @@ export class ObjectEvents {
       defaultLabels,
       ...(deps.onLineCounts ? { onChange: deps.onLineCounts } : {}),
     });
-    this.snapshots = new Snapshots(events.snapshots, { ...deps, history });
-    this.counts = new InViewCounts(this.mqtt, deps.topics, defaultLabels, events.speed_unit);
     const clipSource = deps.clipSource;
+    const keeps = (camera: string): boolean => {
+      const cam = own(this.cameras(), camera);
+      return !!clipSource && !!cam && (cam.clips ?? events.clips.enabled);
+    };
+    this.snapshots = new Snapshots(events.snapshots, {
+      ...deps,
+      history,
+      records: (camera) => {
+        const ring = keeps(camera) ? clipSource?.()?.ring(camera) : undefined;
+        return !!ring && !ring.isRetired && ring.unusable === undefined;
+      },
+    });
+    this.counts = new InViewCounts(this.mqtt, deps.topics, defaultLabels, events.speed_unit);
     this.clips = new Clips(events.clips, {
       clock,
       log,
       history,
       source: () => clipSource?.(),
-      keeps: (camera) => {
-        const cam = own(this.cameras(), camera);
-        return !!clipSource && !!cam && (cam.clips ?? events.clips.enabled);
-      },
+      keeps,
       done: (id, clip) => this.clipDone(id, clip),
       publicUrl: deps.publicUrl,
       ...(deps.footage ? { footage: deps.footage } : {}),
     });
+    if (history && clipSource) {
+      // Snapshots kept as frames of the recording: drawn on request, and kept as files before
+      // the segments that hold them go.
+      this.snapshotFrames = new SnapshotFrames({ source: () => clipSource(), log });
+      history.useFrames(this.snapshotFrames, { outliveFootage: events.snapshots.outlive_footage });
+      this.clips.footage.cameras = () => history.cameras();
+      this.clips.footage.rescue = (camera, removed, final) =>
+        history.rescueFrames(camera, removed, clipSource()?.ring(camera)?.list() ?? [], final);
+    }
   }
 
   /** A clip is written or has failed: the event's payload, with it, as a `clip` event. */

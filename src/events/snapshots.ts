@@ -5,7 +5,7 @@ import { area, type Box } from '../core/geometry.js';
 import { isoTime } from '../core/time.js';
 import type { Config } from '../config/index.js';
 import type { EventStore } from './event-store.js';
-import type { Snapshot } from './event-record.js';
+import type { Snapshot, SnapshotFrame } from './event-record.js';
 import { annotatedJpeg, croppedJpeg } from '../draw/index.js';
 import { Publisher, type Output, type SnapshotPayload, type Topics } from '../publish/index.js';
 import type { ObjectEvent, Sighting } from '../track/index.js';
@@ -60,6 +60,23 @@ export function isBetter(c: Candidate, best: Candidate): boolean {
   return c.score > best.score - SCORE_STEP && area(c.box) >= AREA_STEP * area(best.box);
 }
 
+/**
+ * Where a snapshot's picture is in its camera's recording: the frame's time, what is drawn on it,
+ * and at what size and quality, as `annotatedJpeg` draws the published one.
+ */
+function frameOf(c: Candidate, label: string, quality: number): SnapshotFrame {
+  const g = c.picture!.geometry;
+  return {
+    ts: c.ts,
+    srcW: g.srcW,
+    srcH: g.srcH,
+    w: g.innerW,
+    h: g.innerH,
+    quality,
+    detections: [{ label, score: c.score, box: [...c.box] }],
+  };
+}
+
 /** Whether a frame has its pixels (tools and tests may pass results without). */
 const hasPixels = (p: Picture): boolean => p.data.length === p.geometry.dstW * p.geometry.dstH * 3;
 
@@ -83,6 +100,11 @@ export interface SnapshotsDeps {
   log: Logger;
   /** Where snapshots are kept with their events; absent, they are only published. */
   history?: EventStore;
+  /**
+   * Whether a camera records now (its clips on, its recording running): its events' snapshots
+   * are kept as frames of the recording, not as `<key>.jpg` (issue 47). Absent: none does.
+   */
+  records?: (camera: string) => boolean;
 }
 
 /**
@@ -205,7 +227,8 @@ export class Snapshots {
       void next.then(() => {
         if (this.chains.get(o.camera) === next) this.chains.delete(o.camera);
       });
-      this.deps.history?.setSnapshot(o.id, jpegs, { snapshot: ref });
+      const frame = this.deps.records?.(o.camera) ? frameOf(c, o.label, this.cfg.quality) : undefined;
+      this.deps.history?.setSnapshot(o.id, jpegs, { snapshot: ref }, frame);
     }
   }
 

@@ -44,6 +44,8 @@ export class EventRoutes {
     if (!this.source.hasEvent(id)) return send(res, 404, 'text/plain; charset=utf-8', 'no such event\n');
     const jpeg = await this.source.eventSnapshot(id, crop[0] === '1' ? 'crop' : 'full');
     if (!jpeg) return send(res, 404, 'text/plain; charset=utf-8', 'no snapshot for this event\n');
+    // Kept as a frame of the recording that is no longer there, or cannot be read now: why.
+    if (!Buffer.isBuffer(jpeg)) return send(res, jpeg.status, 'text/plain; charset=utf-8', `${jpeg.error}\n`);
     res.setHeader('Cache-Control', 'no-cache');
     return send(res, 200, 'image/jpeg', jpeg);
   }

@@ -25,6 +25,18 @@ interface Snapshot {
   faults: { camera: string; part: string; count: number }[];
   /** Each camera's health (those with it on). */
   health: CameraHealthView[];
+  /** Recording cameras' snapshots drawn from their recordings, and rescued (absent: none). */
+  frames: SnapshotFrameCounts | undefined;
+}
+
+/** What `SnapshotFrames` counts (events/snapshot-frames.ts). */
+interface SnapshotFrameCounts {
+  drawn: number;
+  hits: number;
+  rescued: number;
+  gone: number;
+  rescuing: number;
+  deferred: number;
 }
 
 const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 'disabled', 'stopped'];
@@ -41,6 +53,7 @@ export function createMetrics(
     latency?: { latency(): Map<string, HistogramSnapshot> };
     eventFaults?: { total(): { camera: string; part: string; count: number }[] };
     health?: { states(): CameraHealthView[] };
+    snapshotFrames?: { readonly counts: SnapshotFrameCounts };
   },
 ): Registry {
   const { registry, metric, histogram } = readRegistry<Snapshot>(() => ({
@@ -53,6 +66,7 @@ export function createMetrics(
     rings: src.ingest.ringStats?.() ?? {},
     faults: src.eventFaults?.total() ?? [],
     health: src.health?.states() ?? [],
+    frames: src.snapshotFrames ? { ...src.snapshotFrames.counts } : undefined,
   }));
   const perCamera = (pick: (c: Snapshot['cams'][number]) => number) => (s: Snapshot, set: SetSeries) => {
     for (const c of s.cams) set({ camera: c.camera }, pick(c));
@@ -121,11 +135,12 @@ export function createMetrics(
   metric(
     'gauge',
     'argus_recording_bytes',
-    "Bytes of a camera's recording kept, by why: `event` (an event's footage), `recent` (the pre-roll's margin), `always` (continuous recording, record: always), `retired` (a camera that no longer records: its events' footage)",
+    "Bytes of a camera's recording kept, by why: `event` (an event's footage), `snapshot` (listed again until an event's snapshot frame in it is kept as a file), `recent` (the pre-roll's margin), `always` (continuous recording, record: always), `retired` (a camera that no longer records: its events' footage)",
     ['camera', 'reason'],
     (s, set) => {
       for (const [camera, r] of Object.entries(s.rings)) {
         if (r.eventBytes !== undefined) set({ camera, reason: 'event' }, r.eventBytes);
+        if (r.snapshotBytes !== undefined) set({ camera, reason: 'snapshot' }, r.snapshotBytes);
         if (r.recentBytes !== undefined) set({ camera, reason: 'recent' }, r.recentBytes);
         if (r.alwaysBytes !== undefined) set({ camera, reason: 'always' }, r.alwaysBytes);
         if (r.retiredBytes !== undefined) set({ camera, reason: 'retired' }, r.retiredBytes);
@@ -145,6 +160,21 @@ export function createMetrics(
     "Segments of the camera's ring lost to a full, failing or slow disk",
     ['camera'],
     perRing((r) => r.segmentsLost),
+  );
+  metric(
+    'counter',
+    'argus_snapshot_frames_total',
+    "Recording cameras' event snapshots, by what happened: `drawn` (decoded from the recording on request), `cached` (served from the cache, or joined a decode in progress), `rescued` (written as their own file before their footage went), `deferred` (a rescue put off, the rescues busy), `lost` (their frame could not be read or kept)",
+    ['result'],
+    (s, set) => {
+      const f = s.frames;
+      if (!f) return;
+      set({ result: 'drawn' }, f.drawn);
+      set({ result: 'cached' }, f.hits);
+      set({ result: 'rescued' }, f.rescued);
+      set({ result: 'deferred' }, f.deferred);
+      set({ result: 'lost' }, f.gone);
+    },
   );
   metric(
     'gauge',

@@ -85,7 +85,7 @@ export const LIVE_PAGE = `<!doctype html>
   .timeline button { position: absolute; top: 0; bottom: 0; min-width: 3px; padding: 0; border: 0; border-radius: 1px; cursor: pointer; }
   .timeline button:hover, .timeline button:focus { outline: 1px solid #fff; z-index: 1; }
   .timeline .mark { background: #fd0; } .timeline .mark.open { background: #7c7; }
-  .timeline .why-event { background: #d84; } .timeline .why-recent { background: #579; }
+  .timeline .why-event { background: #d84; } .timeline .why-recent { background: #579; } .timeline .why-snapshot { background: #a6c; }
   .timeline .why-always { background: #3a7; } .timeline .why-retired, .timeline .why-none { background: #666; }
   .timeline .axis { display: flex; justify-content: space-between; }
   .timeline .note { margin: 0; }

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import type { EventQuery, Snapshot } from '../events/index.js';
+import type { EventQuery, NoSnapshot } from '../events/index.js';
 import type { ServedModel } from '../kserve/index.js';
 import type { FleetView } from '../fleet/index.js';
 import type { KeptReason } from '../record/index.js';
@@ -68,7 +68,7 @@ export interface HttpSource {
   /** Whether the history holds an event of that id, of one of the running config's cameras. */
   hasEvent(id: string): boolean;
   /** An event's snapshot (the frame with its box drawn, or the crop); undefined without one. */
-  eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined>;
+  eventSnapshot(id: string, which: 'full' | 'crop'): Promise<Buffer | NoSnapshot | undefined>;
   /**
    * An event's clip, opened, with its size (the caller closes it): its own file (written before
    * issue 47), or an MP4 made from its camera's recording; or why there is none (undefined: none).

@@ -14,7 +14,7 @@ import type { CountsInView, LiveObject } from '../events/index.js';
 import { lagSeconds, type CameraRates, type StatsSources } from '../publish/index.js';
 import { applyCameraFilters, type TrackedResult, type ZonedDetection } from '../track/index.js';
 import { FrameDropped, UnknownModel, type SchedulerStats } from '../scheduler/index.js';
-import type { EventQuery, EventStore, Snapshot } from '../events/index.js';
+import type { EventQuery, EventStore, NoSnapshot } from '../events/index.js';
 import { HttpError } from './errors.js';
 import { boxCounts, cameraGeometry, type BoxCounts, type CameraGeometry } from './geometry.js';
 import type { ClipFile, Health, HttpSource, LatestFrame, RecordingIndex } from './source.js';
@@ -65,7 +65,8 @@ export interface ViewSources extends StatsSources {
    * running config's cameras are listed, served and deleted: the others (of another config that
    * used the state directory, or of a camera removed since) are kept, not shown.
    */
-  history?: Pick<EventStore, 'list' | 'has' | 'cameraOf' | 'snapshot' | 'openClip' | 'remove'> | undefined;
+  history?:
+    Pick<EventStore, 'list' | 'has' | 'cameraOf' | 'snapshotOrWhy' | 'openClip' | 'remove'> | undefined;
   /** Event clips and ranges of the cameras' recordings, made on request (events/clips). */
   clips?: {
     eventClip(id: string): Promise<ClipFile>;
@@ -373,9 +374,9 @@ export class LiveView implements HttpSource {
     return this.src.fleet?.view();
   }
 
-  eventSnapshot(id: string, which: keyof Snapshot): Promise<Buffer | undefined> {
+  eventSnapshot(id: string, which: 'full' | 'crop'): Promise<Buffer | NoSnapshot | undefined> {
     if (!this.hasEvent(id)) return Promise.resolve(undefined);
-    return this.src.history?.snapshot(id, which) ?? Promise.resolve(undefined);
+    return this.src.history?.snapshotOrWhy(id, which) ?? Promise.resolve(undefined);
   }
 
   async eventClip(id: string): Promise<ClipFile | undefined> {

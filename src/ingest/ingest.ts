@@ -1,5 +1,7 @@
-import { join } from 'node:path';
+import { lstat, readdir, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Frame } from '../core/frame.js';
 import type { CameraChanges, CameraConfig, Config } from '../config/index.js';
@@ -37,7 +39,25 @@ export interface IngestConfig {
    */
   scheduler?: Pick<Config['scheduler'], 'max_frame_age_ms'>;
   events?: Pick<Config['events'], 'min_frames'>;
+  /**
+   * The state directory, whose `ring/` is this Argus' alone (`StateDirectory=`): the recordings
+   * there that no camera and no event needs are removed at start. A `ring_dir` elsewhere (a
+   * tmpfs other configs may share) is only told of.
+   */
+  state_dir?: string;
+  /**
+   * Every camera of the config, run here or not (with `fleet:`, `cameras` are those the fleet
+   * gives this box, none at start): a left recording of one that records is never touched.
+   */
+  configured?: Record<string, CameraConfig>;
 }
+
+/** Whether `path` is a directory (not a link to one). */
+const isDir = (path: string): Promise<boolean> =>
+  lstat(path).then(
+    (st) => st.isDirectory(),
+    () => false,
+  );
 
 /** Whether a camera keeps a ring of recent video for clips. */
 export function keepsClips(camera: CameraConfig, clips: Config['events']['clips']): boolean {
@@ -91,6 +111,8 @@ export class Ingest {
   /** Rings of cameras that no longer record, kept while events need their footage. */
   private retired = new Map<string, Ring>();
   private pruneTimer: NodeJS.Timeout | undefined;
+  /** The rings were set once: the recordings an earlier run left were looked for. */
+  private ringsSet = false;
   private ffmpegPath = '';
   private spawn: SpawnFfmpeg | undefined;
   private names: FfmpegOptionNames = { rtspTimeout: 'timeout', fpsMode: 'fps_mode' };
@@ -140,46 +162,30 @@ export class Ingest {
   /**
    * Starts the rings of cameras that keep clips and have none, and retires those of cameras that
    * no longer do (removed, or their clips turned off): a retired ring keeps the footage events
-   * still need, and goes when they let it go (`pruneRetired`). `max_gb` is shared again.
+   * still need, and goes when they let it go (`pruneRetired`). `max_gb` is shared again. The
+   * first time, the recordings an earlier run left of cameras that do not record now are retired
+   * or removed (`adoptLeftRecordings`).
    */
   private async setRings(cameras: Record<string, CameraConfig>): Promise<void> {
     const clips = this.cfg.clips;
     for (const [name, ring] of this.rings)
       if (!clips || !Object.hasOwn(cameras, name) || !keepsClips(cameras[name]!, clips)) {
         this.rings.delete(name);
-        if (!(await ring.retire())) {
-          this.retired.set(name, ring);
-          this.log.info(
-            { camera: name, segments: ring.list().length },
-            'the camera no longer records: its footage that events still need is kept until they age out',
-          );
-        }
+        this.retire(name, ring);
       }
     this.pruneTimer ??= setInterval(() => void this.pruneRetired(), RETIRED_PRUNE_MS).unref();
     if (!clips) return;
+    const first = !this.ringsSet;
+    this.ringsSet = true;
+    if (first) await this.adoptLeftRecordings(cameras, clips);
     for (const [name, camera] of Object.entries(cameras)) {
       this.rings.get(name)?.setAlways(alwaysMs(camera, clips));
       if (this.rings.has(name) || !keepsClips(camera, clips)) continue;
       // Recording again: the new ring takes over what the retired one kept (it lists the files).
       const old = this.retired.get(name);
       this.retired.delete(name);
-      await old?.settled();
-      const ring = new Ring(
-        name,
-        {
-          dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
-          keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + this.lateMs(camera),
-          maxBytes: this.share(cameras),
-          segmentMs: SEGMENT_MS,
-          ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
-          ...(camera.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
-        },
-        {
-          clock: this.deps.clock ?? systemClock,
-          log: this.log,
-          ranges: () => this.deps.footage?.of(name) ?? [],
-        },
-      );
+      await old?.handOver();
+      const ring = this.newRing(name, camera, cameras, clips);
       await ring.start();
       this.rings.set(name, ring);
     }
@@ -190,6 +196,116 @@ export class Ingest {
       )
     )
       this.log.info('lavfi: cameras send no encoded stream: they have no clips');
+  }
+
+  /**
+   * At the first start of the rings: the recordings an earlier run left of cameras that do not
+   * record now — in the config at all: with `fleet:`, a camera of the config that records may be
+   * given to this box at any moment, and its recording is not touched. Only in the state
+   * directory's `ring/` (this Argus' alone; a `ring_dir` elsewhere, a tmpfs another config may
+   * share, is only told of, its directories named in one warning): those of cameras whose events
+   * the history holds (or whose footage is known) are retired (listed, serving the events' clips
+   * and snapshots, freed through the rescue as they age out, after start-up: `retire`), and the
+   * other camera directories no camera records in and no event needs are removed.
+   */
+  private async adoptLeftRecordings(
+    cameras: Record<string, CameraConfig>,
+    clips: Config['events']['clips'],
+  ): Promise<void> {
+    const root = clips.ring_dir ?? 'ring';
+    const configured = { ...this.cfg.configured, ...cameras };
+    const recording = new Set(
+      Object.entries(configured)
+        .filter(([, c]) => keepsClips(c, clips))
+        .map(([n]) => ringKey(n)),
+    );
+    const names = await readdir(root).catch(() => [] as string[]);
+    const left: string[] = [];
+    for (const n of names)
+      if (/^[0-9a-f]{16}$/.test(n) && !recording.has(n) && (await isDir(join(root, n)))) left.push(n);
+    if (!left.length) return;
+    const own = this.cfg.state_dir !== undefined && resolve(root) === resolve(this.cfg.state_dir, 'ring');
+    if (!own) {
+      this.log.warn(
+        { ring_dir: root, directories: left },
+        'ring_dir holds recordings of cameras that do not record here (another config may own them): they are left as they are; remove them to free the space',
+      );
+      return;
+    }
+    // The cameras the history holds events of, and those whose events' footage is known.
+    const footage = this.deps.footage;
+    const history = new Set(footage?.cameras?.() ?? []);
+    const held = [...history, ...Object.keys(configured)].filter(
+      (n) => history.has(n) || (footage !== undefined && [...footage.of(n)].length > 0),
+    );
+    const adopted = new Set<string>();
+    for (const name of new Set(held)) {
+      const key = ringKey(name);
+      if (!left.includes(key) || this.retired.has(name) || this.rings.has(name)) continue;
+      const ring = this.newRing(name, configured[name], cameras, clips);
+      await ring.start();
+      this.retire(name, ring);
+      adopted.add(key);
+    }
+    const unneeded = left.filter((n) => !adopted.has(n));
+    for (const n of unneeded)
+      await rm(join(root, n), { recursive: true, force: true }).catch(() => undefined);
+    if (unneeded.length)
+      this.log.info(
+        { directories: unneeded.length },
+        'recordings of cameras that do not record and that no event needs were removed',
+      );
+  }
+
+  /**
+   * Retires a camera's ring (`Ring.retire`), kept while its events need footage of it: listed as
+   * retired at once (its events' snapshots and clips are drawn from it meanwhile), its pruning
+   * — which may wait for rescues' decodes — run in the background, not by the reload or start.
+   */
+  private retire(name: string, ring: Ring): void {
+    this.retired.set(name, ring);
+    void ring.retire().then(
+      (empty) => {
+        if (this.retired.get(name) !== ring) return; // recording again: handed over
+        if (empty) {
+          this.retired.delete(name);
+          this.shareOut();
+          return;
+        }
+        this.log.info(
+          { camera: name, segments: ring.list().length },
+          'the camera no longer records: its footage that events still need is kept until they age out',
+        );
+      },
+      (err: unknown) =>
+        this.log.warn({ camera: name, err: errorMessage(err) }, "a camera's recording could not be retired"),
+    );
+  }
+
+  /** A camera's ring, not started. */
+  private newRing(
+    name: string,
+    camera: CameraConfig | undefined,
+    cameras: Record<string, CameraConfig>,
+    clips: Config['events']['clips'],
+  ): Ring {
+    return new Ring(
+      name,
+      {
+        dir: join(clips.ring_dir ?? 'ring', ringKey(name)),
+        keepMs: (clips.pre_capture_s + 2) * 1000 + 2 * SEGMENT_MS + (camera ? this.lateMs(camera) : 0),
+        maxBytes: this.share(cameras),
+        segmentMs: SEGMENT_MS,
+        ...(clips.retain_days > 0 ? { retainMs: clips.retain_days * 86_400_000 } : {}),
+        ...(camera?.record === 'always' ? { alwaysMs: alwaysMs(camera, clips) } : {}),
+      },
+      {
+        clock: this.deps.clock ?? systemClock,
+        log: this.log,
+        ranges: () => this.deps.footage?.of(name) ?? [],
+        rescue: (segments, final) => this.deps.footage?.rescue?.(name, segments, final),
+      },
+    );
   }
 
   /**
@@ -318,8 +434,9 @@ export class Ingest {
     await Promise.all(cams.map((c) => c.stop()));
     clearInterval(this.pruneTimer);
     this.pruneTimer = undefined;
-    // The rings' files stay: clips in the making still read them (the next start empties them).
-    await Promise.all([...this.rings.values()].map((r) => r.stop()));
+    // The rings' files stay: clips in the making still read them, and the next start lists them
+    // (those waiting for a rescue too: not waited for).
+    await Promise.all([...this.rings.values()].map((r) => r.stop(true)));
   }
 
   /** A running camera's status; undefined for names not (or no longer) configured. */

@@ -151,16 +151,10 @@ export function concatInput(parts: readonly ClipPart[], sizes: readonly number[]
 }
 
 /**
- * ffmpeg's arguments for the plan's clip, `durationS` long at most, to `out`: the parts (of
- * `sizes` bytes when opened) read as one transport stream (`concatInput`), the video copied, not
- * re-encoded, into an MP4 that a browser starts playing before it has the whole file (faststart).
+ * ffmpeg's arguments that read the plan's parts (of `sizes` bytes when opened) as one transport
+ * stream (`concatInput`), quietly, its first video stream mapped: what a clip and a frame share.
  */
-export function remuxArgs(
-  plan: ClipPlan,
-  sizes: readonly number[],
-  out: string,
-  durationS: number,
-): string[] {
+export function tsInputArgs(plan: ClipPlan, sizes: readonly number[]): string[] {
   return [
     '-hide_banner',
     '-nostdin',
@@ -172,6 +166,22 @@ export function remuxArgs(
     concatInput(plan.parts, sizes),
     '-map',
     '0:v:0',
+  ];
+}
+
+/**
+ * ffmpeg's arguments for the plan's clip, `durationS` long at most, to `out`: the parts (of
+ * `sizes` bytes when opened) read as one transport stream (`concatInput`), the video copied, not
+ * re-encoded, into an MP4 that a browser starts playing before it has the whole file (faststart).
+ */
+export function remuxArgs(
+  plan: ClipPlan,
+  sizes: readonly number[],
+  out: string,
+  durationS: number,
+): string[] {
+  return [
+    ...tsInputArgs(plan, sizes),
     '-c',
     'copy',
     '-t',

@@ -3,11 +3,31 @@
  * (pure). Events set and release them; each camera's ring asks for its own when it evicts, so
  * footage is written once and kept while any event needs it, and freed when none does.
  */
-import type { TimeRange } from './ring-index.js';
+import type { Segment, TimeRange } from './ring-index.js';
+
+/**
+ * Segments of a camera's recording are about to be removed: what must first be kept of them
+ * (an event's snapshot frame, issue 47), as a promise the removal waits for, which resolves with
+ * those of them that must stay (what they hold could not be kept yet); undefined: nothing.
+ * `final`: they go whatever the rescue says (a segment short of its bytes): none can stay, so
+ * what cannot be kept now is lost, not held or put off.
+ */
+export type Rescue = (
+  camera: string,
+  segments: readonly Segment[],
+  final?: boolean,
+) => Promise<readonly Segment[] | void> | undefined;
 
 export class FootageRanges {
   private byCamera = new Map<string, Map<string, TimeRange>>();
   private cameraOf = new Map<string, string>();
+  /** What the events keep of segments before they go (set by the events; absent: nothing). */
+  rescue: Rescue | undefined;
+  /**
+   * The cameras the events' history holds events of (set by the events; absent: none): at start,
+   * those no longer configured whose recording an earlier run left have it retired.
+   */
+  cameras: (() => Iterable<string>) | undefined;
 
   /** Event `id` of `camera` needs `from`–`to` (ms since the epoch; `to` Infinity while it goes on). */
   set(camera: string, id: string, from: number, to: number): void {

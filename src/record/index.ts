@@ -14,7 +14,16 @@ export {
   type ClipShortfall,
 } from './clip.js';
 export { ClipCache, DROPPED, type CachedClip } from './clip-cache.js';
-export { FootageRanges } from './footage.js';
+export { FootageRanges, type Rescue } from './footage.js';
+export {
+  decodeFrame,
+  FRAME_AFTER_MS,
+  frameFits,
+  MAX_FRAME_SIDE,
+  FRAME_BEFORE_MS,
+  FRAME_SLACK_MS,
+  planFrame,
+} from './frame.js';
 export { keptRanges, JOIN_MS, type KeptOptions, type KeptRange, type KeptReason } from './kept.js';
 export { Ring, ringKey, type RingStats } from './ring.js';
 export type { RingFault, RingHold, Segment, TimeRange } from './ring-index.js';

@@ -7,7 +7,7 @@
 import type { Segment, TimeRange } from './ring-index.js';
 
 /** Why a stretch of a recording is kept, as `argus_recording_bytes` names it. */
-export type KeptReason = 'event' | 'recent' | 'always' | 'retired';
+export type KeptReason = 'event' | 'snapshot' | 'recent' | 'always' | 'retired';
 
 /** A stretch of a recording kept, without a break, for the same reasons (ms since the epoch). */
 export interface KeptRange {
@@ -29,6 +29,8 @@ export interface KeptOptions {
   alwaysFrom: number;
   /** The camera no longer records: what is kept is its events' footage only. */
   retired: boolean;
+  /** Whether a segment is kept for an event's snapshot frame still to be rescued (`snapshot`). */
+  saved?: (s: Segment) => boolean;
   /** Only the stretches that overlap `from`–`to` (whole, not cut to it). */
   from?: number;
   to?: number;
@@ -71,6 +73,7 @@ export function keptRanges(segments: readonly Segment[], o: KeptOptions): KeptRa
       .map((f) => f.id)
       .sort();
     const why: KeptReason[] = events.length ? ['event'] : [];
+    if (o.saved?.(s)) why.push('snapshot');
     if (o.retired) why.push('retired');
     else {
       if (end >= o.recentFrom) why.push('recent');

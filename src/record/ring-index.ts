@@ -42,6 +42,11 @@ export interface Segment {
   codec: string;
   /** Still being written. */
   open: boolean;
+  /**
+   * Its description (`<run>-<n>.json`) is on disk (renamed into place; true for one loaded at
+   * start): a closed segment without one is lost to a kill (`Ring.load` removes it).
+   */
+  described?: boolean;
 }
 
 /** How much a ring keeps, and how it cuts. */
@@ -126,6 +131,8 @@ export class RingIndex {
   private cur: Segment | undefined;
   private seq = 0;
   private holds = new Set<RingHold>();
+  /** Segments listed again for a snapshot frame's rescue still to come (`restore`). */
+  private saved = new WeakSet<Segment>();
   /** When each segment's first bytes arrived. */
   private arrivals = new WeakMap<Segment, number>();
   /** Segments lost (not written, or gone with their directory) and their bytes. */
@@ -273,19 +280,39 @@ export class RingIndex {
   }
 
   /**
-   * The bytes of the segments listed that overlap `ranges` (the events' footage, `held`), those
-   * kept only by continuous recording (`always`: past the recent margin), and the rest (`recent`).
+   * Segments taken off the list (`evict`) that must stay after all (what they hold could not be
+   * kept yet): listed again, in their place.
    */
-  bytesBy(ranges: Iterable<TimeRange>, now: number): { held: number; recent: number; always: number } {
+  restore(segments: readonly Segment[]): void {
+    const back = segments.filter((s) => !this.segments.includes(s));
+    for (const s of back) this.saved.add(s);
+    this.segments = [...back, ...this.segments].sort((a, b) => a.run - b.run || a.seq - b.seq);
+  }
+
+  /** Whether `seg` was listed again (`restore`): kept for a snapshot frame's rescue still to come. */
+  isSaved(seg: Segment): boolean {
+    return this.saved.has(seg);
+  }
+
+  /**
+   * The bytes of the segments listed that overlap `ranges` (the events' footage, `held`), those
+   * listed again for a snapshot frame's rescue still to come (`snapshot`), those kept only by
+   * continuous recording (`always`: past the recent margin), and the rest (`recent`).
+   */
+  bytesBy(
+    ranges: Iterable<TimeRange>,
+    now: number,
+  ): { held: number; snapshot: number; recent: number; always: number } {
     const held = mergeRanges([...[...this.holds].map((h): TimeRange => [h.from, h.to]), ...ranges]);
     const recent = now - this.limits.keepMs;
     let r = 0;
-    const out = { held: 0, recent: 0, always: 0 };
+    const out = { held: 0, snapshot: 0, recent: 0, always: 0 };
     for (const s of this.segments) {
       const start = s.keyframes[0]?.ts ?? s.start;
       while (r < held.length && held[r]![1] < start) r++;
       const hold = held[r];
       if (hold !== undefined && hold[0] <= s.end) out.held += s.bytes;
+      else if (this.saved.has(s)) out.snapshot += s.bytes;
       else if (this.limits.alwaysMs !== undefined && s.end < recent) out.always += s.bytes;
       else out.recent += s.bytes;
     }

@@ -27,6 +27,13 @@ export interface RingDeps {
   log: Logger;
   /** The time ranges of the camera's recording that events need (kept across restarts). */
   ranges?: () => Iterable<TimeRange>;
+  /**
+   * Segments are about to be removed: what must be kept of them first (events' snapshot frames),
+   * as a promise their files wait for, resolved with those that must stay listed after all (what
+   * they hold could not be kept yet: tried again when they would be removed next); undefined
+   * when nothing is. `final`: they go whatever it says (a segment short of its bytes).
+   */
+  rescue?: (segments: readonly Segment[], final: boolean) => Promise<readonly Segment[] | void> | undefined;
 }
 
 /** What a ring holds now, and has written and lost since it started. */
@@ -39,6 +46,8 @@ export interface RingStats {
    * its clips off: kept for its events until they age out) are all `retiredBytes`.
    */
   eventBytes?: number;
+  /** Of `bytes`, those listed again for a snapshot frame's rescue still to come (no event's footage). */
+  snapshotBytes?: number;
   recentBytes?: number;
   alwaysBytes?: number;
   retiredBytes?: number;
@@ -106,6 +115,14 @@ export class Ring {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly ranges: () => Iterable<TimeRange>;
+  private readonly rescue: (
+    segments: readonly Segment[],
+    final: boolean,
+  ) => Promise<readonly Segment[] | void> | undefined;
+  /** Removals waiting for a rescue (their files still on disk). */
+  private rescuing = new Set<Promise<void>>();
+  /** Stopped without waiting for them (`stop(true)`): their files stay, for the next start to list. */
+  private abandoned = false;
   /** The last time a segment was lost, and why. */
   lastFault: { fault: RingFault; at: number; message: string } | undefined;
   codec: string | undefined;
@@ -113,6 +130,8 @@ export class Ring {
   private readonly dir: RingDir;
   /** Stopped for good: only what events still need is kept (`retire`). */
   private retired = false;
+  /** Its files taken over by a new ring of the camera (`handOver`): it frees nothing more. */
+  private handedOver = false;
   /** The last `prune`, which the next waits for. */
   private pruning: Promise<void> = Promise.resolve();
 
@@ -123,6 +142,7 @@ export class Ring {
   ) {
     this.clock = deps.clock;
     this.ranges = deps.ranges ?? (() => []);
+    this.rescue = deps.rescue ?? (() => undefined);
     this.log = deps.log.child({ camera, part: 'ring' });
     this.index = new RingIndex(settings);
     this.dir = new RingDir(settings.dir, {
@@ -205,10 +225,11 @@ export class Ring {
     try {
       await writeFile(tmp, JSON.stringify({ ...seg, open: false }), { mode: 0o600, flag: 'wx' });
       await rename(tmp, json);
+      seg.described = true;
       if (!this.index.has(seg)) await unlink(json).catch(() => undefined); // evicted meanwhile
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
-      this.lose(seg, err);
+      this.lose(seg, err, true);
     }
   }
 
@@ -324,15 +345,61 @@ export class Ring {
     }
     this.current = this.writer.open(this.index.begin(run, now, header.length, codec));
     this.writer.append(this.current, header);
-    for (const { segment, held } of this.index.evict(now, this.ranges())) {
+    const evicted = this.index.evict(now, this.ranges());
+    for (const { segment, held } of evicted)
       if (held)
         this.fault(
           'ring_full',
           `more than ${(this.settings.maxBytes / 1048576).toFixed(0)} MB of video is held (events.clips.ring_max_mb, max_gb)`,
           { file: segment.file },
         );
-      removeSegment(segment);
+    void this.removeAfterRescue(evicted.map((e) => e.segment));
+  }
+
+  /**
+   * Removes segments taken off the list, once what must be kept of them is (`RingDeps.rescue`:
+   * an event's snapshot frame written as its own file): their files stay on disk until then, so
+   * a kill meanwhile leaves them to the next run, which lists them again. Those the rescue says
+   * must stay (what they hold could not be kept: the history's disk full) are listed again, their
+   * files kept, and go through this again at the next removal. The rescue is bounded (one decode,
+   * killed after 30 s); the hot path never waits for it. `relist` false: none is listed again
+   * (a segment short of its bytes), whatever the rescue says.
+   */
+  private removeAfterRescue(segments: readonly Segment[], relist = true): Promise<void> {
+    if (!segments.length) return Promise.resolve();
+    let rescue: Promise<readonly Segment[] | void> | undefined;
+    try {
+      rescue = this.rescue(segments, !relist);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept");
     }
+    if (!rescue) {
+      for (const s of segments) removeSegment(s);
+      return Promise.resolve();
+    }
+    const done = rescue
+      .then(
+        (stay) => {
+          // Listed again at once, in the turn the rescue ends: a request waiting for it (second
+          // review finding 2) must find them listed, not wait for the files of the others to go.
+          const back = relist ? segments.filter((s) => stay?.includes(s)) : [];
+          if (back.length && !this.abandoned) this.index.restore(back);
+          return back;
+        },
+        (err: unknown) => {
+          this.log.warn({ err: (err as Error).message }, "the recording's snapshot frames could not be kept");
+          return [] as Segment[];
+        },
+      )
+      .then(async (back) => {
+        if (this.abandoned) return;
+        for (const s of segments)
+          if (!back.includes(s)) await removeFiles(s);
+          else if (!(await isFile(s.file))) this.index.lose(s); // gone with its directory meanwhile
+      });
+    this.rescuing.add(done);
+    void done.finally(() => this.rescuing.delete(done));
+    return done;
   }
 
   /** The current segment is complete (a new key frame, or the run ended). */
@@ -343,15 +410,22 @@ export class Ring {
     if (c) this.writer.close(c);
   }
 
-  /** A segment that could not be written is dropped, its file removed; why is kept for the clips. */
-  private lose(seg: Segment, err: unknown): void {
+  /**
+   * A segment that could not be written is dropped, its file removed; why is kept for the clips.
+   * One closed may hold events' snapshot frames: its files go as an evicted one's do, once those
+   * are rescued (`removeAfterRescue`). `whole`: its video is all on disk (only its description
+   * failed), so it may be listed again for a rescue to retry; one whose data write failed is
+   * short of its bytes and never is (listed, its clips would read past its end).
+   */
+  private lose(seg: Segment, err: unknown, whole = false): void {
     if (!this.index.lose(seg)) return;
     const code = (err as NodeJS.ErrnoException).code;
     if (DIR_ERRORS.includes(code ?? '')) this.dir.distrust();
     const fault: RingFault =
       code === 'ENOSPC' || code === 'EDQUOT' ? 'disk_full' : code === 'SLOW' ? 'disk_slow' : 'write_failed';
     this.fault(fault, (err as Error).message, { file: seg.file });
-    removeSegment(seg);
+    if (seg.open) removeSegment(seg);
+    else void this.removeAfterRescue([seg], whole);
   }
 
   /** Keeps why video was lost, for the clips that miss it; logged when the reason changes. */
@@ -384,6 +458,7 @@ export class Ring {
       recentFrom: now - this.settings.keepMs,
       alwaysFrom: always === undefined ? Infinity : now - always,
       retired: this.retired,
+      saved: (s) => this.index.isSaved(s),
       ...(from === undefined ? {} : { from }),
       ...(to === undefined ? {} : { to }),
     });
@@ -401,7 +476,12 @@ export class Ring {
       bytes: this.index.bytes(),
       ...(this.retired
         ? { retiredBytes: this.index.bytes() }
-        : { eventBytes: by.held, recentBytes: by.recent, alwaysBytes: by.always }),
+        : {
+            eventBytes: by.held,
+            snapshotBytes: by.snapshot,
+            recentBytes: by.recent,
+            alwaysBytes: by.always,
+          }),
       bytesWritten: this.writer.bytesWritten,
       segmentsWritten: this.writer.segmentsWritten,
       ...this.index.counters,
@@ -409,8 +489,12 @@ export class Ring {
     };
   }
 
-  /** Stops reading the pipe and closes the current segment; the files stay for clips still being made. */
-  async stop(): Promise<void> {
+  /**
+   * Stops reading the pipe and closes the current segment; the files stay for clips still being
+   * made. Waits for the removals waiting for a rescue, unless `abandon` (Argus stopping: a decode
+   * may take 30 s): then their files stay, and the next start lists them and rescues them again.
+   */
+  async stop(abandon = false): Promise<void> {
     await this.dir.stop();
     // The pipes go first: an ffmpeg that opens one after its reader is gone would wait forever.
     for (const path of this.pipes) rmSync(path, { force: true });
@@ -419,6 +503,8 @@ export class Ring {
     this.connection = undefined;
     this.finish();
     await this.writer.settle();
+    if (abandon) this.abandoned = true;
+    else await Promise.all(this.rescuing);
   }
 
   /** Removes the camera's directory at once, whatever events still need of it. */
@@ -456,8 +542,14 @@ export class Ring {
     else this.settings.alwaysMs = ms;
   }
 
-  /** Waits for a `prune` in progress. */
-  settled(): Promise<void> {
+  /**
+   * The camera records again: a new ring takes over the files this retired one kept (it lists
+   * them). This one frees nothing from now on — a retire still stopping does not prune, a prune
+   * queued does nothing — and the promise waits for a prune in progress.
+   */
+  handOver(): Promise<void> {
+    this.handedOver = true;
+    this.retired = false;
     return this.pruning;
   }
 
@@ -474,6 +566,7 @@ export class Ring {
    */
   async retire(): Promise<boolean> {
     await this.stop();
+    if (this.handedOver) return false;
     this.retired = true;
     return this.prune();
   }
@@ -485,16 +578,16 @@ export class Ring {
   prune(): Promise<boolean> {
     if (!this.retired) return Promise.resolve(false);
     const next = this.pruning.then(async () => {
-      for (const { segment, held } of this.index.evict(this.clock.now(), this.ranges(), true)) {
+      if (!this.retired) return false; // handed over meanwhile
+      const evicted = this.index.evict(this.clock.now(), this.ranges(), true);
+      for (const { segment, held } of evicted)
         if (held)
           this.fault(
             'ring_full',
             `more than ${(this.settings.maxBytes / 1048576).toFixed(0)} MB of video is held (events.clips.ring_max_mb, max_gb)`,
             { file: segment.file },
           );
-        await unlink(segment.file).catch(() => undefined);
-        await unlink(segment.file.replace(/\.ts$/, '.json')).catch(() => undefined);
-      }
+      await this.removeAfterRescue(evicted.map((e) => e.segment));
       if (this.index.list().length > 0) return false;
       await rm(this.settings.dir, { recursive: true, force: true }).catch(() => undefined);
       return true;
@@ -507,10 +600,22 @@ export class Ring {
   }
 }
 
+/** Whether `path` is a plain file (not a link). */
+const isFile = (path: string): Promise<boolean> =>
+  lstat(path).then(
+    (st) => st.isFile(),
+    () => false,
+  );
+
 /** Removes a segment's file and its description. */
 function removeSegment(seg: Segment): void {
-  void unlink(seg.file).catch(() => undefined);
-  void unlink(seg.file.replace(/\.ts$/, '.json')).catch(() => undefined);
+  void removeFiles(seg);
+}
+
+/** Removes a segment's file, then its description (a kill between leaves a file the next run removes). */
+async function removeFiles(seg: Segment): Promise<void> {
+  await unlink(seg.file).catch(() => undefined);
+  await unlink(seg.file.replace(/\.ts$/, '.json')).catch(() => undefined);
 }
 
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
@@ -551,6 +656,7 @@ async function readSegment(json: string, file: string): Promise<Segment | undefi
       keyframes: keyframes.map((k) => ({ offset: k.offset, ts: k.ts })),
       codec: d.codec,
       open: false,
+      described: true,
     };
   } catch {
     return undefined;

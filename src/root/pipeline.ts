@@ -145,7 +145,13 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
   // The events' footage each camera's recording keeps: set by the events, read by the rings.
   const footage = new FootageRanges();
   const ingest = new Ingest(
-    { ...config, size: (c) => models.detector(c.model)!.inputSize, secrets, clips: config.events.clips },
+    {
+      ...config,
+      size: (c) => models.detector(c.model)!.inputSize,
+      secrets,
+      clips: config.events.clips,
+      configured: effective.cameras,
+    },
     { log, clock, onFrame: bus.frames.emit, onStatus: bus.statuses.emit, footage },
   );
   const scheduler = new Scheduler(config.scheduler, config.cameras, {
@@ -201,7 +207,14 @@ export async function assemble(running: RunningConfig, env: AssemblyEnv): Promis
     health,
     clips: events,
     fleet: fleet && { view: () => fleet.view(), fileCameras: () => control.cameras() },
-    metrics: createMetrics({ ...sources, broker, latency, eventFaults: events.faults, health }),
+    metrics: createMetrics({
+      ...sources,
+      broker,
+      latency,
+      eventFaults: events.faults,
+      health,
+      ...(events.snapshotFrames ? { snapshotFrames: events.snapshotFrames } : {}),
+    }),
   });
   // Those that hear of results, statuses and reloads, in order; the latency last (it times the others).
   const parts = new Parts(

@@ -149,6 +149,44 @@ describe('metrics', () => {
     });
   });
 
+  it("exports a recording's bytes kept for a snapshot's rescue as reason snapshot", async () => {
+    const { stages, scrape } = setup();
+    const ring = { segments: 2, bytesWritten: 0, segmentsWritten: 0, segmentsLost: 0, bytesDropped: 0 };
+    stages.rings.gate = {
+      ...ring,
+      bytes: 30,
+      eventBytes: 0,
+      snapshotBytes: 10,
+      recentBytes: 20,
+      alwaysBytes: 0,
+    };
+    assert.equal(series(await scrape(), 'argus_recording_bytes')['camera="gate",reason="snapshot"'], 10);
+  });
+
+  it("counts recording cameras' snapshots drawn, cached, rescued, put off and lost; none without them", async () => {
+    const { stages } = setup();
+    assert.equal(
+      series(samples(await createMetrics(stages).metrics()), 'argus_snapshot_frames_total')['result="drawn"'],
+      undefined,
+    );
+    const counts = { drawn: 3, hits: 5, rescued: 7, gone: 1, rescuing: 2, deferred: 4 };
+    const registry = createMetrics({ ...stages, snapshotFrames: { counts } });
+    const m = samples(await registry.metrics());
+    assert.deepEqual(series(m, 'argus_snapshot_frames_total'), {
+      'result="drawn"': 3,
+      'result="cached"': 5,
+      'result="rescued"': 7,
+      'result="deferred"': 4,
+      'result="lost"': 1,
+    });
+    await flush(); // a snapshot lasts the turn it was taken in
+    counts.rescued = 8;
+    assert.equal(
+      series(samples(await registry.metrics()), 'argus_snapshot_frames_total')['result="rescued"'],
+      8,
+    );
+  });
+
   it('sets the state gauge to 1 for the current state and 0 for the others', async () => {
     const m = await setup().scrape();
     const yard = Object.entries(series(m, 'argus_camera_state')).filter(([k]) =>

@@ -117,7 +117,7 @@ describe('LiveView.recordingIndex', () => {
         },
         has: () => false,
         cameraOf: () => undefined,
-        snapshot: () => Promise.resolve(undefined),
+        snapshotOrWhy: () => Promise.resolve(undefined),
         openClip: () => Promise.resolve(undefined),
         remove: () => Promise.resolve(false),
       },

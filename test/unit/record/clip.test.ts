@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -385,15 +385,24 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     t: { after(fn: () => unknown): void },
     ranges: () => Iterable<readonly [number, number]>,
     maxBytes = 1e8,
+    opts: {
+      rescue?: (segments: readonly Segment[], final: boolean) => Promise<readonly Segment[]> | undefined;
+      /** Done in the camera's directory (made) before the ring starts. */
+      before?: (dir: string) => Promise<void>;
+    } = {},
   ): Promise<{ ring: Ring; dir: string; clock: FakeClock; t0: number; sock: WriteStream }> {
     const root = await mkdtemp(join(tmpdir(), 'argus-ring-'));
     t.after(() => rm(root, { recursive: true, force: true }));
     const dir = join(root, 'cam');
+    if (opts.before) {
+      await mkdir(dir, { mode: 0o750 });
+      await opts.before(dir);
+    }
     const clock = new FakeClock();
     const ring = new Ring(
       'cam',
       { dir, keepMs: 60_000, maxBytes, segmentMs: 1000 },
-      { clock, log: silentLog, ranges },
+      { clock, log: silentLog, ranges, ...(opts.rescue ? { rescue: opts.rescue } : {}) },
     );
     await ring.start();
     t.after(() => ring.stop());
@@ -402,12 +411,14 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     await once(sock, 'open');
     const t0 = clock.now();
     sock.write(Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
+    // Segments listed, and lost (`before` may make one fail).
+    const made = (): number => ring.list().length + ring.stats().segmentsLost;
     for (let s = 1; s <= 4; s++) {
-      await waitFor(`segment ${s}`, () => ring.list().length === s, 2500);
+      await waitFor(`segment ${s}`, () => made() === s, 2500);
       await clock.advance(1000);
       sock.write(Buffer.concat([frame(s * 1000, { rai: true }), more()]));
     }
-    await waitFor('five segments', () => ring.list().length === 5, 2500);
+    await waitFor('five segments', () => made() === 5, 2500);
     await ring.settle();
     return { ring, dir, clock, t0, sock };
   }
@@ -436,6 +447,202 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.equal(await ring.prune(), true);
     assert.deepEqual(ring.list(), []);
     await assert.rejects(stat(dir), { code: 'ENOENT' }, 'the directory goes with the last segment');
+  });
+
+  it('review finding 1: a segment whose snapshot frames the history could not keep stays listed, its files on disk, and goes once they are kept', async (t) => {
+    let stay = true;
+    const asked: Segment[][] = [];
+    const { ring, dir } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: (segments) => {
+        asked.push([...segments]);
+        return Promise.resolve(stay ? segments.slice(0, 1) : []);
+      },
+    });
+    assert.equal(await ring.retire(), false, 'a segment stays for its snapshot');
+    assert.equal(asked.length, 1);
+    const first = asked[0]![0]!;
+    assert.deepEqual(ring.list(), [first], 'listed again');
+    assert.equal((await stat(first.file)).size, first.bytes);
+    assert.ok(
+      (await stat(first.file.replace(/\.ts$/, '.json'))).isFile(),
+      'its description too (a restart lists it)',
+    );
+    assert.deepEqual((await readdir(dir)).sort(), ['1-0.json', '1-0.ts']);
+    stay = false;
+    assert.equal(await ring.prune(), true, 'kept at the next try: it goes');
+    assert.deepEqual(asked[1], [first]);
+    await assert.rejects(stat(dir), { code: 'ENOENT' });
+  });
+
+  it('review finding 3: a closed segment lost because its description cannot be written goes only after its snapshot frames are rescued', async (t) => {
+    const asked: { segments: Segment[]; onDisk: boolean }[] = [];
+    const { ring, dir } = await ringWithSegments(t, () => [], 1e8, {
+      // The first segment's description cannot be written: a folder where its temporary file goes.
+      before: (d) => mkdir(join(d, '1-0.json.tmp')),
+      rescue: (segments) => {
+        asked.push({ segments: [...segments], onDisk: existsSync(segments[0]!.file) });
+        return Promise.resolve([]);
+      },
+    });
+    assert.equal(ring.list().length, 4, 'the first is lost');
+    assert.equal(ring.stats().segmentsLost, 1);
+    assert.equal(asked.length, 1, 'its rescue was asked for');
+    assert.equal(asked[0]!.segments.length, 1);
+    assert.match(asked[0]!.segments[0]!.file, /1-0\.ts$/);
+    assert.equal(asked[0]!.onDisk, true, 'its file is still there to be read');
+    await waitFor('its file removed', () => !existsSync(join(dir, '1-0.ts')), 2500);
+  });
+
+  it('second review finding 7: a closed segment whose video could not all be written is never listed again, whatever its rescue says', async (t) => {
+    // The first write of video to a segment's file fails (an I/O error): the first segment's,
+    // flushed as it closes. Its description and the others' writes go through.
+    const probe = await open(join(tmpdir(), `argus-probe-${process.pid}`), 'w');
+    const proto = Object.getPrototypeOf(probe) as { write: (...a: unknown[]) => Promise<unknown> };
+    await probe.close();
+    await rm(join(tmpdir(), `argus-probe-${process.pid}`), { force: true });
+    const write = proto.write;
+    let fail = 1;
+    proto.write = function (this: unknown, ...a: unknown[]) {
+      const data = a[0];
+      if (fail > 0 && Buffer.isBuffer(data) && data[0] === 0x47) {
+        fail--;
+        return Promise.reject(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+      }
+      return write.apply(this, a);
+    };
+    t.after(() => {
+      proto.write = write;
+    });
+    const asked: Segment[][] = [];
+    const finals: boolean[] = [];
+    const { ring, dir } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: (segments, final) => {
+        asked.push([...segments]);
+        finals.push(final);
+        return Promise.resolve(segments); // "keep them all": the history could not write
+      },
+    });
+    assert.deepEqual(finals, [true], 'told that they go whatever: what cannot be kept is lost, not held');
+    assert.equal(fail, 0, 'the write failed');
+    assert.equal(ring.stats().segmentsLost, 1);
+    assert.equal(asked.length, 1, 'its rescue was asked for (what was written may hold a frame)');
+    const lost = asked[0]![0]!;
+    assert.match(lost.file, /1-0\.ts$/);
+    await waitFor('its file removed', () => !existsSync(lost.file), 2500);
+    assert.ok(!ring.list().includes(lost), 'not listed again: its file is short of its bytes');
+    assert.ok(!existsSync(join(dir, '1-0.json')));
+  });
+
+  it(
+    'review finding 8b: stop(true) does not wait for a rescue: the segment waiting for it stays on disk, and the next start lists it',
+    { timeout: 20_000 },
+    async (t) => {
+      let release: (segments: readonly Segment[]) => void = () => undefined;
+      const asked: Segment[][] = [];
+      const { ring, clock, sock, dir } = await ringWithSegments(t, () => [], 1e8, {
+        rescue: (segments) => {
+          asked.push([...segments]);
+          return new Promise((resolve) => (release = resolve));
+        },
+      });
+      const oldest = ring.list()[0]!;
+      ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
+      await clock.advance(1000);
+      sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+      await waitFor('the oldest taken off the list', () => asked.length === 1, 2500);
+      assert.ok(asked[0]!.includes(oldest));
+      await ring.stop(true); // the rescue still runs (a decode may take 30 s)
+      release([]);
+      await new Promise((r) => setImmediate(r));
+      assert.equal((await stat(oldest.file)).size, oldest.bytes, 'its file stays');
+      const next = new Ring(
+        'cam',
+        { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
+        { clock, log: silentLog },
+      );
+      await next.start();
+      t.after(() => next.stop());
+      assert.ok(
+        next.list().some((s) => s.file === oldest.file),
+        'listed again at the next start (and rescued when it goes)',
+      );
+    },
+  );
+
+  it('second review finding 2: a segment the rescue keeps is listed again in the turn the rescue ends, before the files of the others go', async (t) => {
+    let release: (segments: readonly Segment[]) => void = () => undefined;
+    let rescue: Promise<readonly Segment[]> | undefined;
+    let calls = 0;
+    const { ring, clock, sock } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: () => {
+        calls++;
+        return calls > 1 ? Promise.resolve([]) : (rescue = new Promise((resolve) => (release = resolve)));
+      },
+    });
+    const oldest = ring.list()[0]!;
+    ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
+    await clock.advance(1000);
+    sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+    await waitFor('the oldest taken off the list', () => rescue !== undefined, 2500);
+    assert.ok(!ring.list().includes(oldest));
+    release([oldest]);
+    // A request waiting for the rescue (the history's, attached after the ring's) runs now.
+    await rescue;
+    assert.ok(ring.list().includes(oldest), 'listed again: the request is answered from it, not 410');
+    await ring.settle();
+    assert.equal(calls, 1, JSON.stringify(calls));
+    assert.ok(ring.list().includes(oldest));
+    assert.equal((await stat(oldest.file)).size, oldest.bytes);
+  });
+
+  it('second review finding 9: a segment listed again for a rescue still to come is counted and drawn as kept for a `snapshot`, not as recent', async (t) => {
+    let calls = 0;
+    // The first removal's oldest segment stays (its snapshot could not be kept yet).
+    const { ring, clock, sock, t0 } = await ringWithSegments(t, () => [], 1e8, {
+      rescue: (segments) => Promise.resolve(++calls === 1 ? segments.slice(0, 1) : []),
+    });
+    const oldest = ring.list()[0]!;
+    await clock.advance(120_000); // all past the recent margin: removed at the next cut
+    sock.write(Buffer.concat([frame(125_000, { rai: true }), more()]));
+    await waitFor('the oldest listed again', () => calls >= 1 && ring.list().includes(oldest), 2500);
+    const stats = ring.stats();
+    assert.equal(stats.snapshotBytes, oldest.bytes, JSON.stringify(stats));
+    const first = ring.kept([])[0]!;
+    assert.equal(first.start, t0);
+    assert.deepEqual(first.why, ['snapshot'], JSON.stringify(first));
+  });
+
+  it('second review finding 5: a closed segment is described once its description is renamed into place; one loaded at start is', async (t) => {
+    const { ring, dir, clock } = await ringWithSegments(t, () => []);
+    const closed = ring.list().filter((s) => !s.open);
+    assert.ok(closed.length >= 4);
+    for (const s of closed) {
+      assert.equal(s.described, true, s.file);
+      assert.ok((await stat(s.file.replace(/\.ts$/, '.json'))).isFile());
+    }
+    await ring.stop(true);
+    const next = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
+      { clock, log: silentLog },
+    );
+    await next.start();
+    t.after(() => next.stop());
+    assert.ok(next.list().length >= 4);
+    assert.ok(next.list().every((s) => s.described === true));
+  });
+
+  it('a ring handed over (its camera records again) while it is still being retired frees nothing: the new ring lists its files', async (t) => {
+    const { ring, dir, clock } = await ringWithSegments(t, () => []);
+    await clock.advance(120_000); // nothing needs them: a retire would remove them all
+    const retiring = ring.retire(); // still stopping
+    await ring.handOver();
+    assert.equal(await retiring, false);
+    assert.equal(await ring.prune(), false, 'a prune asked for later does nothing');
+    assert.ok(
+      (await readdir(dir)).some((n) => n.endsWith('.ts')),
+      'its files stay for the new ring',
+    );
   });
 
   it('a retired ring that no event needs is removed at once', async (t) => {

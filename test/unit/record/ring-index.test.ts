@@ -224,6 +224,7 @@ describe('RingIndex: record: always', () => {
     // Six segments of 4376 bytes (ending at 1.5, 3.5 … 11.5 s); an event needs 2–3 s.
     assert.deepEqual(index.bytesBy([[T0 + 2000, T0 + 3000]], T0 + 12_000), {
       held: 4376,
+      snapshot: 0,
       recent: 3 * 4376, // ended at or after 7 s
       always: 2 * 4376,
     });
@@ -232,6 +233,7 @@ describe('RingIndex: record: always', () => {
     stream(plain, 0, 12_000);
     assert.deepEqual(plain.bytesBy([[T0 + 2000, T0 + 3000]], T0 + 12_000), {
       held: 4376,
+      snapshot: 0,
       recent: 5 * 4376,
       always: 0,
     });
