@@ -437,6 +437,7 @@ export class Ingest {
     // The rings' files stay: clips in the making still read them, and the next start lists them
     // (those waiting for a rescue too: not waited for).
     await Promise.all([...this.rings.values()].map((r) => r.stop(true)));
+    for (const r of this.retired.values()) r.abandon();
   }
 
   /** A running camera's status; undefined for names not (or no longer) configured. */

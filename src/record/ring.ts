@@ -132,6 +132,8 @@ export class Ring {
   private retired = false;
   /** Its files taken over by a new ring of the camera (`handOver`): it frees nothing more. */
   private handedOver = false;
+  /** The stop of a `retire` (its rescues in progress): a hand-over waits for it. */
+  private stopping: Promise<void> = Promise.resolve();
   /** The last `prune`, which the next waits for. */
   private pruning: Promise<void> = Promise.resolve();
 
@@ -392,7 +394,8 @@ export class Ring {
         },
       )
       .then(async (back) => {
-        if (this.abandoned) return;
+        // Stopped without waiting, or handed to a new ring that has listed these files: they stay.
+        if (this.abandoned || this.handedOver) return;
         for (const s of segments)
           if (!back.includes(s)) await removeFiles(s);
           else if (!(await isFile(s.file))) this.index.lose(s); // gone with its directory meanwhile
@@ -550,7 +553,15 @@ export class Ring {
   handOver(): Promise<void> {
     this.handedOver = true;
     this.retired = false;
-    return this.pruning;
+    return Promise.all([this.stopping, this.pruning]).then(() => undefined);
+  }
+
+  /**
+   * Argus stops: a retired ring frees nothing more (no prune starts, no decode), and the
+   * removals waiting for a rescue leave their files for the next start, as `stop(true)` does.
+   */
+  abandon(): void {
+    this.abandoned = true;
   }
 
   /** Whether the camera no longer records, its ring kept only for the footage events still need. */
@@ -565,8 +576,9 @@ export class Ring {
    * last. True when nothing was left to keep (the directory is removed at once).
    */
   async retire(): Promise<boolean> {
-    await this.stop();
-    if (this.handedOver) return false;
+    this.stopping = this.stop();
+    await this.stopping;
+    if (this.handedOver || this.abandoned) return false;
     this.retired = true;
     return this.prune();
   }
@@ -578,7 +590,7 @@ export class Ring {
   prune(): Promise<boolean> {
     if (!this.retired) return Promise.resolve(false);
     const next = this.pruning.then(async () => {
-      if (!this.retired) return false; // handed over meanwhile
+      if (!this.retired || this.abandoned) return false; // handed over, or Argus stopping
       const evicted = this.index.evict(this.clock.now(), this.ranges(), true);
       for (const { segment, held } of evicted)
         if (held)

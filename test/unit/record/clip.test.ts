@@ -329,10 +329,10 @@ describe('Ring', () => {
     const burst = [PAT, pmt(0x1b)];
     for (let ms = 0; ms < 3000; ms += 500) burst.push(frame(ms, { rai: ms % 1000 === 0 }), more());
     sock.write(Buffer.concat(burst));
-    await waitFor('three key frames', () => ring.list()[0]?.keyframes.length === 3, 2500);
+    await waitFor('three key frames', () => ring.list()[0]?.keyframes.length === 3, 10_000);
     await clock.advance(480);
     sock.write(Buffer.concat([frame(3000, { rai: true }), more()]));
-    await waitFor('the live key frame', () => ring.list().flatMap((s) => s.keyframes).length === 4, 2500);
+    await waitFor('the live key frame', () => ring.list().flatMap((s) => s.keyframes).length === 4, 10_000);
     const keys = ring.list().flatMap((s) => s.keyframes.map((k) => k.ts - t0));
     assert.deepEqual(keys, [-2520, -1520, -520, 480]);
     assert.equal(ring.list()[0]!.start - t0, -2520);
@@ -359,7 +359,7 @@ describe('Ring', () => {
     };
     const first = ring.input()!;
     await write(first, Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
-    await waitFor("the first run's end", () => ring.list()[0]?.open === false, 2500);
+    await waitFor("the first run's end", () => ring.list()[0]?.open === false, 10_000);
     // The next pipe replaced by a file (ffmpeg makes one where a pipe is missing): made again.
     await rm(join(dir, 'in-b.fifo'));
     await writeFile(join(dir, 'in-b.fifo'), 'not a pipe');
@@ -367,7 +367,7 @@ describe('Ring', () => {
     assert.ok((await stat(second)).isFIFO());
     assert.notEqual(second, first);
     await write(second, Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more(), more()]));
-    await waitFor("the second run's end", () => ring.list()[1]?.open === false, 2500);
+    await waitFor("the second run's end", () => ring.list()[1]?.open === false, 10_000);
     await ring.settle();
     assert.deepEqual(
       ring.list().map((s) => [s.run, s.bytes / TS_PACKET]),
@@ -414,11 +414,11 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     // Segments listed, and lost (`before` may make one fail).
     const made = (): number => ring.list().length + ring.stats().segmentsLost;
     for (let s = 1; s <= 4; s++) {
-      await waitFor(`segment ${s}`, () => made() === s, 2500);
+      await waitFor(`segment ${s}`, () => made() === s, 10_000);
       await clock.advance(1000);
       sock.write(Buffer.concat([frame(s * 1000, { rai: true }), more()]));
     }
-    await waitFor('five segments', () => made() === 5, 2500);
+    await waitFor('five segments', () => made() === 5, 10_000);
     await ring.settle();
     return { ring, dir, clock, t0, sock };
   }
@@ -490,7 +490,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.equal(asked[0]!.segments.length, 1);
     assert.match(asked[0]!.segments[0]!.file, /1-0\.ts$/);
     assert.equal(asked[0]!.onDisk, true, 'its file is still there to be read');
-    await waitFor('its file removed', () => !existsSync(join(dir, '1-0.ts')), 2500);
+    await waitFor('its file removed', () => !existsSync(join(dir, '1-0.ts')), 10_000);
   });
 
   it('second review finding 7: a closed segment whose video could not all be written is never listed again, whatever its rescue says', async (t) => {
@@ -528,7 +528,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     assert.equal(asked.length, 1, 'its rescue was asked for (what was written may hold a frame)');
     const lost = asked[0]![0]!;
     assert.match(lost.file, /1-0\.ts$/);
-    await waitFor('its file removed', () => !existsSync(lost.file), 2500);
+    await waitFor('its file removed', () => !existsSync(lost.file), 10_000);
     assert.ok(!ring.list().includes(lost), 'not listed again: its file is short of its bytes');
     assert.ok(!existsSync(join(dir, '1-0.json')));
   });
@@ -549,7 +549,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
       ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
       await clock.advance(1000);
       sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
-      await waitFor('the oldest taken off the list', () => asked.length === 1, 2500);
+      await waitFor('the oldest taken off the list', () => asked.length === 1, 10_000);
       assert.ok(asked[0]!.includes(oldest));
       await ring.stop(true); // the rescue still runs (a decode may take 30 s)
       release([]);
@@ -583,7 +583,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
     await clock.advance(1000);
     sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
-    await waitFor('the oldest taken off the list', () => rescue !== undefined, 2500);
+    await waitFor('the oldest taken off the list', () => rescue !== undefined, 10_000);
     assert.ok(!ring.list().includes(oldest));
     release([oldest]);
     // A request waiting for the rescue (the history's, attached after the ring's) runs now.
@@ -604,7 +604,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     const oldest = ring.list()[0]!;
     await clock.advance(120_000); // all past the recent margin: removed at the next cut
     sock.write(Buffer.concat([frame(125_000, { rai: true }), more()]));
-    await waitFor('the oldest listed again', () => calls >= 1 && ring.list().includes(oldest), 2500);
+    await waitFor('the oldest listed again', () => calls >= 1 && ring.list().includes(oldest), 10_000);
     const stats = ring.stats();
     assert.equal(stats.snapshotBytes, oldest.bytes, JSON.stringify(stats));
     const first = ring.kept([])[0]!;
@@ -644,6 +644,40 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
       'its files stay for the new ring',
     );
   });
+
+  it(
+    "a ring handed over while a rescue of its own runs leaves that rescue's files to the new ring, which lists them",
+    { timeout: 20_000 },
+    async (t) => {
+      let release: (segments: readonly Segment[]) => void = () => undefined;
+      let asked = 0;
+      const { ring, clock, sock, dir } = await ringWithSegments(t, () => [], 1e8, {
+        rescue: () => (asked++ === 0 ? new Promise((resolve) => (release = resolve)) : Promise.resolve([])),
+      });
+      const oldest = ring.list()[0]!;
+      ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
+      await clock.advance(1000);
+      sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+      await waitFor('the oldest taken off the list, its rescue running', () => asked === 1, 10_000);
+      const retiring = ring.retire(); // a reload turned the camera off…
+      const handed = ring.handOver(); // …and the next turned it on again
+      release([]); // the rescue ends: the old ring would remove the file now
+      await handed;
+      assert.equal(await retiring, false);
+      const next = new Ring(
+        'cam',
+        { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
+        { clock, log: silentLog },
+      );
+      await next.start();
+      t.after(() => next.stop());
+      assert.ok(
+        next.list().some((s) => s.file === oldest.file),
+        'listed by the new ring',
+      );
+      assert.equal((await stat(oldest.file)).size, oldest.bytes, 'and its file is there');
+    },
+  );
 
   it('a retired ring that no event needs is removed at once', async (t) => {
     const { ring, dir } = await ringWithSegments(t, () => []);
@@ -692,19 +726,19 @@ describe('Ring: a directory deleted under it', () => {
     t.after(() => sock.destroy());
     await once(sock, 'open');
     sock.write(Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
-    await waitFor('the first segment', () => ring.list().length === 1, 2500);
+    await waitFor('the first segment', () => ring.list().length === 1, 10_000);
     await ring.settle();
     await rm(dir, { recursive: true });
     // The pipe ffmpeg writes to is open: the stream goes on. The next key frame finds the directory
     // gone (before the periodic check, due at RING_CHECK_MS, could make it again).
     await clock.advance(1000);
     sock.write(Buffer.concat([frame(1000, { rai: true }), more()]));
-    await waitFor('the check', () => ring.lastFault?.fault === 'ring_removed', 2500);
+    await waitFor('the check', () => ring.lastFault?.fault === 'ring_removed', 10_000);
     await ring.check();
     assert.deepEqual(ring.list(), [], 'what the deleted directory held is not listed');
     await clock.advance(2000);
     sock.write(Buffer.concat([frame(3000, { rai: true }), more()]));
-    await waitFor('a segment in the new directory', () => ring.list().length === 1, 2500);
+    await waitFor('a segment in the new directory', () => ring.list().length === 1, 10_000);
     await ring.settle();
     const seg = ring.list()[0]!;
     assert.equal(seg.run, 1, 'the same run of ffmpeg: no restart');
