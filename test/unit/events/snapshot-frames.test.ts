@@ -216,17 +216,6 @@ describe('snapshots as frames of the recording', () => {
     assert.equal(frames.counts.drawn, 1);
   });
 
-  it('a frame the recording does not hold when the snapshot is saved (segments lost to a full disk) is written as <key>.jpg', async (t) => {
-    const { store, history, segments } = await setUp(t);
-    segments.length = 0;
-    await framed(store, T0 + 700, Buffer.from('published'));
-    const key = eventKey('e1');
-    assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);
-    const record = JSON.parse(await readFile(join(history, `${key}.json`), 'utf8')) as { frame?: unknown };
-    assert.equal(record.frame, undefined);
-    assert.deepEqual(await store.snapshot('e1', 'full'), Buffer.from('published'));
-  });
-
   it('with outlive_footage false, a snapshot goes with its footage: no rescue, nothing written; 410 once the recording no longer holds it, the crop kept', async (t) => {
     const { store, history, seg, segments, frames } = await setUp(t);
     store.useFrames(frames, { outliveFootage: false });
@@ -404,19 +393,23 @@ describe('snapshots as frames of the recording', () => {
     assert.deepEqual(await readdir(real), [], 'nothing written where the link points');
   });
 
-  for (const [name, segment] of [
+  for (const [name, recording] of [
+    [
+      'a frame the recording does not hold when the snapshot is saved (segments lost to a full disk)',
+      (segments: Segment[]): void => void (segments.length = 0),
+    ],
     [
       'review finding 2: a frame in the segment still being written (no description yet: lost to a kill)',
-      (seg: Segment): Segment => ({ ...seg, open: true }),
+      (segments: Segment[]): void => void (segments[0] = { ...segments[0]!, open: true }),
     ],
     [
       'second review finding 5: a frame in a segment closed but not yet described (its description being written)',
-      (seg: Segment): Segment => ({ ...seg, described: false }),
+      (segments: Segment[]): void => void (segments[0] = { ...segments[0]!, described: false }),
     ],
   ] as const)
     it(`${name} is written as <key>.jpg`, async (t) => {
-      const { store, history, seg, segments } = await setUp(t);
-      segments[0] = segment(seg);
+      const { store, history, segments } = await setUp(t);
+      recording(segments);
       await framed(store, T0 + 700, Buffer.from('published'));
       const key = eventKey('e1');
       assert.deepEqual((await readdir(history)).sort(), [`${key}.crop.jpg`, `${key}.jpg`, `${key}.json`]);

@@ -423,6 +423,31 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
     return { ring, dir, clock, t0, sock };
   }
 
+  /** Shrinks the ring's bound to one segment less and cuts the next: the oldest is removed (returned). */
+  async function evictOldest(ring: Ring, clock: FakeClock, sock: WriteStream): Promise<Segment> {
+    const oldest = ring.list()[0]!;
+    ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
+    await clock.advance(1000);
+    sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+    return oldest;
+  }
+
+  /** Another ring of the same camera directory, started (what the next run, or a new ring, lists). */
+  async function ringAgain(
+    t: { after(fn: () => unknown): void },
+    dir: string,
+    clock: FakeClock,
+  ): Promise<Ring> {
+    const next = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
+      { clock, log: silentLog },
+    );
+    await next.start();
+    t.after(() => next.stop());
+    return next;
+  }
+
   it("keeps the footage events still need, frees it as they let it go, then removes the camera's directory", async (t) => {
     let ranges: [number, number][] = [];
     const { ring, dir, clock, t0 } = await ringWithSegments(t, () => ranges);
@@ -545,23 +570,14 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
           return new Promise((resolve) => (release = resolve));
         },
       });
-      const oldest = ring.list()[0]!;
-      ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
-      await clock.advance(1000);
-      sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+      const oldest = await evictOldest(ring, clock, sock);
       await waitFor('the oldest taken off the list', () => asked.length === 1, 10_000);
       assert.ok(asked[0]!.includes(oldest));
       await ring.stop(true); // the rescue still runs (a decode may take 30 s)
       release([]);
       await new Promise((r) => setImmediate(r));
       assert.equal((await stat(oldest.file)).size, oldest.bytes, 'its file stays');
-      const next = new Ring(
-        'cam',
-        { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
-        { clock, log: silentLog },
-      );
-      await next.start();
-      t.after(() => next.stop());
+      const next = await ringAgain(t, dir, clock);
       assert.ok(
         next.list().some((s) => s.file === oldest.file),
         'listed again at the next start (and rescued when it goes)',
@@ -579,10 +595,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
         return calls > 1 ? Promise.resolve([]) : (rescue = new Promise((resolve) => (release = resolve)));
       },
     });
-    const oldest = ring.list()[0]!;
-    ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
-    await clock.advance(1000);
-    sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+    const oldest = await evictOldest(ring, clock, sock);
     await waitFor('the oldest taken off the list', () => rescue !== undefined, 10_000);
     assert.ok(!ring.list().includes(oldest));
     release([oldest]);
@@ -621,13 +634,7 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
       assert.ok((await stat(s.file.replace(/\.ts$/, '.json'))).isFile());
     }
     await ring.stop(true);
-    const next = new Ring(
-      'cam',
-      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
-      { clock, log: silentLog },
-    );
-    await next.start();
-    t.after(() => next.stop());
+    const next = await ringAgain(t, dir, clock);
     assert.ok(next.list().length >= 4);
     assert.ok(next.list().every((s) => s.described === true));
   });
@@ -654,23 +661,14 @@ describe('Ring: retired (camera removed, or its clips turned off)', () => {
       const { ring, clock, sock, dir } = await ringWithSegments(t, () => [], 1e8, {
         rescue: () => (asked++ === 0 ? new Promise((resolve) => (release = resolve)) : Promise.resolve([])),
       });
-      const oldest = ring.list()[0]!;
-      ring.setMaxBytes(ring.list().reduce((n, s) => n + s.bytes, 0) - oldest.bytes - 1);
-      await clock.advance(1000);
-      sock.write(Buffer.concat([frame(5000, { rai: true }), more()]));
+      const oldest = await evictOldest(ring, clock, sock);
       await waitFor('the oldest taken off the list, its rescue running', () => asked === 1, 10_000);
       const retiring = ring.retire(); // a reload turned the camera off…
       const handed = ring.handOver(); // …and the next turned it on again
       release([]); // the rescue ends: the old ring would remove the file now
       await handed;
       assert.equal(await retiring, false);
-      const next = new Ring(
-        'cam',
-        { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 1000 },
-        { clock, log: silentLog },
-      );
-      await next.start();
-      t.after(() => next.stop());
+      const next = await ringAgain(t, dir, clock);
       assert.ok(
         next.list().some((s) => s.file === oldest.file),
         'listed by the new ring',
