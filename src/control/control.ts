@@ -499,7 +499,6 @@ export class Control {
     };
     /** With `fleet:`, the states of the file's cameras another box runs: its to publish, not cleared here. */
     const elsewhere = new Set<string>();
-    send(topics.modeState, this.state.mode, () => this.mqtt.state(topics.modeState, this.state.mode));
     for (const [name, cam] of Object.entries(this.cameras())) {
       const here = this.deps.runsHere?.(name) ?? true;
       for (const ref of settingsOf(cam)) {
@@ -510,6 +509,8 @@ export class Control {
         else send(t, onOff(v as boolean), () => this.mqtt.state(t, onOff(v as boolean)));
       }
     }
+    // The mode last: a subscriber that sees the mode has already seen the settings it brought.
+    send(topics.modeState, this.state.mode, () => this.mqtt.state(topics.modeState, this.state.mode));
     for (const topic of this.published.keys())
       if (!next.has(topic) && !elsewhere.has(topic)) this.deps.out.state(topic, '');
     this.published = next;

@@ -213,7 +213,11 @@ export class MqttOutput implements Output, Inbox {
 
   state(topic: string, payload: string | Buffer): void {
     if (this.connected) this.send(topic, payload, 1, true);
-    else this.states.set(topic, payload);
+    else {
+      // Sent at the reconnection in the order last written (a mode after the settings it brought).
+      this.states.delete(topic);
+      this.states.set(topic, payload);
+    }
   }
 
   stats(): OutputStats {

@@ -50,11 +50,11 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
     for (let i = 0; i < 3; i++) out.detection('argus/cameras/a/detections', `d${i}`);
     for (let i = 0; i < 5; i++) out.event('argus/events', `e${i}`);
     out.state('argus/cameras/a/status', 'connecting');
-    out.state('argus/cameras/a/status', 'streaming');
     // Binary retained states (snapshot JPEGs) keep every byte, those that are not UTF-8 included.
     const jpeg = Buffer.from([0xff, 0xd8, ...Array.from({ length: 256 }, (_, i) => i), 0xff, 0xd9]);
     out.state('argus/cameras/a/person/snapshot', Buffer.from('an older one'));
     out.state('argus/cameras/a/person/snapshot', jpeg);
+    out.state('argus/cameras/a/status', 'streaming');
     const away = out.stats();
     assert.deepEqual(
       [away.connected, away.detectionsDropped, away.eventsDropped, away.buffered],
@@ -86,6 +86,13 @@ describe('MQTT output against a real broker (aedes, in process)', () => {
       sub.on('argus/cameras/a/person/snapshot').map((m) => m.data),
       [jpeg],
       'the latest, byte for byte',
+    );
+    // In the order last written (as a mode comes after the settings it brought).
+    assert.deepEqual(
+      sub.messages
+        .map((m) => m.topic)
+        .filter((topic) => topic === 'argus/cameras/a/status' || topic === 'argus/cameras/a/person/snapshot'),
+      ['argus/cameras/a/person/snapshot', 'argus/cameras/a/status'],
     );
     const late = new Subscriber(url, 'argus/cameras/a/person/snapshot');
     t.after(() => late.end());

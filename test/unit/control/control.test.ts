@@ -156,6 +156,15 @@ describe('Control (runtime settings, modes, their states and their file)', () =>
     assert.equal(control.cameras().porch!.snapshots, false, 'a key the mode does not set keeps its change');
     assert.equal(states(out)['argus/mode/state'], 'away');
     assert.equal(states(out)['argus/cameras/porch/priority/state'], '9');
+    // The mode's state comes after the settings it brought: who sees it has seen them.
+    assert.equal(
+      out.of('state').at(-1)?.topic,
+      'argus/mode/state',
+      `the mode last: ${out
+        .of('state')
+        .map((s) => s.topic)
+        .join(', ')}`,
+    );
     await control.change({ kind: 'mode', mode: 'home' }, 'panel');
     assert.equal(control.cameras().yard!.enabled, false);
     assert.equal(control.cameras().porch!.priority, 5, 'away left: the file value');
