@@ -39,6 +39,9 @@ const PROBE = '.probe';
  * refused; its mode, if changed, is set back to 0700. With `probe`, a file is created and removed
  * in it (as root, a mode does not stop writes: `chattr +i` or a read-only mount does).
  */
+/** What `checkDir` says of a directory it found missing and made. */
+const MADE = 'it was missing: made again';
+
 export async function checkDir(dir: string, probe: boolean): Promise<DirCheck> {
   let mended: string | undefined;
   let id: DirId | undefined;
@@ -61,7 +64,7 @@ export async function checkDir(dir: string, probe: boolean): Promise<DirCheck> {
     if (!st) {
       await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
       await mkdir(dir, { mode: 0o700 });
-      mended ??= 'it was missing: made again';
+      mended ??= MADE;
       st = await lstat(dir);
       if (!st.isDirectory())
         return { ok: false, code: 'ENOTDIR', error: `the ring directory ${dir} changed as it was made` };
@@ -131,6 +134,8 @@ export class RingDir {
   private checking: Promise<void> | undefined;
   private timer: Timer | undefined;
   private stopped = true;
+  /** A check has found the directory usable: from then on a missing one was removed under Argus. */
+  private found = false;
 
   constructor(
     readonly dir: string,
@@ -197,8 +202,11 @@ export class RingDir {
     }
     if (!sameDir(this.dirId, r.id)) this.holdDir(r.id);
     this.dirId = r.id;
-    if (r.mended)
+    // A fresh state directory has none yet: made at the first check, nothing changed under Argus.
+    if (r.mended === MADE && !this.found) this.deps.log.debug({ dir }, 'the ring directory was made');
+    else if (r.mended)
       this.deps.log.warn({ dir, mended: r.mended }, 'the ring directory was changed under Argus: mended');
+    this.found = true;
     if (this.unusable !== undefined) {
       this.deps.log.info({ dir }, 'the ring directory can be used again: clips resume');
       this.unusable = undefined;
