@@ -7,9 +7,9 @@ import { int, LIMITS, namedMap } from './primitives.js';
  */
 
 /**
- * The slowest a camera may run: a frame every 10 s. Slower, a camera sends nothing for longer than
- * `ffmpeg.stall_timeout_s` (20 s by default) and its ffmpeg is restarted as stalled; a rate of
- * 5e-324 makes ffmpeg's fps filter fail (`Invalid argument`) at every start.
+ * The slowest a camera may run: a frame every 10 s (its stall timeout is then at least 30 s: three
+ * frames, `STALL_FRAMES`); a rate of 5e-324 makes ffmpeg's fps filter fail (`Invalid argument`)
+ * at every start.
  */
 export const FPS_MIN = 0.1;
 /** The frame rate and priority a camera runs at; also their ranges at run time (`cameraSettings`). */

@@ -45,6 +45,8 @@ export const receivedCounts = (): ReceivedCounts => ({ restarts: 0, framesReceiv
 
 /** A stream that ran this long before failing restarts the backoff from its first step. */
 export const STABLE_AFTER_MS = 30_000;
+/** The stall timeout is at least this many of the camera's frame intervals (`ffmpeg.stall_timeout_s` or longer). */
+export const STALL_FRAMES = 3;
 
 /** One camera's settings: its config section, the ffmpeg section, and what ingest found out. */
 export interface CameraSettings {
@@ -372,7 +374,11 @@ export class Camera {
    * frame: when it fires after recent frames it simply waits out the rest of the timeout.
    */
   private get stallTimeoutMs(): number {
-    return this.settings.ffmpeg.stall_timeout_s * 1000;
+    // Never shorter than three frames: a camera at 0.1 fps is quiet 10 s between frames.
+    return Math.max(
+      this.settings.ffmpeg.stall_timeout_s * 1000,
+      STALL_FRAMES * (1000 / this.settings.camera.fps),
+    );
   }
 
   private armWatchdog(run: Run, delay = this.stallTimeoutMs): void {
@@ -407,7 +413,7 @@ export class Camera {
       ({ cause, message } = run.relayFailure);
     } else if (run.killedFor === 'stall') {
       cause = 'stall';
-      const secs = Math.round(this.settings.ffmpeg.stall_timeout_s);
+      const secs = Math.round(this.stallTimeoutMs / 1000);
       message =
         run.streamingSince === null ? `no frame within ${secs} s of starting` : `no frame for ${secs} s`;
     } else if (error) {

@@ -253,6 +253,21 @@ describe('camera supervisor', () => {
     assert.equal(statuses.at(-1)!.lastError?.message, 'no frame for 10 s');
   });
 
+  it('waits at least three frame intervals before a stall: a camera at 0.1 fps is not restarted after 10 s', async () => {
+    const { cam, ff, clock, statuses } = setup({ fps: 0.1 });
+    cam.start();
+    await flush();
+    ff.last.handlers.stdout(picture());
+    await clock.advance(10_000);
+    ff.last.handlers.stdout(picture());
+    await clock.advance(29_999);
+    assert.deepEqual(ff.last.signals, [], 'the stall timeout (10 s) is three frames (30 s) at 0.1 fps');
+    await clock.advance(1);
+    assert.deepEqual(ff.last.signals, ['SIGTERM']);
+    await flush();
+    assert.equal(statuses.at(-1)!.lastError?.message, 'no frame for 30 s');
+  });
+
   it('also times out a connection that never produces a frame', async () => {
     const { cam, ff, clock, statuses } = setup();
     cam.start();
