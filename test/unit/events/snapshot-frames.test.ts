@@ -154,6 +154,22 @@ async function framed(store: EventStore, ts: number, full = Buffer.from('publish
   await store.flush();
 }
 
+/** A history in `bounded/` whose snapshot frames rescue one at a time (a queue of one), at `now`. */
+async function oneRescueAtATime(t: Parameters<typeof tempDir>[0], now: () => number = Date.now) {
+  const { seg, ffmpeg, dir } = await setUp(t);
+  const frames = new SnapshotFrames(
+    { source: () => ({ ffmpeg, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
+    undefined,
+    undefined,
+    1,
+  );
+  const history = join(dir, 'bounded');
+  const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log, now);
+  await store.load();
+  store.useFrames(frames);
+  return { seg, frames, store, history };
+}
+
 describe('snapshots as frames of the recording', () => {
   it('plans the frame of a time: from the key frame at or before it; none outside the segments', async (t) => {
     const { seg } = await setUp(t);
@@ -503,17 +519,7 @@ describe('snapshots as frames of the recording', () => {
   );
 
   it("review finding 8b (second review 1): rescues past the queue's bound are put off, their segment kept, unless their JPEG is in memory; the queue is counted", async (t) => {
-    const { seg, ffmpeg, dir } = await setUp(t);
-    const frames = new SnapshotFrames(
-      { source: () => ({ ffmpeg, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
-      undefined,
-      undefined,
-      1,
-    );
-    const history = join(dir, 'bounded');
-    const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log);
-    await store.load();
-    store.useFrames(frames);
+    const { seg, frames, store, history } = await oneRescueAtATime(t);
     // e1 and e3 ended (their snapshots saved: only the recording has them); e2 goes on, its
     // snapshot still in memory.
     for (const n of [1, 2, 3]) {
@@ -607,17 +613,7 @@ describe('snapshots as frames of the recording', () => {
 
   it('a rescue put off (the queue full) for RESCUE_RETRY_MS is then lost as rescue_busy: the segments it holds are not kept without end', async (t) => {
     let now = T0;
-    const { seg, ffmpeg, dir } = await setUp(t);
-    const frames = new SnapshotFrames(
-      { source: () => ({ ffmpeg, ring: () => ({ list: () => [seg] }) }), log: recordingLog().log },
-      undefined,
-      undefined,
-      1,
-    );
-    const history = join(dir, 'bounded');
-    const store = new EventStore(history, { maxEvents: 100, maxBytes: 1e7 }, recordingLog().log, () => now);
-    await store.load();
-    store.useFrames(frames);
+    const { seg, frames, store } = await oneRescueAtATime(t, () => now);
     endedEvents(store, [1, 2, 3, 4], (n) => T0 + 200 * n);
     await store.flush();
     assert.deepEqual(await store.rescueFrames('gate', [seg], []), [seg], 'e2, e3 and e4 put off');
