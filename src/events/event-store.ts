@@ -608,25 +608,35 @@ export class EventStore {
   ): Promise<readonly Segment[]> | undefined {
     // outlive_footage off: a snapshot kept as a frame goes with its footage (410, the crop stays).
     if (!this.frames || !this.outliveFootage) return undefined;
-    const framed = this.order.flatMap((e) => {
-      if (e.camera !== camera || !e.frame || e.frame.gone !== undefined || e.fullBytes > 0 || e.evicted)
-        return [];
+    const due = this.order.filter(
+      (e) =>
+        e.camera === camera &&
+        e.frame !== undefined &&
+        e.frame.gone === undefined &&
+        e.fullBytes === 0 &&
+        !e.evicted &&
+        isDue(removed, kept, e.frame.ts),
+    );
+    if (!due.length) return undefined;
+    const framed = due.map((e) => {
       // In memory (not yet saved, or a write that failed): written as it is, no decode.
       const drawn = e.unkept?.jpeg ?? e.unsaved?.full;
-      return [
-        { id: e.id, key: e.key, frame: e.frame, crop: () => this.cropOf(e), ...(drawn ? { drawn } : {}) },
-      ];
+      return {
+        id: e.id,
+        key: e.key,
+        frame: e.frame!,
+        crop: () => this.cropOf(e),
+        ...(drawn ? { drawn } : {}),
+      };
     });
-    if (!framed.length) return undefined;
     // One wait an event (second review finding 4): a request waits for its own snapshot's
     // rescue, not the batch's decodes; one held or put off (its segments listed again as the
     // batch ends, or its JPEG served from memory) waits for the batch.
     const ends = new Map<string, () => void>();
-    const waits = framed.flatMap((f) => {
-      const entry = this.byId.get(f.id);
-      if (!entry || !isDue(removed, kept, f.frame.ts)) return [];
-      return [{ entry, mine: new Promise<void>((resolve) => ends.set(f.id, resolve)) }];
-    });
+    const waits = due.map((entry) => ({
+      entry,
+      mine: new Promise<void>((resolve) => ends.set(entry.id, resolve)),
+    }));
     const work = this.frames.rescue(camera, removed, kept, framed, {
       keep: (f, jpeg) => this.keepRescued(f.id, f.frame, jpeg),
       lost: (f, why) => {

@@ -5,7 +5,7 @@
  */
 export { EventStore, RESCUE_RETRY_MS, type EventStoreLimits } from './event-store.js';
 export { type Snapshot, type SnapshotFrame, type StoredEvent } from './event-record.js';
-export { SnapshotFrames, type NoSnapshot } from './snapshot-frames.js';
+export { SnapshotFrames, type NoSnapshot, type SnapshotFrameCounts } from './snapshot-frames.js';
 export { type EventQuery } from './event-query.js';
 export {
   Clips,

@@ -119,6 +119,21 @@ export interface RescueHooks {
   defer?: (e: FramedEvent) => 'first' | 'again' | false;
 }
 
+/**
+ * What `SnapshotFrames` counts: snapshots drawn from the recording, served from the cache, rescued
+ * and marked gone; `rescuing`, the rescues waiting for a decode or running one now (at most
+ * `rescueQueue`); and `deferred`, rescues put off past that bound (their segments kept for a
+ * later removal).
+ */
+export interface SnapshotFrameCounts {
+  drawn: number;
+  hits: number;
+  rescued: number;
+  gone: number;
+  rescuing: number;
+  deferred: number;
+}
+
 /** An event whose snapshot is a frame of its camera's recording (the history's). */
 export interface FramedEvent {
   id: string;
@@ -179,12 +194,7 @@ export class SnapshotFrames {
   private running = 0;
   /** Requests waiting for a decode (at most `FRAME_REQUESTS_WAITING`), and rescues: rescues go first. */
   private waiting: { request: (() => void)[]; rescue: (() => void)[] } = { request: [], rescue: [] };
-  /**
-   * Snapshots drawn from the recording, served from the cache, rescued and marked gone;
-   * `rescuing`, the rescues waiting for a decode or running one now (at most `rescueQueue`); and
-   * `deferred`, rescues put off past that bound (their segments kept for a later removal).
-   */
-  readonly counts = { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0, deferred: 0 };
+  readonly counts: SnapshotFrameCounts = { drawn: 0, hits: 0, rescued: 0, gone: 0, rescuing: 0, deferred: 0 };
 
   constructor(
     private readonly deps: SnapshotFramesDeps,

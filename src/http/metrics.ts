@@ -6,6 +6,7 @@ import type { RingStats } from '../record/index.js';
 import type { RemoteStats } from '../kserve/index.js';
 import { providerOf, readySessions, type NamedModelStats } from '../models/index.js';
 import type { BrokerStats } from '../broker/index.js';
+import type { SnapshotFrameCounts } from '../events/index.js';
 import { FAULTS, type CameraHealthView } from '../health/index.js';
 import type { OutputStats, StatsSources } from '../publish/index.js';
 import type { SchedulerStats } from '../scheduler/index.js';
@@ -27,16 +28,6 @@ interface Snapshot {
   health: CameraHealthView[];
   /** Recording cameras' snapshots drawn from their recordings, and rescued (absent: none). */
   frames: SnapshotFrameCounts | undefined;
-}
-
-/** What `SnapshotFrames` counts (events/snapshot-frames.ts). */
-interface SnapshotFrameCounts {
-  drawn: number;
-  hits: number;
-  rescued: number;
-  gone: number;
-  rescuing: number;
-  deferred: number;
 }
 
 const STATES: CameraState[] = ['connecting', 'streaming', 'backoff', 'offline', 'disabled', 'stopped'];

@@ -234,12 +234,10 @@ export class Ingest {
     }
     // The cameras the history holds events of, and those whose events' footage is known.
     const footage = this.deps.footage;
-    const history = new Set(footage?.cameras?.() ?? []);
-    const held = [...history, ...Object.keys(configured)].filter(
-      (n) => history.has(n) || (footage !== undefined && [...footage.of(n)].length > 0),
-    );
+    const held = new Set(footage?.cameras?.() ?? []);
+    for (const n of Object.keys(configured)) if (footage && [...footage.of(n)].length > 0) held.add(n);
     const adopted = new Set<string>();
-    for (const name of new Set(held)) {
+    for (const name of held) {
       const key = ringKey(name);
       if (!left.includes(key) || this.retired.has(name) || this.rings.has(name)) continue;
       const ring = this.newRing(name, configured[name], cameras, clips);
