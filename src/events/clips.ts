@@ -75,6 +75,11 @@ interface Failures {
 const SETTLE_MS = 1500;
 /** At a stop, the rings' last bytes are waited for this long (ms). */
 const STOP_BUDGET_MS = 10_000;
+/**
+ * The longest a clip waits for the segment holding its end to close and be described (a segment
+ * is cut at the first key frame 2 s after it began: a camera with a 10-s GOP closes it within 12 s).
+ */
+const CLOSED_WAIT_MS = 15_000;
 /** How often events that left the history have their footage freed (ms). */
 const PRUNE_MS = 10_000;
 /** The longest range of a camera's recording one request may ask for (ms). */
@@ -99,6 +104,8 @@ export type OpenedClip = { file: FileHandle; size: number; made: boolean } | NoC
 export class Clips {
   private pending = new Map<string, Pending>();
   private queue: Promise<void> = Promise.resolve();
+  /** Clips waiting for their footage to close before they join the queue (`make`). */
+  private readonly closing = new Set<Promise<void>>();
   /** Each camera's failed clips since its last warning. */
   private failures = new Map<string, Failures>();
   readonly footage: FootageRanges;
@@ -211,10 +218,22 @@ export class Clips {
       if (!this.pending.has(id) && !history?.has(id)) void this.dropEvent(id);
   }
 
-  private make(p: Pending, end: { until: number; capped: boolean }): void {
+  /**
+   * Describes `p`'s clip, in turn with the others. First (`whole`, not at a stop: the rings have
+   * stopped) it waits, `CLOSED_WAIT_MS` at most, for its footage to be in closed segments with
+   * their descriptions (`Ring.closed`): a clip said ready then keeps every second of it through
+   * a kill, which loses the segment still being written.
+   */
+  private make(p: Pending, end: { until: number; capped: boolean }, whole = true): void {
     p.making = true;
-    const job = this.queue.then(() => this.write(p, end.until, end.capped));
-    this.queue = job.catch(() => undefined);
+    const ring = whole ? this.deps.source()?.ring(p.camera) : undefined;
+    const closed = ring ? this.within(ring.closed(end.until), CLOSED_WAIT_MS) : Promise.resolve();
+    const queued = closed.then(() => {
+      const job = this.queue.then(() => this.write(p, end.until, end.capped));
+      this.queue = job.catch(() => undefined);
+    });
+    this.closing.add(queued);
+    void queued.finally(() => this.closing.delete(queued));
   }
 
   private async write(p: Pending, until: number, capped: boolean): Promise<void> {
@@ -397,9 +416,13 @@ export class Clips {
     for (const p of this.pending.values())
       if (!p.making && !p.result) {
         if (p.until === null) p.until = now + this.cfg.post_capture_s * 1000;
-        this.make(p, this.endOf(p));
+        this.make(p, this.endOf(p), false);
       }
-    await this.within(this.queue, STOP_BUDGET_MS);
+    // Those still waiting for their footage to close (the rings have stopped: not for long) first.
+    await this.within(
+      Promise.all(this.closing).then(() => this.queue),
+      STOP_BUDGET_MS,
+    );
     this.pending.clear();
     for (const [camera, f] of this.failures) this.summarise(camera, f);
     this.failures.clear();

@@ -119,6 +119,8 @@ export class Ring {
     segments: readonly Segment[],
     final: boolean,
   ) => Promise<readonly Segment[] | void> | undefined;
+  /** Who waits for footage to be closed and described (`closed`). */
+  private readonly closedWaiters = new Set<{ ts: number; done: () => void }>();
   /** Removals waiting for a rescue (their files still on disk). */
   private rescuing = new Set<Promise<void>>();
   /** Stopped without waiting for them (`stop(true)`): their files stay, for the next start to list. */
@@ -233,6 +235,43 @@ export class Ring {
       await unlink(tmp).catch(() => undefined);
       this.lose(seg, err, true);
     }
+    this.checkClosed();
+  }
+
+  /**
+   * Resolves once the footage up to `ts` lies in closed segments with their descriptions on disk:
+   * a kill then loses none of it (a segment being written, or closed but not yet described, has
+   * no description and goes at the next start). At once when it already does; at the ring's stop
+   * whatever. Callers bound the wait (a camera that stops sending leaves its segment open).
+   */
+  closed(ts: number): Promise<void> {
+    if (this.isClosed(ts)) return Promise.resolve();
+    return new Promise((done) => this.closedWaiters.add({ ts, done }));
+  }
+
+  /**
+   * Whether no segment holding footage up to `ts` is open or undescribed: looked for from the
+   * newest back, to the first described one that starts by `ts` (segments are described in the
+   * order they close; one whose description failed is off the list).
+   */
+  private isClosed(ts: number): boolean {
+    const list = this.index.list();
+    for (let i = list.length - 1; i >= 0; i--) {
+      const s = list[i]!;
+      if (s.start > ts) continue;
+      if (s.open || !s.described) return false;
+      return true;
+    }
+    return true;
+  }
+
+  /** Resolves the waiters whose footage is now closed (`all`: every one, the ring stopping). */
+  private checkClosed(all = false): void {
+    for (const w of this.closedWaiters)
+      if (all || this.isClosed(w.ts)) {
+        this.closedWaiters.delete(w);
+        w.done();
+      }
   }
 
   /** Checks the ring's directory now (see `RingDir.check`). */
@@ -422,6 +461,7 @@ export class Ring {
    */
   private lose(seg: Segment, err: unknown, whole = false): void {
     if (!this.index.lose(seg)) return;
+    this.checkClosed();
     const code = (err as NodeJS.ErrnoException).code;
     if (DIR_ERRORS.includes(code ?? '')) this.dir.distrust();
     const fault: RingFault =
@@ -506,6 +546,7 @@ export class Ring {
     this.connection = undefined;
     this.finish();
     await this.writer.settle();
+    this.checkClosed(true);
     if (abandon) this.abandoned = true;
     else await Promise.all(this.rescuing);
   }

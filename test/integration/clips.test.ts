@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, watch } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -566,6 +577,17 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
     const r = await run(t, server, { cam: 'cam' });
     await r.sub.waitFor('a clip', () => clipsOf(r.sub, 'cam').length > 0, 90_000);
     const clip = clipsOf(r.sub, 'cam')[0]!.clip as Ready;
+    // Said ready only once its footage is in described segments: a kill now loses none of it.
+    const ringDir = join(r.dir, 'state', 'ring', ringKey('cam'));
+    const described = await Promise.all(
+      (await readdir(ringDir))
+        .filter((f) => /^\d+-\d+\.json$/.test(f))
+        .map(async (f) => (JSON.parse(await readFile(join(ringDir, f), 'utf8')) as { end: number }).end),
+    );
+    assert.ok(
+      Math.max(...described) >= Date.parse(clip.end),
+      `the clip ends at ${clip.end}; the described segments at ${new Date(Math.max(...described)).toISOString()}`,
+    );
     const cache = join(r.dir, 'state', 'ring', 'mp4');
     let caught = false;
     const watcher = watch(cache, (_kind, name) => {
@@ -587,7 +609,6 @@ describe('event clips (real RTSP, real ffmpeg, the fixture model)', () => {
       [],
       'no temporary file is left',
     );
-    const ringDir = join(r.dir, 'state', 'ring', ringKey('cam'));
     const names = await readdir(ringDir);
     for (const ts of names.filter((f) => f.endsWith('.ts')))
       if (!names.includes(ts.replace(/\.ts$/, '.json'))) {

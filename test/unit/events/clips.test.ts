@@ -33,6 +33,7 @@ function fakeRing(segments: Segment[], fault?: RingFault): Ring {
     lastFault: fault && { fault, at: 0, message: 'no space' },
     list: () => segments,
     settle: () => Promise.resolve(),
+    closed: () => Promise.resolve(),
   };
   return ring as unknown as Ring;
 }
@@ -169,6 +170,40 @@ describe('Clips', () => {
     assert.deepEqual(clip.state === 'failed' && clip.reasons, ['not_recorded_yet']);
     assert.deepEqual(fields, [['e1', { clip }]]);
     assert.equal(clips.footage.size, 0, 'no clip: its footage is not kept');
+  });
+
+  it('describes a clip only once the segment holding its end is closed and described (a kill loses none of it); waits 15 s at most', async () => {
+    const asked: number[] = [];
+    let close = (): void => undefined;
+    const ring = {
+      ...(fakeRing([]) as unknown as Record<string, unknown>),
+      closed: (ts: number) => (asked.push(ts), new Promise<void>((r) => (close = r))),
+    } as unknown as Ring;
+    const { clips, done, clock } = setup({ ring });
+    clips.onEvent(event('new', 100_000));
+    clips.onEvent(event('end', 100_000, 104_000));
+    clips.tick(109_000 + 1500);
+    await settle();
+    assert.deepEqual(asked, [109_000], 'the ring is asked for the clip end');
+    assert.equal(done.length, 0, 'not described while its last segment is open');
+    close();
+    await settle();
+    assert.equal(done.length, 1);
+    // A ring whose segment never closes (a camera that stopped sending): described after 15 s.
+    clips.onEvent({ ...event('new', 200_000), id: 'e2' });
+    clips.onEvent({ ...event('end', 200_000, 204_000), id: 'e2' });
+    clips.tick(209_000 + 1500);
+    await settle();
+    assert.equal(done.length, 1);
+    await clock.advance(14_999);
+    await settle();
+    assert.equal(done.length, 1);
+    await clock.advance(1);
+    await settle();
+    assert.deepEqual(
+      done.map(([id]) => id),
+      ['e1', 'e2'],
+    );
   });
 
   it("names the ring's fault, a missing ring, or a codec an MP4 cannot hold", async () => {

@@ -342,6 +342,47 @@ describe('Ring', () => {
     assert.equal(bytes.length, TS_PACKET * (2 + 14));
   });
 
+  it('closed(ts): resolves once the segment holding ts is closed and described (a kill then loses none of it), at once for older footage', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'argus-ring-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const clock = new FakeClock();
+    const ring = new Ring(
+      'cam',
+      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 2000 },
+      { clock, log: silentLog },
+    );
+    await ring.start();
+    t.after(() => ring.stop());
+    const sock = createWriteStream(ring.input()!);
+    t.after(() => sock.destroy());
+    await once(sock, 'open');
+    const t0 = clock.now();
+    sock.write(Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
+    await waitFor('the first segment', () => ring.list().length === 1, 10_000);
+    let closed = false;
+    void ring.closed(t0 + 1000).then(() => (closed = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(closed, false, 'its segment is still being written');
+    // Two seconds on, a key frame: the first segment closes (and is described), a second opens.
+    await clock.advance(2000);
+    sock.write(Buffer.concat([frame(2000, { rai: true }), more()]));
+    await waitFor('the second segment', () => ring.list().length === 2, 10_000);
+    await waitFor('the first described', () => ring.list()[0]!.described === true, 10_000);
+    await waitFor('closed(t0 + 1 s) to resolve', () => closed, 10_000);
+    assert.equal(ring.list()[1]!.open, true);
+    // Footage of the open segment waits for it; footage before it does not.
+    let later = false;
+    void ring.closed(clock.now()).then(() => (later = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(later, false, 'the open segment holds it');
+    let earlier = false;
+    await ring.closed(t0 + 500).then(() => (earlier = true));
+    assert.ok(earlier);
+    // The ring's stop resolves whoever still waits.
+    await ring.stop();
+    await waitFor('closed(now) to resolve at the stop', () => later, 10_000);
+  });
+
   it("reads each of ffmpeg's runs from the other pipe: a run's end closes its segment, the next starts its own", async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'argus-ring-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
