@@ -119,6 +119,8 @@ export class Ring {
     segments: readonly Segment[],
     final: boolean,
   ) => Promise<readonly Segment[] | void> | undefined;
+  /** The segments begun and not yet described (being written, or closed and being described): a few. */
+  private readonly undescribed = new Set<Segment>();
   /** Who waits for footage to be closed and described (`closed`). */
   private readonly closedWaiters = new Set<{ ts: number; done: () => void }>();
   /** Removals waiting for a rescue (their files still on disk). */
@@ -235,6 +237,7 @@ export class Ring {
       await unlink(tmp).catch(() => undefined);
       this.lose(seg, err, true);
     }
+    this.undescribed.delete(seg);
     this.checkClosed();
   }
 
@@ -249,19 +252,12 @@ export class Ring {
     return new Promise((done) => this.closedWaiters.add({ ts, done }));
   }
 
-  /**
-   * Whether no segment holding footage up to `ts` is open or undescribed: looked for from the
-   * newest back, to the first described one that starts by `ts` (segments are described in the
-   * order they close; one whose description failed is off the list).
-   */
+  /** Whether no listed segment holding footage up to `ts` is open or undescribed. */
   private isClosed(ts: number): boolean {
-    const list = this.index.list();
-    for (let i = list.length - 1; i >= 0; i--) {
-      const s = list[i]!;
-      if (s.start > ts) continue;
-      if (s.open || !s.described) return false;
-      return true;
-    }
+    for (const s of this.undescribed)
+      if (!this.index.has(s))
+        this.undescribed.delete(s); // lost or evicted: off the list
+      else if (s.start <= ts) return false;
     return true;
   }
 
@@ -384,7 +380,9 @@ export class Ring {
       void this.dir.check();
       return;
     }
-    this.current = this.writer.open(this.index.begin(run, now, header.length, codec));
+    const seg = this.index.begin(run, now, header.length, codec);
+    this.undescribed.add(seg);
+    this.current = this.writer.open(seg);
     this.writer.append(this.current, header);
     const evicted = this.index.evict(now, this.ranges());
     for (const { segment, held } of evicted)
