@@ -309,7 +309,8 @@ describe('StreamClock', () => {
 });
 
 describe('Ring', () => {
-  it("stamps key frames with when the camera sent them, not when ffmpeg's start-up burst arrived", async (t) => {
+  /** A started ring of 2-s segments, its pipe open (`sock`), at `t0` on its fake clock. */
+  async function openRing(t: { after(fn: () => unknown): void }) {
     const dir = await mkdtemp(join(tmpdir(), 'argus-ring-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     const clock = new FakeClock();
@@ -323,7 +324,11 @@ describe('Ring', () => {
     const sock = createWriteStream(ring.input()!);
     t.after(() => sock.destroy());
     await once(sock, 'open');
-    const t0 = clock.now();
+    return { ring, clock, sock, t0: clock.now() };
+  }
+
+  it("stamps key frames with when the camera sent them, not when ffmpeg's start-up burst arrived", async (t) => {
+    const { ring, clock, sock, t0 } = await openRing(t);
     // The first 3 s (key frames each second) come at once, at t0; then the stream is live, the next
     // frame 20 ms sooner after its time than the burst's last: it sets the offset.
     const burst = [PAT, pmt(0x1b)];
@@ -343,20 +348,7 @@ describe('Ring', () => {
   });
 
   it('closed(ts): resolves once the segment holding ts is closed and described (a kill then loses none of it), at once for older footage', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'argus-ring-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const clock = new FakeClock();
-    const ring = new Ring(
-      'cam',
-      { dir, keepMs: 60_000, maxBytes: 1e8, segmentMs: 2000 },
-      { clock, log: silentLog },
-    );
-    await ring.start();
-    t.after(() => ring.stop());
-    const sock = createWriteStream(ring.input()!);
-    t.after(() => sock.destroy());
-    await once(sock, 'open');
-    const t0 = clock.now();
+    const { ring, clock, sock, t0 } = await openRing(t);
     sock.write(Buffer.concat([PAT, pmt(0x1b), frame(0, { rai: true }), more()]));
     await waitFor('the first segment', () => ring.list().length === 1, 10_000);
     let closed = false;
